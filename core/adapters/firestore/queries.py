@@ -1,0 +1,167 @@
+"""Every Firestore query Strata runs, declared once.
+
+Code never builds an ad-hoc ``where`` chain: it names a :class:`QuerySpec` from :data:`QUERIES`
+and runs it through :func:`build`. The composite indexes a deployment needs are derived from the
+same specs (:func:`composite_indexes`), and the infrastructure tests compare that derivation with
+what Terraform declares, so a new query without its index fails the suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Scope = Literal["COLLECTION", "COLLECTION_GROUP"]
+Direction = Literal["ASCENDING", "DESCENDING"]
+EQUALITY_OPS = frozenset({"==", "in"})
+INEQUALITY_OPS = frozenset({"<", "<=", ">", ">=", "!=", "not-in"})
+
+
+@dataclass(frozen=True)
+class Clause:
+    field: str
+    op: str  # "==", "in", "array_contains", "<", "<=", ">", ">="
+
+
+@dataclass(frozen=True)
+class Order:
+    field: str
+    direction: Direction = "ASCENDING"
+
+
+@dataclass(frozen=True)
+class IndexField:
+    field_path: str
+    mode: Literal["ASCENDING", "DESCENDING", "ARRAY_CONTAINS"]
+
+
+@dataclass(frozen=True)
+class CompositeIndex:
+    collection_group: str
+    query_scope: Scope
+    fields: tuple[IndexField, ...]
+
+
+@dataclass(frozen=True)
+class QuerySpec:
+    name: str
+    collection: str  # the last path segment, e.g. "memory_items"
+    scope: Scope
+    where: tuple[Clause, ...] = ()
+    order_by: tuple[Order, ...] = ()
+
+    def required_index(self) -> CompositeIndex | None:
+        """The composite index Firestore needs for this query, or None when single-field
+        indexes (created automatically) serve it."""
+        fields: list[IndexField] = []
+        seen: set[str] = set()
+        for clause in self.where:
+            if clause.op == "array_contains":
+                fields.append(IndexField(clause.field, "ARRAY_CONTAINS"))
+                seen.add(clause.field)
+        for clause in self.where:
+            if clause.op in EQUALITY_OPS and clause.field not in seen:
+                fields.append(IndexField(clause.field, "ASCENDING"))
+                seen.add(clause.field)
+        for clause in self.where:
+            if clause.op in INEQUALITY_OPS and clause.field not in seen:
+                direction = next((o.direction for o in self.order_by if o.field == clause.field), "ASCENDING")
+                fields.append(IndexField(clause.field, direction))
+                seen.add(clause.field)
+        for order in self.order_by:
+            if order.field not in seen and order.field != "__name__":
+                fields.append(IndexField(order.field, order.direction))
+                seen.add(order.field)
+        if len(fields) < 2:
+            return None
+        return CompositeIndex(self.collection, self.scope, tuple(fields))
+
+
+def _q(name: str, collection: str, scope: Scope, where: Sequence[Clause], order_by: Sequence[Order]) -> QuerySpec:
+    return QuerySpec(name, collection, scope, tuple(where), tuple(order_by))
+
+
+ASC: Direction = "ASCENDING"
+DESC: Direction = "DESCENDING"
+
+QUERIES: Mapping[str, QuerySpec] = {
+    spec.name: spec
+    for spec in (
+        # Reads: default list (and include_archive via `in`), newest first, stable cursor.
+        _q("items_by_read_class", "memory_items", "COLLECTION",
+           [Clause("read_class", "in")], [Order("updated_at", DESC), Order("__name__", DESC)]),
+        _q("items_by_read_class_and_layer", "memory_items", "COLLECTION",
+           [Clause("read_class", "in"), Clause("layer", "==")], [Order("updated_at", DESC), Order("__name__", DESC)]),
+        # Complete-source replacement and conversation delete: the source's cohort, paged.
+        _q("items_by_source", "memory_items", "COLLECTION",
+           [Clause("source_ids", "array_contains")], [Order("__name__", ASC)]),
+        # Lineage: aliases and superseded ancestors of a survivor.
+        _q("items_by_canonical", "memory_items", "COLLECTION",
+           [Clause("canonical_memory_id", "==")], [Order("__name__", ASC)]),
+        # Every non-tombstoned item (delete-all scans), paged.
+        _q("items_by_status", "memory_items", "COLLECTION",
+           [Clause("status", "in")], [Order("__name__", ASC)]),
+        # Consolidation: a user's pending Short-term items, nearest deadline first.
+        _q("pending_route_items", "memory_items", "COLLECTION",
+           [Clause("pending_route", "==")], [Order("expires_at", ASC), Order("__name__", ASC)]),
+        # Consolidation fan-out: which users have pending items (deadline first).
+        _q("pending_route_items_all_users", "memory_items", "COLLECTION_GROUP",
+           [Clause("pending_route", "==")], [Order("expires_at", ASC)]),
+        # Long-term age-out to Archive.
+        _q("long_term_by_age", "memory_items", "COLLECTION",
+           [Clause("read_class", "=="), Clause("layer", "=="), Clause("updated_at", "<")],
+           [Order("updated_at", ASC)]),
+        # Outbox: a user's due events.
+        _q("outbox_due", "memory_outbox", "COLLECTION",
+           [Clause("state", "in"), Clause("due_at", "<=")], [Order("due_at", ASC)]),
+        # Outbox: any event still held (leased), for the account purge fence.
+        _q("outbox_by_state", "memory_outbox", "COLLECTION",
+           [Clause("state", "in")], [Order("__name__", ASC)]),
+        # Outbox sweep: users with due events anywhere.
+        _q("outbox_due_all_users", "memory_outbox", "COLLECTION_GROUP",
+           [Clause("state", "in"), Clause("due_at", "<=")], [Order("due_at", ASC)]),
+        # Review queue: open entries, newest first.
+        _q("review_open", "memory_review_queue", "COLLECTION",
+           [Clause("status", "==")], [Order("created_at", DESC)]),
+        # Workflow rows of a conversation.
+        _q("action_items_by_conversation", "action_items", "COLLECTION",
+           [Clause("conversation_id", "==")], []),
+        _q("goals_by_conversation", "goals", "COLLECTION",
+           [Clause("conversation_id", "==")], []),
+    )
+}
+
+
+def composite_indexes() -> list[CompositeIndex]:
+    """The de-duplicated composite indexes that :data:`QUERIES` need."""
+    out: list[CompositeIndex] = []
+    for spec in QUERIES.values():
+        index = spec.required_index()
+        if index is not None and index not in out:
+            out.append(index)
+    return out
+
+
+def build(base: Any, name: str, params: Mapping[str, Any], *, limit: int | None = None,
+          start_after: Mapping[str, Any] | Any | None = None) -> Any:
+    """Apply spec ``name`` to ``base`` (a CollectionReference or CollectionGroup).
+
+    ``params`` maps each clause's field to its value. Import of the Firestore SDK stays in the
+    caller; this function only chains the query methods.
+    """
+    from google.cloud.firestore_v1.base_query import FieldFilter
+
+    spec = QUERIES[name]
+    query = base
+    for clause in spec.where:
+        if clause.field not in params:
+            raise KeyError(f"query {name} needs a value for {clause.field}")
+        query = query.where(filter=FieldFilter(clause.field, clause.op, params[clause.field]))
+    for order in spec.order_by:
+        query = query.order_by(order.field, direction=order.direction)
+    if start_after is not None:
+        query = query.start_after(start_after)
+    if limit is not None:
+        query = query.limit(limit)
+    return query

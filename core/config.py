@@ -1,0 +1,113 @@
+"""Every setting Strata reads, from the environment, in one place.
+
+Functions, the CLI and the local stack all build a :class:`Settings` with :func:`load`; nothing
+else in the code base reads ``os.environ``. The README's configuration table mirrors this module.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+
+def _env(name: str, default: str = "") -> str:
+    return os.environ.get(name, default).strip()
+
+
+def _int(name: str, default: int) -> int:
+    raw = _env(name)
+    return int(raw) if raw else default
+
+
+def _float(name: str, default: float) -> float:
+    raw = _env(name)
+    return float(raw) if raw else default
+
+
+def _bool(name: str, default: bool = False) -> bool:
+    raw = _env(name).lower()
+    if not raw:
+        return default
+    return raw in {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    project_id: str = "demo-strata"
+    region: str = "us-central1"
+    # Emulators (empty = talk to the real service).
+    firestore_emulator_host: str = ""
+    pubsub_emulator_host: str = ""
+    tasks_emulator_host: str = ""
+    auth_emulator_host: str = ""
+    # Messaging.
+    projection_topic: str = "strata-projection"
+    tasks_queue: str = "strata-consolidation"
+    consolidate_url: str = ""
+    # Providers.
+    typesense_url: str = ""
+    typesense_api_key: str = ""
+    typesense_collection: str = "memories"
+    pinecone_host: str = ""
+    pinecone_api_key: str = ""
+    pinecone_namespace: str = "strata"
+    # Models.
+    extractor: str = "rules"
+    router: str = "rules"
+    embedder: str = "hashing"
+    embedding_dim: int = 384
+    llm_base_url: str = ""
+    llm_model: str = ""
+    llm_api_key: str = ""
+    llm_timeout_s: float = 20.0
+    embedding_model: str = ""
+    # Behaviour.
+    short_term_ttl_days: int = 30
+    long_term_archive_after_days: int = 0  # 0 = never age out
+    max_body_bytes: int = 1_048_576
+    max_content_chars: int = 8_000
+    webhook_url: str = ""
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def local(self) -> bool:
+        """True when pointed at the emulators (unsigned auth tokens are then accepted)."""
+        return bool(self.auth_emulator_host or self.firestore_emulator_host)
+
+
+def load() -> Settings:
+    project = _env("STRATA_PROJECT_ID") or _env("GOOGLE_CLOUD_PROJECT") or _env("GCLOUD_PROJECT") or "demo-strata"
+    return Settings(
+        project_id=project,
+        region=_env("STRATA_REGION", "us-central1"),
+        firestore_emulator_host=_env("FIRESTORE_EMULATOR_HOST"),
+        pubsub_emulator_host=_env("PUBSUB_EMULATOR_HOST"),
+        tasks_emulator_host=_env("CLOUD_TASKS_EMULATOR_HOST"),
+        auth_emulator_host=_env("FIREBASE_AUTH_EMULATOR_HOST"),
+        projection_topic=_env("STRATA_PROJECTION_TOPIC", "strata-projection"),
+        tasks_queue=_env("STRATA_TASKS_QUEUE", "strata-consolidation"),
+        consolidate_url=_env("STRATA_CONSOLIDATE_URL"),
+        typesense_url=_env("STRATA_TYPESENSE_URL"),
+        typesense_api_key=_env("STRATA_TYPESENSE_API_KEY"),
+        typesense_collection=_env("STRATA_TYPESENSE_COLLECTION", "memories"),
+        pinecone_host=_env("STRATA_PINECONE_HOST"),
+        pinecone_api_key=_env("PINECONE_API_KEY"),
+        pinecone_namespace=_env("STRATA_PINECONE_NAMESPACE", "strata"),
+        extractor=_env("STRATA_EXTRACTOR", "rules"),
+        router=_env("STRATA_ROUTER", "rules"),
+        embedder=_env("STRATA_EMBEDDER", "hashing"),
+        embedding_dim=_int("STRATA_EMBEDDING_DIM", 384),
+        llm_base_url=_env("STRATA_LLM_BASE_URL"),
+        llm_model=_env("STRATA_LLM_MODEL"),
+        llm_api_key=_env("STRATA_LLM_API_KEY"),
+        llm_timeout_s=_float("STRATA_LLM_TIMEOUT_S", 20.0),
+        embedding_model=_env("STRATA_EMBEDDING_MODEL"),
+        short_term_ttl_days=_int("STRATA_SHORT_TERM_TTL_DAYS", 30),
+        long_term_archive_after_days=_int("STRATA_LONG_TERM_ARCHIVE_AFTER_DAYS", 0),
+        max_body_bytes=_int("STRATA_MAX_BODY_BYTES", 1_048_576),
+        max_content_chars=_int("STRATA_MAX_CONTENT_CHARS", 8_000),
+        webhook_url=_env("STRATA_WEBHOOK_URL"),
+    )
+
+
+__all__ = ["Settings", "load", "_bool"]
