@@ -124,6 +124,9 @@ QUERIES: Mapping[str, QuerySpec] = {
         # Review queue: open entries, newest first.
         _q("review_open", "memory_review_queue", "COLLECTION",
            [Clause("status", "==")], [Order("created_at", DESC)]),
+        # A memory's ledger history.
+        _q("commits_by_memory", "memory_commits", "COLLECTION",
+           [Clause("memory_ids", "array_contains")], [Order("sequence", ASC)]),
         # Workflow rows of a conversation.
         _q("action_items_by_conversation", "action_items", "COLLECTION",
            [Clause("conversation_id", "==")], []),

@@ -1,0 +1,24 @@
+"""Pub/Sub publisher (the emulator when PUBSUB_EMULATOR_HOST is set; the SDK reads it)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from core.errors import ProviderUnavailable
+from core.ports import Publisher
+
+
+class PubSubPublisher(Publisher):
+    def __init__(self, project_id: str) -> None:
+        from google.cloud import pubsub_v1
+
+        self.project_id = project_id
+        self._client = pubsub_v1.PublisherClient()
+
+    def publish(self, topic: str, data: dict[str, Any]) -> None:
+        path = self._client.topic_path(self.project_id, topic)
+        try:
+            self._client.publish(path, json.dumps(data).encode()).result(timeout=10)
+        except Exception as exc:  # noqa: BLE001 - SDK raises many types
+            raise ProviderUnavailable(f"could not publish to {topic}: {exc}") from exc

@@ -1,0 +1,42 @@
+"""Cloud Tasks queue (the gcloud-tasks-emulator when CLOUD_TASKS_EMULATOR_HOST is set)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from core.config import Settings
+from core.errors import ProviderUnavailable
+from core.ports import TaskQueue
+
+
+class CloudTasksQueue(TaskQueue):
+    def __init__(self, settings: Settings) -> None:
+        from google.cloud import tasks_v2
+
+        self._tasks_v2 = tasks_v2
+        if settings.tasks_emulator_host:
+            import grpc
+            from google.cloud.tasks_v2.services.cloud_tasks.transports import CloudTasksGrpcTransport
+
+            channel = grpc.insecure_channel(settings.tasks_emulator_host)
+            self._client = tasks_v2.CloudTasksClient(transport=CloudTasksGrpcTransport(channel=channel))
+        else:
+            self._client = tasks_v2.CloudTasksClient()
+        self._queue = self._client.queue_path(settings.project_id, settings.region, settings.tasks_queue)
+
+    def enqueue(self, url: str, payload: dict[str, Any], *, task_id: str | None = None) -> None:
+        task: dict[str, Any] = {
+            "http_request": {
+                "http_method": self._tasks_v2.HttpMethod.POST, "url": url,
+                "headers": {"Content-Type": "application/json"}, "body": json.dumps(payload).encode(),
+            }
+        }
+        if task_id:
+            task["name"] = f"{self._queue}/tasks/{task_id}"
+        try:
+            self._client.create_task(parent=self._queue, task=task)
+        except Exception as exc:  # noqa: BLE001
+            if "ALREADY_EXISTS" in str(exc) or "already exists" in str(exc).lower():
+                return
+            raise ProviderUnavailable(f"could not enqueue consolidation task: {exc}") from exc

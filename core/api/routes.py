@@ -1,0 +1,128 @@
+"""The HTTP routes of the contract (section 4). Each handler translates and calls one service."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.api.app import ROUTES, Request, Response, route
+from core.api.schemas import MemoryBatch, MemoryCreate, MemoryList
+from core.domain.records import MemoryItem, to_public
+from core.errors import BadRequest
+from core.services import devices, edits, intake, reads
+
+SCOPE_HEADER = {"X-Omi-Memory-Device-Scope-Supported": "true"}
+
+
+def _public(req: Request, items: list[MemoryItem]) -> list[dict[str, Any]]:
+    now = req.ctx.now()
+    return [to_public(item, now) for item in items]
+
+
+def _device(req: Request) -> str | None:
+    device_id, platform, version = devices.device_from_headers(req.headers)
+    devices.record_device(req.ctx, req.uid, device_id, platform, version, req.ctx.now())
+    return device_id
+
+
+def _device_filter(req: Request) -> frozenset[str] | None:
+    scope = req.arg("device_scope", "all")
+    if scope == "all":
+        return None
+    if scope == "current":
+        current = _device(req)
+        if current is None:
+            raise BadRequest("device_scope=current needs X-Device-Id-Hash and X-App-Platform headers",
+                             code="validation_error")
+        return frozenset({current})
+    if scope == "explicit":
+        wanted = {d for raw in req.query.get("device_ids", []) for d in raw.split(",") if d}
+        if not wanted:
+            raise BadRequest("device_scope=explicit needs device_ids", code="validation_error")
+        return frozenset(wanted)
+    raise BadRequest("device_scope must be current, all or explicit", code="validation_error")
+
+
+# ---------------------------------------------------------------------------------------------- meta
+@route("GET", "/healthz", "Liveness", auth=False)
+def healthz(req: Request) -> Response:
+    return 200, {"status": "ok"}
+
+
+@route("GET", "/openapi.json", "This document", auth=False)
+def openapi(req: Request) -> Response:
+    from core.api.openapi import document
+
+    return 200, document(ROUTES)
+
+
+# ------------------------------------------------------------------------------------ legacy surface
+@route("GET", "/v3/memories", "Default-visible memories (legacy surface)", query=("limit", "offset", "categories"))
+def v3_list(req: Request) -> Response:
+    limit = req.int_arg("limit", 100, 1, 500)
+    offset = req.int_arg("offset", 0, 0, 10_000)
+    items, _ = reads.list_memories(req.ctx, req.uid, reads.ListQuery(limit=limit, offset=offset))
+    wanted = {c for raw in req.query.get("categories", []) for c in raw.split(",") if c}
+    public = _public(req, items)
+    if wanted:
+        public = [m for m in public if m["category"] in wanted]
+    return 200, public, SCOPE_HEADER
+
+
+def _create(req: Request, bodies: list[MemoryCreate]) -> list[MemoryItem]:
+    device_id = _device(req)
+    key = req.headers.get("idempotency-key", "")[:200]
+    requests = [intake.ExplicitMemory(content=b.content, category=b.category or "manual", visibility=b.visibility,
+                                      client_device_id=device_id, idempotency_key=key) for b in bodies]
+    return intake.create_explicit(req.ctx, req.uid, requests)
+
+
+@route("POST", "/v3/memories", "Create an explicit memory (enters Short-term)", body=MemoryCreate)
+def v3_create(req: Request) -> Response:
+    items = _create(req, [req.body])
+    return 201, _public(req, items)[0]
+
+
+@route("POST", "/v3/memories/batch", "Create up to 100 explicit memories", body=MemoryBatch)
+def v3_batch(req: Request) -> Response:
+    items = _create(req, list(req.body.memories))
+    return 201, {"memories": _public(req, items)}
+
+
+@route("PATCH", "/v3/memories/{memory_id}", "Edit a memory's content (back to Short-term pending)", query=("value",))
+def v3_edit(req: Request) -> Response:
+    item = edits.edit_content(req.ctx, req.uid, req.params["memory_id"], req.arg("value") or "")
+    return 200, _public(req, [item])[0]
+
+
+@route("PATCH", "/v3/memories/{memory_id}/visibility", "Set visibility", query=("value",))
+def v3_visibility(req: Request) -> Response:
+    item = edits.set_visibility(req.ctx, req.uid, req.params["memory_id"], req.arg("value") or "")
+    return 200, _public(req, [item])[0]
+
+
+@route("POST", "/v3/memories/{memory_id}/review", "Record the user's own review", query=("value",))
+def v3_review(req: Request) -> Response:
+    item = edits.set_user_review(req.ctx, req.uid, req.params["memory_id"], req.bool_arg("value", True))
+    return 200, _public(req, [item])[0]
+
+
+# ------------------------------------------------------------------------------------- canonical API
+@route("GET", "/v1/memories", "List memories with a stable cursor", response=MemoryList,
+       query=("layer", "include_archive", "limit", "cursor", "device_scope", "device_ids"))
+def v1_list(req: Request) -> Response:
+    query = reads.ListQuery(
+        layer=req.arg("layer") or None, include_archive=req.bool_arg("include_archive"),
+        limit=req.int_arg("limit", 100, 1, 500), cursor=req.arg("cursor") or None, device_ids=_device_filter(req),
+    )
+    items, cursor = reads.list_memories(req.ctx, req.uid, query)
+    return 200, {"memories": _public(req, items), "next_cursor": cursor}, SCOPE_HEADER
+
+
+@route("GET", "/v1/memories/{memory_id}", "One memory")
+def v1_get(req: Request) -> Response:
+    return 200, _public(req, [reads.get_memory(req.ctx, req.uid, req.params["memory_id"])])[0]
+
+
+@route("GET", "/v1/memories/{memory_id}/history", "The ledger commits that touched a memory")
+def v1_history(req: Request) -> Response:
+    return 200, {"commits": reads.history(req.ctx, req.uid, req.params["memory_id"])}

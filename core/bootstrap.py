@@ -1,0 +1,128 @@
+"""Wires ports to adapters. Everything is built lazily on first use, never at import time, so a
+function cold start pays only for what its request touches."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from core import config
+from core.adapters.firestore.apply import ApplyEngine
+from core.adapters.firestore.client import Paths, firestore_client
+from core.ports import Embedder, KeywordIndex, Publisher, TaskQueue, VectorIndex
+
+log = logging.getLogger(__name__)
+
+
+class Context:
+    """The service layer's handle on the outside world for one process."""
+
+    def __init__(self, settings: config.Settings | None = None, **overrides: Any) -> None:
+        self.settings = settings or config.load()
+        self._overrides = overrides
+
+    def _get(self, name: str, factory: Any) -> Any:
+        if name not in self._overrides:
+            self._overrides[name] = factory()
+        return self._overrides[name]
+
+    @property
+    def client(self) -> Any:
+        return self._get("client", lambda: firestore_client(self.settings))
+
+    @property
+    def paths(self) -> Paths:
+        return Paths(self.client)
+
+    @property
+    def engine(self) -> ApplyEngine:
+        def build() -> ApplyEngine:
+            from core.services.validation import admission_validator
+
+            return ApplyEngine(self.client, on_committed=self.nudge_projection, validators=[admission_validator])
+
+        return self._get("engine", build)
+
+    def now(self) -> datetime:
+        clock = self._overrides.get("clock")
+        return clock() if clock else datetime.now(UTC)
+
+    @property
+    def publisher(self) -> Publisher:
+        def build() -> Publisher:
+            from core.adapters.pubsub import PubSubPublisher
+
+            return PubSubPublisher(self.settings.project_id)
+
+        return self._get("publisher", build)
+
+    @property
+    def tasks(self) -> TaskQueue:
+        def build() -> TaskQueue:
+            from core.adapters.tasks import CloudTasksQueue
+
+            return CloudTasksQueue(self.settings)
+
+        return self._get("tasks", build)
+
+    @property
+    def keyword_index(self) -> KeywordIndex:
+        def build() -> KeywordIndex:
+            from core.adapters.typesense_index import TypesenseIndex
+
+            return TypesenseIndex(self.settings.typesense_url, self.settings.typesense_api_key,
+                                  self.settings.typesense_collection)
+
+        return self._get("keyword_index", build)
+
+    @property
+    def vector_index(self) -> VectorIndex:
+        def build() -> VectorIndex:
+            from core.adapters.pinecone_index import PineconeIndex
+
+            return PineconeIndex(self.settings.pinecone_api_key or "local", self.settings.pinecone_host,
+                                 self.settings.pinecone_namespace)
+
+        return self._get("vector_index", build)
+
+    @property
+    def embedder(self) -> Embedder:
+        def build() -> Embedder:
+            from core.adapters.embeddings import build_embedder
+
+            return build_embedder(self.settings)
+
+        return self._get("embedder", build)
+
+    @property
+    def extractor(self) -> Any:
+        def build() -> Any:
+            from core.adapters.llm import build_extractor
+
+            return build_extractor(self.settings)
+
+        return self._get("extractor", build)
+
+    @property
+    def router(self) -> Any:
+        def build() -> Any:
+            from core.adapters.llm import build_router
+
+            return build_router(self.settings)
+
+        return self._get("router", build)
+
+    def nudge_projection(self, uid: str, sequence: int) -> None:
+        self.publisher.publish(self.settings.projection_topic, {"uid": uid, "sequence": sequence})
+
+
+@functools.lru_cache(maxsize=1)
+def default_context() -> Context:
+    return Context()
+
+
+def log_json(event: str, **fields: Any) -> None:
+    log.info(json.dumps({"event": event, **fields}, default=str))

@@ -1,0 +1,116 @@
+"""Atomic Long-term admission: graph plans, admission receipts and graph assertions.
+
+Every write of an *active* Long-term item (promotion, review acceptance, re-admission after its
+evidence changed, reactivation of a superseded item) carries a fresh server-authored receipt that
+binds the revision being written, its content hash, its sorted active evidence ids, its supersedes
+set and its graph plan hash, and a matching ``memory_graph_assertions/{memory_id}`` document in the
+same transaction. :func:`receipt_problems` is the validator the apply transaction runs.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from core.domain import ids
+from core.domain.records import MemoryItem
+from core.domain.states import Layer, ProcessingState, Status
+
+RECEIPT_VERSION = 1
+MAX_SUBJECT = 200
+MAX_PREDICATE = 64
+MAX_ARG_KEYS = 16
+MAX_ARGS_JSON = 8 * 1024
+
+PREDICATES = {"fact": "states", "preference": "prefers", "relationship": "related_to", "plan": "plans"}
+
+
+def graph_plan(item: MemoryItem) -> dict[str, Any]:
+    """Deterministic per-memory graph plan. A third-party fact keeps its subject: never the user."""
+    if item.subject_attribution == "user":
+        subject = "user"
+    else:
+        subject = (item.subject_label or "unknown")[:MAX_SUBJECT]
+    arguments = {"object": item.content[:MAX_SUBJECT], "category": item.category}
+    plan = {"subject": subject, "predicate": PREDICATES.get(item.kind, "states")[:MAX_PREDICATE],
+            "arguments": arguments}
+    if len(arguments) > MAX_ARG_KEYS or len(ids.canonical_json(arguments)) > MAX_ARGS_JSON:
+        raise ValueError("graph plan arguments exceed their bounds")
+    return plan
+
+
+def receipt_payload(item: MemoryItem, plan_hash: str, planner: str, decision: str = "promote") -> dict[str, Any]:
+    return {
+        "receipt_version": RECEIPT_VERSION, "planner": planner, "decision": decision, "memory_id": item.id,
+        "revision": item.revision, "content_hash": ids.content_hash(item.content),
+        "evidence_ids": item.evidence_ids(), "graph_plan_hash": plan_hash, "supersedes": sorted(item.supersedes),
+    }
+
+
+def admit(item: MemoryItem, *, revision: int, commit_id: str, now: datetime, planner: str,
+          decision: str = "promote") -> dict[str, Any]:
+    """Turn ``item`` (already processed, with its final content/evidence/supersedes) into an
+    admitted active Long-term item and return its graph assertion document."""
+    if item.processing_state != ProcessingState.PROCESSED:
+        raise ValueError("only processed items can be admitted to Long-term")
+    if item.id in item.supersedes:
+        raise ValueError("an item may not supersede itself")
+    item.layer = Layer.LONG_TERM.value
+    item.status = Status.ACTIVE.value
+    item.revision = revision
+    item.expires_at = None
+    plan = graph_plan(item)
+    plan_h = ids.graph_plan_hash(plan)
+    payload = receipt_payload(item, plan_h, planner, decision)
+    receipt = dict(payload, receipt_id=ids.receipt_id(payload), issued_at=now.isoformat(), commit_id=commit_id)
+    assertion_id = ids.graph_assertion_id(item.uid, item.id, revision, payload["content_hash"], plan_h)
+    item.promotion = {"route": decision, "admission_receipt": receipt, "graph_plan": plan}
+    item.graph_plan_hash = plan_h
+    item.graph_assertion_id = assertion_id
+    item.graph_ready = True
+    subject_entity = ids.entity_id(plan["subject"])
+    object_label = plan["arguments"]["object"]
+    return {
+        "assertion_id": assertion_id, "memory_id": item.id, "uid": item.uid, "revision": revision,
+        "content_hash": payload["content_hash"], "plan_hash": plan_h, "status": "active",
+        "subject": plan["subject"], "subject_entity_id": subject_entity, "predicate": plan["predicate"],
+        "object": object_label, "object_entity_id": ids.entity_id("fact:" + object_label),
+        "edge_id": ids.edge_id(subject_entity, ids.entity_id("fact:" + object_label), plan["predicate"]),
+        "source_commit_id": commit_id, "created_at": now,
+    }
+
+
+def receipt_problems(item: MemoryItem, assertion: dict[str, Any] | None) -> list[str]:
+    """Why an active Long-term item's admission does not validate (empty list = valid)."""
+    if item.layer != Layer.LONG_TERM or item.record_status != Status.ACTIVE or item.grandfathered_long_term:
+        return []
+    problems: list[str] = []
+    promotion = item.promotion or {}
+    receipt = promotion.get("admission_receipt")
+    plan = promotion.get("graph_plan")
+    if not receipt or not plan:
+        return ["missing admission receipt or graph plan"]
+    payload = {k: receipt.get(k) for k in ("receipt_version", "planner", "decision", "memory_id", "revision",
+                                           "content_hash", "evidence_ids", "graph_plan_hash", "supersedes")}
+    if ids.receipt_id(payload) != receipt.get("receipt_id"):
+        problems.append("receipt id does not match its payload")
+    expected = {
+        "memory_id": item.id, "revision": item.revision, "content_hash": ids.content_hash(item.content),
+        "evidence_ids": item.evidence_ids(), "graph_plan_hash": item.graph_plan_hash,
+        "supersedes": sorted(item.supersedes),
+    }
+    for key, value in expected.items():
+        if payload.get(key) != value:
+            problems.append(f"receipt {key} is stale")
+    if ids.graph_plan_hash(plan) != item.graph_plan_hash:
+        problems.append("graph plan hash mismatch")
+    if item.id in item.supersedes:
+        problems.append("item supersedes itself")
+    if not item.ledger_commit_id or item.ledger_sequence is None:
+        problems.append("missing ledger commit")
+    if assertion is None:
+        problems.append("missing graph assertion")
+    elif (assertion.get("assertion_id") != item.graph_assertion_id or assertion.get("memory_id") != item.id
+          or assertion.get("revision") != item.revision or assertion.get("status") != "active"):
+        problems.append("graph assertion does not match the item")
+    return problems

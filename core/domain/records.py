@@ -1,0 +1,195 @@
+"""The canonical memory record (§1.2 plus the contract's additions) and its evidence.
+
+A :class:`MemoryItem` is what ``users/{uid}/memory_items/{id}`` stores. Derived fields
+(``source_ids``, ``content_hash``, ``read_class``, ``pending_route``, ``restricted``) are recomputed by
+:meth:`MemoryItem.settle` so they can never drift from the axes they summarise.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from core.domain import ids
+from core.domain.states import (
+    Layer,
+    ProcessingState,
+    Status,
+    assert_legal_state,
+    physical_status_to_record_status,
+    read_class,
+)
+
+PRIMARY_CATEGORIES = ("interesting", "system", "manual", "workflow")
+LEGACY_CATEGORY_MAP = {
+    "core": "system", "hobbies": "system", "lifestyle": "system", "interests": "system", "habits": "system",
+    "work": "system", "skills": "system", "learnings": "interesting", "other": "system", "auto": "system",
+}
+RESTRICTED_LABELS = frozenset({
+    "credential", "secret", "financial", "health", "intimate", "minor", "workplace_confidential",
+    "identity_authentication",
+})
+SUBJECT_ATTRIBUTIONS = ("user", "third_party", "unknown", "legacy_assumed")
+Visibility = Literal["public", "private"]
+
+
+def primary_category(category: str | None) -> str:
+    """Legacy taxonomy → the primary four used by UI filters; unknown → interesting."""
+    value = (category or "").strip().lower()
+    if value in PRIMARY_CATEGORIES:
+        return value
+    return LEGACY_CATEGORY_MAP.get(value, "interesting")
+
+
+def is_restricted(labels: Any) -> bool:
+    return bool(set(labels or ()) & RESTRICTED_LABELS)
+
+
+class QuoteRef(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    segment_id: str
+    quote: str
+
+
+class Evidence(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    evidence_id: str
+    source_type: str = "conversation"  # conversation | explicit | import | api | integration
+    source_id: str
+    source_signal: str = "transcription"
+    extractor_id: str = ""
+    extractor_version: str = ""
+    quote_refs: list[QuoteRef] = Field(default_factory=list)
+    client_device_id: str | None = None
+    status: Literal["active", "tombstoned"] = "active"
+    captured_at: datetime | None = None
+
+
+class MemoryItem(BaseModel):
+    """One canonical memory. ``status`` may physically be ``hidden`` (maps to tombstoned)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    uid: str
+    content: str
+    layer: str = Layer.SHORT_TERM.value
+    status: str = Status.ACTIVE.value
+    processing_state: str = ProcessingState.PENDING.value
+    category: str = "interesting"
+    kind: str = "fact"
+    visibility: str = "private"
+    evidence: list[Evidence] = Field(default_factory=list)
+    source_ids: list[str] = Field(default_factory=list)
+    conversation_id: str | None = None
+    canonical_memory_id: str | None = None
+    superseded_by: str | None = None
+    supersedes: list[str] = Field(default_factory=list)
+    # Consolidation.
+    route: str | None = None  # promote | archive | review | reject once settled
+    route_attempts: int = 0
+    pending_route: bool = False
+    review_id: str | None = None
+    promotion: dict[str, Any] | None = None  # route audit + admission_receipt + graph_plan
+    ledger_commit_id: str | None = None
+    ledger_sequence: int | None = None
+    graph_ready: bool = False
+    graph_assertion_id: str | None = None
+    graph_plan_hash: str | None = None
+    grandfathered_long_term: bool = False
+    expires_at: datetime | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    # Contract additions.
+    revision: int = 0
+    content_hash: str = ""
+    sensitivity_labels: list[str] = Field(default_factory=list)
+    restricted: bool = False
+    subject_attribution: str = "user"
+    subject_label: str | None = None
+    capture_device_ids: list[str] = Field(default_factory=list)
+    primary_capture_device: str | None = None
+    manually_added: bool = False
+    edited: bool = False
+    reviewed: bool = False
+    user_review: bool | None = None
+    read_class: str = "hidden"
+
+    # ------------------------------------------------------------------ derived state
+    @property
+    def record_status(self) -> str:
+        return physical_status_to_record_status(self.status)
+
+    def settle(self) -> MemoryItem:
+        """Recompute every derived field and check legality; returns self."""
+        assert_legal_state(self.layer, self.status, self.processing_state)
+        active_evidence = [e for e in self.evidence if e.status == "active"]
+        sources = {e.source_id for e in self.evidence}
+        if self.conversation_id:
+            sources.add(self.conversation_id)
+        self.source_ids = sorted(sources)
+        self.content_hash = ids.content_hash(self.content) if self.content else ""
+        self.restricted = is_restricted(self.sensitivity_labels)
+        self.read_class = read_class(self.layer, self.status, self.processing_state)
+        self.pending_route = (
+            self.layer == Layer.SHORT_TERM and self.record_status == Status.ACTIVE
+            and self.processing_state == ProcessingState.PROCESSED and self.route is None
+        )
+        devices = sorted({e.client_device_id for e in active_evidence if e.client_device_id})
+        self.capture_device_ids = devices
+        self.primary_capture_device = devices[0] if devices else None
+        if self.layer != Layer.SHORT_TERM:
+            self.expires_at = None
+        return self
+
+    def evidence_ids(self) -> list[str]:
+        return sorted(e.evidence_id for e in self.evidence if e.status == "active")
+
+    def to_store(self) -> dict[str, Any]:
+        return self.model_dump(mode="python")
+
+    @classmethod
+    def from_store(cls, data: dict[str, Any]) -> MemoryItem:
+        return cls.model_validate(data)
+
+
+def expired(item: MemoryItem, now: datetime) -> bool:
+    """TTL is an adjudication deadline, not a route: an unrouted active Short-term item past its
+    deadline stays visible and is reported ``expired: true``."""
+    return bool(
+        item.layer == Layer.SHORT_TERM and item.route is None and item.expires_at is not None
+        and item.expires_at <= now
+    )
+
+
+def short_term_deadline(now: datetime, ttl_days: int) -> datetime:
+    return now + timedelta(days=ttl_days)
+
+
+PUBLIC_FIELDS = (
+    "id", "content", "layer", "category", "visibility", "created_at", "updated_at", "conversation_id",
+    "source_ids", "canonical_memory_id", "expires_at", "reviewed", "user_review", "manually_added", "edited",
+    "capture_device_ids",
+)
+
+
+def to_public(item: MemoryItem, now: datetime) -> dict[str, Any]:
+    """The memory JSON every read returns. Internal axes, ledger fields and receipts stay inside."""
+    out: dict[str, Any] = {}
+    for name in PUBLIC_FIELDS:
+        value = getattr(item, name)
+        out[name] = value.isoformat() if isinstance(value, datetime) else value
+    out["category"] = primary_category(item.category)
+    out["expired"] = expired(item, now)
+    out["subject_attribution"] = item.subject_attribution
+    out["restricted"] = item.restricted
+    out["evidence"] = [
+        {
+            "evidence_id": e.evidence_id, "source_type": e.source_type, "source_id": e.source_id,
+            "quote_refs": [q.model_dump() for q in e.quote_refs], "client_device_id": e.client_device_id,
+        }
+        for e in item.evidence if e.status == "active"
+    ]
+    return out

@@ -1,0 +1,107 @@
+"""Explicit intake (API, import, plugin): every new memory enters Short-term, pending.
+
+Required processing (normalisation, sensitivity labelling) then settles it ``processed`` through a
+second apply, so the ledger shows both steps. Secrets are refused before anything is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.adapters.firestore.apply import ApplyResult, ApplyView, Plan
+from core.bootstrap import Context
+from core.domain import ids
+from core.domain.records import Evidence, MemoryItem, QuoteRef, short_term_deadline
+from core.domain.states import Layer, ProcessingState, Status
+from core.errors import BadRequest
+
+
+@dataclass(frozen=True)
+class ExplicitMemory:
+    content: str
+    category: str = "manual"
+    visibility: str = "private"
+    source_type: str = "explicit"
+    client_device_id: str | None = None
+    idempotency_key: str = ""
+
+
+def _sensitivity(text: str) -> tuple[list[str], bool]:
+    from core.domain.sensitivity import contains_secret, label_sensitivity
+
+    return sorted(label_sensitivity(text)), contains_secret(text)
+
+
+def refuse_secrets(content: str) -> None:
+    _, secret = _sensitivity(content)
+    if secret:
+        raise BadRequest("memories may not contain passwords, keys or other secrets", code="secret_content")
+
+
+def create_explicit(ctx: Context, uid: str, requests: list[ExplicitMemory]) -> list[MemoryItem]:
+    """Create each request as a Short-term pending item, then process it. Returns the processed items."""
+    for request in requests:
+        refuse_secrets(request.content)
+    memory_ids = [ids.explicit_memory_id(uid, r.content, r.idempotency_key) for r in requests]
+    key = {"ids": memory_ids}
+
+    def plan(view: ApplyView) -> Plan:
+        out = Plan(summary={"created": 0})
+        for request, memory_id in zip(requests, memory_ids, strict=True):
+            if view.items.get(memory_id) is not None:
+                continue  # the same explicit memory already exists: a replay, not a new fact
+            content = " ".join(request.content.split())
+            evidence = Evidence(
+                evidence_id=ids.evidence_id(memory_id, request.source_type, "user_submission", "api", "1",
+                                            {"content_hash": ids.content_hash(content)}),
+                source_type=request.source_type, source_id=memory_id, source_signal="user_submission",
+                extractor_id="api", extractor_version="1",
+                quote_refs=[QuoteRef(segment_id="explicit", quote=content)],
+                client_device_id=request.client_device_id, captured_at=view.now,
+            )
+            out.items.append(MemoryItem(
+                id=memory_id, uid=uid, content=content, layer=Layer.SHORT_TERM, status=Status.ACTIVE,
+                processing_state=ProcessingState.PENDING, category=request.category or "manual",
+                visibility=request.visibility, evidence=[evidence], manually_added=True, kind="fact",
+                subject_attribution="user", expires_at=short_term_deadline(view.now, ctx.settings.short_term_ttl_days),
+            ))
+            out.summary["created"] += 1
+        return out
+
+    ctx.engine.apply(uid, "intake.explicit", key, plan, item_ids=memory_ids, actor="user")
+    process_pending(ctx, uid, memory_ids)
+    return [item for item in (get_item(ctx, uid, mid) for mid in memory_ids) if item is not None]
+
+
+def process_pending(ctx: Context, uid: str, memory_ids: list[str], token: str = "") -> ApplyResult:
+    """Required processing: normalise content, label sensitivity, settle ``processed``."""
+
+    def plan(view: ApplyView) -> Plan:
+        out = Plan(summary={"processed": 0})
+        for memory_id in memory_ids:
+            item = view.items.get(memory_id)
+            if item is None or item.processing_state != ProcessingState.PENDING or item.record_status != Status.ACTIVE:
+                continue
+            labels, secret = _sensitivity(item.content)
+            item = item.model_copy(deep=True)
+            item.content = " ".join(item.content.split())
+            item.sensitivity_labels = sorted(set(item.sensitivity_labels) | set(labels))
+            if secret:
+                item.status, item.content = "hidden", ""
+            item.processing_state = ProcessingState.PROCESSED
+            out.items.append(item)
+            out.summary["processed"] += 1
+        return out
+
+    return ctx.engine.apply(uid, "intake.process", {"ids": sorted(memory_ids), "token": token}, plan,
+                            item_ids=memory_ids)
+
+
+def get_item(ctx: Context, uid: str, memory_id: str) -> MemoryItem | None:
+    snap = ctx.paths.doc(uid, "memory_items", memory_id).get()
+    return MemoryItem.from_store(snap.to_dict()) if snap.exists else None
+
+
+def item_dict(item: MemoryItem) -> dict[str, Any]:
+    return item.to_store()

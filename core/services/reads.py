@@ -1,0 +1,131 @@
+"""Reads: lists with a stable ``(updated_at, memory_id)`` cursor, one memory, its history.
+
+Reading is pure: no read writes, embeds, promotes or graphs anything.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from core.adapters.firestore.queries import build
+from core.bootstrap import Context
+from core.domain.records import MemoryItem
+from core.domain.visibility import collapse_lineage
+from core.errors import BadRequest, NotFound
+
+LAYERS = ("short_term", "long_term", "archive")
+MAX_LIMIT = 500
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    layer: str | None = None
+    include_archive: bool = False
+    limit: int = 100
+    cursor: str | None = None
+    device_ids: frozenset[str] | None = None  # None = all devices
+    offset: int = 0
+
+
+def encode_cursor(item: MemoryItem) -> str:
+    raw = json.dumps({"u": item.updated_at.isoformat() if item.updated_at else "", "id": item.id})
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        data = json.loads(raw)
+        return datetime.fromisoformat(data["u"]), str(data["id"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BadRequest("cursor is not one this API issued", code="bad_cursor") from exc
+
+
+def _read_classes(query: ListQuery) -> list[str]:
+    if query.layer == "archive":
+        return ["archive"]
+    return ["default", "archive"] if query.include_archive else ["default"]
+
+
+def list_memories(ctx: Context, uid: str, query: ListQuery) -> tuple[list[MemoryItem], str | None]:
+    if query.layer is not None and query.layer not in LAYERS:
+        raise BadRequest(f"layer must be one of {', '.join(LAYERS)}", code="validation_error")
+    if not 1 <= query.limit <= MAX_LIMIT:
+        raise BadRequest(f"limit must be between 1 and {MAX_LIMIT}", code="validation_error")
+    collection = ctx.paths.col(uid, "memory_items")
+    params: dict[str, Any] = {"read_class": _read_classes(query)}
+    name = "items_by_read_class"
+    if query.layer:
+        params["layer"] = query.layer
+        name = "items_by_read_class_and_layer"
+    start_after: Any = None
+    if query.cursor:
+        updated, memory_id = decode_cursor(query.cursor)
+        start_after = {"updated_at": updated, "__name__": collection.document(memory_id)}
+    out: list[MemoryItem] = []
+    skipped = 0
+    page = max(query.limit, 50)
+    exhausted = False
+    while len(out) < query.limit and not exhausted:
+        snaps = list(build(collection, name, params, limit=page, start_after=start_after).stream())
+        exhausted = len(snaps) < page
+        for snap in snaps:
+            item = MemoryItem.from_store(snap.to_dict())
+            start_after = {"updated_at": item.updated_at, "__name__": snap.reference}
+            if not _device_match(item, query.device_ids):
+                continue
+            if skipped < query.offset:
+                skipped += 1
+                continue
+            out.append(item)
+            if len(out) == query.limit:
+                break
+    items = collapse_lineage(out)
+    next_cursor = encode_cursor(out[-1]) if len(out) == query.limit else None
+    return items, next_cursor
+
+
+def _device_match(item: MemoryItem, device_ids: frozenset[str] | None) -> bool:
+    return device_ids is None or bool(set(item.capture_device_ids) & device_ids)
+
+
+def get_memory(ctx: Context, uid: str, memory_id: str, *, include_hidden: bool = False) -> MemoryItem:
+    snap = ctx.paths.doc(uid, "memory_items", memory_id).get()
+    if not snap.exists:
+        raise NotFound("no such memory")
+    item = MemoryItem.from_store(snap.to_dict())
+    if item.record_status == "tombstoned" and not include_hidden:
+        raise NotFound("no such memory")
+    return item
+
+
+def history(ctx: Context, uid: str, memory_id: str) -> list[dict[str, Any]]:
+    """The ledger commits that touched this memory, oldest first."""
+    get_memory(ctx, uid, memory_id, include_hidden=True)
+    commits = build(ctx.paths.col(uid, "memory_commits"), "commits_by_memory", {"memory_ids": memory_id}).stream()
+    out = []
+    for snap in commits:
+        data = snap.to_dict()
+        change = next((c for c in data.get("changes", []) if c.get("memory_id") == memory_id), {})
+        out.append({
+            "commit_id": data["commit_id"], "sequence": data["sequence"], "kind": data["kind"],
+            "created_at": data["created_at"].isoformat() if data.get("created_at") else None,
+            "revision": change.get("revision"), "layer": change.get("layer"),
+            "status": "tombstoned" if change.get("status") == "hidden" else change.get("status"),
+        })
+    return sorted(out, key=lambda c: c["sequence"])
+
+
+def hydrate(ctx: Context, uid: str, memory_ids: Iterable[str]) -> dict[str, MemoryItem]:
+    refs = [ctx.paths.doc(uid, "memory_items", mid) for mid in dict.fromkeys(memory_ids)]
+    out: dict[str, MemoryItem] = {}
+    for snap in ctx.client.get_all(refs):
+        if snap.exists:
+            item = MemoryItem.from_store(snap.to_dict())
+            out[item.id] = item
+    return out
