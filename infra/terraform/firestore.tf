@@ -1,0 +1,246 @@
+# Firestore: the database, the composite indexes the code's declared queries need, the field
+# overrides, and the security rules release.
+#
+# `local.composite_indexes` mirrors core/adapters/firestore/queries.py:composite_indexes().
+# tests/infra checks that every index the code derives is declared here, so a new query without
+# its index fails the suite. Modes use the same words as the code (ASCENDING, DESCENDING,
+# ARRAY_CONTAINS); Firestore appends __name__ itself.
+
+resource "google_firestore_database" "main" {
+  project                           = var.project_id
+  name                              = var.firestore_database
+  location_id                       = var.firestore_location
+  type                              = "FIRESTORE_NATIVE"
+  concurrency_mode                  = "OPTIMISTIC"
+  app_engine_integration_mode       = "DISABLED"
+  point_in_time_recovery_enablement = "POINT_IN_TIME_RECOVERY_ENABLED"
+  delete_protection_state           = "DELETE_PROTECTION_ENABLED"
+  deletion_policy                   = "ABANDON"
+
+  depends_on = [google_project_service.services]
+}
+
+locals {
+  composite_indexes = {
+    # items_by_read_class: default list, newest first.
+    items_read_class_updated = {
+      collection = "memory_items"
+      scope      = "COLLECTION"
+      fields = [
+        { field_path = "read_class", mode = "ASCENDING" },
+        { field_path = "updated_at", mode = "DESCENDING" },
+      ]
+    }
+    # items_by_read_class_and_layer: one layer, newest first.
+    items_read_class_layer_updated = {
+      collection = "memory_items"
+      scope      = "COLLECTION"
+      fields = [
+        { field_path = "read_class", mode = "ASCENDING" },
+        { field_path = "layer", mode = "ASCENDING" },
+        { field_path = "updated_at", mode = "DESCENDING" },
+      ]
+    }
+    # long_term_by_age: Long-term age-out to Archive, oldest first.
+    items_read_class_layer_updated_asc = {
+      collection = "memory_items"
+      scope      = "COLLECTION"
+      fields = [
+        { field_path = "read_class", mode = "ASCENDING" },
+        { field_path = "layer", mode = "ASCENDING" },
+        { field_path = "updated_at", mode = "ASCENDING" },
+      ]
+    }
+    # pending_route_items: a user's pending Short-term items, nearest deadline first.
+    items_pending_route_expires = {
+      collection = "memory_items"
+      scope      = "COLLECTION"
+      fields = [
+        { field_path = "pending_route", mode = "ASCENDING" },
+        { field_path = "expires_at", mode = "ASCENDING" },
+      ]
+    }
+    # pending_route_items_all_users: consolidation fan-out across users.
+    items_pending_route_expires_group = {
+      collection = "memory_items"
+      scope      = "COLLECTION_GROUP"
+      fields = [
+        { field_path = "pending_route", mode = "ASCENDING" },
+        { field_path = "expires_at", mode = "ASCENDING" },
+      ]
+    }
+    # outbox_due: a user's due events.
+    outbox_state_due = {
+      collection = "memory_outbox"
+      scope      = "COLLECTION"
+      fields = [
+        { field_path = "state", mode = "ASCENDING" },
+        { field_path = "due_at", mode = "ASCENDING" },
+      ]
+    }
+    # outbox_due_all_users: the sweep across users.
+    outbox_state_due_group = {
+      collection = "memory_outbox"
+      scope      = "COLLECTION_GROUP"
+      fields = [
+        { field_path = "state", mode = "ASCENDING" },
+        { field_path = "due_at", mode = "ASCENDING" },
+      ]
+    }
+    # review_open: open review entries, newest first.
+    review_status_created = {
+      collection = "memory_review_queue"
+      scope      = "COLLECTION"
+      fields = [
+        { field_path = "status", mode = "ASCENDING" },
+        { field_path = "created_at", mode = "DESCENDING" },
+      ]
+    }
+  }
+}
+
+resource "google_firestore_index" "composite" {
+  for_each = local.composite_indexes
+
+  project     = var.project_id
+  database    = google_firestore_database.main.name
+  collection  = each.value.collection
+  query_scope = each.value.scope
+
+  dynamic "fields" {
+    for_each = each.value.fields
+    content {
+      field_path   = fields.value.field_path
+      order        = fields.value.mode == "ARRAY_CONTAINS" ? null : fields.value.mode
+      array_config = fields.value.mode == "ARRAY_CONTAINS" ? "CONTAINS" : null
+    }
+  }
+}
+
+# Single-field overrides. An override replaces Firestore's automatic settings for that field, so
+# each one lists every index the field keeps.
+
+# items_by_source (conversation delete, complete-source replacement) relies on array-contains on
+# source_ids; declared so that it survives any change to automatic indexing.
+resource "google_firestore_field" "items_source_ids" {
+  project    = var.project_id
+  database   = google_firestore_database.main.name
+  collection = "memory_items"
+  field      = "source_ids"
+
+  index_config {
+    indexes {
+      array_config = "CONTAINS"
+      query_scope  = "COLLECTION"
+    }
+  }
+}
+
+# pending_route: per-user equality (collection) plus a collection-group index for operators'
+# cross-user checks (`where pending_route == true` across all users).
+resource "google_firestore_field" "items_pending_route" {
+  project    = var.project_id
+  database   = google_firestore_database.main.name
+  collection = "memory_items"
+  field      = "pending_route"
+
+  index_config {
+    indexes {
+      order       = "ASCENDING"
+      query_scope = "COLLECTION"
+    }
+    indexes {
+      order       = "DESCENDING"
+      query_scope = "COLLECTION"
+    }
+    indexes {
+      order       = "ASCENDING"
+      query_scope = "COLLECTION_GROUP"
+    }
+  }
+}
+
+# Outbox state: outbox_by_state (account purge fence) per user, and across users for the sweep
+# and operators' held-event checks.
+resource "google_firestore_field" "outbox_state" {
+  project    = var.project_id
+  database   = google_firestore_database.main.name
+  collection = "memory_outbox"
+  field      = "state"
+
+  index_config {
+    indexes {
+      order       = "ASCENDING"
+      query_scope = "COLLECTION"
+    }
+    indexes {
+      order       = "DESCENDING"
+      query_scope = "COLLECTION"
+    }
+    indexes {
+      order       = "ASCENDING"
+      query_scope = "COLLECTION_GROUP"
+    }
+  }
+}
+
+resource "google_firestore_field" "outbox_due_at" {
+  project    = var.project_id
+  database   = google_firestore_database.main.name
+  collection = "memory_outbox"
+  field      = "due_at"
+
+  index_config {
+    indexes {
+      order       = "ASCENDING"
+      query_scope = "COLLECTION"
+    }
+    indexes {
+      order       = "DESCENDING"
+      query_scope = "COLLECTION"
+    }
+    indexes {
+      order       = "ASCENDING"
+      query_scope = "COLLECTION_GROUP"
+    }
+  }
+}
+
+# Memory content (up to 8,000 characters) is never queried: exempt it from indexing, which saves
+# index writes on every apply transaction.
+resource "google_firestore_field" "items_content" {
+  project    = var.project_id
+  database   = google_firestore_database.main.name
+  collection = "memory_items"
+  field      = "content"
+
+  index_config {}
+}
+
+# Security rules: the file is the single source (the Firestore emulator loads the same one).
+resource "google_firebaserules_ruleset" "firestore" {
+  project = var.project_id
+
+  source {
+    files {
+      name    = "firestore.rules"
+      content = file(local.rules_path)
+    }
+  }
+
+  lifecycle {
+    create_before_destroy = true
+  }
+
+  depends_on = [google_firebase_project.this, google_firestore_database.main]
+}
+
+resource "google_firebaserules_release" "firestore" {
+  project      = var.project_id
+  name         = var.firestore_database == "(default)" ? "cloud.firestore" : "cloud.firestore/${var.firestore_database}"
+  ruleset_name = "projects/${var.project_id}/rulesets/${google_firebaserules_ruleset.firestore.name}"
+
+  lifecycle {
+    replace_triggered_by = [google_firebaserules_ruleset.firestore]
+  }
+}

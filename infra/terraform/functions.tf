@@ -1,0 +1,212 @@
+# The five functions. Each is one instance of modules/function: its own service account, its own
+# trigger and retry policy, and only the roles and secrets its code uses.
+
+locals {
+  conversation_document = "users/{uid}/conversations/{conversation_id}"
+
+  # The consolidate function's stable URL, known before it exists (the function reads it to
+  # address Cloud Tasks at itself, so it cannot come from the module's output without a cycle).
+  consolidate_url = "https://${var.region}-${var.project_id}.cloudfunctions.net/consolidate"
+
+  environment = { for k, v in {
+    STRATA_PROJECT_ID         = var.project_id
+    STRATA_REGION             = var.region
+    STRATA_PROJECTION_TOPIC   = google_pubsub_topic.projection.name
+    STRATA_TASKS_QUEUE        = google_cloud_tasks_queue.consolidation.name
+    STRATA_CONSOLIDATE_URL    = local.consolidate_url
+    STRATA_TASKS_INVOKER      = google_service_account.consolidation_invoker.email
+    STRATA_TYPESENSE_URL      = var.typesense_url
+    STRATA_PINECONE_HOST      = var.pinecone_host
+    STRATA_PINECONE_NAMESPACE = var.pinecone_namespace
+    STRATA_EMBEDDER           = var.embedder
+    STRATA_EMBEDDING_DIM      = tostring(var.embedding_dim)
+    STRATA_EXTRACTOR          = var.extractor
+    STRATA_ROUTER             = var.router
+    STRATA_LLM_BASE_URL       = var.llm_base_url
+    STRATA_LLM_MODEL          = var.llm_model
+  } : k => v if v != "" }
+
+  # Secret environment variables by the secrets each function's code reaches.
+  secret_env = {
+    for name, keys in {
+      api                      = ["typesense", "pinecone", "llm"] # searches; query embeddings
+      on_conversation_complete = ["llm"]                          # extraction
+      delete_cascade           = ["typesense", "pinecone"]        # immediate provider cleanup
+      outbox_drain             = ["typesense", "pinecone", "llm"] # projections; embeddings
+      consolidate              = ["typesense", "pinecone", "llm"] # neighbours; routing
+    } : name => { for k in keys : local.secrets[k].env => google_secret_manager_secret.provider[k].secret_id }
+  }
+
+  sizing = {
+    for name, d in {
+      api                      = { available_memory = "1Gi", timeout_seconds = 60, min_instance_count = 0, max_instance_count = 20 }
+      on_conversation_complete = { available_memory = "1Gi", timeout_seconds = 300, min_instance_count = 0, max_instance_count = 10 }
+      delete_cascade           = { available_memory = "512M", timeout_seconds = 300, min_instance_count = 0, max_instance_count = 5 }
+      outbox_drain             = { available_memory = "1Gi", timeout_seconds = 300, min_instance_count = 0, max_instance_count = 5 }
+      consolidate              = { available_memory = "1Gi", timeout_seconds = 540, min_instance_count = 0, max_instance_count = 10 }
+      } : name => {
+      available_memory   = coalesce(try(var.function_settings[name].available_memory, null), d.available_memory)
+      timeout_seconds    = coalesce(try(var.function_settings[name].timeout_seconds, null), d.timeout_seconds)
+      min_instance_count = coalesce(try(var.function_settings[name].min_instance_count, null), d.min_instance_count)
+      max_instance_count = coalesce(try(var.function_settings[name].max_instance_count, null), d.max_instance_count)
+    }
+  }
+
+  common_project_roles = ["roles/datastore.user"]
+}
+
+module "api" {
+  source = "./modules/function"
+
+  project_id                       = var.project_id
+  region                           = var.region
+  name                             = "api"
+  description                      = "Strata HTTP API (Firebase ID token auth in the app)."
+  entry_point                      = "api"
+  runtime                          = var.python_runtime
+  source_dir                       = "${local.package_dir}/api"
+  source_bucket                    = google_storage_bucket.sources.name
+  build_service_account            = google_service_account.build.id
+  service_account_id               = "strata-api"
+  project_roles                    = local.common_project_roles
+  environment_variables            = local.environment
+  secret_environment_variables     = local.secret_env.api
+  available_memory                 = local.sizing.api.available_memory
+  timeout_seconds                  = local.sizing.api.timeout_seconds
+  min_instance_count               = local.sizing.api.min_instance_count
+  max_instance_count               = local.sizing.api.max_instance_count
+  max_instance_request_concurrency = 8
+  invoker_members                  = var.api_public ? ["allUsers"] : []
+  labels                           = var.labels
+
+  trigger = { kind = "http" }
+}
+
+module "on_conversation_complete" {
+  source = "./modules/function"
+
+  project_id                   = var.project_id
+  region                       = var.region
+  name                         = "on-conversation-complete"
+  description                  = "Extracts memories when a conversation is written as completed."
+  entry_point                  = "on_conversation_complete"
+  runtime                      = var.python_runtime
+  source_dir                   = "${local.package_dir}/on_conversation_complete"
+  source_bucket                = google_storage_bucket.sources.name
+  build_service_account        = google_service_account.build.id
+  service_account_id           = "strata-conv-complete"
+  project_roles                = local.common_project_roles
+  environment_variables        = local.environment
+  secret_environment_variables = local.secret_env.on_conversation_complete
+  available_memory             = local.sizing.on_conversation_complete.available_memory
+  timeout_seconds              = local.sizing.on_conversation_complete.timeout_seconds
+  min_instance_count           = local.sizing.on_conversation_complete.min_instance_count
+  max_instance_count           = local.sizing.on_conversation_complete.max_instance_count
+  ingress_settings             = "ALLOW_INTERNAL_ONLY"
+  labels                       = var.labels
+
+  trigger = {
+    kind       = "firestore"
+    event_type = "google.cloud.firestore.document.v1.written"
+    document   = local.conversation_document
+    database   = google_firestore_database.main.name
+    region     = var.firestore_location
+    retry      = true
+  }
+}
+
+module "delete_cascade" {
+  source = "./modules/function"
+
+  project_id                   = var.project_id
+  region                       = var.region
+  name                         = "delete-cascade"
+  description                  = "Tombstones a deleted conversation's memories and schedules provider deletes."
+  entry_point                  = "delete_cascade"
+  runtime                      = var.python_runtime
+  source_dir                   = "${local.package_dir}/delete_cascade"
+  source_bucket                = google_storage_bucket.sources.name
+  build_service_account        = google_service_account.build.id
+  service_account_id           = "strata-delete-cascade"
+  project_roles                = local.common_project_roles
+  environment_variables        = local.environment
+  secret_environment_variables = local.secret_env.delete_cascade
+  available_memory             = local.sizing.delete_cascade.available_memory
+  timeout_seconds              = local.sizing.delete_cascade.timeout_seconds
+  min_instance_count           = local.sizing.delete_cascade.min_instance_count
+  max_instance_count           = local.sizing.delete_cascade.max_instance_count
+  ingress_settings             = "ALLOW_INTERNAL_ONLY"
+  labels                       = var.labels
+
+  trigger = {
+    kind       = "firestore"
+    event_type = "google.cloud.firestore.document.v1.deleted"
+    document   = local.conversation_document
+    database   = google_firestore_database.main.name
+    region     = var.firestore_location
+    retry      = true
+  }
+}
+
+module "outbox_drain" {
+  source = "./modules/function"
+
+  project_id                   = var.project_id
+  region                       = var.region
+  name                         = "outbox-drain"
+  description                  = "Projects due outbox events to Typesense and Pinecone."
+  entry_point                  = "outbox_drain"
+  runtime                      = var.python_runtime
+  source_dir                   = "${local.package_dir}/outbox_drain"
+  source_bucket                = google_storage_bucket.sources.name
+  build_service_account        = google_service_account.build.id
+  service_account_id           = "strata-outbox-drain"
+  project_roles                = local.common_project_roles
+  environment_variables        = local.environment
+  secret_environment_variables = local.secret_env.outbox_drain
+  available_memory             = local.sizing.outbox_drain.available_memory
+  timeout_seconds              = local.sizing.outbox_drain.timeout_seconds
+  min_instance_count           = local.sizing.outbox_drain.min_instance_count
+  max_instance_count           = local.sizing.outbox_drain.max_instance_count
+  ingress_settings             = "ALLOW_INTERNAL_ONLY"
+  labels                       = var.labels
+
+  trigger = {
+    kind                       = "pubsub_push"
+    topic                      = google_pubsub_topic.projection.id
+    subscription_name          = "${var.projection_topic}-outbox-drain"
+    dead_letter_topic          = google_pubsub_topic.projection_dead_letter.id
+    max_delivery_attempts      = var.outbox_max_delivery_attempts
+    ack_deadline_seconds       = 300
+    minimum_backoff            = "30s"
+    maximum_backoff            = "600s"
+    push_service_account_email = google_service_account.projection_push.email
+  }
+}
+
+module "consolidate" {
+  source = "./modules/function"
+
+  project_id                   = var.project_id
+  region                       = var.region
+  name                         = "consolidate"
+  description                  = "Consolidation: fan-out over users (scheduler) or one user's pass (Cloud Tasks)."
+  entry_point                  = "consolidate"
+  runtime                      = var.python_runtime
+  source_dir                   = "${local.package_dir}/consolidate"
+  source_bucket                = google_storage_bucket.sources.name
+  build_service_account        = google_service_account.build.id
+  service_account_id           = "strata-consolidate"
+  project_roles                = local.common_project_roles
+  environment_variables        = local.environment
+  secret_environment_variables = local.secret_env.consolidate
+  available_memory             = local.sizing.consolidate.available_memory
+  timeout_seconds              = local.sizing.consolidate.timeout_seconds
+  min_instance_count           = local.sizing.consolidate.min_instance_count
+  max_instance_count           = local.sizing.consolidate.max_instance_count
+  invoker_members              = ["serviceAccount:${google_service_account.consolidation_invoker.email}"]
+  ingress_settings             = "ALLOW_INTERNAL_ONLY"
+  labels                       = var.labels
+
+  trigger = { kind = "http" }
+}

@@ -1,0 +1,83 @@
+output "api_url" {
+  description = "HTTPS URL of the api function (the base URL apps call)."
+  value       = module.api.uri
+}
+
+output "function_urls" {
+  description = "Cloud Run URI of every function, by function name."
+  value = {
+    api                      = module.api.uri
+    on_conversation_complete = module.on_conversation_complete.uri
+    delete_cascade           = module.delete_cascade.uri
+    outbox_drain             = module.outbox_drain.uri
+    consolidate              = module.consolidate.uri
+  }
+}
+
+output "function_service_accounts" {
+  description = "Runtime service account email of every function, by function name."
+  value       = local.function_sa
+}
+
+output "consolidate_url" {
+  description = "URL the functions use to address Cloud Tasks at the consolidate function (STRATA_CONSOLIDATE_URL)."
+  value       = local.consolidate_url
+}
+
+output "consolidation_invoker_email" {
+  description = "Service account whose OIDC token Cloud Scheduler and Cloud Tasks present to consolidate."
+  value       = google_service_account.consolidation_invoker.email
+}
+
+output "projection_topic" {
+  description = "Full id of the projection Pub/Sub topic."
+  value       = google_pubsub_topic.projection.id
+}
+
+output "projection_subscription" {
+  description = "Full id of the push subscription that delivers projection messages to outbox_drain."
+  value       = module.outbox_drain.subscription_id
+}
+
+output "dead_letter_topic" {
+  description = "Full id of the projection dead-letter topic."
+  value       = google_pubsub_topic.projection_dead_letter.id
+}
+
+output "dead_letter_subscription" {
+  description = "Full id of the pull subscription that keeps dead letters for operators."
+  value       = google_pubsub_subscription.projection_dead_letter.id
+}
+
+output "tasks_queue" {
+  description = "Full id of the consolidation Cloud Tasks queue."
+  value       = google_cloud_tasks_queue.consolidation.id
+}
+
+output "scheduler_jobs" {
+  description = "Ids of the consolidation fan-out and outbox sweep scheduler jobs."
+  value = {
+    consolidation = google_cloud_scheduler_job.consolidation.id
+    outbox_sweep  = google_cloud_scheduler_job.outbox_sweep.id
+  }
+}
+
+output "firestore_database" {
+  description = "Name of the Firestore database."
+  value       = google_firestore_database.main.name
+}
+
+output "firestore_index_ids" {
+  description = "Ids of the composite indexes, by the key used in firestore.tf."
+  value       = { for k, v in google_firestore_index.composite : k => v.id }
+}
+
+output "secret_ids" {
+  description = "Secret Manager secret ids to add versions to, by provider (typesense, pinecone, llm)."
+  value       = { for k, v in google_secret_manager_secret.provider : k => v.secret_id }
+}
+
+output "source_bucket" {
+  description = "Bucket holding the function source zips."
+  value       = google_storage_bucket.sources.name
+}

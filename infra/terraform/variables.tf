@@ -1,0 +1,198 @@
+variable "project_id" {
+  description = "Google Cloud project id to deploy Strata into."
+  type        = string
+}
+
+variable "region" {
+  description = "Region for the functions, the Cloud Tasks queue, the scheduler jobs and the source bucket."
+  type        = string
+  default     = "us-central1"
+}
+
+variable "firestore_location" {
+  description = "Location of the Firestore database (e.g. nam5, eur3, or a region). Firestore triggers are created in this location."
+  type        = string
+  default     = "nam5"
+}
+
+variable "firestore_database" {
+  description = "Firestore database id. Strata's code uses the default database."
+  type        = string
+  default     = "(default)"
+}
+
+variable "firestore_rules_path" {
+  description = "Path of the Firestore security rules file released to the database."
+  type        = string
+  default     = null
+}
+
+variable "package_dir" {
+  description = "Directory written by `make package`: one sub-directory per function (main.py, core/, requirements.txt)."
+  type        = string
+  default     = null
+}
+
+variable "python_runtime" {
+  description = "Cloud Functions Python runtime id."
+  type        = string
+  default     = "python311"
+}
+
+variable "enable_apis" {
+  description = "Enable the Google APIs Strata uses. Turn off when a platform team manages project services."
+  type        = bool
+  default     = true
+}
+
+variable "enable_firebase" {
+  description = "Add Firebase to the project (needed for security rules releases and Firebase Auth ID tokens)."
+  type        = bool
+  default     = true
+}
+
+variable "api_public" {
+  description = "Let anyone reach the api function over HTTPS (the app still authenticates every request with a Firebase ID token)."
+  type        = bool
+  default     = true
+}
+
+variable "projection_topic" {
+  description = "Pub/Sub topic that nudges the outbox drain (STRATA_PROJECTION_TOPIC)."
+  type        = string
+  default     = "strata-projection"
+}
+
+variable "tasks_queue" {
+  description = "Cloud Tasks queue for per-user consolidation passes (STRATA_TASKS_QUEUE)."
+  type        = string
+  default     = "strata-consolidation"
+}
+
+variable "outbox_max_delivery_attempts" {
+  description = "Deliveries of one projection message before it is moved to the dead-letter topic (5-100)."
+  type        = number
+  default     = 5
+
+  validation {
+    condition     = var.outbox_max_delivery_attempts >= 5 && var.outbox_max_delivery_attempts <= 100
+    error_message = "Pub/Sub allows 5 to 100 delivery attempts."
+  }
+}
+
+variable "consolidation_schedule" {
+  description = "Cron (unix-cron) of the consolidation fan-out job. The local stack's tick loop reads this default."
+  type        = string
+  default     = "*/10 * * * *"
+}
+
+variable "outbox_sweep_schedule" {
+  description = "Cron (unix-cron) of the outbox sweep message on the projection topic. The local stack's tick loop reads this default."
+  type        = string
+  default     = "*/5 * * * *"
+}
+
+variable "scheduler_time_zone" {
+  description = "Time zone the scheduler crons are read in."
+  type        = string
+  default     = "Etc/UTC"
+}
+
+variable "consolidation_rate" {
+  description = "Cloud Tasks dispatch limits of the consolidation queue."
+  type = object({
+    max_dispatches_per_second = number
+    max_concurrent_dispatches = number
+  })
+  default = {
+    max_dispatches_per_second = 5
+    max_concurrent_dispatches = 10
+  }
+}
+
+variable "consolidation_retry" {
+  description = "Cloud Tasks retry limits of the consolidation queue (durations in seconds, e.g. \"10s\")."
+  type = object({
+    max_attempts       = number
+    min_backoff        = string
+    max_backoff        = string
+    max_doublings      = number
+    max_retry_duration = string
+  })
+  default = {
+    max_attempts       = 5
+    min_backoff        = "10s"
+    max_backoff        = "600s"
+    max_doublings      = 5
+    max_retry_duration = "3600s"
+  }
+}
+
+variable "typesense_url" {
+  description = "Base URL of the Typesense cluster (STRATA_TYPESENSE_URL)."
+  type        = string
+}
+
+variable "pinecone_host" {
+  description = "Data-plane host of the Pinecone index (STRATA_PINECONE_HOST)."
+  type        = string
+}
+
+variable "pinecone_namespace" {
+  description = "Pinecone namespace of this deployment (STRATA_PINECONE_NAMESPACE)."
+  type        = string
+  default     = "strata"
+}
+
+variable "embedder" {
+  description = "Embedder id (STRATA_EMBEDDER)."
+  type        = string
+  default     = "hashing"
+}
+
+variable "embedding_dim" {
+  description = "Vector dimension; must equal the Pinecone index dimension (STRATA_EMBEDDING_DIM)."
+  type        = number
+  default     = 384
+}
+
+variable "extractor" {
+  description = "Memory extractor id (STRATA_EXTRACTOR)."
+  type        = string
+  default     = "rules"
+}
+
+variable "router" {
+  description = "Consolidation router id (STRATA_ROUTER)."
+  type        = string
+  default     = "rules"
+}
+
+variable "llm_base_url" {
+  description = "OpenAI-compatible base URL for LLM-backed extractor / router / embedder; empty when none is used (STRATA_LLM_BASE_URL)."
+  type        = string
+  default     = ""
+}
+
+variable "llm_model" {
+  description = "Model name sent to the LLM endpoint (STRATA_LLM_MODEL)."
+  type        = string
+  default     = ""
+}
+
+variable "function_settings" {
+  description = "Per-function sizing overrides, keyed by function name (api, on_conversation_complete, delete_cascade, outbox_drain, consolidate)."
+  type = map(object({
+    available_memory   = optional(string)
+    timeout_seconds    = optional(number)
+    min_instance_count = optional(number)
+    max_instance_count = optional(number)
+  }))
+  default = {}
+}
+
+variable "labels" {
+  description = "Labels applied to every labelled resource."
+  type        = map(string)
+  default     = { app = "strata" }
+}

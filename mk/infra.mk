@@ -1,0 +1,28 @@
+# Infrastructure targets; included from the Makefile (`include mk/infra.mk`).
+#   make package      build build/functions/<name>/ and <name>.zip for every function
+#   make infra-setup  create .venv-checkov (checkov has heavy, conflicting deps: own venv)
+#   make infra-test   terraform fmt, HCL structure, index coverage, checkov, packaged imports
+#   make infra-fmt    rewrite the Terraform files in canonical format
+
+PY ?= .venv/bin/python
+PYTHON3 ?= python3
+VENV_CHECKOV ?= .venv-checkov
+CHECKOV_VERSION ?= 3.3.30
+PACKAGE_OUT ?= build/functions
+
+.PHONY: package infra-setup infra-test infra-fmt
+
+package:
+	$(PY) -m core.packaging --out $(PACKAGE_OUT)
+
+$(VENV_CHECKOV)/bin/checkov:
+	$(PYTHON3) -m venv $(VENV_CHECKOV)
+	$(VENV_CHECKOV)/bin/pip install --quiet --disable-pip-version-check checkov==$(CHECKOV_VERSION)
+
+infra-setup: $(VENV_CHECKOV)/bin/checkov
+
+infra-test: infra-setup
+	STRATA_CHECKOV=$(VENV_CHECKOV)/bin/checkov $(PY) -m pytest -q tests/infra
+
+infra-fmt:
+	terraform fmt -recursive infra/terraform
