@@ -1,0 +1,542 @@
+"""The deterministic, rule-based extractor (the default; id ``rules``, version ``1``).
+
+It reads only the owner's segments (every pseudo-segment of integration text), splits them into
+clauses and keeps the clauses that state something durable in the first person -- facts,
+preferences, relationships, plans -- or a durable fact about a named other person. Greetings,
+weather and small talk match no rule and are skipped. Action items ("I need to ...") and goals
+("I'm aiming for ...", "I'm training for ...") become workflow candidates, never memories.
+
+Content convention: one short sentence written about its subject, without a final period --
+"User stopped eating meat about two years ago", "Tom is allergic to peanuts". A fact about another
+person keeps that person as the subject (``third_party`` with ``subject_label`` the name); it is
+never rewritten as the user's. Each quote is the exact clause (a substring of its segment, not the
+whole segment when it carries several facts); a clause that discloses a secret is dropped whole.
+
+Every emitted candidate has been bound against the source (:func:`bind_quote`): a quote that is
+ambiguous is widened to its sentence and then its segment; if it still does not bind to exactly one
+segment the candidate is not emitted, so :func:`ground` never fails on this extractor's output.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .extraction import (
+    Candidate,
+    ExtractionResult,
+    ExtractionSource,
+    GroundingError,
+    MemoryKind,
+    Segment,
+    Subject,
+    WorkflowCandidate,
+    bind_quote,
+    source_segments,
+)
+from .sensitivity import contains_secret, label_sensitivity
+
+_I = re.IGNORECASE
+
+# --------------------------------------------------------------------------- clause splitting
+_SENTENCE_BREAK = re.compile(r"[.!?;…]+(?=\s|$)")
+_CLAUSE_BREAK = re.compile(
+    r",\s*(?:(?:and|but|so|although|though|because|plus|or)\b\s*)?"
+    r"|\s+(?:and|but|so)\s+(?=(?:I|I'm|I've|I'll|I'd|my|he|she|he's|she's|we)\b)"
+    r"|\s+[-–—]+\s+"
+)
+_FILLER = re.compile(
+    r"^(?:oh|well|so|and|but|also|anyway|by the way|btw|actually|right|yeah|yes|yep|okay|ok|um+|uh+|"
+    r"like|honestly|basically|although|though|plus|then|and then|you know|i mean|still|see|now|"
+    r"to be honest|fun fact|just so you know|oh and)\b[,\s]*",
+    _I,
+)
+_REPORTED = re.compile(
+    r"^(?:the|my)\s+(?P<who>doctor|dentist|physio|physiotherapist|therapist|cardiologist|gp|nurse|"
+    r"dermatologist|optician|vet)\s+(?:said|says|told me|thinks|confirmed)\s+(?:that\s+)?",
+    _I,
+)
+
+
+@dataclass(frozen=True)
+class _Clause:
+    segment: Segment
+    start: int
+    end: int
+    sentence: tuple[int, int]
+
+    @property
+    def text(self) -> str:
+        return self.segment.text[self.start:self.end]
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and (text[start].isspace() or text[start] in ",;:-–—\"'“”(){}[]"):
+        start += 1
+    while end > start and (text[end - 1].isspace() or text[end - 1] in ",;:-–—.!?…\"'“”(){}[]"):
+        end -= 1
+    return start, end
+
+
+def _clauses(segment: Segment) -> Iterator[_Clause]:
+    text = segment.text
+    cursor = 0
+    sentence_spans: list[tuple[int, int]] = []
+    for match in _SENTENCE_BREAK.finditer(text):
+        sentence_spans.append((cursor, match.end()))
+        cursor = match.end()
+    sentence_spans.append((cursor, len(text)))
+    for s_start, s_end in sentence_spans:
+        sentence = _trimmed(text, s_start, s_end)
+        if sentence[0] >= sentence[1]:
+            continue
+        piece_start = sentence[0]
+        breaks = list(_CLAUSE_BREAK.finditer(text, sentence[0], sentence[1]))
+        bounds = [(m.start(), m.end()) for m in breaks] + [(sentence[1], sentence[1])]
+        for b_start, b_end in bounds:
+            start, end = _trimmed(text, piece_start, b_start)
+            # Strip leading fillers; the quote then starts at the meaningful words.
+            while start < end:
+                filler = _FILLER.match(text[start:end])
+                if not filler or not filler.end():
+                    break
+                start += filler.end()
+            start, end = _trimmed(text, start, end)
+            if end > start:
+                yield _Clause(segment, start, end, sentence)
+            piece_start = b_end
+
+
+# --------------------------------------------------------------------------- person and tense
+def _wordset(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+_PAST_IRREGULAR = _wordset(
+    "went was were had did got made took came ran grew began wrote built found left bought sold met said "
+    "quit thought knew saw felt kept lost won spent taught brought fell gave broke drove flew rode swam "
+    "sang ate drank slept sent lent became moved stopped"
+)
+_MODALS = _wordset("can can't cannot could couldn't should shouldn't might must would wouldn't will won't")
+_ADVERBS = ("still", "usually", "always", "often", "never", "really", "also", "just", "only", "sometimes",
+            "generally", "mostly", "normally", "rarely", "actually", "absolutely", "definitely", "recently",
+            "finally", "already", "even")
+
+
+def _conjugate(verb: str) -> str:
+    low = verb.lower()
+    if low in _PAST_IRREGULAR or low in _MODALS or low.endswith("ed") or low.endswith("n't"):
+        return {"haven't": "hasn't", "don't": "doesn't"}.get(low, verb)
+    special = {"have": "has", "do": "does", "go": "goes", "am": "is", "be": "is"}
+    if low in special:
+        return special[low]
+    if re.search(r"(?:s|sh|ch|x|z|o)$", low):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", low):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+_PRONOUNS = (
+    (re.compile(r"\bI'm\b"), "they're"), (re.compile(r"\bI am\b"), "they are"),
+    (re.compile(r"\bI've\b"), "they've"), (re.compile(r"\bI'll\b"), "they'll"),
+    (re.compile(r"\bI'd\b"), "they'd"), (re.compile(r"\bI\b"), "they"),
+    (re.compile(r"\bmy\b", _I), "their"), (re.compile(r"\bmyself\b", _I), "themselves"),
+    (re.compile(r"\bmine\b", _I), "theirs"), (re.compile(r"\bme\b", _I), "them"),
+)
+_TRAILING_TIME = re.compile(
+    r"(?:,?\s+(?:now|today|yesterday|tonight|this morning|this afternoon|right now|at the moment|"
+    r"these days|anymore|any more))+$", _I)
+
+
+def _third_person_rest(text: str) -> str:
+    for pattern, replacement in _PRONOUNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _finish(content: str) -> str:
+    content = _TRAILING_TIME.sub("", content.strip().rstrip(".!?,;: "))
+    content = re.sub(r"\s+", " ", content).strip()
+    return content[:1].upper() + content[1:] if content else content
+
+
+def _about_user(body: str) -> str:
+    """Rewrite a first-person clause ("I stopped eating meat") as "User stopped eating meat"."""
+    head = re.match(r"I(?:'m|\s+am)\b", body)
+    if head:
+        return _finish("User is" + _third_person_rest(body[head.end():]))
+    for pattern, replacement in ((r"I(?:'ve|\s+have)\b", "User has"), (r"I(?:'d|\s+would)\b", "User would"),
+                                 (r"I(?:'ll|\s+will)\b", "User will"), (r"I\s+(?:don't|do not)\b", "User doesn't"),
+                                 (r"I\s+haven't\b", "User hasn't")):
+        head = re.match(pattern, body)
+        if head:
+            return _finish(replacement + _third_person_rest(body[head.end():]))
+    words = re.match(r"I((?:\s+(?:" + "|".join(_ADVERBS) + r"))*)\s+([\w']+)", body)
+    if words:
+        rest = _third_person_rest(body[words.end():])
+        return _finish(f"User{words.group(1)} {_conjugate(words.group(2))}{rest}")
+    possessive = re.match(r"my\b", body, _I)
+    if possessive:
+        return _finish("User's" + _third_person_rest(body[possessive.end():]))
+    return _finish(_third_person_rest(body))
+
+
+def _about_person(name: str, rest: str) -> str:
+    """``rest`` follows the person's name or pronoun ("'s allergic to peanuts" -> "Tom is allergic ...")."""
+    rest = re.sub(r"^'s\s+(?=(?:been|got|gotten|had|done|never|always|\w+ed)\b)", " has ", rest)
+    rest = re.sub(r"^'s\b", " is", rest)
+    rest = re.sub(r"\bmy\b", "the user's", rest, flags=_I)
+    rest = re.sub(r"\bme\b", "the user", rest, flags=_I)
+    return _finish(name + rest)
+
+
+# --------------------------------------------------------------------------- vocabularies
+_RELATIONS = (
+    r"brother|sister|mom|mum|mother|dad|father|wife|husband|partner|boyfriend|girlfriend|son|daughter|"
+    r"best friend|friend|boss|manager|colleague|coworker|co-worker|cousin|uncle|aunt|grandma|grandmother|"
+    r"grandpa|grandfather|roommate|flatmate|fiancé|fiancée|fiance|fiancee|neighbou?r|stepmother|stepfather|"
+    r"niece|nephew|therapist|doctor|teacher|mentor"
+)
+_NOT_A_NAME = _wordset(
+    "i the a an this that it its something nothing everything yeah yes no nah so and but oh okay ok right "
+    "sure great nice cool morning evening hey hi hello remember go also anyway like well thanks thank "
+    "maybe just actually today tomorrow yesterday monday tuesday wednesday thursday friday saturday sunday "
+    "january february march april may june july august september october november december there here "
+    "what who how why when where we you they he she everyone someone somebody nobody everybody my our "
+    "your his her their let please sorry ugh haha wow not still then if because although though did does "
+    "do is are was were can could would should will anyway lol hmm um uh both all some none each every "
+    "mostly night day week month year people everything good bad one two three dinner lunch breakfast "
+    "work home life weather game"
+)
+_NAME = r"(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
+_PERSON_PREDICATE = (
+    r"(?P<rest>(?:'s|\s+is|\s+was)\s+(?:allergic|a|an|married|engaged|divorced|pregnant|vegetarian|vegan|"
+    r"training|learning|studying|retired|lactose|diabetic|from|based|my|moving|starting|working|living)\b.*"
+    r"|\s+(?:works|worked|lives|lived|moved|studies|studied|loves|likes|hates|owns|plays|teaches|runs|"
+    r"drives|speaks|has|got|just|doesn't|does not|can't|cannot|never|always|used to|grew up|was born|"
+    r"graduated|started|quit|joined|left)\b.*)"
+)
+_PERSON = re.compile(r"^" + _NAME + _PERSON_PREDICATE + r"$")
+_PRONOUN_PERSON = re.compile(r"^(?P<pronoun>he|she)" + _PERSON_PREDICATE + r"$", _I)
+_NAME_MENTION = re.compile(r"\b" + _NAME + r"\b")
+_YOUR_RELATION = re.compile(r"\byour\s+(?P<rel>" + _RELATIONS + r")\b", _I)
+_ANSWER_BY_NAME = re.compile(r"^" + _NAME + r"\s+(?:does|doesn't|is|isn't|did|didn't|has|hasn't|will|can)\b")
+
+_CHATTER = re.compile(
+    r"\b(?:weather|rain(?:ing|y)?|sunny|grey|gray|cloudy|snowing|what's up|how are you|how's it going|"
+    r"good morning|see you|bye|the game|haha|lol|missed it|no worries|never mind|sounds good)\b", _I)
+
+_ACTION = re.compile(
+    r"^(?:I\s+(?:(?:really|still|just|also|definitely)\s+)?(?:need to|have to|'ve got to|have got to|"
+    r"got to|gotta|must|should|'ll need to|am supposed to|'m supposed to|'ll have to)|"
+    r"(?:remind me to|don't forget to|remember to|I must remember to)|"
+    r"I(?:'ll|\s+will)\s+(?=(?:send|call|email|finish|submit|review|book|buy|pick up|write|fix|schedule|"
+    r"reply|follow up|check|prepare|update|share|pay|ping|text|renew|return|order)\b))\s*(?P<task>.+)$", _I)
+_DUE = re.compile(
+    r"\b(?:by|before|on|until|due|no later than)\s+(?P<due>(?:next\s+|this\s+)?(?:monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday|tomorrow|tonight|today|weekend|week|month|end of (?:the\s+)?"
+    r"(?:day|week|month))(?:\s+(?:morning|afternoon|evening|night))?|\d{1,2}(?::\d{2})?\s?(?:am|pm)"
+    r"|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?"
+    r"|\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*)\b",
+    _I)
+_TRAINING = re.compile(r"^I(?:'m|\s+am)\s+training\s+for\s+(?P<goal>.+)$", _I)
+_AIM = re.compile(
+    r"^(?:I(?:'m|\s+am)\s+(?:aiming|hoping|working)\s+(?:for|towards?|to)|I\s+aim\s+(?:for|to)|"
+    r"my\s+goal\s+is(?:\s+to)?|I(?:'m|\s+am)\s+determined\s+to)\s+(?P<goal>.+)$", _I)
+_CUTTING_DOWN = re.compile(r"\b(?:cutting|cut)\s+(?:down|back)\s+on\s+(?P<topic>[\w\s]+?)$", _I)
+
+_RELATION_STATEMENT = re.compile(
+    r"^my\s+(?P<rel>" + _RELATIONS + r")(?:'s\s+name)?(?:\s+is|\s+was|,)?\s+" + _NAME + r"\b", _I)
+_NAME_IS_MY = re.compile(r"^" + _NAME + r"\s+is\s+my\s+(?P<rel>" + _RELATIONS + r")\b")
+_MY_ATTRIBUTE = re.compile(r"^my\s+(?P<attr>[a-z][a-z' -]{1,40}?)\s+(?:is|are|was|were)\s+(?P<value>.+)$", _I)
+_PREFERENCE = re.compile(
+    r"^I\s+(?:(?:really|absolutely|also|just|totally|kind of|kinda)\s+)?(?:love|like|enjoy|adore|hate|"
+    r"dislike|prefer|can't stand|don't like|do not like|don't eat|don't drink|never eat|never drink|"
+    r"can't eat|am into)\s+(?P<obj>.+)$|^I(?:'m|\s+am)\s+(?:really\s+)?(?:into|a (?:big |huge )?fan of)\s+"
+    r"(?P<obj2>.+)$", _I)
+_MEAT = re.compile(r"\b(?:stopped|quit|gave up)\s+eating\s+meat\b", _I)
+_PLAN = re.compile(
+    r"^I\s+(?:really\s+)?(?:want|plan|intend|hope|'d like|would like|am going|'m going|am planning|"
+    r"'m planning|'m gonna|am gonna|'m hoping)\s+(?:to|on)\s+", _I)
+_DURABLE_VERB = re.compile(
+    r"^I\s+(?:(?:" + "|".join(_ADVERBS) + r")\s+)*(?:moved|relocated|live|lived|grew up|was born|work|worked|"
+    r"study|studied|started|stopped|quit|finished|completed|shipped|launched|joined|graduated|got married|"
+    r"got engaged|married|adopted|bought|sold|built|founded|switched|became|retired|learned|learnt|speak|"
+    r"teach|climb|run|swim|cycle|bike|play|practice|practise|cook|bake|meditate|volunteer|own|drive|"
+    r"ride|hike|paint|write|read|collect|eat|drink|go to|visit|use|have a|have an|have two|have three|"
+    r"'ve been|have been|'ve lived|have lived|'ve worked|have worked)\b", _I)
+_AM = re.compile(r"^I(?:'m|\s+am)\s+(?P<rest>.+)$", _I)
+_STATE_OK = re.compile(
+    r"^(?:a|an)\s+(?!bit\b|little\b|lot\b|mess\b)\w+|^(?:allergic|from|based|on\s|vegetarian|vegan|married|"
+    r"engaged|divorced|single|pregnant|retired|left-handed|right-handed|lactose|gluten|diabetic|"
+    r"self-employed|unemployed|learning|studying|living|working|moving|starting|switching|cutting|"
+    r"quitting|saving|buying|selling|renovating|building|writing|training|taking|leaving|joining|"
+    r"getting married|expecting|trying to (?:learn|quit|lose|save|get))\b", _I)
+_FUTURE = re.compile(r"\b(?:next|tomorrow|soon|later this|in (?:a|two|three|\d+) (?:weeks?|months?|years?))\b", _I)
+
+_TOPICS = (
+    ("work", re.compile(
+        r"\b(?:work|works|worked|job|office|colleagues?|coworkers?|manager|boss|team|project|migration|rewrite|"
+        r"deploy\w*|release|client|customers?|meeting|stand-?up|sprint|draft|nurse|engineer|developer|"
+        r"career|promotion|shifts?|hospital|company|startup|billing|codebase|feature|launch\w*)\b", _I)),
+    ("hobbies", re.compile(
+        r"\b(?:climb\w*|marathon|running|runs?|hik\w+|guitar|piano|paint\w*|chess|gym|training|cycl\w+|"
+        r"swim\w*|yoga|ski\w*|surf\w*|photograph\w*|garden\w*|knit\w*|football|soccer|tennis|basketball)\b",
+        _I)),
+    ("lifestyle", re.compile(
+        r"\b(?:eat\w*|meat|vegetarian|vegan|diet|coffee|tea|moved|lives?|living|sleep\w*|car|house|apartment|"
+        r"flat|cook\w*|food|drink\w*|time|city|neighbou?rhood)\b", _I)),
+)
+
+
+def _category(kind: str, content: str, labels: frozenset[str]) -> str:
+    if kind == "relationship" or "health" in labels:
+        return "core"
+    for name, pattern in _TOPICS:
+        if pattern.search(content):
+            return name
+    return "interests" if kind == "preference" else "core"
+
+
+# --------------------------------------------------------------------------- the extractor
+@dataclass
+class _Draft:
+    content: str
+    kind: MemoryKind
+    subject: Subject
+    subject_label: str | None
+    quotes: tuple[tuple[_Clause, int, int], ...]  # (clause, start, end) spans in the clause's segment
+
+
+class RuleExtractor:
+    """Deterministic extraction of durable first-person statements (see the module docstring)."""
+
+    extractor_id = "rules"
+    extractor_version = "1"
+
+    def extract(self, source: ExtractionSource) -> ExtractionResult:
+        segments = source_segments(source)
+        drafts: list[_Draft] = []
+        actions: list[tuple[WorkflowCandidate, Segment]] = []
+        goals: list[tuple[WorkflowCandidate, Segment]] = []
+        last_name: str | None = None
+        last_cutting_topic: str | None = None
+        previous: Segment | None = None
+        for segment in segments:
+            if not segment.is_user:
+                previous = segment
+                continue
+            for clause in _clauses(segment):
+                body = clause.text
+                if contains_secret(body):
+                    continue  # a clause that discloses a credential is never a memory
+                mention = _NAME_MENTION.search(body)
+                if mention and mention.group("name").split()[0].lower() not in _NOT_A_NAME:
+                    name_here = mention.group("name")
+                else:
+                    name_here = None
+                found = self._workflow(clause, last_cutting_topic)
+                if found is not None:
+                    (actions if found.kind == "action_item" else goals).append((found, segment))
+                cutting = _CUTTING_DOWN.search(body)
+                if cutting:
+                    last_cutting_topic = cutting.group("topic").strip()
+                if found is not None and found.kind == "action_item":
+                    pass  # action items are not memories
+                else:
+                    drafts.extend(self._memories(clause, previous, last_name))
+                if name_here:
+                    last_name = name_here
+            previous = segment
+        return ExtractionResult(
+            memories=self._finalise(segments, drafts),
+            action_items=self._bound_workflow(segments, actions),
+            goals=self._bound_workflow(segments, goals),
+            extractor_id=self.extractor_id,
+            extractor_version=self.extractor_version,
+        )
+
+    # ----------------------------------------------------------------- workflow
+    @staticmethod
+    def _workflow(clause: _Clause, cutting_topic: str | None) -> WorkflowCandidate | None:
+        body = clause.text
+        action = _ACTION.match(body)
+        if action:
+            task = action.group("task").strip()
+            if len(task.split()) < 2 or _CHATTER.search(task):
+                return None
+            due = _DUE.search(task)
+            return WorkflowCandidate(kind="action_item", description=_finish(task), quote=body,
+                                     due=due.group("due") if due else None)
+        training = _TRAINING.match(body)
+        if training:
+            return WorkflowCandidate(kind="goal", description=_finish("Train for " + training.group("goal")),
+                                     quote=body, due=None)
+        aim = _AIM.match(body)
+        if aim:
+            goal = aim.group("goal").strip()
+            if len(goal.split()) <= 3 and cutting_topic:
+                description = f"Cut down on {cutting_topic} to {goal}"
+            else:
+                description = ("Aim for " if body.lower().find(" for ") >= 0 and len(goal.split()) <= 3
+                               else "") + goal
+            return WorkflowCandidate(kind="goal", description=_finish(description), quote=body, due=None)
+        return None
+
+    # ----------------------------------------------------------------- memories
+    @staticmethod
+    def _memories(clause: _Clause, previous: Segment | None, last_name: str | None) -> list[_Draft]:
+        text = clause.segment.text
+        body = clause.text
+        whole = ((clause, clause.start, clause.end),)
+        reported = _REPORTED.match(body)
+        suffix = ""
+        if reported:
+            suffix = f", according to their {reported.group('who').lower()}"
+            body = body[reported.end():]
+
+        # A named person answering "your brother ...?": a relationship of the owner.
+        answer = _ANSWER_BY_NAME.match(body)
+        drafts: list[_Draft] = []
+        if answer and answer.group("name").split()[0].lower() not in _NOT_A_NAME and previous is not None:
+            relation = _YOUR_RELATION.search(previous.text)
+            if relation:
+                name = answer.group("name")
+                prev_clause = _sentence_around(previous, relation.start())
+                drafts.append(_Draft(f"{name} is the user's {relation.group('rel').lower()}", "relationship",
+                                     "third_party", name, (prev_clause, (clause, clause.start,
+                                                                         clause.start + answer.end()))))
+
+        if _CHATTER.search(body) and not _PREFERENCE.match(body):
+            return drafts
+
+        person = _PERSON.match(body)
+        if person and person.group("name").split()[0].lower() not in _NOT_A_NAME:
+            name = person.group("name")
+            kind: MemoryKind = "relationship" if re.search(r"\bmy\s+(?:" + _RELATIONS + r")\b", body, _I) \
+                else "fact"
+            drafts.append(_Draft(_about_person(name, person.group("rest")) + suffix, kind, "third_party",
+                                 name, whole))
+            return drafts
+        pronoun = _PRONOUN_PERSON.match(body)
+        if pronoun:
+            if not last_name:
+                return drafts
+            # Quote from the clause that named the person when it is in the same sentence.
+            span_start = clause.start
+            named_at = text.rfind(last_name, clause.sentence[0], clause.start)
+            if named_at >= 0:
+                span_start = named_at
+            drafts.append(_Draft(_about_person(last_name, pronoun.group("rest")) + suffix, "fact",
+                                 "third_party", last_name, ((clause, span_start, clause.end),)))
+            return drafts
+
+        relation = _RELATION_STATEMENT.match(body) or _NAME_IS_MY.match(body)
+        if relation and relation.group("name").split()[0].lower() not in _NOT_A_NAME:
+            name = relation.group("name")
+            drafts.append(_Draft(f"{name} is the user's {relation.group('rel').lower()}", "relationship",
+                                 "third_party", name, whole))
+            return drafts
+
+        kind_user: MemoryKind | None = None
+        content = ""
+        if _ACTION.match(body) or _AIM.match(body):
+            return drafts
+        if _MEAT.search(body) and body.lower().startswith("i "):
+            kind_user, content = "preference", "User is vegetarian and " + _about_user(body)[len("User "):]
+        elif _PREFERENCE.match(body):
+            pref = _PREFERENCE.match(body)
+            obj = ((pref.group("obj") or pref.group("obj2") or "") if pref else "").strip().lower()
+            if obj in {"it", "that", "this", "them", "you", "so", "too"}:
+                return drafts
+            kind_user, content = "preference", _about_user(body)
+        elif _PLAN.match(body):
+            kind_user, content = "plan", _about_user(body)
+        elif _MY_ATTRIBUTE.match(body) or _DURABLE_VERB.match(body):
+            kind_user, content = "fact", _about_user(body)
+        else:
+            am = _AM.match(body)
+            if am and _STATE_OK.match(am.group("rest")):
+                rest = am.group("rest")
+                future = re.match(r"(?:going|planning|moving|starting|buying|selling|switching|leaving|"
+                                  r"joining|getting)\b", rest, _I) and _FUTURE.search(rest)
+                kind_user = "plan" if future or rest.lower().startswith("training") else "fact"
+                content = _about_user(body)
+        if kind_user is None or len(content.split()) < 3:
+            return drafts
+        drafts.append(_Draft(content + suffix, kind_user, "user", None, whole))
+        return drafts
+
+    # ----------------------------------------------------------------- binding
+    @staticmethod
+    def _finalise(segments: tuple[Segment, ...], drafts: list[_Draft]) -> tuple[Candidate, ...]:
+        out: list[Candidate] = []
+        seen: set[tuple[str, str | None]] = set()
+        for draft in drafts:
+            quotes: list[str] = []
+            for clause, start, end in draft.quotes:
+                quote = _unique_quote(segments, clause, start, end)
+                if quote is None:
+                    break
+                quotes.append(quote)
+            else:
+                key = (draft.content.casefold(), draft.subject_label)
+                if key in seen or not draft.content:
+                    continue
+                if contains_secret(draft.content) or any(contains_secret(q) for q in quotes):
+                    continue
+                labels = label_sensitivity(" ".join((draft.content, *quotes)))
+                seen.add(key)
+                out.append(Candidate(
+                    content=draft.content, kind=draft.kind,
+                    category=_category(draft.kind, draft.content, labels),
+                    subject=draft.subject, subject_label=draft.subject_label,
+                    quotes=tuple(quotes), sensitivity=labels,
+                ))
+        return tuple(out)
+
+    @staticmethod
+    def _bound_workflow(segments: tuple[Segment, ...],
+                        found: list[tuple[WorkflowCandidate, Segment]]) -> tuple[WorkflowCandidate, ...]:
+        out: list[WorkflowCandidate] = []
+        for candidate, segment in found:
+            quote = candidate.quote
+            for option in (quote, segment.text):
+                try:
+                    bind_quote(segments, option)
+                except GroundingError:
+                    continue
+                out.append(WorkflowCandidate(kind=candidate.kind, description=candidate.description,
+                                             quote=option, due=candidate.due))
+                break
+        return tuple(out)
+
+
+def _sentence_around(segment: Segment, index: int) -> tuple[_Clause, int, int]:
+    for clause in _clauses(segment):
+        if clause.sentence[0] <= index < clause.sentence[1]:
+            start, end = _trimmed(segment.text, *clause.sentence)
+            return clause, start, end
+    start, end = _trimmed(segment.text, 0, len(segment.text))
+    return _Clause(segment, start, end, (start, end)), start, end
+
+
+def _unique_quote(segments: tuple[Segment, ...], clause: _Clause, start: int, end: int) -> str | None:
+    """The narrowest of clause / sentence / segment text that binds to exactly one segment."""
+    text = clause.segment.text
+    sentence = _trimmed(text, *clause.sentence)
+    options = (text[start:end], text[min(start, sentence[0]):max(end, sentence[1])], text.strip())
+    for option in options:
+        if contains_secret(option):
+            return None  # widening must never pull a secret into a quote
+        try:
+            if bind_quote(segments, option).id == clause.segment.id:
+                return option
+        except GroundingError:
+            continue
+    return None
+
+
+__all__ = ["RuleExtractor"]
