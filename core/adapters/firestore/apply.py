@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core.adapters.firestore.client import Paths
+from core.adapters.firestore.queries import build
 from core.domain import ids
 from core.domain.records import MemoryItem
 from core.domain.visibility import is_default_visible
@@ -42,6 +43,7 @@ class ApplyView:
     sequence: int  # the sequence this commit will get
     commit_id: str
     operation_id: str
+    queried: dict[str, list[str]] = field(default_factory=dict)  # query label → matching item ids
 
     def next_revision(self, memory_id: str) -> int:
         current = self.items.get(memory_id)
@@ -105,13 +107,21 @@ class ApplyEngine:
 
     def apply(self, uid: str, kind: str, key: Any, planner: Planner, *, item_ids: Iterable[str] = (),
               doc_paths: Iterable[str] = (), actor: str = "system", bypass_account_fence: bool = False,
-              now: datetime | None = None) -> ApplyResult:
+              now: datetime | None = None, item_queries: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None,
+              follow_lineage: bool = False) -> ApplyResult:
+        """Run ``planner`` in one transaction and commit what it returns.
+
+        ``item_queries`` (label → (query name, params)) are run *inside* the transaction, so the
+        cohort a planner sees cannot change under it; their items join ``view.items`` and may be
+        written. With ``follow_lineage`` the items those reference through ``supersedes`` /
+        ``canonical_memory_id`` are read too (and their graph assertions).
+        """
         from google.cloud import firestore
 
         op_id = ids.operation_id(uid, kind, key)
         item_ids = sorted(set(item_ids))
         doc_paths = sorted(set(doc_paths))
-        if len(item_ids) > MAX_ITEMS_PER_APPLY:
+        if len(item_ids) > MAX_ITEMS_PER_APPLY:  # noqa: SIM102
             raise Conflict(f"an apply may touch at most {MAX_ITEMS_PER_APPLY} items", code="too_many_items")
         paths = self.paths
 
@@ -123,8 +133,33 @@ class ApplyEngine:
             fixed = [control_ref, paths.global_controls(), paths.account_deletion(uid), op_ref]
             item_refs = {mid: paths.doc(uid, "memory_items", mid) for mid in item_ids}
             doc_refs = {p: paths.doc(uid, *_split(p)) for p in doc_paths}
+            queried: dict[str, list[str]] = {}
+            extra_snaps: list[Any] = []
+            for label, (query_name, params) in (item_queries or {}).items():
+                query = build(paths.col(uid, "memory_items"), query_name, params, limit=MAX_ITEMS_PER_APPLY + 1)
+                found = list(transaction.get(query))
+                if len(found) > MAX_ITEMS_PER_APPLY:
+                    raise Conflict(f"more than {MAX_ITEMS_PER_APPLY} items match; this operation must be split",
+                                   code="too_many_items")
+                queried[label] = [snap.id for snap in found]
+                extra_snaps.extend(found)
+            for snap in extra_snaps:
+                item_refs.setdefault(snap.id, snap.reference)
+            if follow_lineage:
+                linked = set()
+                for snap in extra_snaps:
+                    data = snap.to_dict() or {}
+                    linked.update(data.get("supersedes") or [])
+                    if data.get("canonical_memory_id"):
+                        linked.add(data["canonical_memory_id"])
+                for mid in sorted(linked - set(item_refs)):
+                    item_refs[mid] = paths.doc(uid, "memory_items", mid)
+            for mid in item_refs:
+                doc_refs.setdefault(f"memory_graph_assertions/{mid}", paths.doc(uid, "memory_graph_assertions", mid))
             refs = fixed + list(item_refs.values()) + list(doc_refs.values())
             snaps = {s.reference.path: s for s in self.client.get_all(refs, transaction=transaction)}
+            for snap in extra_snaps:
+                snaps.setdefault(snap.reference.path, snap)
 
             def data(ref: Any) -> dict[str, Any] | None:
                 snap = snaps.get(ref.path)
@@ -152,7 +187,7 @@ class ApplyEngine:
                 uid=uid, now=moment, control=control,
                 items={mid: (MemoryItem.from_store(d) if (d := data(ref)) else None) for mid, ref in item_refs.items()},
                 docs={p: data(ref) for p, ref in doc_refs.items()},
-                sequence=sequence, commit_id=commit, operation_id=op_id,
+                sequence=sequence, commit_id=commit, operation_id=op_id, queried=queried,
             )
             plan = planner(view)
             if plan.empty:
@@ -163,7 +198,7 @@ class ApplyEngine:
             changes = []
             outbox: list[OutboxAction] = []
             for item in plan.items:
-                if item.id not in item_refs:
+                if item.id not in item_refs:  # every written item was read in this transaction
                     raise StrataError(f"planner wrote item {item.id} it did not declare as read")
                 if item.uid != uid:
                     raise StrataError("planner wrote an item of another user")
