@@ -1,0 +1,258 @@
+"""Consolidation route proposals, and the deterministic rule-based router (id ``rules``, version ``1``).
+
+A router only *proposes*. The server hands it :class:`RouteCandidate` s addressed by opaque refs
+("i0", "n3") and validates whatever comes back (exactly one route per selected item, known refs,
+legal targets); a router never invents ids. :class:`RuleRouter` applies these rules, first match
+wins:
+
+1. empty or garbage content, or content disclosing a secret          -> ``reject``
+2. near-duplicate of a Long-term neighbour about the same subject     -> ``archive`` (``duplicate_of``)
+3. contradicts a Long-term neighbour on the same subject and attribute
+   ("moved to Lisbon" vs "lives in Seattle", "stopped eating meat" vs "loves steak")
+                                                  -> ``promote`` with ``supersedes``, or ``review``
+   when the contradiction is only a like/dislike flip or the subject is not firmly known
+4. corroborated by >= 2 independent sources, manually added, or a durable kind (fact, preference,
+   relationship) about the user or a named person                    -> ``promote``
+5. expired, uncorroborated and not durable                             -> ``archive``
+6. anything else                                                       -> ``review``
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from .sensitivity import contains_secret
+
+Route = Literal["promote", "archive", "review", "reject"]
+ROUTES: tuple[str, ...] = ("promote", "archive", "review", "reject")
+LONG_TERM = "long_term"
+DUPLICATE_THRESHOLD = 0.8
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A memory near a candidate, found by the server; ``restricted`` ones never go to an LLM."""
+
+    ref: str
+    content: str
+    layer: str
+    subject_label: str | None = None
+    restricted: bool = False
+
+
+@dataclass(frozen=True)
+class RouteCandidate:
+    ref: str
+    content: str
+    subject: str
+    subject_label: str | None
+    category: str
+    kind: str
+    source_ids: tuple[str, ...]
+    independent_sources: int
+    manually_added: bool
+    expired: bool
+    restricted: bool
+    neighbours: tuple[Neighbour, ...] = ()
+
+
+@dataclass(frozen=True)
+class RouteProposal:
+    item_ref: str
+    route: Route
+    reason: str
+    duplicate_of: str | None = None
+    supersedes: tuple[str, ...] = ()
+
+
+class Router(Protocol):
+    """The router port."""
+
+    router_id: str
+    router_version: str
+
+    def route(self, candidates: list[RouteCandidate]) -> list[RouteProposal]: ...
+
+
+# The LLM router's strict JSON schema (OpenAI "json_schema" response format).
+ROUTE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["proposals"],
+    "properties": {
+        "proposals": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["item_ref", "route", "reason", "duplicate_of", "supersedes"],
+                "properties": {
+                    "item_ref": {"type": "string"},
+                    "route": {"type": "string", "enum": list(ROUTES)},
+                    "reason": {"type": "string"},
+                    "duplicate_of": {"type": ["string", "null"]},
+                    "supersedes": {"type": "array", "items": {"type": "string"}},
+                },
+            },
+        }
+    },
+}
+
+
+# --------------------------------------------------------------------------- text helpers
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(re.findall(r"\S+", (
+    "a an the and or but of to in on at for with is are was were be been being it its that this "
+    "user user's users they their them he she his her has have had does do did just about very so"
+)))
+
+
+def _tokens(text: str) -> set[str]:
+    words = _WORD.findall((text or "").casefold().replace("'s", ""))
+    return {w[:-1] if len(w) > 4 and w.endswith("s") else w for w in words if w not in _STOP}
+
+
+def similarity(a: str, b: str) -> float:
+    """Jaccard overlap of content words (crude plural folding); 1.0 for the same statement."""
+    left, right = _tokens(a), _tokens(b)
+    if not left or not right:
+        return 0.0
+    return len(left & right) / len(left | right)
+
+
+def _is_garbage(content: str) -> bool:
+    text = (content or "").strip()
+    letters = sum(ch.isalpha() for ch in text)
+    return len(text) < 3 or letters < 3 or letters < len(text) * 0.4 or len(_tokens(text)) == 0
+
+
+def _same_subject(candidate: RouteCandidate, neighbour: Neighbour) -> bool | None:
+    """True/False when known; None when the candidate's subject is not firmly known."""
+    label = (neighbour.subject_label or "").strip().casefold()
+    neighbour_is_user = label in {"", "user"}
+    if candidate.subject == "user":
+        return neighbour_is_user
+    if candidate.subject == "third_party" and candidate.subject_label:
+        return not neighbour_is_user and label == candidate.subject_label.strip().casefold()
+    return None
+
+
+# Attributes a single-valued statement sets: (name, pattern, value group or fixed value).
+_PLACE = r"(?P<v>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)"
+_ATTRIBUTES: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
+    ("residence", re.compile(r"\b(?:moved|relocated)\s+to\s+" + _PLACE), "v"),
+    ("residence", re.compile(r"\b(?:lives|living|lived|is based|based|resides)\s+in\s+" + _PLACE), "v"),
+    ("eats_meat", re.compile(r"\b(?:stopped|quit|gave up)\s+eating\s+meat\b|\bvegetarian\b|\bvegan\b|"
+                             r"\b(?:doesn't|does not|never|don't)\s+eat\s+meat\b", re.IGNORECASE), "no"),
+    ("eats_meat", re.compile(r"\b(?:loves?|likes?|enjoys?|eats?|eating)\s+(?:a\s+good\s+)?(?:steaks?|meat|burgers?|"
+                             r"bacon|beef|pork|chicken|ribs|sausages?)\b", re.IGNORECASE), "yes"),
+    ("occupation", re.compile(r"\bworks\s+as\s+(?:a|an)\s+(?P<v>[\w\s-]+?)(?:\s+at\b|\s+in\b|\s+for\b|$)",
+                              re.IGNORECASE), "v"),
+    ("employer", re.compile(r"\bworks\s+(?:at|for)\s+" + _PLACE), "v"),
+    ("marital", re.compile(r"\b(?:is|got)\s+(?P<v>married|engaged|divorced|single|widowed)\b",
+                           re.IGNORECASE), "v"),
+)
+_LIKE = re.compile(r"\b(?P<pol>loves?|likes?|enjoys?|adores?|hates?|dislikes?|can't stand|doesn't like|"
+                   r"does not like)\s+(?P<obj>[\w\s-]+)", re.IGNORECASE)
+_POSITIVE = ("love", "like", "enjoy", "adore")
+
+
+def attributes(content: str) -> dict[str, str]:
+    """Single-valued attributes a statement sets (``residence`` -> ``lisbon``); first match per name."""
+    found: dict[str, str] = {}
+    for name, pattern, group in _ATTRIBUTES:
+        if name in found:
+            continue
+        match = pattern.search(content or "")
+        if match:
+            value = match.group(group) if group == "v" else group
+            found[name] = (value or "").strip().casefold()
+    return found
+
+
+def _preference(content: str) -> tuple[str, bool] | None:
+    match = _LIKE.search(content or "")
+    if not match:
+        return None
+    positive = match.group("pol").lower().startswith(_POSITIVE)
+    return " ".join(sorted(_tokens(match.group("obj")))), positive
+
+
+def contradicts(a: str, b: str) -> Literal["firm", "soft"] | None:
+    """Whether two statements about one subject disagree: ``firm`` on a single-valued attribute,
+    ``soft`` on a like/dislike flip of the same object, else None."""
+    left, right = attributes(a), attributes(b)
+    if any(left[k] != right[k] for k in left.keys() & right.keys()):
+        return "firm"
+    pa, pb = _preference(a), _preference(b)
+    if pa and pb and pa[0] and pa[0] == pb[0] and pa[1] != pb[1]:
+        return "soft"
+    return None
+
+
+# --------------------------------------------------------------------------- the rule router
+class RuleRouter:
+    """Deterministic consolidation routing (see the module docstring)."""
+
+    router_id = "rules"
+    router_version = "1"
+
+    def route(self, candidates: list[RouteCandidate]) -> list[RouteProposal]:
+        return [self.route_one(candidate) for candidate in candidates]
+
+    def route_one(self, c: RouteCandidate) -> RouteProposal:
+        content = (c.content or "").strip()
+        if _is_garbage(content):
+            return RouteProposal(c.ref, "reject", "empty or unreadable content")
+        if contains_secret(content):
+            return RouteProposal(c.ref, "reject", "content discloses a secret")
+
+        long_term = [n for n in c.neighbours if n.layer == LONG_TERM and (n.content or "").strip()]
+        best: tuple[float, Neighbour] | None = None
+        for neighbour in long_term:
+            if _same_subject(c, neighbour) is False:
+                continue
+            score = similarity(content, neighbour.content)
+            if score >= DUPLICATE_THRESHOLD and (best is None or score > best[0]):
+                best = (score, neighbour)
+        if best is not None:
+            return RouteProposal(c.ref, "archive", f"near-duplicate of Long-term memory ({best[0]:.2f})",
+                                 duplicate_of=best[1].ref)
+
+        firm: list[str] = []
+        unsure = False
+        for neighbour in long_term:
+            same = _same_subject(c, neighbour)
+            if same is False:
+                continue
+            verdict = contradicts(content, neighbour.content)
+            if verdict == "firm" and same:
+                firm.append(neighbour.ref)
+            elif verdict is not None:
+                unsure = True
+        if firm and not unsure:
+            return RouteProposal(c.ref, "promote", "newer statement contradicts Long-term memory",
+                                 supersedes=tuple(firm))
+        if firm or unsure:
+            return RouteProposal(c.ref, "review", "possible contradiction with Long-term memory")
+
+        durable = c.kind in {"fact", "preference", "relationship"} and (
+            c.subject == "user" or (c.subject == "third_party" and bool(c.subject_label)))
+        if c.independent_sources >= 2:
+            return RouteProposal(c.ref, "promote", f"corroborated by {c.independent_sources} independent sources")
+        if c.manually_added:
+            return RouteProposal(c.ref, "promote", "explicitly added by the user")
+        if durable:
+            return RouteProposal(c.ref, "promote", f"durable {c.kind} about {c.subject_label or c.subject}")
+        if c.expired:
+            return RouteProposal(c.ref, "archive", "expired without corroboration")
+        return RouteProposal(c.ref, "review", "not clearly durable; needs a decision")
+
+
+__all__ = [
+    "DUPLICATE_THRESHOLD", "LONG_TERM", "ROUTES", "ROUTE_SCHEMA",
+    "Neighbour", "Route", "RouteCandidate", "RouteProposal", "Router", "RuleRouter",
+    "attributes", "contradicts", "similarity",
+]
