@@ -39,9 +39,9 @@ _NOT_A_VALUE = (
     r"that|this|it|what|which|why|how|where|when|there|here|in|on|at|for|from|about|like|because|and|or)\b"
 )
 # A disclosed value: one token, not a placeholder we wrote ourselves, not an ordinary word above.
-_VALUE = r"(?!\[REDACTED\])(?!" + _NOT_A_VALUE + r")[\"'“‘]?[^\s\"'”’,;]{3,}"
-_DIGITS_VALUE = r"(?!\[REDACTED\])[\"'“‘]?[A-Za-z]{0,3}\d[\d\- ]{2,}\d"
-_IS = r"\s*(?:is|was|=|:|reads|will be|is still|is now|is just)\s*"
+_VALUE = r"[\"'“‘]?(?!\[REDACTED\])(?!" + _NOT_A_VALUE + r")[^\s\"'”’,;]{3,}"
+_DIGITS_VALUE = r"[\"'“‘]?(?!\[REDACTED\])[A-Za-z]{0,3}\d[\d\- ]{2,}\d"
+_IS = r"\s*(?:(?:is|was|reads|will be|is still|is now|is just)\s*[:=]?|[:=])\s*"
 
 # (label, pattern, group holding the secret value). Group 0 when the whole match is the value.
 _SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str], str | int], ...] = (

@@ -1,0 +1,193 @@
+"""A real local HTTP server speaking the OpenAI chat-completions and embeddings protocol.
+
+Tests script its replies; it binds a free port on 127.0.0.1 and runs in a daemon thread::
+
+    with OpenAIProtocolServer() as server:
+        server.script_chat(chat_reply({"memories": []}))
+        client = ChatClient(server.base_url, "test-model", timeout_s=2)
+
+``POST /v1/chat/completions`` and ``POST /v1/embeddings`` each pop the next scripted
+:class:`Reply` of their route. With nothing scripted, chat answers 500 ("nothing scripted") and
+embeddings answers deterministic unit vectors derived from each input's text (``dimensions`` from
+the request, else the server's ``embedding_dim``), so an embedder test can run without scripting.
+Every request is recorded in ``server.requests`` (path, headers, JSON body).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import struct
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+CHAT_PATH = "/v1/chat/completions"
+EMBEDDINGS_PATH = "/v1/embeddings"
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: Any = None  # dict/list -> JSON; str/bytes -> sent verbatim
+    delay_s: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+def chat_reply(content: Any, *, finish_reason: str = "stop", model: str = "test-model", status: int = 200,
+               delay_s: float = 0.0) -> Reply:
+    """A chat completion whose message content is ``content`` (JSON-encoded unless already a str)."""
+    text = content if isinstance(content, str) else json.dumps(content)
+    return Reply(status=status, delay_s=delay_s, body={
+        "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model,
+        "choices": [{"index": 0, "finish_reason": finish_reason,
+                     "message": {"role": "assistant", "content": text, "refusal": None}}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    })
+
+
+def embedding_reply(vectors: list[list[float]], *, model: str = "test-embedding") -> Reply:
+    return Reply(body={
+        "object": "list", "model": model,
+        "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+        "usage": {"prompt_tokens": 0, "total_tokens": 0},
+    })
+
+
+def error_reply(status: int, message: str = "scripted error", *, delay_s: float = 0.0) -> Reply:
+    return Reply(status=status, delay_s=delay_s, body={"error": {"message": message, "type": "server_error"}})
+
+
+def deterministic_embedding(text: str, dim: int) -> list[float]:
+    """A unit vector derived from the text's SHA-256 stream; equal texts give equal vectors."""
+    values: list[float] = []
+    counter = 0
+    while len(values) < dim:
+        digest = hashlib.sha256(f"{counter}|{text}".encode()).digest()
+        values.extend((v / 2**31) - 1.0 for v in struct.unpack(">8I", digest))
+        counter += 1
+    values = values[:dim]
+    norm = math.sqrt(sum(v * v for v in values)) or 1.0
+    return [v / norm for v in values]
+
+
+class OpenAIProtocolServer:
+    def __init__(self, embedding_dim: int = 384) -> None:
+        self.embedding_dim = embedding_dim
+        self.requests: list[RecordedRequest] = []
+        self._scripts: dict[str, deque[Reply]] = {CHAT_PATH: deque(), EMBEDDINGS_PATH: deque()}
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="openai-protocol", daemon=True)
+
+    # ----------------------------------------------------------------- lifecycle
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> OpenAIProtocolServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._closing.set()  # cut scripted delays short
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> OpenAIProtocolServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ----------------------------------------------------------------- scripting
+    def script_chat(self, *replies: Reply) -> None:
+        with self._lock:
+            self._scripts[CHAT_PATH].extend(replies)
+
+    def script_embeddings(self, *replies: Reply) -> None:
+        with self._lock:
+            self._scripts[EMBEDDINGS_PATH].extend(replies)
+
+    def requests_to(self, path: str) -> list[RecordedRequest]:
+        with self._lock:
+            return [r for r in self.requests if r.path == path]
+
+    def _next(self, path: str, body: Any) -> Reply:
+        with self._lock:
+            queue = self._scripts.get(path)
+            if queue:
+                return queue.popleft()
+        if path == EMBEDDINGS_PATH:
+            inputs = body.get("input") if isinstance(body, dict) else None
+            texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+            dim = body.get("dimensions") if isinstance(body, dict) else None
+            dim = dim if isinstance(dim, int) and dim > 0 else self.embedding_dim
+            return embedding_reply([deterministic_embedding(str(t), dim) for t in texts])
+        if path == CHAT_PATH:
+            return error_reply(500, "nothing scripted")
+        return error_reply(404, f"unknown path {path}")
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet test output
+                return
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server naming
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body: Any = json.loads(raw or b"null")
+                except ValueError:
+                    body = raw.decode("utf-8", "replace")
+                with server._lock:
+                    server.requests.append(RecordedRequest(self.path, dict(self.headers.items()), body))
+                reply = server._next(self.path, body)
+                if reply.delay_s and server._closing.wait(reply.delay_s):
+                    return
+                payload = reply.body
+                if isinstance(payload, bytes):
+                    data, ctype = payload, "application/octet-stream"
+                elif isinstance(payload, str):
+                    data, ctype = payload.encode(), "application/json"
+                else:
+                    data, ctype = json.dumps(payload).encode(), "application/json"
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(data)))
+                    for key, value in reply.headers.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout tests)
+
+        return Handler
+
+
+__all__ = [
+    "CHAT_PATH", "EMBEDDINGS_PATH", "OpenAIProtocolServer", "RecordedRequest", "Reply",
+    "chat_reply", "deterministic_embedding", "embedding_reply", "error_reply",
+]
