@@ -49,7 +49,6 @@ def conversation_written(cloud_event: Any) -> None:
 
 
 def conversation_deleted(cloud_event: Any) -> None:
-    from core.services import deletion
 
     try:
         event = decode_document_event(cloud_event)
@@ -60,7 +59,9 @@ def conversation_deleted(cloud_event: Any) -> None:
     if where is None or event.value is not None:
         return
     uid, conversation_id = where
-    deletion.cascade_conversation(default_context(), uid, conversation_id)
+    from core.services import conversations
+
+    conversations.cascade_from_trigger(default_context(), uid, conversation_id)
 
 
 def projection_message(cloud_event: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.api.app import ROUTES, Request, Response, route
-from core.api.schemas import MemoryBatch, MemoryCreate, MemoryList
+from core.api.schemas import ConversationCreate, MemoryBatch, MemoryCreate, MemoryList
 from core.domain.records import MemoryItem, to_public
 from core.errors import BadRequest
 from core.services import devices, edits, intake, reads
@@ -126,3 +126,67 @@ def v1_get(req: Request) -> Response:
 @route("GET", "/v1/memories/{memory_id}/history", "The ledger commits that touched a memory")
 def v1_history(req: Request) -> Response:
     return 200, {"commits": reads.history(req.ctx, req.uid, req.params["memory_id"])}
+
+
+# ---------------------------------------------------------------------------------------- deletes
+@route("DELETE", "/v3/memories/{memory_id}", "Delete a memory and its whole lineage")
+def v3_delete(req: Request) -> Response:
+    from core.services import deletion
+
+    return 200, deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"])
+
+
+@route("DELETE", "/v3/memories", "Delete every memory (succeeds only after a stable empty rescan)")
+def v3_delete_all(req: Request) -> Response:
+    from core.services import deletion
+
+    return 200, deletion.delete_all(req.ctx, req.uid)
+
+
+# ----------------------------------------------------------------------------------- conversations
+@route("POST", "/v1/conversations", "Create a completed conversation (same path as a Firestore write)",
+       body=ConversationCreate)
+def v1_conversation_create(req: Request) -> Response:
+    from core.services import conversations
+
+    device_id, platform, _ = devices.device_from_headers(req.headers)
+    _device(req)
+    conversation_id = conversations.create(req.ctx, req.uid, req.body.model_dump(mode="json"), device_id, platform)
+    return 201, {"id": conversation_id, "status": "completed"}
+
+
+@route("POST", "/v1/conversations/{conversation_id}/reprocess", "Re-extract: complete replacement of its memories")
+def v1_conversation_reprocess(req: Request) -> Response:
+    from core.services import conversations
+
+    result = conversations.reprocess(req.ctx, req.uid, req.params["conversation_id"])
+    if result.errors.get("memories"):
+        code = "extraction_failed" if "memories" in result.retry else "grounding_failed"
+        status = 503 if "memories" in result.retry else 422
+        return status, {"error": {"code": code, "message": result.errors["memories"] +
+                                  " (the conversation's previous memories are unchanged)"}}
+    return 200, {"conversation_id": result.conversation_id, "created": result.created, "kept": result.kept,
+                 "retracted": result.retracted, "action_items": result.action_items, "goals": result.goals}
+
+
+@route("DELETE", "/v1/conversations/{conversation_id}", "Delete a conversation (cascade defaults to true)",
+       query=("cascade",))
+def v1_conversation_delete(req: Request) -> Response:
+    from core.services import conversations
+
+    return 200, conversations.delete(req.ctx, req.uid, req.params["conversation_id"], req.bool_arg("cascade", True))
+
+
+# --------------------------------------------------------------------------------------- account
+@route("DELETE", "/v1/users/delete-account", "Wipe the account (resumable; 503 means call again)")
+def v1_delete_account(req: Request) -> Response:
+    from core.services import accounts
+
+    return 200, accounts.delete_account(req.ctx, req.uid)
+
+
+@route("GET", "/v1/memories/export", "Everything the user owns, as JSON lines")
+def v1_export(req: Request) -> Response:
+    from core.services import accounts
+
+    return 200, "".join(accounts.export(req.ctx, req.uid))

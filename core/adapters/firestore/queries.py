@@ -127,6 +127,8 @@ QUERIES: Mapping[str, QuerySpec] = {
         # A memory's ledger history.
         _q("commits_by_memory", "memory_commits", "COLLECTION",
            [Clause("memory_ids", "array_contains")], [Order("sequence", ASC)]),
+        # Review rows that show a memory (privacy deletes redact them).
+        _q("reviews_by_memory", "memory_review_queue", "COLLECTION", [Clause("memory_id", "==")], []),
         # Workflow rows of a conversation.
         _q("action_items_by_conversation", "action_items", "COLLECTION",
            [Clause("conversation_id", "==")], []),

@@ -1,0 +1,77 @@
+"""Account deletion and export.
+
+Deletion is fenced by the durable ``account_deletions/{uid}`` record: while it is set every write
+for the user is refused (the apply transaction checks it) and projection delivery is delete-only.
+The provider purge waits until no outbox lease is held and fails *retryably* if a provider cannot
+be reached; it purges by uid even when Firestore holds no items. Then the Firestore subtree is
+wiped. Every step is idempotent, so calling again resumes where a failure stopped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from core.adapters.firestore.queries import build
+from core.bootstrap import Context
+from core.errors import RetryableError, StrataError
+
+EXPORT_COLLECTIONS = ("memory_items", "memory_commits", "memory_review_queue", "action_items", "goals",
+                      "conversations", "client_devices")
+
+
+class LeaseHeld(RetryableError):
+    code = "projection_in_progress"
+
+
+def delete_account(ctx: Context, uid: str) -> dict[str, Any]:
+    fence = ctx.paths.account_deletion(uid)
+    snap = fence.get()
+    state = (snap.to_dict() or {}) if snap.exists else {}
+    if state.get("state") == "completed" and not _has_data(ctx, uid):
+        return {"state": "completed", "uid": uid}
+    if not snap.exists or state.get("state") == "completed":
+        fence.set({"uid": uid, "state": "fenced", "started_at": ctx.now(), "steps": {}})
+    steps: dict[str, Any] = dict(state.get("steps", {})) if state.get("state") != "completed" else {}
+    if not steps.get("providers_purged"):
+        leased = list(build(ctx.paths.col(uid, "memory_outbox"), "outbox_by_state", {"state": ["leased"]},
+                            limit=1).stream())
+        if leased and _lease_live(leased[0].to_dict(), ctx.now()):
+            raise LeaseHeld("projection work for this account is still running; retry shortly")
+        try:
+            ctx.keyword_index.purge_user(uid)
+            ctx.vector_index.purge_user(uid)
+        except StrataError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a provider we cannot reach fails retryably
+            raise RetryableError(f"provider purge failed: {exc}", code="provider_unavailable") from exc
+        steps["providers_purged"] = ctx.now()
+        fence.set({"state": "purging", "steps": steps}, merge=True)
+    ctx.client.recursive_delete(ctx.paths.user(uid))
+    steps["firestore_wiped"] = ctx.now()
+    fence.set({"state": "completed", "steps": steps, "completed_at": ctx.now()}, merge=True)
+    return {"state": "completed", "uid": uid}
+
+
+def _lease_live(event: dict[str, Any] | None, now: datetime) -> bool:
+    expires = (event or {}).get("lease_expires_at")
+    return bool(expires and expires > now)
+
+
+def _has_data(ctx: Context, uid: str) -> bool:
+    return any(True for _ in ctx.paths.user(uid).collections())
+
+
+def export(ctx: Context, uid: str) -> Iterator[str]:
+    """Everything the user owns, one JSON object per line: ``{"collection": ..., "id": ..., "data": ...}``."""
+    for collection in EXPORT_COLLECTIONS:
+        for snap in ctx.paths.col(uid, collection).stream():
+            yield json.dumps({"collection": collection, "id": snap.id, "data": snap.to_dict()}, default=_json) + "\n"
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)

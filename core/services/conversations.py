@@ -1,0 +1,54 @@
+"""Conversations through the API: the same Firestore document apps write directly."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from core.bootstrap import Context
+from core.errors import NotFound
+from core.services import capture, deletion
+
+
+def create(ctx: Context, uid: str, body: dict[str, Any], device_id: str | None, platform: str | None) -> str:
+    conversation_id = body.pop("id", None) or uuid.uuid4().hex
+    now = ctx.now()
+    doc = {k: v for k, v in body.items() if v is not None}
+    doc.setdefault("client_device_id", device_id)
+    doc.setdefault("client_platform", platform)
+    doc.update({"created_at": now, "finished_at": doc.get("finished_at") or now, "status": "completed"})
+    ctx.paths.doc(uid, "conversations", conversation_id).set(doc)
+    return conversation_id
+
+
+def reprocess(ctx: Context, uid: str, conversation_id: str) -> capture.CaptureResult:
+    """Re-extract now (complete replacement). The token makes this a new revision; the trigger that
+    the token write fires sees the same revision already captured and does nothing."""
+    ref = ctx.paths.doc(uid, "conversations", conversation_id)
+    snap = ref.get()
+    if not snap.exists:
+        raise NotFound("no such conversation")
+    token = uuid.uuid4().hex
+    ref.update({"reprocess_token": token, "reprocess_requested_at": ctx.now()})
+    doc = dict(snap.to_dict(), reprocess_token=token)
+    return capture.capture_conversation(ctx, uid, conversation_id, doc)
+
+
+def delete(ctx: Context, uid: str, conversation_id: str, cascade: bool = True) -> dict[str, Any]:
+    ref = ctx.paths.doc(uid, "conversations", conversation_id)
+    if not ref.get().exists:
+        raise NotFound("no such conversation")
+    run = ctx.paths.doc(uid, "capture_runs", conversation_id)
+    if not cascade:
+        run.set({"cascade": False}, merge=True)  # the delete trigger honours the caller's choice
+    ref.delete()
+    if not cascade:
+        return {"deleted": True, "cascade": False}
+    return {"deleted": True, "cascade": deletion.cascade_conversation(ctx, uid, conversation_id)}
+
+
+def cascade_from_trigger(ctx: Context, uid: str, conversation_id: str) -> dict[str, Any] | None:
+    run = ctx.paths.doc(uid, "capture_runs", conversation_id).get()
+    if run.exists and (run.to_dict() or {}).get("cascade") is False:
+        return None
+    return deletion.cascade_conversation(ctx, uid, conversation_id)
