@@ -87,6 +87,15 @@ locals {
         { field_path = "due_at", mode = "ASCENDING" },
       ]
     }
+    # commits_by_memory: a memory's ledger history, in commit order.
+    commits_memory_ids_sequence = {
+      collection = "memory_commits"
+      scope      = "COLLECTION"
+      fields = [
+        { field_path = "memory_ids", mode = "ARRAY_CONTAINS" },
+        { field_path = "sequence", mode = "ASCENDING" },
+      ]
+    }
     # review_open: open review entries, newest first.
     review_status_created = {
       collection = "memory_review_queue"

@@ -1,0 +1,156 @@
+"""core.packaging: reproducible per-function sources that import in a clean virtualenv."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+from infra_hcl import REPO
+
+from core import packaging
+
+
+def _fake_repo(tmp_path: Path, names: list[str]) -> Path:
+    """A repo with the real pyproject and core package and tiny functions called ``names``."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    shutil.copy(REPO / "pyproject.toml", repo / "pyproject.toml")
+    shutil.copytree(REPO / "core", repo / "core", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for name in names:
+        fn = repo / "functions" / name
+        fn.mkdir(parents=True)
+        (fn / "main.py").write_text(f"def {packaging.FUNCTIONS[name]}(request):\n    return 'ok'\n")
+    return repo
+
+
+def test_requirements_are_the_pinned_project_dependencies():
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    got = packaging.pinned_requirements()
+    assert sorted(got) == sorted(deps)
+    assert all("==" in line for line in got)
+
+
+def test_unpinned_dependency_is_refused(tmp_path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "x"\ndependencies = ["httpx>=0.27", "pydantic==2.14.4"]\n')
+    with pytest.raises(packaging.PackagingError, match="httpx>=0.27"):
+        packaging.pinned_requirements(pyproject)
+
+
+def test_zip_is_deterministic_and_matches_the_tree(tmp_path):
+    repo = _fake_repo(tmp_path, ["api"])
+    first = packaging.build(tmp_path / "out1", ["api"], repo_root=repo)[0]
+    # Touch every source so only content, not mtimes, could keep the bytes equal.
+    later = time.time() + 3600
+    for path in repo.rglob("*"):
+        os.utime(path, (later, later))
+    second = packaging.build(tmp_path / "out2", ["api"], repo_root=repo)[0]
+    assert first.sha256 == second.sha256
+    assert first.zip_path.read_bytes() == second.zip_path.read_bytes()
+
+    with zipfile.ZipFile(first.zip_path) as zf:
+        infos = zf.infolist()
+        names = [i.filename for i in infos]
+        assert names == sorted(names)
+        assert {i.date_time for i in infos} == {packaging.ZIP_EPOCH}
+        assert {"main.py", "requirements.txt", "core/__init__.py", "core/adapters/firestore/queries.py"} <= set(names)
+        assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+        tree = {p.relative_to(first.tree).as_posix(): p.read_bytes() for p in first.tree.rglob("*") if p.is_file()}
+        assert tree == {n: zf.read(n) for n in names}, "the tree Terraform zips differs from the tested zip"
+        requirements = zf.read("requirements.txt").decode().splitlines()
+    assert requirements == packaging.pinned_requirements()
+
+    # A changed source changes the hash (so Terraform uploads a new object and redeploys).
+    (repo / "functions" / "api" / "main.py").write_text("def api(request):\n    return 'changed'\n")
+    third = packaging.build(tmp_path / "out3", ["api"], repo_root=repo)[0]
+    assert third.sha256 != first.sha256
+
+
+def test_stale_files_do_not_survive_a_rebuild(tmp_path):
+    repo = _fake_repo(tmp_path, ["api"])
+    out = tmp_path / "out"
+    packaging.build(out, ["api"], repo_root=repo)
+    (out / "api" / "leftover.py").write_text("x = 1\n")
+    packaging.build(out, ["api"], repo_root=repo)
+    assert not (out / "api" / "leftover.py").exists()
+
+
+def test_missing_function_fails_the_build(tmp_path):
+    repo = _fake_repo(tmp_path, ["api", "consolidate"])
+    with pytest.raises(packaging.PackagingError, match="functions/outbox_drain/main.py"):
+        packaging.build(tmp_path / "out", None, repo_root=repo)
+    assert packaging.main(["--out", str(tmp_path / "cli"), "no_such_function"]) == 1
+
+
+def test_every_function_has_sources():
+    missing = [f"functions/{n}/main.py" for n in packaging.FUNCTIONS
+               if not (REPO / "functions" / n / "main.py").is_file()]
+    assert not missing, f"missing function sources: {missing}"
+
+
+# -- the real artifacts in a clean virtualenv ------------------------------------------------
+
+_PROBE = textwrap.dedent("""
+    import sys
+    src, entry = sys.argv[1], sys.argv[2]
+    sys.path.insert(0, src)
+    import main
+    fn = getattr(main, entry)
+    assert callable(fn), f"{entry} is not callable"
+    assert main.__file__.startswith(src), main.__file__
+    import core
+    assert core.__file__.startswith(src), f"core came from {core.__file__}, not the package"
+    from functions_framework import create_app
+    create_app(target=entry, source=src + "/main.py")
+    print("ok", entry)
+""")
+
+
+@pytest.fixture(scope="module")
+def packaged(tmp_path_factory) -> Path:
+    """The functions that exist, packaged once for this module."""
+    out = tmp_path_factory.mktemp("functions")
+    present = [n for n in packaging.FUNCTIONS if (REPO / "functions" / n / "main.py").is_file()]
+    if present:
+        packaging.build(out, present)
+    return out
+
+
+@pytest.fixture(scope="module")
+def clean_venv(tmp_path_factory) -> Path:
+    """One fresh virtualenv with only the packaged requirements installed (shared by all five)."""
+    venv = tmp_path_factory.mktemp("clean-venv")
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True, timeout=120)
+    requirements = venv / "requirements.txt"
+    requirements.write_text("\n".join(packaging.pinned_requirements()) + "\n")
+    proc = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+         "-r", str(requirements)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return venv
+
+
+@pytest.mark.parametrize("name", list(packaging.FUNCTIONS))
+def test_packaged_function_imports_in_a_clean_venv(name, packaged, clean_venv, tmp_path):
+    zip_path = packaged / f"{name}.zip"
+    assert zip_path.is_file(), f"functions/{name}/main.py is missing, so {name} cannot be packaged"
+    src = tmp_path / name
+    with zipfile.ZipFile(zip_path) as zf:
+        zf.extractall(src)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "STRATA_PROJECT_ID": "demo-strata"}
+    proc = subprocess.run(
+        [str(clean_venv / "bin" / "python"), "-c", _PROBE, str(src), packaging.FUNCTIONS[name]],
+        capture_output=True, text=True, timeout=120, cwd=src, env=env,
+    )
+    assert proc.returncode == 0, f"{name} does not load from its package:\n{proc.stderr[-3000:]}"
+    assert f"ok {packaging.FUNCTIONS[name]}" in proc.stdout

@@ -1,0 +1,323 @@
+"""Static checks of infra/terraform: format, structure, IAM, indexes derived from the code.
+
+No provider download happens here (``terraform init`` needs the registry); the files are parsed
+with python-hcl2 and checked against what the code declares.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+from infra_hcl import REPO, TF_MODULE, TF_ROOT, declared_indexes, load_dir, missing_indexes, walk_strings
+
+from core import packaging
+from core.adapters.firestore.queries import Clause, Order, QuerySpec, composite_indexes
+
+PRIMITIVE_ROLES = {"roles/owner", "roles/editor", "roles/viewer"}
+CONVERSATION_PATTERN = "users/{uid}/conversations/{conversation_id}"
+
+
+def _ref(expr: str) -> str:
+    """'${module.consolidate.uri}' -> 'module.consolidate.uri'."""
+    assert expr.startswith("${") and expr.endswith("}"), expr
+    return expr[2:-1]
+
+
+# -- format and conventions ------------------------------------------------------------------
+
+
+def test_terraform_fmt_is_clean():
+    terraform = shutil.which("terraform")
+    assert terraform, "terraform is not on PATH"
+    proc = subprocess.run([terraform, "fmt", "-check", "-recursive", "-diff", str(TF_ROOT)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, f"terraform fmt would change files:\n{proc.stdout}{proc.stderr}"
+
+
+@pytest.mark.parametrize("tf_dir", [TF_ROOT, TF_MODULE], ids=["root", "module"])
+def test_every_variable_typed_and_described_every_output_described(tf_dir):
+    tf = load_dir(tf_dir)
+    assert tf.variables and tf.outputs
+    for name, var in tf.variables.items():
+        assert var.get("type"), f"variable {name} has no type"
+        assert str(var.get("description", "")).strip(), f"variable {name} has no description"
+    for name, out in tf.outputs.items():
+        assert str(out.get("description", "")).strip(), f"output {name} has no description"
+    for expected in ("versions.tf", "variables.tf", "outputs.tf", "main.tf"):
+        assert expected in tf.texts, f"{tf_dir.name} lacks {expected}"
+
+
+def test_provider_versions_pinned_to_a_range(root, module):
+    providers = root.terraform[0]["required_providers"][0]
+    assert set(providers) >= {"google", "google-beta", "archive"}
+    for name, spec in providers.items():
+        assert re.fullmatch(r">= ?\d+\.\d+\.\d+, < ?\d+\.\d+\.\d+", spec["version"]), (name, spec)
+    assert root.terraform[0]["required_version"]
+    module_providers = module.terraform[0]["required_providers"][0]
+    for name, spec in module_providers.items():
+        assert spec["version"] == providers[name]["version"], f"module pins {name} differently"
+
+
+def test_references_resolve(root, module):
+    """A cheap stand-in for `terraform validate` (which needs the providers): every var., local.,
+    module. and resource reference names something declared in the same directory."""
+    for tf in (root, module):
+        text = "\n".join(re.sub(r"(?m)^\s*#.*$", "", t) for t in tf.texts.values())
+        for name in set(re.findall(r"\bvar\.([a-z_][a-z0-9_]*)", text)):
+            assert name in tf.variables, f"{tf.path.name}: var.{name} is not declared"
+        for name in set(re.findall(r"\blocal\.([a-z_][a-z0-9_]*)", text)):
+            assert name in tf.locals, f"{tf.path.name}: local.{name} is not declared"
+        for name in set(re.findall(r"\bmodule\.([a-z_][a-z0-9_]*)", text)):
+            assert name in tf.modules, f"{tf.path.name}: module.{name} is not declared"
+        for kind, name in set(re.findall(r"(?<![\w.\"])(google_[a-z0-9_]+)\.([a-z_][a-z0-9_]*)", text)):
+            assert name in tf.resources_of(kind), f"{tf.path.name}: {kind}.{name} is not declared"
+        for kind, name in set(re.findall(r"\bdata\.([a-z0-9_]+)\.([a-z_][a-z0-9_]*)", text)):
+            assert name in tf.data.get(kind, {}), f"{tf.path.name}: data.{kind}.{name} is not declared"
+
+
+# -- functions: own identity, own trigger, retry ---------------------------------------------
+
+
+def _functions(root):
+    return {name: m for name, m in root.modules.items() if m["source"] == "./modules/function"}
+
+
+def test_five_functions_match_packaging(root):
+    fns = _functions(root)
+    assert set(fns) == set(packaging.FUNCTIONS)
+    for name, m in fns.items():
+        assert m["entry_point"] == packaging.FUNCTIONS[name]
+        assert m["source_dir"] == "${local.package_dir}/" + name
+
+
+def test_each_function_has_its_own_service_account_and_trigger(root, module):
+    fns = _functions(root)
+    accounts = [m["service_account_id"] for m in fns.values()]
+    assert len(set(accounts)) == len(accounts) == 5, accounts
+    # The module creates that account and runs the function (and its Eventarc trigger) as it.
+    assert "function" in module.resources_of("google_service_account")
+    fn = module.resources_of("google_cloudfunctions2_function")["function"]
+    assert fn["service_config"][0]["service_account_email"] == "${google_service_account.function.email}"
+    trigger = fn["dynamic"][0]["event_trigger"]["content"][0]
+    assert trigger["service_account_email"] == "${google_service_account.function.email}"
+    assert "RETRY_POLICY_RETRY" in trigger["retry_policy"]
+
+    kinds = {name: m["trigger"]["kind"] for name, m in fns.items()}
+    assert kinds == {"api": "http", "consolidate": "http", "outbox_drain": "pubsub_push",
+                     "on_conversation_complete": "firestore", "delete_cascade": "firestore"}
+    written = fns["on_conversation_complete"]["trigger"]
+    deleted = fns["delete_cascade"]["trigger"]
+    assert written["event_type"] == "google.cloud.firestore.document.v1.written"
+    assert deleted["event_type"] == "google.cloud.firestore.document.v1.deleted"
+    for t in (written, deleted):
+        assert t["retry"] is True
+        assert root.locals["conversation_document"] == CONVERSATION_PATTERN
+        assert t["document"] == "${local.conversation_document}"
+    filters = fn["dynamic"][0]["event_trigger"]["content"][0]["event_filters"]
+    assert {"attribute": "document", "value": "${event_trigger.value.document}",
+            "operator": "match-path-pattern"} in filters
+    push = fns["outbox_drain"]["trigger"]
+    assert push["topic"] == "${google_pubsub_topic.projection.id}"
+    assert push["dead_letter_topic"] == "${google_pubsub_topic.projection_dead_letter.id}"
+
+
+def test_only_the_api_is_reachable_from_outside(root):
+    """Backs the CKV_GCP_124 skip in modules/function: ALLOW_ALL ingress and allUsers only on api."""
+    fns = _functions(root)
+    for name, m in fns.items():
+        if name == "api":
+            assert m.get("ingress_settings", "ALLOW_ALL") == "ALLOW_ALL"
+            assert "allUsers" in m["invoker_members"]
+        else:
+            assert m.get("ingress_settings") == "ALLOW_INTERNAL_ONLY", name
+            assert "allUsers" not in json.dumps(m.get("invoker_members", [])), name
+    assert fns["consolidate"]["invoker_members"] == [
+        "serviceAccount:${google_service_account.consolidation_invoker.email}"]
+
+
+def test_function_environment_and_secrets(root):
+    env_expr = root.locals["environment"]
+    for key in ("STRATA_PROJECT_ID", "STRATA_REGION", "STRATA_PROJECTION_TOPIC", "STRATA_TASKS_QUEUE",
+                "STRATA_CONSOLIDATE_URL", "STRATA_TYPESENSE_URL", "STRATA_PINECONE_HOST",
+                "STRATA_PINECONE_NAMESPACE", "STRATA_EMBEDDER", "STRATA_EMBEDDING_DIM", "STRATA_EXTRACTOR",
+                "STRATA_ROUTER", "STRATA_LLM_BASE_URL", "STRATA_LLM_MODEL"):
+        assert re.search(rf"\b{key} = ", env_expr), f"{key} is not set on the functions"
+    secret_envs = {s["env"] for s in root.locals["secrets"].values()}
+    assert secret_envs == {"STRATA_TYPESENSE_API_KEY", "PINECONE_API_KEY", "STRATA_LLM_API_KEY"}
+    assert set(root.resources_of("google_secret_manager_secret")) == {"provider"}
+    for name, m in _functions(root).items():
+        assert m["environment_variables"] == "${local.environment}"
+        assert m["secret_environment_variables"] == f"${{local.secret_env.{name}}}"
+
+
+# -- messaging ---------------------------------------------------------------------------------
+
+
+def _all_subscriptions(root, module):
+    subs = dict(root.resources_of("google_pubsub_subscription"))
+    subs.update({f"module.{k}": v for k, v in module.resources_of("google_pubsub_subscription").items()})
+    return subs
+
+
+def test_every_push_subscription_has_a_dead_letter_policy(root, module):
+    subs = _all_subscriptions(root, module)
+    pushes = {name: s for name, s in subs.items() if s.get("push_config")}
+    assert pushes, "no push subscription declared"
+    for name, s in pushes.items():
+        policy = s.get("dead_letter_policy")
+        assert policy and policy[0].get("dead_letter_topic"), f"push subscription {name} has no dead-letter policy"
+        assert policy[0].get("max_delivery_attempts"), name
+        assert s.get("retry_policy"), f"push subscription {name} has no retry backoff"
+        assert s["push_config"][0].get("oidc_token"), f"push subscription {name} is unauthenticated"
+
+
+def test_projection_topic_and_dead_letter(root):
+    topics = root.resources_of("google_pubsub_topic")
+    assert topics["projection"]["name"] == "${var.projection_topic}"
+    assert root.variables["projection_topic"]["default"] == "strata-projection"
+    assert "projection_dead_letter" in topics
+    dl_sub = root.resources_of("google_pubsub_subscription")["projection_dead_letter"]
+    assert dl_sub["topic"] == "${google_pubsub_topic.projection_dead_letter.id}"
+
+
+def test_tasks_queue_has_rate_and_retry_limits(root):
+    queue = root.resources_of("google_cloud_tasks_queue")["consolidation"]
+    assert queue["name"] == "${var.tasks_queue}"
+    assert root.variables["tasks_queue"]["default"] == "strata-consolidation"
+    rate, retry = queue["rate_limits"][0], queue["retry_config"][0]
+    assert {"max_dispatches_per_second", "max_concurrent_dispatches"} <= set(rate)
+    assert {"max_attempts", "min_backoff", "max_backoff", "max_retry_duration"} <= set(retry)
+    defaults = root.variables["consolidation_retry"]["default"]
+    assert 0 < defaults["max_attempts"] <= 10
+
+
+def test_scheduler_jobs(root):
+    assert root.variables["consolidation_schedule"]["default"] == "*/10 * * * *"
+    assert root.variables["outbox_sweep_schedule"]["default"] == "*/5 * * * *"
+    jobs = root.resources_of("google_cloud_scheduler_job")
+
+    consolidation = jobs["consolidation"]
+    assert consolidation["schedule"] == "${var.consolidation_schedule}"
+    http = consolidation["http_target"][0]
+    assert http["http_method"] == "POST"
+    assert _ref(http["uri"]) == "module.consolidate.uri"
+    assert re.sub(r"\s", "", http["body"]) == '${base64encode(jsonencode({mode="fanout"}))}'
+    oidc = http["oidc_token"][0]
+    assert oidc["service_account_email"] == "${google_service_account.consolidation_invoker.email}"
+    assert _ref(oidc["audience"]) == "module.consolidate.uri"
+
+    sweep = jobs["outbox_sweep"]
+    assert sweep["schedule"] == "${var.outbox_sweep_schedule}"
+    target = sweep["pubsub_target"][0]
+    assert target["topic_name"] == "${google_pubsub_topic.projection.id}"
+    assert re.sub(r"\s", "", target["data"]) == "${base64encode(jsonencode({sweep=true}))}"
+    # What the sweep message decodes to, for the function's sake.
+    assert json.loads(base64.b64decode(base64.b64encode(json.dumps({"sweep": True}).encode()))) == {"sweep": True}
+
+
+# -- IAM ---------------------------------------------------------------------------------------
+
+
+def test_no_primitive_roles_anywhere(root, module):
+    """Every role string in resources, locals and module inputs (where grants are made); the
+    module's own validation, which names the primitive roles to refuse them, is not a grant."""
+    roles = set()
+    for tf in (root, module):
+        for value in (tf.resources, tf.locals, tf.modules):
+            for s in walk_strings(value):
+                roles.update(re.findall(r"roles/[A-Za-z.]+", s))
+    assert {"roles/datastore.user", "roles/run.invoker", "roles/pubsub.publisher"} <= roles, "the scan is broken"
+    assert not roles & PRIMITIVE_ROLES, roles & PRIMITIVE_ROLES
+    # The module refuses primitive roles passed to it.
+    condition = module.variables["project_roles"]["validation"][0]["condition"]
+    for role in PRIMITIVE_ROLES:
+        assert role in condition
+
+
+def test_iam_bindings_are_per_identity(root, module):
+    for kind in ("google_project_iam_binding", "google_project_iam_policy"):
+        assert not root.resources_of(kind) and not module.resources_of(kind), f"{kind} replaces others' grants"
+    # Secret access is granted by the module for exactly the secrets the function mounts.
+    grant = module.resources_of("google_secret_manager_secret_iam_member")["function"]
+    assert grant["for_each"] == "${var.secret_environment_variables}"
+    assert grant["role"] == "roles/secretmanager.secretAccessor"
+
+
+# -- Firestore ---------------------------------------------------------------------------------
+
+
+def test_every_index_the_code_needs_is_declared(root):
+    declared = declared_indexes(root)
+    required = composite_indexes()
+    assert required, "the code declares no composite index: the derivation is broken"
+    assert missing_indexes(required, declared) == []
+    # And nothing stale: every declared index serves a declared query.
+    from infra_hcl import index_key
+    assert declared == {index_key(i) for i in required}
+
+
+def test_a_new_query_without_its_index_is_reported():
+    """Adding a query whose composite index Terraform lacks makes the check above fail."""
+    declared = declared_indexes(load_dir(TF_ROOT))
+    spec = QuerySpec("synthetic_by_category", "memory_items", "COLLECTION",
+                     (Clause("category", "=="),), (Order("created_at", "DESCENDING"),))
+    extra = spec.required_index()
+    assert extra is not None
+    assert missing_indexes([*composite_indexes(), extra], declared) == [
+        ("memory_items", "COLLECTION", (("category", "ASCENDING"), ("created_at", "DESCENDING")))]
+    group = QuerySpec("synthetic_group", "memory_outbox", "COLLECTION_GROUP",
+                      (Clause("state", "in"),), (Order("created_at", "ASCENDING"),))
+    assert len(missing_indexes([group.required_index()], declared)) == 1
+
+
+def test_index_resource_maps_every_mode(root):
+    index = root.resources_of("google_firestore_index")["composite"]
+    assert index["for_each"] == "${local.composite_indexes}"
+    assert index["query_scope"] == "${each.value.scope}"
+    content = index["dynamic"][0]["fields"]["content"][0]
+    assert "ARRAY_CONTAINS" in content["order"] and "CONTAINS" in content["array_config"]
+
+
+def test_field_overrides(root):
+    fields = root.resources_of("google_firestore_field")
+
+    def indexes(collection, field):
+        match = [f for f in fields.values() if f["collection"] == collection and f["field"] == field]
+        assert match, f"no override for {collection}.{field}"
+        return match[0]["index_config"][0].get("indexes", [])
+
+    assert {"array_config": "CONTAINS", "query_scope": "COLLECTION"} in indexes("memory_items", "source_ids")
+    for collection, field in (("memory_items", "pending_route"), ("memory_outbox", "state"),
+                              ("memory_outbox", "due_at")):
+        got = indexes(collection, field)
+        assert {"order": "ASCENDING", "query_scope": "COLLECTION_GROUP"} in got
+        assert {"order": "ASCENDING", "query_scope": "COLLECTION"} in got, "override dropped the collection index"
+
+
+def test_security_rules_release_uses_the_project_rules_file(root):
+    assert "${path.module}/../firestore.rules" in root.locals["rules_path"]
+    ruleset = root.resources_of("google_firebaserules_ruleset")["firestore"]
+    assert ruleset["source"][0]["files"][0]["content"] == "${file(local.rules_path)}"
+    release = root.resources_of("google_firebaserules_release")["firestore"]
+    assert "cloud.firestore" in release["name"]
+    assert (REPO / "infra" / "firestore.rules").is_file(), "infra/firestore.rules is missing"
+    database = root.resources_of("google_firestore_database")["main"]
+    assert database["type"] == "FIRESTORE_NATIVE"
+
+
+# -- Firebase emulator suite -------------------------------------------------------------------
+
+
+def test_firebase_emulator_config():
+    config = json.loads((REPO / "firebase.json").read_text())
+    assert config["firestore"]["rules"] == "infra/firestore.rules"
+    assert {"firestore", "pubsub"} <= set(config["emulators"])
+    for name in ("firestore", "pubsub"):
+        assert config["emulators"][name]["host"] == "127.0.0.1"
+    rc = json.loads((REPO / ".firebaserc").read_text())
+    assert rc["projects"]["default"] == "demo-strata"
