@@ -247,8 +247,8 @@ _AIM = re.compile(
     r"my\s+goal\s+is(?:\s+to)?|I(?:'m|\s+am)\s+determined\s+to)\s+(?P<goal>.+)$", _I)
 _CUTTING_DOWN = re.compile(r"\b(?:cutting|cut)\s+(?:down|back)\s+on\s+(?P<topic>[\w\s]+?)$", _I)
 
-_RELATION_STATEMENT = re.compile(
-    r"^my\s+(?P<rel>" + _RELATIONS + r")(?:'s\s+name)?(?:\s+is|\s+was|,)?\s+" + _NAME + r"\b", _I)
+_RELATION_STATEMENT = re.compile(  # case-sensitive: the name must be capitalised
+    r"^(?i:my)\s+(?P<rel>(?i:" + _RELATIONS + r"))(?i:'s\s+name)?(?:\s+(?i:is|was)|,)?\s+" + _NAME + r"\b")
 _NAME_IS_MY = re.compile(r"^" + _NAME + r"\s+is\s+my\s+(?P<rel>" + _RELATIONS + r")\b")
 _MY_ATTRIBUTE = re.compile(r"^my\s+(?P<attr>[a-z][a-z' -]{1,40}?)\s+(?:is|are|was|were)\s+(?P<value>.+)$", _I)
 _PREFERENCE = re.compile(
@@ -319,8 +319,8 @@ class RuleExtractor:
     def extract(self, source: ExtractionSource) -> ExtractionResult:
         segments = source_segments(source)
         drafts: list[_Draft] = []
-        actions: list[tuple[WorkflowCandidate, Segment]] = []
-        goals: list[tuple[WorkflowCandidate, Segment]] = []
+        actions: list[tuple[WorkflowCandidate, _Clause]] = []
+        goals: list[tuple[WorkflowCandidate, _Clause]] = []
         last_name: str | None = None
         last_cutting_topic: str | None = None
         previous: Segment | None = None
@@ -339,7 +339,7 @@ class RuleExtractor:
                     name_here = None
                 found = self._workflow(clause, last_cutting_topic)
                 if found is not None:
-                    (actions if found.kind == "action_item" else goals).append((found, segment))
+                    (actions if found.kind == "action_item" else goals).append((found, clause))
                 cutting = _CUTTING_DOWN.search(body)
                 if cutting:
                     last_cutting_topic = cutting.group("topic").strip()
@@ -499,18 +499,13 @@ class RuleExtractor:
 
     @staticmethod
     def _bound_workflow(segments: tuple[Segment, ...],
-                        found: list[tuple[WorkflowCandidate, Segment]]) -> tuple[WorkflowCandidate, ...]:
+                        found: list[tuple[WorkflowCandidate, _Clause]]) -> tuple[WorkflowCandidate, ...]:
         out: list[WorkflowCandidate] = []
-        for candidate, segment in found:
-            quote = candidate.quote
-            for option in (quote, segment.text):
-                try:
-                    bind_quote(segments, option)
-                except GroundingError:
-                    continue
+        for candidate, clause in found:
+            quote = _unique_quote(segments, clause, clause.start, clause.end)
+            if quote is not None and candidate not in out:
                 out.append(WorkflowCandidate(kind=candidate.kind, description=candidate.description,
-                                             quote=option, due=candidate.due))
-                break
+                                             quote=quote, due=candidate.due))
         return tuple(out)
 
 
