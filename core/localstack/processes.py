@@ -1,0 +1,176 @@
+"""Starting, watching and stopping the local stack's processes.
+
+Every component runs in a process group of its own (``start_new_session``), so that stopping it
+means signalling the group: a launcher script, the JVM it execs, a gunicorn arbiter and its
+workers all go together. Liveness is read from ``/proc`` and a zombie counts as gone, because a
+detached stack's processes are reaped by whoever inherits them, not by the ``up`` that started
+them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+LOOPBACK = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class Proc:
+    """One started component, as recorded in the state file."""
+
+    name: str
+    pid: int
+    pgid: int
+    port: int
+    log: str
+    argv: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        data = asdict(self)
+        data["argv"] = list(self.argv)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> Proc:
+        argv = data.get("argv") or ()
+        return cls(
+            name=str(data["name"]),
+            pid=int(data["pid"]),  # type: ignore[call-overload]
+            pgid=int(data["pgid"]),  # type: ignore[call-overload]
+            port=int(data.get("port") or 0),  # type: ignore[call-overload]
+            log=str(data.get("log") or ""),
+            argv=tuple(str(a) for a in argv),  # type: ignore[union-attr]
+        )
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct loopback ports that were free a moment ago (all held open together)."""
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind((LOOPBACK, 0))
+            sockets.append(sock)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def spawn(name: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, log: Path, port: int) -> Proc:
+    """Start ``argv`` detached, in a new session and process group, output to ``log`` (truncated)."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "wb") as out:
+        child = subprocess.Popen(  # noqa: S603 - argv is built by the stack, never from user input
+            list(argv),
+            cwd=str(cwd),
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+    # Popen's object would warn about a still-running child when collected; we track it by pid.
+    child.returncode = 0
+    return Proc(name=name, pid=child.pid, pgid=child.pid, port=port, log=str(log), argv=tuple(argv))
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    """(state letter, pgid) of ``pid`` from /proc, or None when it does not exist."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    # The command name is in parentheses and may contain spaces; fields follow the last ')'.
+    fields = raw[raw.rindex(")") + 2 :].split()
+    return fields[0], int(fields[2])
+
+
+def pid_alive(pid: int) -> bool:
+    st = _stat(pid)
+    return st is not None and st[0] not in {"Z", "X"}
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes whose process group is ``pgid``."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        st = _stat(int(entry))
+        if st is not None and st[1] == pgid and st[0] not in {"Z", "X"}:
+            members.append(int(entry))
+    return members
+
+
+def _reap(pids: Iterable[int]) -> None:
+    """Collect exit statuses of our own children (no-op for processes we did not start)."""
+    for pid in pids:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def stop_group(proc: Proc, *, grace_s: float = 5.0) -> bool:
+    """SIGTERM the component's group, SIGKILL what is left after ``grace_s``; True when none remain."""
+    if not group_members(proc.pgid):
+        _reap([proc.pid])
+        return True
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        _reap([proc.pid])
+        if not group_members(proc.pgid):
+            return True
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pgid, signal.SIGKILL)
+    deadline = time.monotonic() + 3.0
+    while time.monotonic() < deadline:
+        _reap([proc.pid])
+        if not group_members(proc.pgid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def http_responds(url: str, *, timeout_s: float = 1.0, want_2xx: bool = False) -> bool:
+    """True when something answers HTTP at ``url`` (any status, or 2xx if ``want_2xx``)."""
+    rest = url.split("://", 1)[-1]
+    hostport, _, path = rest.partition("/")
+    host, _, port = hostport.partition(":")
+    conn = http.client.HTTPConnection(host, int(port or 80), timeout=timeout_s)
+    try:
+        conn.request("GET", "/" + path)
+        status = conn.getresponse().status
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        conn.close()
+    return 200 <= status < 300 if want_2xx else True
+
+
+def tcp_listening(port: int, *, timeout_s: float = 0.5) -> bool:
+    try:
+        with socket.create_connection((LOOPBACK, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
+def log_tail(path: str, lines: int = 20) -> str:
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
