@@ -97,7 +97,7 @@ def route(method: str, pattern: str, summary: str, *, body: type[BaseModel] | No
 
 def _match(method: str, path: str) -> tuple[Route, dict[str, str]]:
     allowed = False
-    for candidate in ROUTES:
+    for candidate in sorted(ROUTES, key=lambda r: r.pattern.count("{")):  # static segments win
         found = candidate.regex.match(path)
         if found:
             if candidate.method == method:

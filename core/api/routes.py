@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.api.app import ROUTES, Request, Response, route
-from core.api.schemas import ConversationCreate, MemoryBatch, MemoryCreate, MemoryList
+from core.api.schemas import ConversationCreate, MemoryBatch, MemoryCreate, MemoryList, ReviewResolve
 from core.domain.records import MemoryItem, to_public
 from core.errors import BadRequest
 from core.services import devices, edits, intake, reads
@@ -190,3 +190,19 @@ def v1_export(req: Request) -> Response:
     from core.services import accounts
 
     return 200, "".join(accounts.export(req.ctx, req.uid))
+
+
+# ------------------------------------------------------------------------------------ review queue
+@route("GET", "/v3/memories/review-queue", "Open review entries", query=("limit",))
+def v3_review_queue(req: Request) -> Response:
+    from core.services import review
+
+    return 200, {"reviews": review.list_open(req.ctx, req.uid, req.int_arg("limit", 100, 1, 500))}
+
+
+@route("POST", "/v3/memories/review-queue/{review_id}/resolve", "Resolve a review: accept, reject or correct",
+       body=ReviewResolve)
+def v3_review_resolve(req: Request) -> Response:
+    from core.services import review
+
+    return 200, review.resolve(req.ctx, req.uid, req.params["review_id"], req.body.decision, req.body.correction)

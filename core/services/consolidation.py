@@ -1,0 +1,389 @@
+"""Consolidation: every pending Short-term item settles through exactly one terminal route.
+
+A scheduled fan-out finds users with pending items (nearest deadline first) and enqueues one Cloud
+Task per user; the per-user pass selects a server-bounded, deterministically ordered set (overflow
+stays eligible for the very next run), asks the router port for proposals in batches, *validates*
+them (exactly one of promote | archive | review | reject per selected item, only known refs — the
+router never supplies ids) and applies each batch in one transaction that re-checks every item is
+still pending at the revision that was selected. Output that is incomplete, duplicated or addressed
+to unknown items mutates nothing and records a retry; after three failed attempts an item settles as
+``review``. A per-user lease keeps two passes from working at once; the revision fence keeps an item
+from being routed twice even if a lease is lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from core.adapters.firestore.apply import ApplyView, Plan
+from core.adapters.firestore.queries import build
+from core.bootstrap import Context
+from core.domain import ids
+from core.domain.admission import admit
+from core.domain.records import MemoryItem, expired
+from core.domain.routing import Neighbour, RouteCandidate, RouteProposal
+from core.domain.states import Layer, ProcessingState, Status
+from core.errors import StrataError
+
+log = logging.getLogger(__name__)
+
+BATCH = 20
+MAX_BATCHES = 25
+MAX_SELECTED = BATCH * MAX_BATCHES
+NEIGHBOURS = 8
+MAX_ATTEMPTS = 3
+LEASE_SECONDS = 600
+REVIEW_TTL = timedelta(hours=72)
+ROUTES = ("promote", "archive", "review", "reject")
+
+
+class InvalidRouterOutput(StrataError):
+    code = "invalid_router_output"
+
+
+@dataclass
+class PassSummary:
+    uid: str
+    selected: int = 0
+    routes: Counter = field(default_factory=Counter)
+    retries: int = 0
+    untouched: int = 0
+    aged_out: int = 0
+    overflow: bool = False
+    skipped: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"uid": self.uid, "selected": self.selected, "routes": dict(self.routes), "retries": self.retries,
+                "untouched": self.untouched, "aged_out": self.aged_out, "overflow": self.overflow,
+                "skipped": self.skipped}
+
+
+# ----------------------------------------------------------------------------------------- fan-out
+def users_with_pending(ctx: Context, limit: int = 1000) -> list[str]:
+    group = ctx.client.collection_group("memory_items")
+    uids: dict[str, None] = {}
+    for snap in build(group, "pending_route_items_all_users", {"pending_route": True}, limit=limit).stream():
+        uids.setdefault(snap.reference.parent.parent.id, None)
+    return list(uids)
+
+
+def fan_out(ctx: Context) -> dict[str, Any]:
+    if _controls(ctx).get("consolidation_disabled"):
+        return {"users": 0, "skipped": "consolidation_disabled"}
+    uids = users_with_pending(ctx)
+    bucket = ctx.now().strftime("%Y%m%d%H%M")
+    url = ctx.settings.consolidate_url
+    for uid in uids:
+        ctx.tasks.enqueue(url, {"uid": uid}, task_id=f"consolidate-{ids.contract_hash('task', [uid, bucket])[:20]}")
+    return {"users": len(uids), "enqueued": len(uids)}
+
+
+def _controls(ctx: Context) -> dict[str, Any]:
+    snap = ctx.paths.global_controls().get()
+    return snap.to_dict() if snap.exists else {}
+
+
+# ------------------------------------------------------------------------------------------- lease
+def _acquire_lease(ctx: Context, uid: str, holder: str) -> bool:
+    from google.cloud import firestore
+
+    ref = ctx.paths.doc(uid, "memory_state", "consolidation_lease")
+
+    @firestore.transactional
+    def take(transaction: Any) -> bool:
+        snap = ref.get(transaction=transaction)
+        now = ctx.now()
+        data = snap.to_dict() if snap.exists else {}
+        if data.get("holder") and data.get("expires_at") and data["expires_at"] > now:
+            return False
+        transaction.set(ref, {"holder": holder, "expires_at": now + timedelta(seconds=LEASE_SECONDS),
+                              "epoch": int(data.get("epoch", 0)) + 1})
+        return True
+
+    return bool(take(ctx.client.transaction()))
+
+
+def _release_lease(ctx: Context, uid: str, holder: str) -> None:
+    ref = ctx.paths.doc(uid, "memory_state", "consolidation_lease")
+    snap = ref.get()
+    if snap.exists and (snap.to_dict() or {}).get("holder") == holder:
+        ref.set({"holder": None, "expires_at": None}, merge=True)
+
+
+# -------------------------------------------------------------------------------------------- pass
+def run_pass(ctx: Context, uid: str, *, router: Any = None, max_selected: int = MAX_SELECTED) -> dict[str, Any]:
+    summary = PassSummary(uid)
+    if _controls(ctx).get("consolidation_disabled"):
+        summary.skipped = "consolidation_disabled"
+        return summary.as_dict()
+    holder = uuid.uuid4().hex
+    if not _acquire_lease(ctx, uid, holder):
+        summary.skipped = "lease_held"
+        return summary.as_dict()
+    try:
+        selected = select_pending(ctx, uid, max_selected + 1)
+        summary.overflow = len(selected) > max_selected
+        selected = selected[:max_selected]
+        summary.selected = len(selected)
+        neighbours = _long_term(ctx, uid)
+        attempts = _attempts(ctx, uid, [i.id for i in selected])
+        for start in range(0, len(selected), BATCH):
+            route_batch(ctx, uid, selected[start:start + BATCH], neighbours, attempts, router or ctx.router, summary)
+        summary.aged_out = age_out(ctx, uid)
+    finally:
+        _release_lease(ctx, uid, holder)
+    return summary.as_dict()
+
+
+def select_pending(ctx: Context, uid: str, limit: int) -> list[MemoryItem]:
+    """Deterministic order: nearest adjudication deadline first, then id."""
+    query = build(ctx.paths.col(uid, "memory_items"), "pending_route_items", {"pending_route": True}, limit=limit)
+    return [MemoryItem.from_store(s.to_dict()) for s in query.stream()]
+
+
+def _long_term(ctx: Context, uid: str, limit: int = 500) -> list[MemoryItem]:
+    query = build(ctx.paths.col(uid, "memory_items"), "items_by_read_class_and_layer",
+                  {"read_class": ["default"], "layer": "long_term"}, limit=limit)
+    return [MemoryItem.from_store(s.to_dict()) for s in query.stream()]
+
+
+def _attempts(ctx: Context, uid: str, memory_ids: list[str]) -> dict[str, int]:
+    refs = [ctx.paths.doc(uid, "consolidation_attempts", mid) for mid in memory_ids]
+    return {s.id: int((s.to_dict() or {}).get("attempts", 0)) for s in ctx.client.get_all(refs) if s.exists}
+
+
+def _record_retry(ctx: Context, uid: str, items: list[MemoryItem], attempts: dict[str, int], reason: str) -> None:
+    batch = ctx.client.batch()
+    for item in items:
+        attempts[item.id] = attempts.get(item.id, 0) + 1
+        batch.set(ctx.paths.doc(uid, "consolidation_attempts", item.id),
+                  {"attempts": attempts[item.id], "revision": item.revision, "last_error": reason[:500],
+                   "updated_at": ctx.now()})
+    batch.commit()
+
+
+def _nearest(item: MemoryItem, pool: list[MemoryItem]) -> list[MemoryItem]:
+    from core.domain.routing import similarity
+
+    scored = sorted(((similarity(item.content, other.content), other.id, other) for other in pool
+                     if other.id != item.id), key=lambda t: (-t[0], t[1]))
+    return [other for score, _, other in scored[:NEIGHBOURS] if score > 0]
+
+
+def route_batch(ctx: Context, uid: str, batch: list[MemoryItem], long_term: list[MemoryItem],
+                attempts: dict[str, int], router: Any, summary: PassSummary) -> None:
+    now = ctx.now()
+    forced = [i for i in batch if attempts.get(i.id, 0) >= MAX_ATTEMPTS]
+    asked = [i for i in batch if attempts.get(i.id, 0) < MAX_ATTEMPTS]
+    decisions: dict[str, tuple[str, list[str], str | None, str]] = {
+        i.id: ("review", [], None, "router failed three times") for i in forced}
+    neighbour_refs: dict[str, str] = {}
+    if asked:
+        candidates, item_refs, neighbour_refs = _candidates(asked, long_term, batch, now)
+        try:
+            proposals = router.route(candidates)
+            decisions.update(validate(proposals, item_refs, neighbour_refs, candidates))
+        except StrataError as exc:
+            summary.retries += len(asked)
+            _record_retry(ctx, uid, asked, attempts, f"{exc.code}: {exc.message}")
+            if not forced:
+                return
+        except Exception as exc:  # noqa: BLE001 - a router bug must not crash the pass
+            summary.retries += len(asked)
+            _record_retry(ctx, uid, asked, attempts, f"router error: {exc}")
+            if not forced:
+                return
+    apply_routes(ctx, uid, {i.id: i.revision for i in batch if i.id in decisions}, decisions, summary,
+                 planner=f"consolidation/{getattr(router, 'router_id', 'router')}@{getattr(router, 'router_version', '1')}")
+
+
+def _candidates(items: list[MemoryItem], long_term: list[MemoryItem], batch: list[MemoryItem], now: Any):
+    item_refs: dict[str, str] = {}
+    neighbour_refs: dict[str, str] = {}
+    candidates: list[RouteCandidate] = []
+    for index, item in enumerate(items):
+        ref = f"i{index}"
+        item_refs[ref] = item.id
+        near = _nearest(item, long_term)
+        neighbours = []
+        for other in near:
+            nref = next((r for r, mid in neighbour_refs.items() if mid == other.id), None)
+            if nref is None:
+                nref = f"n{len(neighbour_refs)}"
+                neighbour_refs[nref] = other.id
+            neighbours.append(Neighbour(ref=nref, content=other.content, layer=other.layer,
+                                        subject_label=other.subject_label, restricted=other.restricted))
+        sources = tuple(sorted({e.source_id for e in item.evidence if e.status == "active"}))
+        corroborating = {e.source_id for other in batch if other.id != item.id
+                         and ids.content_hash(other.content.casefold()) == ids.content_hash(item.content.casefold())
+                         for e in other.evidence if e.status == "active"}
+        candidates.append(RouteCandidate(
+            ref=ref, content=item.content, subject=item.subject_attribution, subject_label=item.subject_label,
+            category=item.category, kind=item.kind, source_ids=sources,
+            independent_sources=len(set(sources) | corroborating), manually_added=item.manually_added,
+            expired=expired(item, now), restricted=item.restricted, neighbours=tuple(neighbours),
+        ))
+    return candidates, item_refs, neighbour_refs
+
+
+def validate(proposals: Any, item_refs: dict[str, str], neighbour_refs: dict[str, str],
+             candidates: list[RouteCandidate]) -> dict[str, tuple[str, list[str], str | None, str]]:
+    """Server-side validation of router output: one known route per selected item, nothing else."""
+    if not isinstance(proposals, list):
+        raise InvalidRouterOutput("router output is not a list")
+    seen: dict[str, RouteProposal] = {}
+    allowed_neighbours = {c.ref: {n.ref for n in c.neighbours} for c in candidates}
+    for proposal in proposals:
+        if not isinstance(proposal, RouteProposal):
+            raise InvalidRouterOutput("router output has an entry of the wrong type")
+        if proposal.item_ref not in item_refs:
+            raise InvalidRouterOutput(f"router addressed an unknown item {proposal.item_ref!r}")
+        if proposal.item_ref in seen:
+            raise InvalidRouterOutput(f"router routed {proposal.item_ref!r} twice")
+        if proposal.route not in ROUTES:
+            raise InvalidRouterOutput(f"unknown route {proposal.route!r}")
+        refs = list(proposal.supersedes) + ([proposal.duplicate_of] if proposal.duplicate_of else [])
+        if any(r not in allowed_neighbours[proposal.item_ref] for r in refs):
+            raise InvalidRouterOutput("router referenced a neighbour it was not shown")
+        if len(set(proposal.supersedes)) != len(proposal.supersedes):
+            raise InvalidRouterOutput("duplicate supersedes entries")
+        if proposal.duplicate_of and proposal.duplicate_of in proposal.supersedes:
+            raise InvalidRouterOutput("an item cannot both duplicate and supersede one neighbour")
+        seen[proposal.item_ref] = proposal
+    missing = set(item_refs) - set(seen)
+    if missing:
+        raise InvalidRouterOutput(f"router left {len(missing)} item(s) without a route")
+    return {
+        item_refs[ref]: (p.route, [neighbour_refs[r] for r in p.supersedes],
+                         neighbour_refs[p.duplicate_of] if p.duplicate_of else None, p.reason[:300])
+        for ref, p in seen.items()
+    }
+
+
+def apply_routes(ctx: Context, uid: str, revisions: dict[str, int],
+                 decisions: dict[str, tuple[str, list[str], str | None, str]], summary: PassSummary,
+                 planner: str) -> None:
+    linked = {n for route, sup, dup, _ in decisions.values() for n in [*sup, *([dup] if dup else [])]}
+    read_ids = set(revisions) | linked
+
+    def plan(view: ApplyView) -> Plan:
+        out = Plan(summary={"routes": {}, "untouched": 0})
+        changed: dict[str, MemoryItem] = {}
+        for memory_id, revision in sorted(revisions.items()):
+            item = view.items.get(memory_id)
+            if item is None or not item.pending_route or item.revision != revision:
+                out.summary["untouched"] += 1  # routed or changed by someone else: never twice
+                continue
+            route, supersedes, duplicate_of, reason = decisions[memory_id]
+            item = item.model_copy(deep=True)
+            _settle(view, out, changed, item, route, supersedes, duplicate_of, reason, planner)
+            out.summary["routes"][route] = out.summary["routes"].get(route, 0) + 1
+        out.items = list(changed.values())
+        return out
+
+    result = ctx.engine.apply(uid, "consolidation.route", {"revisions": revisions, "decisions": decisions}, plan,
+                              item_ids=read_ids)
+    for route, count in result.summary.get("routes", {}).items():
+        summary.routes[route] += count
+    summary.untouched += int(result.summary.get("untouched", 0))
+
+
+def _usable_neighbour(view: ApplyView, changed: dict[str, MemoryItem], memory_id: str | None) -> MemoryItem | None:
+    if memory_id is None:
+        return None
+    other = changed.get(memory_id) or view.items.get(memory_id)
+    if other is None or other.layer != Layer.LONG_TERM or other.record_status != Status.ACTIVE:
+        return None
+    return other.model_copy(deep=True)
+
+
+def _settle(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: MemoryItem, route: str,
+            supersedes: list[str], duplicate_of: str | None, reason: str, planner: str) -> None:
+    item.route = route
+    item.promotion = {"route": route, "reason": reason, "decided_at": view.now.isoformat(), "planner": planner}
+    survivor = _usable_neighbour(view, changed, duplicate_of)
+    if survivor is not None and route in ("promote", "archive"):
+        # A duplicate of a Long-term fact corroborates it: the survivor absorbs the evidence (and is
+        # re-admitted, since its evidence changed); the item becomes an alias in its lineage.
+        known = {e.evidence_id for e in survivor.evidence}
+        survivor.evidence.extend(e for e in item.evidence if e.evidence_id not in known and e.status == "active")
+        if survivor.conversation_id is None:
+            survivor.conversation_id = item.conversation_id
+        plan.docs[f"memory_graph_assertions/{survivor.id}"] = admit(
+            survivor, revision=view.next_revision(survivor.id), commit_id=view.commit_id, now=view.now,
+            planner=planner + ".merge")
+        changed[survivor.id] = survivor
+        item.canonical_memory_id = survivor.id
+        if route == "promote":
+            item.status = Status.SUPERSEDED.value  # short_term superseded: an alias of the survivor
+            item.superseded_by = survivor.id
+        else:
+            item.layer = Layer.ARCHIVE.value
+        changed[item.id] = item
+        return
+    if route == "promote":
+        replaced = [o for o in (_usable_neighbour(view, changed, mid) for mid in supersedes) if o is not None]
+        item.supersedes = sorted(o.id for o in replaced)
+        plan.docs[f"memory_graph_assertions/{item.id}"] = admit(
+            item, revision=view.next_revision(item.id), commit_id=view.commit_id, now=view.now, planner=planner)
+        for old in replaced:
+            old.status = Status.SUPERSEDED.value
+            old.superseded_by = item.id
+            old.canonical_memory_id = item.id
+            old.graph_ready = False
+            plan.docs[f"memory_graph_assertions/{old.id}"] = None
+            changed[old.id] = old
+    elif route == "archive":
+        item.layer = Layer.ARCHIVE.value
+    elif route == "review":
+        review = ids.review_id(item.id, view.next_revision(item.id), supersedes + ([duplicate_of] if duplicate_of else []))
+        item.review_id = review
+        plan.docs[f"memory_review_queue/{_doc_id(review)}"] = {
+            "review_id": review, "memory_id": item.id, "revision": view.next_revision(item.id),
+            "commit_id": view.commit_id, "content_hash": ids.content_hash(item.content), "content": item.content,
+            "conflicting": supersedes + ([duplicate_of] if duplicate_of else []), "reason": reason,
+            "status": "open", "created_at": view.now, "expires_at": view.now + REVIEW_TTL,
+        }
+    elif route == "reject":
+        item.status = "hidden"
+    changed[item.id] = item
+
+
+def _doc_id(review_id: str) -> str:
+    """Review ids contain ':' and ','; Firestore ids may too, but not '/'."""
+    return review_id.replace("/", "_")
+
+
+# ----------------------------------------------------------------------------------------- age-out
+def age_out(ctx: Context, uid: str) -> int:
+    """Long-term items untouched for ``long_term_archive_after_days`` move to Archive (0 = never)."""
+    days = ctx.settings.long_term_archive_after_days
+    if days <= 0:
+        return 0
+    cutoff = ctx.now() - timedelta(days=days)
+    query = build(ctx.paths.col(uid, "memory_items"), "long_term_by_age",
+                  {"read_class": "default", "layer": "long_term", "updated_at": cutoff}, limit=100)
+    old = [s.id for s in query.stream()]
+    if not old:
+        return 0
+
+    def plan(view: ApplyView) -> Plan:
+        out = Plan()
+        for mid in old:
+            item = view.items.get(mid)
+            if item is None or item.layer != Layer.LONG_TERM or item.record_status != Status.ACTIVE:
+                continue
+            item = item.model_copy(deep=True)
+            item.layer, item.processing_state = Layer.ARCHIVE.value, ProcessingState.PROCESSED.value
+            item.graph_ready = False
+            out.docs[f"memory_graph_assertions/{mid}"] = None
+            out.items.append(item)
+        return out
+
+    return len(ctx.engine.apply(uid, "consolidation.age_out", {"ids": old, "cutoff": cutoff.isoformat()}, plan,
+                                item_ids=old).changed_ids)

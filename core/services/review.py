@@ -1,0 +1,94 @@
+"""The review queue: consolidation's ``review`` route asks the user.
+
+Resolution validates, in the same transaction that mutates the item, that the item is still at the
+revision, commit and content hash the review was opened for (``stale_review`` otherwise) and that
+nobody decided already (``already_resolved``). Accept and correct admit the item to Long-term with a
+fresh receipt and graph assertion; reject hides it without it ever reaching Long-term.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.adapters.firestore.apply import ApplyView, Plan
+from core.adapters.firestore.queries import build
+from core.bootstrap import Context
+from core.domain import ids
+from core.domain.admission import admit
+from core.domain.records import Evidence, QuoteRef
+from core.errors import BadRequest, Conflict, NotFound
+from core.services import intake
+from core.services.consolidation import _doc_id
+
+
+def list_open(ctx: Context, uid: str, limit: int = 100) -> list[dict[str, Any]]:
+    if not 1 <= limit <= 500:
+        raise BadRequest("limit must be between 1 and 500", code="validation_error")
+    now = ctx.now()
+    rows = build(ctx.paths.col(uid, "memory_review_queue"), "review_open", {"status": "open"}, limit=limit).stream()
+    out = []
+    for snap in rows:
+        row = snap.to_dict()
+        if row.get("expires_at") and row["expires_at"] <= now:
+            continue
+        out.append({"review_id": row["review_id"], "memory_id": row["memory_id"], "content": row.get("content", ""),
+                    "conflicting": row.get("conflicting", []), "reason": row.get("reason", ""),
+                    "created_at": row["created_at"].isoformat(), "expires_at": row["expires_at"].isoformat()})
+    return out
+
+
+def resolve(ctx: Context, uid: str, review_id: str, decision: str, correction: str | None = None) -> dict[str, Any]:
+    if decision not in ("accept", "reject", "correct"):
+        raise BadRequest("decision must be accept, reject or correct", code="validation_error")
+    if decision == "correct":
+        correction = " ".join((correction or "").split())
+        if not correction:
+            raise BadRequest("a correction needs the corrected text", code="validation_error")
+        intake.refuse_secrets(correction)
+    parts = review_id.split(":")
+    if len(parts) < 3 or parts[0] != "review":
+        raise NotFound("no such review")
+    memory_id = parts[1]
+    doc_path = f"memory_review_queue/{_doc_id(review_id)}"
+
+    def plan(view: ApplyView) -> Plan:
+        row = view.docs.get(doc_path)
+        item = view.items.get(memory_id)
+        if row is None or item is None:
+            raise NotFound("no such review")
+        if row.get("status") != "open":
+            raise Conflict("this review was already resolved", code="already_resolved")
+        if (item.revision != row.get("revision") or item.ledger_commit_id != row.get("commit_id")
+                or item.content_hash != row.get("content_hash") or item.review_id != review_id):
+            raise Conflict("the memory changed since this review was opened", code="stale_review")
+        if row.get("expires_at") and row["expires_at"] <= view.now:
+            raise Conflict("this review expired", code="stale_review")
+        item = item.model_copy(deep=True)
+        out = Plan(summary={"decision": decision, "memory_id": memory_id})
+        if decision == "reject":
+            item.status = "hidden"
+            item.route = "reject"
+        else:
+            if decision == "correct" and correction:
+                item.content = correction
+                item.edited = True
+                item.evidence.append(Evidence(
+                    evidence_id=ids.evidence_id(memory_id, "explicit", "review_correction", "review", "1",
+                                                {"content_hash": ids.content_hash(correction)}),
+                    source_type="explicit", source_id=memory_id, source_signal="review_correction",
+                    extractor_id="review", extractor_version="1",
+                    quote_refs=[QuoteRef(segment_id="explicit", quote=correction)], captured_at=view.now))
+            item.route = "promote"
+            out.docs[f"memory_graph_assertions/{memory_id}"] = admit(
+                item, revision=view.next_revision(memory_id), commit_id=view.commit_id, now=view.now,
+                planner=f"review/{decision}")
+        item.reviewed, item.user_review = True, decision != "reject"
+        out.items.append(item)
+        out.docs[doc_path] = {**row, "status": "resolved", "decision": decision, "resolved_at": view.now}
+        return out
+
+    result = ctx.engine.apply(uid, "review.resolve", {"review_id": review_id}, plan, item_ids=[memory_id],
+                              doc_paths=[doc_path], actor="user")
+    if result.replayed:
+        raise Conflict("this review was already resolved", code="already_resolved")
+    return {"review_id": review_id, **result.summary}
