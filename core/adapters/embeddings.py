@@ -22,6 +22,13 @@ from core.errors import BadRequest, PermanentError, ProviderUnavailable
 from core.ports import Embedder
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+# Function words carry little meaning; they keep a small unigram weight and no trigrams.
+_STOPWORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "did", "for", "from", "has", "have",
+    "he", "her", "his", "i", "in", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "so",
+    "that", "the", "their", "them", "they", "this", "to", "was", "we", "were", "what", "when", "where",
+    "which", "who", "why", "will", "with", "you", "your",
+})
 
 
 class DimensionMismatch(PermanentError):
@@ -40,8 +47,9 @@ def _normalise(vector: Sequence[float]) -> list[float]:
 class HashingEmbedder(Embedder):
     """Deterministic feature hashing; no model, no dependency, no network.
 
-    Features are lower-cased word unigrams (weight 1.0), word bigrams (0.7) and character trigrams
-    of each padded word (0.3). Each feature is hashed (blake2b, keyed by nothing, so vectors are
+    Features are lower-cased word unigrams (weight 1.0, 0.2 for a short list of function words),
+    word bigrams (0.7) and character trigrams of each padded content word (0.3), the trigrams
+    catching inflections ("drive" / "drives"). Each feature is hashed (blake2b, keyed by nothing, so vectors are
     stable across processes and releases) to a bucket and a sign, accumulated, and the result is
     L2-normalised. Texts sharing words therefore have clearly higher cosine similarity than texts
     sharing none. An empty text maps to a fixed non-zero vector (vector indexes refuse all-zero ones).
@@ -56,9 +64,11 @@ class HashingEmbedder(Embedder):
 
     def _features(self, text: str) -> list[tuple[str, float]]:
         words = _WORD.findall(text.lower())
-        feats: list[tuple[str, float]] = [(f"w:{w}", 1.0) for w in words]
+        feats: list[tuple[str, float]] = [(f"w:{w}", 0.2 if w in _STOPWORDS else 1.0) for w in words]
         feats += [(f"b:{a} {b}", 0.7) for a, b in zip(words, words[1:], strict=False)]
         for w in words:
+            if w in _STOPWORDS:
+                continue
             padded = f"#{w}#"
             feats += [(f"c:{padded[i:i + 3]}", 0.3) for i in range(len(padded) - 2)]
         return feats or [("empty:", 1.0)]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
-from pinecone import Pinecone, RetryConfig
+from pinecone import Pinecone
 from pinecone.errors.exceptions import (
     ApiError,
     PineconeConnectionError,
@@ -59,20 +59,14 @@ def _translate(exc: Exception, action: str) -> Exception:
 class PineconeIndex(VectorIndex):
     """One Pinecone index host and one namespace (a namespace per deployment)."""
 
-    def __init__(
-        self, api_key: str, host: str, namespace: str, *, timeout_s: float = 20.0, max_retries: int = 2
-    ) -> None:
+    def __init__(self, api_key: str, host: str, namespace: str, *, timeout_s: float = 20.0) -> None:
         if not host:
             raise PermanentError("PineconeIndex needs an index host (STRATA_PINECONE_HOST)")
         self.host = host
         self.namespace = namespace
-        # The SDK's own retries absorb a blip; the outbox's backoff handles anything longer.
-        client = Pinecone(
-            api_key=api_key or "local",
-            timeout=timeout_s,
-            retry_config=RetryConfig(max_retries=max_retries, backoff_factor=0.2, max_wait=2.0),
-        )
-        self._index = client.Index(host=host)
+        # The SDK retries a connection error or 5xx itself (3 retries, ~1.5 s in all; its REST index
+        # client takes no retry settings); the outbox's backoff handles anything longer.
+        self._index = Pinecone(api_key=api_key or "local", timeout=timeout_s).Index(host=host)
         self._dimension: int | None = None
 
     # ------------------------------------------------------------------ helpers

@@ -394,12 +394,12 @@ class _Handler(BaseHTTPRequestHandler):
             return out
         if method == "GET" and path == "/vectors/list":
             try:
-                limit = int((query.get("limit") or [DEFAULT_LIST_LIMIT])[0])
+                limit = int(query["limit"][0]) if query.get("limit") else DEFAULT_LIST_LIMIT
             except ValueError as exc:
                 raise ApiFailure(400, "limit must be an integer") from exc
-            ids, token = store.list_ids(
-                ns, (query.get("prefix") or [""])[0], limit, (query.get("paginationToken") or [None])[0]
-            )
+            prefix = query["prefix"][0] if query.get("prefix") else ""
+            after = query["paginationToken"][0] if query.get("paginationToken") else None
+            ids, token = store.list_ids(ns, prefix, limit, after)
             listed: dict[str, Any] = {"vectors": [{"id": vid} for vid in ids], "namespace": ns,
                                       "usage": {"readUnits": 1}}
             if token:
@@ -438,7 +438,8 @@ class PineconeLocalServer(ThreadingHTTPServer):
 
     @property
     def url(self) -> str:
-        return f"http://{self.server_address[0]}:{self.port}"
+        host = self.server_address[0]
+        return f"http://{host.decode() if isinstance(host, bytes) else host}:{self.port}"
 
     def log_request_line(self, method: str, path: str, body: Any, api_version: str = "") -> None:
         """Append one JSON line; the API key is never logged."""

@@ -139,7 +139,7 @@ def test_mismatched_docs_and_vectors_refused(index, unique_uid):
 
 # --------------------------------------------------------------------------- failures
 def test_server_down_is_provider_unavailable():
-    idx = PineconeIndex("k", f"http://127.0.0.1:{free_port()}", "ns", timeout_s=2.0, max_retries=0)
+    idx = PineconeIndex("k", f"http://127.0.0.1:{free_port()}", "ns", timeout_s=2.0)
     with pytest.raises(ProviderUnavailable) as err:
         idx.provider_ids("u")
     assert err.value.retryable
