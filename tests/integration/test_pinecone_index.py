@@ -21,6 +21,7 @@ import pytest
 from pinecone import Pinecone
 from pinecone.errors.exceptions import ApiError
 
+from core.adapters import pinecone_index
 from core.adapters.embeddings import HashingEmbedder
 from core.adapters.pinecone_index import PineconeIndex
 from core.errors import PermanentError, ProviderUnavailable
@@ -102,7 +103,8 @@ def test_delete_and_purge_user(index, unique_uid):
     assert index.provider_ids(other) == {pid(other, "m0")}
 
 
-def test_upsert_in_batches_and_purge_many(index, unique_uid):
+def test_upsert_in_batches_and_purge_many(index, unique_uid, monkeypatch):
+    monkeypatch.setattr(pinecone_index, "FETCH_PAGE", 40)  # walk several fetch_by_metadata pages
     docs = [doc(unique_uid, f"bulk-{i:03d}", f"bulk memory {i}") for i in range(230)]
     upsert(index, docs)
     assert index.provider_ids(unique_uid) == {d.provider_id for d in docs}

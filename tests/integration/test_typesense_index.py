@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import socket
+import threading
 import uuid
 
 import httpx
@@ -55,6 +56,25 @@ def test_ensure_ready_is_idempotent_and_collection_has_explicit_schema(typesense
     fields = {f["name"]: f["type"] for f in _raw(typesense_server, "GET", f"/collections/{name}").json()["fields"]}
     assert fields == {"uid": "string", "memory_id": "string", "layer": "string", "revision": "int64",
                       "content": "string", "category": "string", "updated_at": "float"}
+
+
+def test_concurrent_creators_race_safely(typesense_server):
+    name = f"coll_{uuid.uuid4().hex[:8]}"
+    errors: list[BaseException] = []
+
+    def create() -> None:
+        try:
+            TypesenseIndex(typesense_server.url, typesense_server.api_key, collection=name).ensure_ready()
+        except BaseException as exc:  # collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=create) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert _raw(typesense_server, "GET", f"/collections/{name}").status_code == 200
 
 
 def test_incompatible_existing_schema_is_a_permanent_error(typesense_server):
