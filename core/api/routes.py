@@ -206,3 +206,85 @@ def v3_review_resolve(req: Request) -> Response:
     from core.services import review
 
     return 200, review.resolve(req.ctx, req.uid, req.params["review_id"], req.body.decision, req.body.correction)
+
+
+# ------------------------------------------------------------------------------------------ search
+def _search(req: Request, kind: str) -> Response:
+    from core.services import search
+
+    q = req.arg("q") or req.arg("query") or ""
+    limit = req.int_arg("limit", 10, 1, 100)
+    fn = {"keyword": search.keyword, "vector": search.vector, "archive": search.archive,
+          "hybrid": search.hybrid}[kind]
+    results = fn(req.ctx, req.uid, q, limit)
+    now = req.ctx.now()
+    return 200, {"memories": [dict(to_public(s.item, now), score=round(s.score, 6)) for s in results]}
+
+
+@route("GET", "/v1/memories/search", "Keyword search (Typesense), hydrated from Firestore", query=("q", "limit"))
+def v1_search(req: Request) -> Response:
+    return _search(req, "keyword")
+
+
+@route("GET", "/v1/memories/vector-search", "Vector search (Pinecone), hydrated from Firestore",
+       query=("q", "limit"))
+def v1_vector_search(req: Request) -> Response:
+    return _search(req, "vector")
+
+
+@route("GET", "/v1/memories/hybrid-search", "Keyword + vector, reciprocal-rank fused", query=("q", "limit"))
+def v1_hybrid_search(req: Request) -> Response:
+    return _search(req, "hybrid")
+
+
+@route("GET", "/v1/memories/archive/search", "Search the Archive layer only", query=("q", "limit"))
+def v1_archive_search(req: Request) -> Response:
+    return _search(req, "archive")
+
+
+@route("GET", "/memory/memory/search", "Alias of /v1/memories/search", query=("q", "limit"))
+def alias_search(req: Request) -> Response:
+    return _search(req, "keyword")
+
+
+@route("GET", "/memory/vector/search", "Alias of /v1/memories/vector-search", query=("q", "limit"))
+def alias_vector_search(req: Request) -> Response:
+    return _search(req, "vector")
+
+
+@route("GET", "/memory/archive/search", "Alias of /v1/memories/archive/search", query=("q", "limit"))
+def alias_archive_search(req: Request) -> Response:
+    return _search(req, "archive")
+
+
+@route("GET", "/v1/mcp/memories", "MCP adapter: search if q is given, else list", query=("q", "limit"))
+def mcp_memories(req: Request) -> Response:
+    if req.arg("q"):
+        return _search(req, "hybrid")
+    items, _ = reads.list_memories(req.ctx, req.uid, reads.ListQuery(limit=req.int_arg("limit", 25, 1, 100)))
+    return 200, {"memories": _public(req, items)}
+
+
+@route("GET", "/v1/tools/memories", "Tool adapter: search if q is given, else list", query=("q", "limit"))
+def tool_memories(req: Request) -> Response:
+    return mcp_memories(req)
+
+
+# ------------------------------------------------------------------------------------ knowledge graph
+@route("GET", "/v1/knowledge-graph", "A bounded, referentially closed page of the graph", query=("limit",))
+def v1_graph(req: Request) -> Response:
+    from core.services import graph
+
+    return 200, graph.read_page(req.ctx, req.uid, req.int_arg("limit", 500, 1, 2000))
+
+
+@route("DELETE", "/v1/knowledge-graph", "Refused: the graph is derived from graph assertions")
+def v1_graph_delete(req: Request) -> Response:
+    return 409, {"error": {"code": "derived_state", "message":
+                           "the knowledge graph is derived from memories; delete memories instead"}}
+
+
+@route("POST", "/v1/knowledge-graph/rebuild", "Refused: projections rebuild themselves from assertions")
+def v1_graph_rebuild(req: Request) -> Response:
+    return 409, {"error": {"code": "derived_state", "message":
+                           "the knowledge graph is rebuilt by projection delivery, not on request"}}

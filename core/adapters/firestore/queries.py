@@ -129,6 +129,10 @@ QUERIES: Mapping[str, QuerySpec] = {
            [Clause("memory_ids", "array_contains")], [Order("sequence", ASC)]),
         # Review rows that show a memory (privacy deletes redact them).
         _q("reviews_by_memory", "memory_review_queue", "COLLECTION", [Clause("memory_id", "==")], []),
+        # Knowledge-graph projection maintenance.
+        _q("edges_by_memory", "knowledge_edges", "COLLECTION", [Clause("memory_ids", "array_contains")], []),
+        _q("edges_by_source", "knowledge_edges", "COLLECTION", [Clause("source", "==")], []),
+        _q("nodes_by_kind", "knowledge_nodes", "COLLECTION", [Clause("kind", "==")], []),
         # Workflow rows of a conversation.
         _q("action_items_by_conversation", "action_items", "COLLECTION",
            [Clause("conversation_id", "==")], []),

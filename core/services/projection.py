@@ -1,0 +1,244 @@
+"""Projection delivery: the outbox drained into Typesense, Pinecone and the knowledge graph.
+
+Providers are *projections* of canonical Firestore state, never mutation authorities. After each
+apply commit a small Pub/Sub message names the user; the drainer takes that user's drain lease (so
+concurrent deliveries do not fight over the same outbox documents), leases due events (lease expiry,
+epoch, attempt count), projects the **current** state of each memory — not the event payload — and
+acknowledges only when every provider confirmed. Failures reschedule with bounded exponential
+backoff and dead-letter after ``MAX_ATTEMPTS``. A reclaimed expired lease is simply re-projected
+from current state, which repairs whatever a crashed worker left half-done. Restricted items and
+accounts under deletion are delete-only.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from core.adapters.firestore.apply import is_projectable
+from core.adapters.firestore.queries import build
+from core.bootstrap import Context
+from core.domain import ids
+from core.domain.records import MemoryItem
+from core.ports import ProjectionDoc
+from core.services import graph
+
+log = logging.getLogger(__name__)
+
+BATCH = 25
+SCAN = 100
+EVENT_LEASE = timedelta(seconds=300)
+DRAIN_LEASE = timedelta(seconds=120)
+MAX_ATTEMPTS = 5
+BACKOFF_BASE_S = 30
+BACKOFF_MAX_S = 1800
+
+
+@dataclass
+class DrainReport:
+    uids: list[str] = field(default_factory=list)
+    leased: int = 0
+    acknowledged: int = 0
+    retried: int = 0
+    dead: int = 0
+    repaired: int = 0
+    upserts: int = 0
+    deletes: int = 0
+    provider_calls: int = 0
+    skipped: str | None = None
+    retry_later: bool = False
+    errors: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def add(self, other: DrainReport) -> None:
+        for name in ("leased", "acknowledged", "retried", "dead", "repaired", "upserts", "deletes", "provider_calls"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.uids.extend(other.uids)
+        self.retry_later = self.retry_later or other.retry_later
+        self.errors.extend(other.errors)
+
+
+def backoff(attempts: int) -> timedelta:
+    return timedelta(seconds=min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** max(0, attempts - 1)))
+
+
+# ----------------------------------------------------------------------------------- user lease
+def _take_drain_lease(ctx: Context, uid: str, holder: str) -> bool:
+    from google.cloud import firestore
+
+    ref = ctx.paths.doc(uid, "memory_state", "projection_lease")
+
+    @firestore.transactional
+    def take(transaction: Any) -> bool:
+        snap = ref.get(transaction=transaction)
+        now = ctx.now()
+        data = snap.to_dict() if snap.exists else {}
+        if data.get("holder") and data.get("expires_at") and data["expires_at"] > now:
+            return False
+        transaction.set(ref, {"holder": holder, "expires_at": now + DRAIN_LEASE})
+        return True
+
+    return bool(take(ctx.client.transaction()))
+
+
+def _release_drain_lease(ctx: Context, uid: str, holder: str) -> None:
+    ref = ctx.paths.doc(uid, "memory_state", "projection_lease")
+    snap = ref.get()
+    if snap.exists and (snap.to_dict() or {}).get("holder") == holder:
+        ref.set({"holder": None, "expires_at": None})
+
+
+# ------------------------------------------------------------------------------------------ drain
+def due_events(ctx: Context, uid: str, now: datetime, limit: int = SCAN) -> list[Any]:
+    query = build(ctx.paths.col(uid, "memory_outbox"), "outbox_due", {"state": ["pending", "leased"], "due_at": now},
+                  limit=limit)
+    return list(query.stream())
+
+
+def drain_user(ctx: Context, uid: str, *, max_rounds: int = 1000, progress: Any = None) -> DrainReport:
+    """Drain ``uid``'s due outbox events until none is due (or all left are backing off)."""
+    report = DrainReport(uids=[uid])
+    holder = uuid.uuid4().hex
+    if not _take_drain_lease(ctx, uid, holder):
+        report.skipped = "drain_in_progress"
+        return report
+    try:
+        for _ in range(max_rounds):
+            round_report = _drain_round(ctx, uid)
+            report.add(DrainReport(**{**round_report.as_dict(), "uids": []}))
+            if progress is not None:
+                progress(report)
+            if round_report.leased == 0 or round_report.retried:
+                break
+    finally:
+        _release_drain_lease(ctx, uid, holder)
+    report.retry_later = report.retried > 0
+    return report
+
+
+def _drain_round(ctx: Context, uid: str) -> DrainReport:
+    report = DrainReport()
+    now = ctx.now()
+    candidates = due_events(ctx, uid, now)
+    chosen = []
+    for snap in candidates:
+        event = snap.to_dict()
+        if event["state"] == "leased" and event.get("lease_expires_at") and event["lease_expires_at"] > now:
+            continue  # someone else's live lease
+        chosen.append((snap, event))
+        if len(chosen) == BATCH:
+            break
+    if not chosen:
+        return report
+    batch = ctx.client.batch()
+    for snap, event in chosen:
+        if event["state"] == "leased":
+            report.repaired += 1  # reclaimed an expired lease: re-project current state below
+        event["lease_epoch"] = int(event.get("lease_epoch", 0)) + 1
+        event["attempts"] = int(event.get("attempts", 0)) + 1
+        batch.update(snap.reference, {"state": "leased", "lease_expires_at": now + EVENT_LEASE,
+                                      "lease_epoch": event["lease_epoch"], "attempts": event["attempts"]})
+    batch.commit()
+    report.leased = len(chosen)
+    try:
+        project(ctx, uid, [event for _, event in chosen], report)
+    except Exception as exc:  # noqa: BLE001 - any provider failure: nothing is acknowledged
+        message = f"{type(exc).__name__}: {exc}"[:500]
+        report.errors.append(message)
+        batch = ctx.client.batch()
+        for snap, event in chosen:
+            if event["attempts"] >= MAX_ATTEMPTS:
+                batch.update(snap.reference, {"state": "dead", "last_error": message, "lease_expires_at": None,
+                                              "dead_at": now})
+                report.dead += 1
+            else:
+                batch.update(snap.reference, {"state": "pending", "last_error": message, "lease_expires_at": None,
+                                              "due_at": now + backoff(event["attempts"])})
+                report.retried += 1
+        batch.commit()
+        return report
+    batch = ctx.client.batch()
+    for snap, _event in chosen:
+        batch.delete(snap.reference)  # acknowledged: every provider confirmed
+    batch.commit()
+    report.acknowledged = len(chosen)
+    return report
+
+
+def _account_fenced(ctx: Context, uid: str) -> bool:
+    snap = ctx.paths.account_deletion(uid).get()
+    return snap.exists and (snap.to_dict() or {}).get("state") != "completed"
+
+
+def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainReport) -> None:
+    """Make every provider match the current state of the events' memories."""
+    memory_ids = sorted({e["memory_id"] for e in events if e.get("memory_id")})
+    purge = any(e.get("action") == "purge_user" for e in events)
+    fenced = _account_fenced(ctx, uid)
+    items = _hydrate(ctx, uid, memory_ids)
+    upserts: list[ProjectionDoc] = []
+    deletes: list[str] = []
+    for memory_id in memory_ids:
+        item = items.get(memory_id)
+        if item is not None and not fenced and is_projectable(item):
+            upserts.append(ProjectionDoc(
+                provider_id=ids.provider_id(uid, memory_id), uid=uid, memory_id=memory_id, layer=item.layer,
+                revision=item.revision, content=item.content, category=item.category,
+                updated_at=item.updated_at.timestamp() if item.updated_at else 0.0))
+        else:
+            deletes.append(memory_id)  # delete-only: restricted, hidden, tombstoned, fenced, archived
+    if purge:
+        ctx.keyword_index.purge_user(uid)
+        ctx.vector_index.purge_user(uid)
+        report.provider_calls += 2
+    if deletes:
+        ctx.keyword_index.delete(uid, deletes)
+        ctx.vector_index.delete(uid, deletes)
+        report.provider_calls += 2
+    if upserts:
+        ctx.keyword_index.upsert(upserts)
+        vectors = ctx.embedder.embed([d.content for d in upserts])
+        ctx.vector_index.upsert(upserts, vectors)
+        report.provider_calls += 3
+    graph.project(ctx, uid, memory_ids, items, fenced)
+    report.upserts += len(upserts)
+    report.deletes += len(deletes)
+
+
+def _hydrate(ctx: Context, uid: str, memory_ids: list[str]) -> dict[str, MemoryItem]:
+    refs = [ctx.paths.doc(uid, "memory_items", mid) for mid in memory_ids]
+    return {s.id: MemoryItem.from_store(s.to_dict()) for s in ctx.client.get_all(refs) if s.exists}
+
+
+# ------------------------------------------------------------------------------------------ sweep
+def users_with_due_events(ctx: Context, limit: int = 500) -> list[str]:
+    group = ctx.client.collection_group("memory_outbox")
+    query = build(group, "outbox_due_all_users", {"state": ["pending", "leased"], "due_at": ctx.now()}, limit=limit)
+    uids: dict[str, None] = {}
+    for snap in query.stream():
+        uids.setdefault(snap.reference.parent.parent.id, None)
+    return list(uids)
+
+
+def sweep(ctx: Context) -> DrainReport:
+    """The scheduled safety net: drain every user that has due events whose nudge was lost."""
+    report = DrainReport()
+    if (ctx.paths.global_controls().get().to_dict() or {}).get("projection_disabled"):
+        report.skipped = "projection_disabled"
+        return report
+    for uid in users_with_due_events(ctx):
+        report.add(drain_user(ctx, uid))
+    return report
+
+
+def pending_counts(ctx: Context, uid: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for snap in ctx.paths.col(uid, "memory_outbox").stream():
+        state = (snap.to_dict() or {}).get("state", "pending")
+        counts[state] = counts.get(state, 0) + 1
+    return counts

@@ -1,0 +1,92 @@
+"""Search: providers return candidates only; every hit is hydrated from Firestore and dropped if
+it is no longer visible (a delayed projection can never resurrect a deleted memory)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.adapters.firestore.queries import build
+from core.bootstrap import Context
+from core.domain.records import MemoryItem
+from core.domain.visibility import collapse_lineage, is_default_visible
+from core.errors import BadRequest
+from core.ports import Hit
+from core.services.reads import hydrate
+
+DEFAULT_LAYERS = ("short_term", "long_term")
+_WORD = re.compile(r"\w+")
+
+
+@dataclass
+class Scored:
+    item: MemoryItem
+    score: float
+
+
+def _check(query: str, limit: int) -> str:
+    query = " ".join((query or "").split())
+    if not query:
+        raise BadRequest("q must not be empty", code="validation_error")
+    if len(query) > 1000:
+        raise BadRequest("q must be at most 1000 characters", code="validation_error")
+    if not 1 <= limit <= 100:
+        raise BadRequest("limit must be between 1 and 100", code="validation_error")
+    return query
+
+
+def _hydrated(ctx: Context, uid: str, hits: list[Hit], limit: int) -> list[Scored]:
+    items = hydrate(ctx, uid, [h.memory_id for h in hits])
+    out: list[Scored] = []
+    for hit in hits:
+        item = items.get(hit.memory_id)
+        if item is None or not is_default_visible(item) or item.restricted:
+            continue  # stale projection: canonical state wins
+        out.append(Scored(item, hit.score))
+    keep = {i.id for i in collapse_lineage(s.item for s in out)}
+    return [s for s in out if s.item.id in keep][:limit]
+
+
+def keyword(ctx: Context, uid: str, query: str, limit: int = 10) -> list[Scored]:
+    query = _check(query, limit)
+    hits = ctx.keyword_index.search(uid, query, layers=DEFAULT_LAYERS, limit=limit * 2)
+    return _hydrated(ctx, uid, hits, limit)
+
+
+def vector(ctx: Context, uid: str, query: str, limit: int = 10) -> list[Scored]:
+    query = _check(query, limit)
+    [embedding] = ctx.embedder.embed([query])
+    hits = ctx.vector_index.search(uid, embedding, layers=DEFAULT_LAYERS, limit=limit * 2)
+    return _hydrated(ctx, uid, hits, limit)
+
+
+def hybrid(ctx: Context, uid: str, query: str, limit: int = 10, k: int = 60) -> list[Scored]:
+    """Reciprocal-rank fusion of keyword and vector results."""
+    fused: dict[str, float] = {}
+    items: dict[str, MemoryItem] = {}
+    for results in (keyword(ctx, uid, query, limit), vector(ctx, uid, query, limit)):
+        for rank, scored in enumerate(results):
+            fused[scored.item.id] = fused.get(scored.item.id, 0.0) + 1.0 / (k + rank + 1)
+            items[scored.item.id] = scored.item
+    ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    return [Scored(items[mid], score) for mid, score in ranked]
+
+
+def archive(ctx: Context, uid: str, query: str, limit: int = 10, scan: int = 1000) -> list[Scored]:
+    """Archive is never projected to providers (its transition deletes projections), so archive
+    search ranks the user's archive rows from Firestore by term overlap, bounded by ``scan``."""
+    query = _check(query, limit)
+    terms = {w.casefold() for w in _WORD.findall(query)}
+    rows = build(ctx.paths.col(uid, "memory_items"), "items_by_read_class", {"read_class": ["archive"]},
+                 limit=scan).stream()
+    scored = []
+    for snap in rows:
+        item = MemoryItem.from_store(snap.to_dict())
+        if item.restricted:
+            continue
+        words = {w.casefold() for w in _WORD.findall(item.content)}
+        overlap = len(terms & words)
+        if overlap:
+            scored.append(Scored(item, overlap / max(1, len(terms))))
+    scored.sort(key=lambda s: (-s.score, s.item.id))
+    return scored[:limit]
