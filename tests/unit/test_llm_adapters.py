@@ -1,0 +1,262 @@
+"""The OpenAI-compatible adapters against a real local HTTP server speaking the protocol."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from core.adapters.llm import (
+    EXTRACTION_SCHEMA,
+    ChatClient,
+    LLMExtractor,
+    LLMMalformedReply,
+    LLMRejected,
+    LLMRouter,
+    LLMTimeout,
+    LLMTruncatedReply,
+    LLMUnavailable,
+    build_extractor,
+    build_router,
+)
+from core.config import Settings
+from core.domain.extraction import ExtractionSource, Segment, ground
+from core.domain.routing import Neighbour, RouteCandidate, RuleRouter
+from core.domain.rule_extractor import RuleExtractor
+from core.errors import PermanentError, RetryableError
+from tests.support.openai_server import (
+    CHAT_PATH,
+    EMBEDDINGS_PATH,
+    OpenAIProtocolServer,
+    Reply,
+    chat_reply,
+    deterministic_embedding,
+    error_reply,
+)
+
+SOURCE = ExtractionSource("u1", "c1", (
+    Segment("s0", "Does your brother eat meat?", "SPEAKER_01", False),
+    Segment("s1", "Tom does, but he's allergic to peanuts. My pin is 4417.", "SPEAKER_00", True),
+    Segment("s2", "I moved to Lisbon in March.", "SPEAKER_00", True),
+))
+GOOD = {
+    "memories": [
+        {"content": "Tom is allergic to peanuts", "kind": "fact", "category": "core", "subject": "third_party",
+         "subject_label": "Tom", "quotes": ["he's allergic to peanuts"], "sensitivity": []},
+        {"content": "User moved to Lisbon in March", "kind": "fact", "category": "lifestyle", "subject": "user",
+         "subject_label": None, "quotes": ["I moved to Lisbon in March"], "sensitivity": []},
+    ],
+    "action_items": [{"description": "Book flights", "quote": "I moved to Lisbon", "due": None}],
+    "goals": [],
+}
+
+
+@pytest.fixture
+def server() -> Iterator[OpenAIProtocolServer]:
+    with OpenAIProtocolServer() as srv:
+        yield srv
+
+
+def client(server: OpenAIProtocolServer, timeout_s: float = 5.0) -> ChatClient:
+    return ChatClient(server.base_url, "test-model", api_key="k-test", timeout_s=timeout_s)
+
+
+def test_valid_extraction_reply_is_parsed_and_grounds(server: OpenAIProtocolServer) -> None:
+    server.script_chat(chat_reply(GOOD))
+    result = LLMExtractor(client(server)).extract(SOURCE)
+    assert [m.content for m in result.memories] == ["Tom is allergic to peanuts", "User moved to Lisbon in March"]
+    assert result.memories[0].subject == "third_party" and result.memories[0].subject_label == "Tom"
+    assert "health" in result.memories[0].sensitivity  # labelled locally even if the model says nothing
+    assert result.extractor_id == "openai" and result.extractor_version == "1:test-model"
+    assert [a.description for a in result.action_items] == ["Book flights"]
+    grounded = ground(SOURCE, result)
+    assert [g.quote_refs[0].segment_id for g in grounded] == ["s1", "s2"]
+
+    (request,) = server.requests_to(CHAT_PATH)
+    assert request.headers.get("Authorization") == "Bearer k-test"
+    body = request.body
+    assert body["model"] == "test-model"
+    fmt = body["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
+    assert fmt["json_schema"]["schema"] == EXTRACTION_SCHEMA
+    prompt = body["messages"][-1]["content"]
+    assert "[1] Tom does" in prompt and "[2] I moved to Lisbon" in prompt
+    assert "Does your brother" not in prompt  # only the owner's segments
+    assert "4417" not in prompt and "[REDACTED]" in prompt  # secrets never leave the process
+
+
+def test_secret_and_redacted_candidates_are_dropped(server: OpenAIProtocolServer) -> None:
+    reply = {"memories": [
+        {"content": "User's PIN is 4417", "kind": "fact", "category": "core", "subject": "user",
+         "subject_label": None, "quotes": ["My pin is 4417"], "sensitivity": ["credential"]},
+        {"content": "User has a PIN", "kind": "fact", "category": "core", "subject": "user",
+         "subject_label": None, "quotes": ["My pin is [REDACTED]"], "sensitivity": []},
+    ], "action_items": [], "goals": []}
+    server.script_chat(chat_reply(reply))
+    assert LLMExtractor(client(server)).extract(SOURCE).memories == ()
+
+
+def test_empty_extraction_is_authoritative(server: OpenAIProtocolServer) -> None:
+    server.script_chat(chat_reply({"memories": [], "action_items": [], "goals": []}))
+    result = LLMExtractor(client(server)).extract(SOURCE)
+    assert (result.memories, result.action_items, result.goals) == ((), (), ())
+
+
+def test_no_owner_segments_means_no_request(server: OpenAIProtocolServer) -> None:
+    source = ExtractionSource("u", "c", (Segment("s", "Hello there", "B", False),))
+    assert LLMExtractor(client(server)).extract(source).memories == ()
+    assert server.requests_to(CHAT_PATH) == []
+
+
+@pytest.mark.parametrize("reply", [
+    chat_reply("{not json"),
+    chat_reply('{"memories": []}'),  # missing keys
+    chat_reply({"memories": [{"content": "x"}], "action_items": [], "goals": []}),
+    chat_reply({**GOOD, "memories": [{**GOOD["memories"][0], "kind": "opinion"}]}),
+    chat_reply({**GOOD, "memories": [{**GOOD["memories"][0], "quotes": []}]}),
+    chat_reply({**GOOD, "memories": [{**GOOD["memories"][0], "category": "gossip"}]}),
+    chat_reply({**GOOD, "extra": 1}),
+    Reply(body="<html>bad gateway</html>"),
+    Reply(body={"choices": []}),
+    chat_reply(GOOD, finish_reason="content_filter"),
+])
+def test_malformed_replies_raise_retryable(server: OpenAIProtocolServer, reply: Reply) -> None:
+    server.script_chat(reply)
+    with pytest.raises(LLMMalformedReply) as info:
+        LLMExtractor(client(server)).extract(SOURCE)
+    assert isinstance(info.value, RetryableError) and info.value.retryable
+
+
+def test_truncated_reply_raises(server: OpenAIProtocolServer) -> None:
+    server.script_chat(chat_reply('{"memories": [{"content": "Tom is', finish_reason="length"))
+    with pytest.raises(LLMTruncatedReply):
+        LLMExtractor(client(server)).extract(SOURCE)
+    # even a complete-looking body is refused when the provider says it was cut
+    server.script_chat(chat_reply(GOOD, finish_reason="length"))
+    with pytest.raises(LLMTruncatedReply):
+        LLMExtractor(client(server)).extract(SOURCE)
+
+
+@pytest.mark.parametrize("status", [500, 502, 503, 429])
+def test_server_errors_are_retryable(server: OpenAIProtocolServer, status: int) -> None:
+    server.script_chat(error_reply(status))
+    with pytest.raises(LLMUnavailable) as info:
+        LLMExtractor(client(server)).extract(SOURCE)
+    assert info.value.retryable and info.value.status == 503
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404])
+def test_client_errors_are_permanent(server: OpenAIProtocolServer, status: int) -> None:
+    server.script_chat(error_reply(status))
+    with pytest.raises(LLMRejected) as info:
+        LLMExtractor(client(server)).extract(SOURCE)
+    assert isinstance(info.value, PermanentError) and not info.value.retryable
+
+
+def test_model_refusal_is_permanent(server: OpenAIProtocolServer) -> None:
+    reply = chat_reply(GOOD)
+    reply.body["choices"][0]["message"] = {"role": "assistant", "content": None, "refusal": "no"}
+    server.script_chat(reply)
+    with pytest.raises(LLMRejected):
+        LLMExtractor(client(server)).extract(SOURCE)
+
+
+def test_slow_reply_times_out(server: OpenAIProtocolServer) -> None:
+    server.script_chat(chat_reply(GOOD, delay_s=5.0))
+    started = time.monotonic()
+    with pytest.raises(LLMTimeout) as info:
+        LLMExtractor(client(server, timeout_s=0.3)).extract(SOURCE)
+    assert time.monotonic() - started < 3.0
+    assert info.value.retryable
+
+
+def test_connection_refused_is_retryable() -> None:
+    with OpenAIProtocolServer() as srv:
+        url = srv.base_url
+    with pytest.raises(LLMUnavailable):
+        LLMExtractor(ChatClient(url, "m", timeout_s=1.0)).extract(SOURCE)
+
+
+# --------------------------------------------------------------------------- router
+def candidates() -> list[RouteCandidate]:
+    common = dict(subject="user", subject_label=None, category="core", kind="fact", source_ids=("c1",),
+                  independent_sources=1, manually_added=False, expired=False)
+    return [
+        RouteCandidate(ref="i0", content="User moved to Lisbon in March", restricted=False,
+                       neighbours=(Neighbour("n0", "User lives in Seattle", "long_term"),
+                                   Neighbour("n1", "User's blood pressure is high", "long_term", restricted=True)),
+                       **common),
+        RouteCandidate(ref="i1", content="User's blood pressure is a bit high", restricted=True, **common),
+    ]
+
+
+def test_router_returns_parsed_proposals_and_keeps_restricted_local(server: OpenAIProtocolServer) -> None:
+    server.script_chat(chat_reply({"proposals": [
+        {"item_ref": "i0", "route": "promote", "reason": "moved", "duplicate_of": None, "supersedes": ["n0"]},
+        {"item_ref": "zz", "route": "archive", "reason": "unknown ref kept as-is", "duplicate_of": "n9",
+         "supersedes": []},
+    ]}))
+    router = LLMRouter(client(server))
+    proposals = router.route(candidates())
+    by_ref = {p.item_ref: p for p in proposals}
+    assert by_ref["i0"].route == "promote" and by_ref["i0"].supersedes == ("n0",)
+    assert by_ref["zz"].duplicate_of == "n9"  # returned as-is; the server validates refs
+    assert by_ref["i1"] == RuleRouter().route([candidates()[1]])[0]  # restricted: routed locally
+    (request,) = server.requests_to(CHAT_PATH)
+    sent = request.body["messages"][-1]["content"]
+    assert "blood pressure" not in sent  # neither the restricted item nor the restricted neighbour
+    assert request.body["response_format"]["json_schema"]["strict"] is True
+
+
+def test_router_with_only_restricted_items_makes_no_request(server: OpenAIProtocolServer) -> None:
+    assert [p.item_ref for p in LLMRouter(client(server)).route(candidates()[1:])] == ["i1"]
+    assert server.requests_to(CHAT_PATH) == []
+
+
+@pytest.mark.parametrize("reply", [
+    chat_reply("nope"),
+    chat_reply({"proposals": [{"item_ref": "i0", "route": "maybe", "reason": "", "duplicate_of": None,
+                               "supersedes": []}]}),
+    chat_reply({"proposals": [{"item_ref": "i0", "route": "promote"}]}),
+    chat_reply({"routes": []}),
+])
+def test_router_malformed_replies_raise(server: OpenAIProtocolServer, reply: Reply) -> None:
+    server.script_chat(reply)
+    with pytest.raises(LLMMalformedReply):
+        LLMRouter(client(server)).route(candidates())
+
+
+def test_router_truncated_and_timeout(server: OpenAIProtocolServer) -> None:
+    server.script_chat(chat_reply('{"proposals": [', finish_reason="length"), chat_reply({"proposals": []},
+                                                                                        delay_s=5.0))
+    with pytest.raises(LLMTruncatedReply):
+        LLMRouter(client(server)).route(candidates())
+    with pytest.raises(LLMTimeout):
+        LLMRouter(client(server, timeout_s=0.3)).route(candidates())
+
+
+# --------------------------------------------------------------------------- factories and server
+def test_factories(server: OpenAIProtocolServer) -> None:
+    assert isinstance(build_extractor(Settings()), RuleExtractor)
+    assert isinstance(build_router(Settings()), RuleRouter)
+    settings = Settings(extractor="openai", router="openai", llm_base_url=server.base_url, llm_model="m",
+                        llm_timeout_s=2.0)
+    assert isinstance(build_extractor(settings), LLMExtractor)
+    assert isinstance(build_router(settings), LLMRouter)
+    with pytest.raises(PermanentError):
+        build_extractor(Settings(extractor="openai"))  # no base URL / model
+    with pytest.raises(PermanentError):
+        build_router(Settings(router="magic"))
+
+
+def test_embeddings_route_is_generic(server: OpenAIProtocolServer) -> None:
+    response = httpx.post(f"{server.base_url}/embeddings", json={"model": "e", "input": ["a", "b"], "dimensions": 8})
+    data = response.json()["data"]
+    assert [d["index"] for d in data] == [0, 1]
+    assert data[0]["embedding"] == deterministic_embedding("a", 8)
+    assert len(data[1]["embedding"]) == 8
+    server.script_embeddings(error_reply(503))
+    assert httpx.post(f"{server.base_url}/embeddings", json={"input": "x"}).status_code == 503
+    assert len(server.requests_to(EMBEDDINGS_PATH)) == 2
