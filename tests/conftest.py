@@ -1,0 +1,70 @@
+"""Session fixtures shared by every suite.
+
+``stack`` starts the whole local stack once per pytest session (into a temporary state dir),
+exports its environment into this process and stops it at the end, even when tests fail or the
+run is interrupted. ``firestore_env`` is what integration tests that only need Firestore ask for;
+today it is the same stack. Tests use unique ids instead of wiping data.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import signal
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.localstack import stack as localstack
+from core.localstack.tokens import emulator_token
+
+__all__ = ["emulator_token"]
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@pytest.fixture(scope="session")
+def stack() -> Iterator[dict[str, Any]]:
+    """The running local stack's description (``strata stack up --json``), env exported."""
+    state_dir = Path(tempfile.mkdtemp(prefix="strata-test-stack-"))
+    stopped = False
+
+    def stop() -> None:
+        nonlocal stopped
+        if not stopped:
+            stopped = True
+            localstack.down(state_dir)
+
+    atexit.register(stop)
+    # A SIGTERM (e.g. a CI timeout) unwinds like Ctrl-C, so the finaliser below still runs.
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+    saved = dict(os.environ)
+    try:
+        info = localstack.up(state_dir)
+        os.environ.update(localstack.stack_env(info))
+        yield info
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        stop()
+        with contextlib.suppress(OSError):
+            atexit.unregister(stop)
+
+
+@pytest.fixture(scope="session")
+def firestore_env(stack: dict[str, Any]) -> dict[str, str]:
+    """The environment (``FIRESTORE_EMULATOR_HOST`` and friends) of the session's stack."""
+    return localstack.stack_env(stack)
+
+
+@pytest.fixture(scope="session")
+def make_token() -> Callable[[str], str]:
+    """``make_token(uid)`` → an unsigned emulator ID token for ``uid``."""
+    return emulator_token
