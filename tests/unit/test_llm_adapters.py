@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -26,7 +28,13 @@ from core.domain.extraction import ExtractionSource, Segment, ground
 from core.domain.routing import Neighbour, RouteCandidate, RuleRouter
 from core.domain.rule_extractor import RuleExtractor
 from core.errors import PermanentError, RetryableError
-from tests.support.openai_server import (
+
+# `tests.support` is imported from the repository root, which plain `pytest` (unlike `python -m
+# pytest`) does not put on sys.path when tests/ has no __init__.py.
+if str(Path(__file__).resolve().parents[2]) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.support.openai_server import (  # noqa: E402
     CHAT_PATH,
     EMBEDDINGS_PATH,
     OpenAIProtocolServer,
