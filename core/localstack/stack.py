@@ -138,7 +138,8 @@ def _check_functions(functions_dir: Path) -> None:
 def _plan(state_dir: Path, functions_dir: Path, rules: Path) -> tuple[dict[str, Any], list[Component], Component]:
     """Ports, the stack description, the components to start together, and the tick (started last)."""
     with_pinecone = _pinecone_available()
-    names = ["firestore", "pubsub", "tasks", "typesense", "relay"] + (["pinecone"] if with_pinecone else [])
+    names = ["firestore", "pubsub", "tasks", "typesense", "typesense_peering", "relay"]
+    names += ["pinecone"] if with_pinecone else []
     names += [f"fn:{f.name}" for f in catalog.FUNCTIONS]
     ports = dict(zip(names, free_ports(len(names)), strict=True))
     project = catalog.PROJECT_ID
@@ -190,7 +191,10 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path) -> tuple[dict[str, 
         Component(
             "typesense",
             [_typesense_binary(), "--data-dir", str(data / "typesense"), "--api-key", api_key,
-             "--listen-address", LOOPBACK, "--api-port", str(ports["typesense"])],
+             "--listen-address", LOOPBACK, "--api-port", str(ports["typesense"]),
+             # Typesense also listens on a peering port (8107 unless told): a free one, so two
+             # stacks (or a test's own server) never collide.
+             "--peering-address", LOOPBACK, "--peering-port", str(ports["typesense_peering"])],
             ports["typesense"],
             lambda: http_responds(f"{info['typesense_url']}/health", want_2xx=True),
         ),
