@@ -44,6 +44,7 @@ class Settings:
     projection_topic: str = "strata-projection"
     tasks_queue: str = "strata-consolidation"
     consolidate_url: str = ""
+    tasks_invoker: str = ""  # service account whose OIDC token Cloud Tasks attaches (production)
     # Providers.
     typesense_url: str = ""
     typesense_api_key: str = ""
@@ -87,6 +88,7 @@ def load() -> Settings:
         projection_topic=_env("STRATA_PROJECTION_TOPIC", "strata-projection"),
         tasks_queue=_env("STRATA_TASKS_QUEUE", "strata-consolidation"),
         consolidate_url=_env("STRATA_CONSOLIDATE_URL"),
+        tasks_invoker=_env("STRATA_TASKS_INVOKER"),
         typesense_url=_env("STRATA_TYPESENSE_URL"),
         typesense_api_key=_env("STRATA_TYPESENSE_API_KEY"),
         typesense_collection=_env("STRATA_TYPESENSE_COLLECTION", "memories"),

@@ -44,7 +44,8 @@ class DocumentEvent:
 def _doc(doc: Any) -> dict[str, Any] | None:
     if not doc.name:
         return None
-    return _helpers.decode_dict(doc.fields, None)
+    decoded: dict[str, Any] = _helpers.decode_dict(doc.fields, None)  # type: ignore[assignment]
+    return decoded
 
 
 def decode_document_event(cloud_event: Any) -> DocumentEvent:

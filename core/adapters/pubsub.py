@@ -11,7 +11,7 @@ from core.ports import Publisher
 
 class PubSubPublisher(Publisher):
     def __init__(self, project_id: str) -> None:
-        from google.cloud import pubsub_v1
+        from google.cloud import pubsub_v1  # type: ignore[attr-defined]
 
         self.project_id = project_id
         self._client = pubsub_v1.PublisherClient()

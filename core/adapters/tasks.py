@@ -24,6 +24,7 @@ class CloudTasksQueue(TaskQueue):
         else:
             self._client = tasks_v2.CloudTasksClient()
         self._queue = self._client.queue_path(settings.project_id, settings.region, settings.tasks_queue)
+        self._invoker = settings.tasks_invoker
 
     def enqueue(self, url: str, payload: dict[str, Any], *, task_id: str | None = None) -> None:
         task: dict[str, Any] = {
@@ -32,10 +33,12 @@ class CloudTasksQueue(TaskQueue):
                 "headers": {"Content-Type": "application/json"}, "body": json.dumps(payload).encode(),
             }
         }
+        if self._invoker:  # production: the consolidate function only accepts OIDC-authenticated calls
+            task["http_request"]["oidc_token"] = {"service_account_email": self._invoker, "audience": url}
         if task_id:
             task["name"] = f"{self._queue}/tasks/{task_id}"
         try:
-            self._client.create_task(parent=self._queue, task=task)
+            self._client.create_task(parent=self._queue, task=task)  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001
             if "ALREADY_EXISTS" in str(exc) or "already exists" in str(exc).lower():
                 return

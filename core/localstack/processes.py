@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 LOOPBACK = "127.0.0.1"
 
@@ -40,15 +41,14 @@ class Proc:
         return data
 
     @classmethod
-    def from_json(cls, data: Mapping[str, object]) -> Proc:
-        argv = data.get("argv") or ()
+    def from_json(cls, data: Mapping[str, Any]) -> Proc:
         return cls(
             name=str(data["name"]),
-            pid=int(data["pid"]),  # type: ignore[call-overload]
-            pgid=int(data["pgid"]),  # type: ignore[call-overload]
-            port=int(data.get("port") or 0),  # type: ignore[call-overload]
+            pid=int(data["pid"]),
+            pgid=int(data["pgid"]),
+            port=int(data.get("port") or 0),
             log=str(data.get("log") or ""),
-            argv=tuple(str(a) for a in argv),  # type: ignore[union-attr]
+            argv=tuple(str(a) for a in data.get("argv") or ()),
         )
 
 

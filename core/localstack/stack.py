@@ -226,8 +226,7 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path) -> tuple[dict[str, 
              "--target", fn.entry, "--signature-type", fn.signature, "--host", LOOPBACK,
              "--port", str(ports["fn:" + fn.name])],
             ports["fn:" + fn.name],
-            # functions-framework answers /robots.txt itself (404/405) without invoking the function.
-            lambda url=url: http_responds(url + "/robots.txt"),
+            _function_ready(url),
         ))
     tick = Component(
         "tick",
@@ -236,6 +235,11 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path) -> tuple[dict[str, 
         lambda: True,
     )
     return info, comps, tick
+
+
+def _function_ready(url: str) -> Callable[[], bool]:
+    """functions-framework answers /robots.txt itself (404/405) without invoking the function."""
+    return lambda: http_responds(url + "/robots.txt")
 
 
 def _embedding_dim() -> int:

@@ -3,7 +3,7 @@
 The crons are the ones Terraform declares (``consolidation_schedule`` and
 ``outbox_sweep_schedule`` in ``infra/terraform/variables.tf``), so the local stack runs on the
 same cadence as a deployment; if the file or a variable is missing the documented defaults apply.
-On each due minute (UTC) the tick POSTs ``{"mode": "fanout"}`` to the consolidate function and
+On each due minute (in ``scheduler_time_zone``) the tick POSTs ``{"mode": "fanout"}`` to the consolidate function and
 publishes ``{"sweep": true}`` to the projection topic. ``STRATA_TICK_SECONDS=N`` replaces both
 crons with a fixed N-second interval (tests use it). A failed call is logged and retried on the
 next due time; the loop never dies of it.
@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 log = logging.getLogger("strata.tick")
 
@@ -33,6 +34,8 @@ DEFAULT_SCHEDULES = {
     "consolidation_schedule": "*/10 * * * *",
     "outbox_sweep_schedule": "*/5 * * * *",
 }
+DEFAULT_TIME_ZONE = "Etc/UTC"
+_TIME_ZONE_VARIABLE = "scheduler_time_zone"
 
 _FIELD_RANGES = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 7))
 _NAMES = {
@@ -89,8 +92,8 @@ class Cron:
         fields = text.split()
         if len(fields) != 5:
             raise ValueError(f"cron needs 5 fields, got {text!r}")
-        parsed = [_parse_field(f, i) for i, f in enumerate(fields)]
-        return cls(text, *parsed, day_any=fields[2] == "*", weekday_any=fields[4] == "*")
+        minute, hour, day, month, weekday = (_parse_field(f, i) for i, f in enumerate(fields))
+        return cls(text, minute, hour, day, month, weekday, day_any=fields[2] == "*", weekday_any=fields[4] == "*")
 
     def matches(self, when: dt.datetime) -> bool:
         if when.minute not in self.minute or when.hour not in self.hour or when.month not in self.month:
@@ -107,8 +110,12 @@ def _unquote(text: Any) -> str:
 
 
 def load_schedules(variables_tf: Path) -> dict[str, str]:
-    """The two crons from Terraform's variables file (defaults for whatever is missing)."""
+    """The two crons and their time zone (``scheduler_time_zone``) from Terraform's variables file.
+
+    Defaults stand in for whatever is missing.
+    """
     schedules = dict(DEFAULT_SCHEDULES)
+    schedules[_TIME_ZONE_VARIABLE] = DEFAULT_TIME_ZONE
     try:
         import hcl2
 
@@ -149,10 +156,10 @@ class Jobs:
         log.log(level, "consolidate fanout -> %s %s", resp.status_code, resp.text[:200])
 
     def outbox_sweep(self) -> None:
-        from google.cloud import pubsub_v1
+        from google.cloud.pubsub import PublisherClient
 
         if self._publisher is None:
-            self._publisher = pubsub_v1.PublisherClient()
+            self._publisher = PublisherClient()
         topic = self._publisher.topic_path(self.settings.project_id, self.settings.projection_topic)
         message_id = self._publisher.publish(topic, json.dumps({"sweep": True}).encode()).result(timeout=30)
         log.info("published sweep to %s (message %s)", topic, message_id)
@@ -176,10 +183,11 @@ def run_loop(jobs: Jobs, schedules: dict[str, str], every_s: float | None, stop:
             for name, call in calls.items():
                 _run(name, call)
         return
-    crons = {name: Cron.parse(text) for name, text in schedules.items()}
-    log.info("crons (UTC): %s", {n: c.text for n, c in crons.items()})
+    zone = ZoneInfo(schedules.get(_TIME_ZONE_VARIABLE, DEFAULT_TIME_ZONE))
+    crons = {name: Cron.parse(schedules[name]) for name in calls}
+    log.info("crons (%s): %s", zone, {n: c.text for n, c in crons.items()})
     while True:
-        now = dt.datetime.now(dt.UTC)
+        now = dt.datetime.now(zone)
         next_minute = (now + dt.timedelta(minutes=1)).replace(second=0, microsecond=0)
         if stop.wait((next_minute - now).total_seconds()):
             return

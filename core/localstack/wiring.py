@@ -50,13 +50,13 @@ def wire_pubsub(pubsub_host: str, project_id: str, push_base_url: str) -> None:
     ``google.cloud.pubsub.topic.v1.messagePublished`` CloudEvent whose source names the topic.
     """
     from google.api_core import exceptions
-    from google.cloud import pubsub_v1
+    from google.cloud.pubsub import PublisherClient, SubscriberClient
     from google.protobuf import duration_pb2
     from google.pubsub_v1.services.publisher.transports import PublisherGrpcTransport
     from google.pubsub_v1.services.subscriber.transports import SubscriberGrpcTransport
 
-    publisher = pubsub_v1.PublisherClient(transport=PublisherGrpcTransport(channel=_insecure_channel(pubsub_host)))
-    subscriber = pubsub_v1.SubscriberClient(transport=SubscriberGrpcTransport(channel=_insecure_channel(pubsub_host)))
+    publisher = PublisherClient(transport=PublisherGrpcTransport(channel=_insecure_channel(pubsub_host)))
+    subscriber = SubscriberClient(transport=SubscriberGrpcTransport(channel=_insecure_channel(pubsub_host)))
     topic = publisher.topic_path(project_id, catalog.PROJECTION_TOPIC)
     dead_topic = publisher.topic_path(project_id, catalog.DEAD_LETTER_TOPIC)
     for name in (topic, dead_topic):
@@ -99,4 +99,4 @@ def ensure_tasks_queue(tasks_host: str, project_id: str) -> None:
     try:
         client.get_queue(name=name, timeout=10)
     except exceptions.NotFound:
-        client.create_queue(parent=name.rsplit("/queues/", 1)[0], queue={"name": name}, timeout=10)
+        client.create_queue(parent=name.rsplit("/queues/", 1)[0], queue=tasks_v2.Queue(name=name), timeout=10)

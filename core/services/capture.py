@@ -195,7 +195,7 @@ def replace_source(ctx: Context, uid: str, conversation_id: str, revision: str,
                    grounded: tuple[GroundedCandidate, ...], extraction: ExtractionResult, signal: str,
                    device_id: str | None, result: CaptureResult) -> None:
     now = ctx.now()
-    candidates = {}
+    candidates: dict[str, MemoryItem] = {}
     for g in grounded:
         item = _candidate_item(uid, conversation_id, g, extraction, signal, device_id, now,
                                ctx.settings.short_term_ttl_days)

@@ -111,7 +111,7 @@ def history(ctx: Context, uid: str, memory_id: str) -> list[dict[str, Any]]:
     out = []
     for snap in commits:
         data = snap.to_dict()
-        change = next((c for c in data.get("changes", []) if c.get("memory_id") == memory_id), {})
+        change: dict[str, Any] = next((c for c in data.get("changes", []) if c.get("memory_id") == memory_id), {})
         out.append({
             "commit_id": data["commit_id"], "sequence": data["sequence"], "kind": data["kind"],
             "created_at": data["created_at"].isoformat() if data.get("created_at") else None,

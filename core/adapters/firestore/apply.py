@@ -146,12 +146,12 @@ class ApplyEngine:
             for snap in extra_snaps:
                 item_refs.setdefault(snap.id, snap.reference)
             if follow_lineage:
-                linked = set()
+                linked: set[str] = set()
                 for snap in extra_snaps:
-                    data = snap.to_dict() or {}
-                    linked.update(data.get("supersedes") or [])
-                    if data.get("canonical_memory_id"):
-                        linked.add(data["canonical_memory_id"])
+                    fields = snap.to_dict() or {}
+                    linked.update(fields.get("supersedes") or [])
+                    if fields.get("canonical_memory_id"):
+                        linked.add(fields["canonical_memory_id"])
                 for mid in sorted(linked - set(item_refs)):
                     item_refs[mid] = paths.doc(uid, "memory_items", mid)
             for mid in item_refs:
@@ -228,10 +228,11 @@ class ApplyEngine:
             items_by_id = {i.id: i for i in plan.items}
             for action in outbox:
                 event_id = ids.outbox_event_id(commit, action.memory_id, action.action)
-                item = items_by_id.get(action.memory_id)
+                written = items_by_id.get(action.memory_id)
                 transaction.set(paths.doc(uid, "memory_outbox", event_id), {
                     "event_id": event_id, "uid": uid, "memory_id": action.memory_id, "action": action.action,
-                    "revision": item.revision if item else None, "content_hash": item.content_hash if item else None,
+                    "revision": written.revision if written else None,
+                    "content_hash": written.content_hash if written else None,
                     "reason": action.reason or kind, "commit_id": commit, "sequence": sequence,
                     "state": "pending", "attempts": 0, "due_at": moment, "lease_expires_at": None,
                     "lease_epoch": 0, "created_at": moment, "last_error": None,

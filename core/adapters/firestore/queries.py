@@ -66,7 +66,8 @@ class QuerySpec:
                 seen.add(clause.field)
         for clause in self.where:
             if clause.op in INEQUALITY_OPS and clause.field not in seen:
-                direction = next((o.direction for o in self.order_by if o.field == clause.field), "ASCENDING")
+                direction: Direction = next((o.direction for o in self.order_by if o.field == clause.field),
+                                            "ASCENDING")
                 fields.append(IndexField(clause.field, direction))
                 seen.add(clause.field)
         for order in self.order_by:
