@@ -1,0 +1,68 @@
+"""The scheduler stand-in's cron matching and its reading of Terraform's variables."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from core.localstack.stack import REPO_ROOT
+from core.localstack.tick import DEFAULT_SCHEDULES, Cron, load_schedules
+
+
+def _at(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text)
+
+
+@pytest.mark.parametrize(
+    ("cron", "when", "due"),
+    [
+        ("*/10 * * * *", "2026-03-02T10:20:00", True),
+        ("*/10 * * * *", "2026-03-02T10:25:00", False),
+        ("*/5 * * * *", "2026-03-02T10:25:00", True),
+        ("0 3 * * *", "2026-03-02T03:00:00", True),
+        ("0 3 * * *", "2026-03-02T04:00:00", False),
+        ("15,45 8-10 * * *", "2026-03-02T09:45:00", True),
+        ("15,45 8-10 * * *", "2026-03-02T11:15:00", False),
+        ("0 0 * * mon", "2026-03-02T00:00:00", True),  # a Monday
+        ("0 0 * * 0", "2026-03-01T00:00:00", True),  # Sunday as 0 ...
+        ("0 0 * * 7", "2026-03-01T00:00:00", True),  # ... and as 7
+        ("0 0 1 * 1", "2026-03-02T00:00:00", True),  # both restricted: either matches
+        ("0 0 1 * 1", "2026-03-03T00:00:00", False),
+        ("0 0 1 jan *", "2026-01-01T00:00:00", True),
+    ],
+)
+def test_cron_matches(cron: str, when: str, due: bool) -> None:
+    assert Cron.parse(cron).matches(_at(when)) is due
+
+
+@pytest.mark.parametrize("bad", ["* * * *", "61 * * * *", "*/0 * * * *", "5-1 * * * *"])
+def test_bad_crons_are_rejected(bad: str) -> None:
+    with pytest.raises(ValueError):
+        Cron.parse(bad)
+
+
+def test_schedules_come_from_terraform(tmp_path: Path) -> None:
+    tf = tmp_path / "variables.tf"
+    tf.write_text(
+        'variable "consolidation_schedule" {\n  type = string\n  default = "0 */2 * * *"\n}\n'
+        'variable "scheduler_time_zone" {\n  type = string\n  default = "Europe/Paris"\n}\n'
+    )
+    schedules = load_schedules(tf)
+    assert schedules["consolidation_schedule"] == "0 */2 * * *"
+    assert schedules["outbox_sweep_schedule"] == DEFAULT_SCHEDULES["outbox_sweep_schedule"]
+    assert schedules["scheduler_time_zone"] == "Europe/Paris"
+
+
+def test_missing_or_broken_variables_fall_back_to_defaults(tmp_path: Path) -> None:
+    assert load_schedules(tmp_path / "absent.tf")["consolidation_schedule"] == "*/10 * * * *"
+    broken = tmp_path / "broken.tf"
+    broken.write_text('variable "consolidation_schedule" {\n  default = \n')
+    assert load_schedules(broken)["outbox_sweep_schedule"] == "*/5 * * * *"
+
+
+def test_the_repository_crons_parse() -> None:
+    for name, text in load_schedules(REPO_ROOT / "infra/terraform/variables.tf").items():
+        if name.endswith("_schedule"):
+            Cron.parse(text)
