@@ -92,7 +92,16 @@ def consolidate_request(request: Any) -> Any:
     ctx = default_context()
     try:
         if body.get("uid"):
-            summary = consolidation.run_pass(ctx, str(body["uid"]))
+            uid = str(body["uid"])
+            summary = consolidation.run_pass(ctx, uid)
+            if summary.get("skipped") is None:
+                # Who asked: Cloud Tasks names itself in these headers; a direct call has none.
+                headers = request.headers
+                consolidation.record_pass(ctx, uid, summary, {
+                    "task_name": headers.get("X-CloudTasks-TaskName"),
+                    "queue_name": headers.get("X-CloudTasks-QueueName"),
+                    "retry_count": headers.get("X-CloudTasks-TaskRetryCount"),
+                })
         else:
             summary = consolidation.fan_out(ctx)
     except StrataError as exc:

@@ -140,6 +140,13 @@ def run_pass(ctx: Context, uid: str, *, router: Any = None, max_selected: int = 
     return summary.as_dict()
 
 
+def record_pass(ctx: Context, uid: str, summary: dict[str, Any], trigger: dict[str, Any]) -> None:
+    """Keep the last completed pass and what triggered it (``memory_state/last_consolidation``), so
+    operators and tests can tell a scheduled (Cloud Tasks) pass from a manual one."""
+    ctx.paths.doc(uid, "memory_state", "last_consolidation").set(
+        {**summary, "trigger": trigger, "finished_at": ctx.now()})
+
+
 def select_pending(ctx: Context, uid: str, limit: int) -> list[MemoryItem]:
     """Deterministic order: nearest adjudication deadline first, then id."""
     query = build(ctx.paths.col(uid, "memory_items"), "pending_route_items", {"pending_route": True}, limit=limit)
