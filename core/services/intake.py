@@ -43,7 +43,7 @@ def create_explicit(ctx: Context, uid: str, requests: list[ExplicitMemory]) -> l
     """Create each request as a Short-term pending item, then process it. Returns the processed items."""
     for request in requests:
         refuse_secrets(request.content)
-    memory_ids = [ids.explicit_memory_id(uid, r.content, r.idempotency_key) for r in requests]
+    memory_ids = [_free_id(ctx, uid, r) for r in requests]
     key = {"ids": memory_ids}
 
     def plan(view: ApplyView) -> Plan:
@@ -72,6 +72,17 @@ def create_explicit(ctx: Context, uid: str, requests: list[ExplicitMemory]) -> l
     ctx.engine.apply(uid, "intake.explicit", key, plan, item_ids=memory_ids, actor="user")
     process_pending(ctx, uid, memory_ids)
     return [item for item in (get_item(ctx, uid, mid) for mid in memory_ids) if item is not None]
+
+
+def _free_id(ctx: Context, uid: str, request: ExplicitMemory) -> str:
+    """The deterministic id of this explicit memory; re-adding content the user deleted earlier gets
+    the next salted id instead of reviving (or silently matching) the tombstone."""
+    for salt in range(0, 50):
+        memory_id = ids.explicit_memory_id(uid, request.content, request.idempotency_key, salt)
+        current = get_item(ctx, uid, memory_id)
+        if current is None or current.record_status != Status.TOMBSTONED:
+            return memory_id
+    raise BadRequest("this memory was deleted too many times to be added again", code="too_many_readds")
 
 
 def process_pending(ctx: Context, uid: str, memory_ids: list[str], token: str = "") -> ApplyResult:
