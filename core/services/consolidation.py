@@ -248,6 +248,8 @@ def validate(proposals: Any, item_refs: dict[str, str], neighbour_refs: dict[str
     for proposal in proposals:
         if not isinstance(proposal, RouteProposal):
             raise InvalidRouterOutput("router output has an entry of the wrong type")
+        if not _well_typed(proposal):
+            raise InvalidRouterOutput("router output has a field of the wrong type")
         if proposal.item_ref not in item_refs:
             raise InvalidRouterOutput(f"router addressed an unknown item {proposal.item_ref!r}")
         if proposal.item_ref in seen:
@@ -270,6 +272,15 @@ def validate(proposals: Any, item_refs: dict[str, str], neighbour_refs: dict[str
                          neighbour_refs[p.duplicate_of] if p.duplicate_of else None, p.reason[:300])
         for ref, p in seen.items()
     }
+
+
+def _well_typed(proposal: RouteProposal) -> bool:
+    """A router is not bound by the dataclass annotations: check the field types before using them."""
+    return (isinstance(proposal.item_ref, str) and isinstance(proposal.route, str)
+            and isinstance(proposal.reason, str)
+            and (proposal.duplicate_of is None or isinstance(proposal.duplicate_of, str))
+            and isinstance(proposal.supersedes, tuple | list)
+            and all(isinstance(ref, str) for ref in proposal.supersedes))
 
 
 def apply_routes(ctx: Context, uid: str, revisions: dict[str, int],
