@@ -306,6 +306,11 @@ def apply_routes(ctx: Context, uid: str, revisions: dict[str, int],
 
     result = ctx.engine.apply(uid, "consolidation.route", {"revisions": revisions, "decisions": decisions}, plan,
                               item_ids=read_ids)
+    if result.replayed:
+        # The same decisions on the same revisions were already applied (by another pass or an
+        # earlier delivery of this task): this pass routed nothing itself.
+        summary.untouched += len(revisions)
+        return
     for route, count in result.summary.get("routes", {}).items():
         summary.routes[route] += count
     summary.untouched += int(result.summary.get("untouched", 0))
