@@ -58,7 +58,11 @@ def edit_content(ctx: Context, uid: str, memory_id: str, content: str) -> Memory
             out.docs[assertion_path] = None
         return out
 
-    result = ctx.engine.apply(uid, "edit.content", {"id": memory_id, "content_hash": ids.content_hash(content)}, plan,
+    current = intake.get_item(ctx, uid, memory_id)
+    # The revision edited from is part of the key: editing back to an earlier text (A → B → A) is a
+    # new operation, while a retried request against the same revision still replays.
+    key = {"id": memory_id, "content_hash": ids.content_hash(content), "from_revision": current.revision if current else 0}
+    result = ctx.engine.apply(uid, "edit.content", key, plan,
                               item_ids=[memory_id], doc_paths=[assertion_path], actor="user")
     intake.process_pending(ctx, uid, [memory_id], token=result.operation_id)
     return _fetch(ctx, uid, memory_id)
