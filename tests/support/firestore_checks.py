@@ -73,9 +73,31 @@ def user_documents(ctx: Any, uid: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def user_doc_count(ctx: Any, uid: str) -> int:
-    """How many documents exist under ``users/{uid}``, counted recursively."""
-    return len(user_documents(ctx, uid))
+# Written by background projection delivery at any time (acknowledged outbox events are deleted).
+PROJECTION_BOOKKEEPING = ("memory_outbox", "memory_state/projection_lease", "knowledge_nodes", "knowledge_edges")
+
+
+def _excluded(path: str, prefixes: tuple[str, ...]) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in prefixes)
+
+
+def user_doc_count(ctx: Any, uid: str, *, exclude: tuple[str, ...] = ()) -> int:
+    """How many documents exist under ``users/{uid}``, counted recursively; paths equal to or under
+    a prefix in ``exclude`` (e.g. :data:`PROJECTION_BOOKKEEPING`) are not counted."""
+    return sum(1 for path in user_documents(ctx, uid) if not _excluded(path, exclude))
+
+
+def assert_nothing_written(ctx: Any, uid: str, before: dict[str, dict[str, Any]]) -> None:
+    """Compared with ``before`` (a :func:`user_documents` result): no document was created anywhere
+    under the user, and none changed outside :data:`PROJECTION_BOOKKEEPING` (which background
+    delivery may still be draining or deleting)."""
+    after = user_documents(ctx, uid)
+    created = sorted(set(after) - set(before))
+    assert not created, f"documents were written: {created}"
+    changed = sorted(p for p in after if not _excluded(p, PROJECTION_BOOKKEEPING) and after[p] != before[p])
+    assert not changed, f"documents were changed: {changed}"
+    removed = sorted(p for p in set(before) - set(after) if not _excluded(p, PROJECTION_BOOKKEEPING))
+    assert not removed, f"documents were removed: {removed}"
 
 
 def snapshot_user(ctx: Any, uid: str, *, exclude: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
