@@ -1,0 +1,437 @@
+"""Conversation capture on the running stack: Firestore write → emulator trigger → relay →
+``on_conversation_complete`` → grounded Short-term memories, plus redelivery, extractor failure,
+reprocess/replacement, workflow fan-out, secrets, restricted content and device provenance."""
+
+from __future__ import annotations
+
+import ast
+import json
+import statistics
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from core.api.auth import emulator_token
+from core.bootstrap import Context
+from core.domain import ids
+from core.domain.extraction import drop_secret_candidates, ground, normalize_text, source_from_conversation
+from core.domain.records import MemoryItem
+from core.domain.rule_extractor import RuleExtractor
+from core.errors import RetryableError
+from core.services import capture
+from tests.support.firestore_checks import (
+    CONVERSATION_ONLY_FIELDS,
+    MEMORY_COLLECTIONS,
+    all_docs,
+    all_items,
+    assert_all_items_legal,
+    assert_ledger_gapless,
+    assert_no_text_anywhere,
+    canonical_snapshot,
+    ledger_head,
+    sample_conversations,
+    wait_for,
+    write_conversation,
+)
+from tests.support.openai_server import OpenAIProtocolServer, chat_reply
+
+pytestmark = pytest.mark.e2e
+PROJECT = "demo-strata"
+PASSWORD = "Tulip-2291"
+REPO = Path(__file__).resolve().parents[2]
+LATENCIES: dict[str, float] = {}
+
+
+@pytest.fixture(scope="module")
+def http(stack: dict[str, Any]) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=stack["api_url"], timeout=30.0) as client:
+        yield client
+
+
+@pytest.fixture
+def ctx(stack: dict[str, Any]) -> Context:
+    return Context()
+
+
+def _uid() -> str:
+    return f"cap-{uuid.uuid4().hex[:12]}"
+
+
+def _auth(uid: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {emulator_token(uid, PROJECT)}"}
+
+
+def _expected_ids(uid: str, conversation_id: str, doc: dict[str, Any]) -> set[str]:
+    """The memory ids the default (rule) extractor grounds for this conversation, computed here."""
+    source = source_from_conversation(uid, conversation_id, doc)
+    grounded = ground(source, drop_secret_candidates(RuleExtractor().extract(source)))
+    return {ids.extracted_memory_id(uid, conversation_id, g.candidate.content,
+                                    g.candidate.subject_label if g.subject != "user" else None) for g in grounded}
+
+
+def _visible(http: httpx.Client, uid: str) -> dict[str, dict[str, Any]]:
+    response = http.get("/v1/memories", params={"limit": "500"}, headers=_auth(uid))
+    assert response.status_code == 200, response.text
+    return {m["id"]: m for m in response.json()["memories"]}
+
+
+def _captured(ctx: Context, uid: str, conversation_id: str) -> dict[str, Any] | None:
+    snap = ctx.paths.doc(uid, "capture_runs", conversation_id).get()
+    data = snap.to_dict() if snap.exists else None
+    return data if data and data.get("jobs", {}).get("memories") is True else None
+
+
+def _run_revision(ctx: Context, uid: str, conversation_id: str) -> str | None:
+    snap = ctx.paths.doc(uid, "capture_runs", conversation_id).get()
+    return (snap.to_dict() or {}).get("revision") if snap.exists else None
+
+
+def _capture_and_wait(ctx: Context, http: httpx.Client, uid: str, doc: dict[str, Any],
+                      timeout: float = 5.0) -> tuple[float, dict[str, dict[str, Any]]]:
+    """Write ``doc`` as an app would and wait until its memories are visible over HTTP (or, when none
+    are expected, until the capture run recorded the memories job). Returns (seconds, memories)."""
+    conversation_id = doc["id"]
+    expected = _expected_ids(uid, conversation_id, doc)
+    started = time.monotonic()
+    write_conversation(ctx, uid, conversation_id, doc)
+    if expected:
+        def probe() -> dict[str, dict[str, Any]] | None:
+            visible = _visible(http, uid)
+            return visible if expected <= set(visible) else None
+    else:
+        def probe() -> dict[str, dict[str, Any]] | None:
+            return _visible(http, uid) if _captured(ctx, uid, conversation_id) else None
+    visible = wait_for(probe, timeout=timeout, interval=0.05, what=f"memories of {conversation_id}")
+    elapsed = time.monotonic() - started
+    mine = {mid: m for mid, m in visible.items() if m["conversation_id"] == conversation_id}
+    assert set(mine) == expected
+    return elapsed, mine
+
+
+# ------------------------------------------------------------------------------ the sample set
+def test_every_sample_conversation_yields_grounded_memories_within_5s(ctx: Context, http: httpx.Client) -> None:
+    samples = sample_conversations()
+    assert {"c-bank-call", "c-dinner-plans", "c-doctor", "c-empty-chatter", "c-morning-standup"} <= set(samples)
+    uid = _uid()
+    by_conversation: dict[str, dict[str, dict[str, Any]]] = {}
+    for conversation_id, doc in samples.items():
+        elapsed, memories = _capture_and_wait(ctx, http, uid, doc)
+        LATENCIES[conversation_id] = elapsed
+        by_conversation[conversation_id] = memories
+        assert elapsed < 5.0, f"{conversation_id}: memories visible after {elapsed:.2f}s"
+    values = sorted(LATENCIES.values())
+    print(f"\ncapture latency per conversation (s): {json.dumps({k: round(v, 3) for k, v in LATENCIES.items()})}")
+    print(f"capture latency p50={statistics.median(values):.3f}s max={max(values):.3f}s")
+
+    assert by_conversation["c-empty-chatter"] == {}
+    for conversation_id, memories in by_conversation.items():
+        segments = samples[conversation_id]["transcript_segments"]
+        for memory in memories.values():
+            assert memory["layer"] == "short_term"
+            assert memory["source_ids"] == [conversation_id]
+            quotes = [q for e in memory["evidence"] for q in e["quote_refs"]]
+            assert quotes, memory
+            for quote in quotes:
+                hits = [s["id"] for s in segments
+                        if f" {normalize_text(quote['quote'])} " in f" {normalize_text(s['text'])} "]
+                assert hits == [quote["segment_id"]], (memory["content"], quote, hits)
+            # Device provenance: conversation → evidence → capture_device_ids.
+            assert {e["client_device_id"] for e in memory["evidence"]} == {"ios_3f9a1c2b"}
+            assert memory["capture_device_ids"] == ["ios_3f9a1c2b"]
+
+    everything = [m for ms in by_conversation.values() for m in ms.values()]
+    assert len(everything) >= 8
+    # Secrets: never in a memory, an export line of memory data, or any non-conversation document.
+    assert all(PASSWORD not in json.dumps(m) for m in everything)
+    assert by_conversation["c-bank-call"], "the card-limit plan is still captured"
+    export = http.get("/v1/memories/export", headers=_auth(uid))
+    assert export.status_code == 200
+    lines = [json.loads(line) for line in export.text.splitlines() if line.strip()]
+    assert any(line["collection"] == "memory_items" for line in lines)
+    assert all(PASSWORD not in json.dumps(line) for line in lines if line["collection"] != "conversations")
+    for item in all_items(ctx, uid).values():
+        assert PASSWORD not in json.dumps(item, default=str)
+    assert_no_text_anywhere(ctx, uid, PASSWORD, allowed_collections=("conversations",))
+
+    # Health facts are stored, visible to the owner and restricted.
+    health = [m for m in everything if "blood pressure" in m["content"].lower() or "allergic" in m["content"].lower()]
+    assert len(health) == 2 and all(m["restricted"] for m in health)
+    stored = all_items(ctx, uid)
+    assert all("health" in stored[m["id"]]["sensitivity_labels"] for m in health)
+    # Tom's allergy is about Tom: third party, never rewritten as the user.
+    allergy = [m for m in everything if "peanut" in m["content"].lower()]
+    assert len(allergy) == 1
+    assert allergy[0]["subject_attribution"] == "third_party"
+    assert "Tom" in allergy[0]["content"] and not allergy[0]["content"].lower().startswith("user")
+    assert stored[allergy[0]["id"]]["subject_label"] == "Tom"
+    assert all(m["subject_attribution"] != "user" for m in everything if m["content"].startswith("Tom"))
+
+    # Workflow fan-out: action items and goals in their collections, never memories.
+    actions, goals = all_docs(ctx, uid, "action_items"), all_docs(ctx, uid, "goals")
+    assert {a["conversation_id"] for a in actions.values()} == {"c-morning-standup"}
+    assert any("Marco" in a["description"] for a in actions.values())
+    assert {g["conversation_id"] for g in goals.values()} == {"c-doctor"}
+    workflow_texts = {normalize_text(r["description"]) for r in [*actions.values(), *goals.values()]}
+    assert not workflow_texts & {normalize_text(i["content"]) for i in stored.values()}
+    assert not (set(actions) | set(goals)) & set(stored)
+
+    # No conversation document in any memory collection.
+    _assert_no_conversation_in_memory_collections(ctx, uid, set(samples))
+    assert_all_items_legal(ctx, uid)
+    assert_ledger_gapless(ctx, uid)
+
+
+def _assert_no_conversation_in_memory_collections(ctx: Context, uid: str, conversation_ids: set[str]) -> None:
+    allowed_fields = set(MemoryItem.model_fields)
+    for collection in MEMORY_COLLECTIONS:
+        for doc_id, data in all_docs(ctx, uid, collection).items():
+            assert doc_id not in conversation_ids, f"{collection}/{doc_id} is keyed by a conversation id"
+            assert not set(CONVERSATION_ONLY_FIELDS) & set(data), f"{collection}/{doc_id} holds conversation fields"
+    for memory_id, data in all_items(ctx, uid).items():
+        assert set(data) <= allowed_fields, set(data) - allowed_fields
+        assert memory_id.startswith("mem_")
+
+
+# ----------------------------------------------------------------------------- redelivery
+def _cloud_event(uid: str, conversation_id: str, doc: dict[str, Any], old: dict[str, Any] | None) -> tuple[
+        bytes, dict[str, str]]:
+    from google.cloud.firestore_v1 import _helpers
+    from google.cloud.firestore_v1.types import document
+
+    from core.adapters.cloudevents import DocumentEventData
+
+    name = f"projects/{PROJECT}/databases/(default)/documents/users/{uid}/conversations/{conversation_id}"
+    value = document.Document(name=name, fields=_helpers.encode_dict(doc))
+    payload = DocumentEventData(value=value)
+    if old is not None:
+        payload = DocumentEventData(value=value, old_value=document.Document(name=name,
+                                                                             fields=_helpers.encode_dict(old)))
+    headers = {
+        "ce-id": f"redelivery-{uuid.uuid4().hex}", "ce-specversion": "1.0",
+        "ce-source": f"//firestore.googleapis.com/projects/{PROJECT}/databases/(default)",
+        "ce-type": "google.cloud.firestore.document.v1.written",
+        "ce-subject": f"documents/users/{uid}/conversations/{conversation_id}",
+        "ce-document": f"users/{uid}/conversations/{conversation_id}",
+        "content-type": "application/protobuf",
+    }
+    return DocumentEventData.serialize(payload), headers
+
+
+def test_redelivering_the_same_cloudevent_three_times_changes_nothing(ctx: Context, http: httpx.Client,
+                                                                      stack: dict[str, Any]) -> None:
+    uid = _uid()
+    doc = sample_conversations()["c-dinner-plans"]
+    _, memories = _capture_and_wait(ctx, http, uid, doc)
+    assert memories
+    stored = ctx.paths.doc(uid, "conversations", doc["id"]).get().to_dict()
+    body, headers = _cloud_event(uid, doc["id"], stored, None)
+    head, before = ledger_head(ctx, uid), canonical_snapshot(ctx, uid)
+    url = stack["function_urls"]["on_conversation_complete"]
+    for _ in range(3):
+        response = httpx.post(url, content=body, headers=headers, timeout=30.0)
+        assert response.status_code < 300, response.text
+    assert ledger_head(ctx, uid) == head
+    assert canonical_snapshot(ctx, uid) == before
+    # An unrelated edit (title) fires the trigger again and also changes nothing.
+    ctx.paths.doc(uid, "conversations", doc["id"]).update({"structured.title": "Renamed"})
+    time.sleep(1.5)  # give the trigger time to run (it must not change anything)
+    assert ledger_head(ctx, uid) == head
+    assert canonical_snapshot(ctx, uid) == before
+
+
+def test_a_posted_cloudevent_is_decoded_captured_once_and_redelivery_is_a_noop(ctx: Context, http: httpx.Client,
+                                                                             stack: dict[str, Any]) -> None:
+    """The protobuf event alone (no Firestore write) captures the conversation; the same bytes
+    delivered three more times leave the ledger exactly where the first delivery put it."""
+    uid = _uid()
+    doc = sample_conversations()["c-morning-standup"]
+    data = {k: v for k, v in doc.items() if k != "id"}
+    expected = _expected_ids(uid, doc["id"], doc)
+    body, headers = _cloud_event(uid, doc["id"], data, None)
+    url = stack["function_urls"]["on_conversation_complete"]
+    assert httpx.post(url, content=body, headers=headers, timeout=30.0).status_code < 300
+    assert expected <= set(_visible(http, uid))
+    head, before = ledger_head(ctx, uid), canonical_snapshot(ctx, uid)
+    assert head["sequence"] == 1
+    for _ in range(3):
+        assert httpx.post(url, content=body, headers=headers, timeout=30.0).status_code < 300
+    assert ledger_head(ctx, uid) == head
+    assert canonical_snapshot(ctx, uid) == before
+
+
+# --------------------------------------------------------------------- extractor / grounding failure
+def test_extractor_failure_leaves_previous_memories_untouched(ctx: Context, http: httpx.Client) -> None:
+    from core.adapters.llm import ChatClient, LLMExtractor
+
+    uid = _uid()
+    doc = sample_conversations()["c-doctor"]
+    _, memories = _capture_and_wait(ctx, http, uid, doc)
+    assert memories
+    stored = ctx.paths.doc(uid, "conversations", doc["id"]).get().to_dict()
+    head, before = ledger_head(ctx, uid), canonical_snapshot(ctx, uid)
+    with OpenAIProtocolServer() as server:
+        client = ChatClient(server.base_url, "test-model", timeout_s=5)
+        llm_ctx = Context(extractor=LLMExtractor(client))
+        garbage = [chat_reply("this is not json {"), chat_reply({"memories": "nope"}),
+                   chat_reply({"memories": [], "action_items": []}), chat_reply("{}", finish_reason="length")]
+        for reply in garbage:
+            server.script_chat(reply)
+            with pytest.raises(RetryableError):
+                capture.capture_conversation(llm_ctx, uid, doc["id"], dict(stored, reprocess_token=uuid.uuid4().hex))
+        # A well-formed reply whose quote is not in the transcript fails grounding: nothing applied.
+        server.script_chat(chat_reply({"memories": [{
+            "content": "User drinks tea", "kind": "fact", "category": "lifestyle", "subject": "user",
+            "subject_label": None, "quotes": ["I only drink tea"], "sensitivity": []}],
+            "action_items": [], "goals": []}))
+        result = capture.capture_conversation(llm_ctx, uid, doc["id"], dict(stored, reprocess_token="grounding"))
+        assert "memories" in result.errors and result.commit_id is None
+        client.close()
+    assert ledger_head(ctx, uid) == head
+    assert canonical_snapshot(ctx, uid) == before
+    assert set(_visible(http, uid)) == set(memories)
+
+
+# ---------------------------------------------------------------------------- replacement
+def test_edited_transcript_keeps_unchanged_ids_and_tombstones_removed_facts(ctx: Context,
+                                                                            http: httpx.Client) -> None:
+    uid = _uid()
+    doc = sample_conversations()["c-doctor"]
+    _, memories = _capture_and_wait(ctx, http, uid, doc)
+    removed = {mid for mid, m in memories.items() if "marathon" in m["content"].lower()}
+    assert len(removed) == 1
+    kept = set(memories) - removed
+    ref = ctx.paths.doc(uid, "conversations", doc["id"])
+    edited_segments = [s for s in doc["transcript_segments"] if "marathon" not in s["text"]]
+    revision_before = _run_revision(ctx, uid, doc["id"])
+    ref.update({"transcript_segments": edited_segments})
+    wait_for(lambda: _captured(ctx, uid, doc["id"]) and _run_revision(ctx, uid, doc["id"]) != revision_before,
+             timeout=10, what="capture of the edited transcript")
+    visible = _visible(http, uid)
+    assert set(visible) == kept
+    items = all_items(ctx, uid)
+    for mid in removed:
+        gone = items[mid]
+        assert gone["status"] in ("tombstoned", "hidden") and gone["content"] == ""
+        assert all(e["status"] == "tombstoned" and e["quote_refs"] == [] for e in gone["evidence"])
+        assert http.get(f"/v1/memories/{mid}", headers=_auth(uid)).status_code == 404
+
+    # Reprocess over HTTP: same transcript, new revision: every fact keeps its id, nothing changes.
+    head = ledger_head(ctx, uid)
+    response = http.post(f"/v1/conversations/{doc['id']}/reprocess", headers=_auth(uid))
+    assert response.status_code == 200, response.text
+    assert response.json()["kept"] == len(kept) and response.json()["created"] == 0
+    assert set(_visible(http, uid)) == kept
+    assert ledger_head(ctx, uid)["sequence"] == head["sequence"]
+
+    # An empty successful extraction retracts everything the conversation contributed.
+    ref.update({"transcript_segments": sample_conversations()["c-empty-chatter"]["transcript_segments"]})
+    wait_for(lambda: not set(_visible(http, uid)) & kept, timeout=10, what="retraction of the conversation")
+    items = all_items(ctx, uid)
+    assert all(items[mid]["status"] in ("tombstoned", "hidden") and items[mid]["content"] == ""
+               for mid in memories)
+    assert_all_items_legal(ctx, uid)
+    assert_ledger_gapless(ctx, uid)
+
+
+# --------------------------------------------------------------------------- API conversations
+def test_post_conversation_creates_the_document_and_yields_memories(ctx: Context, http: httpx.Client) -> None:
+    uid = _uid()
+    doc = sample_conversations()["c-morning-standup"]
+    expected = _expected_ids(uid, doc["id"], doc)
+    started = time.monotonic()
+    response = http.post("/v1/conversations", json=doc, headers=_auth(uid))
+    assert response.status_code == 201, response.text
+    assert response.json() == {"id": doc["id"], "status": "completed"}
+    visible = wait_for(lambda: (v := _visible(http, uid)) and expected <= set(v) and v, timeout=5,
+                       what="memories of the API-created conversation")
+    print(f"\nPOST /v1/conversations → memories visible in {time.monotonic() - started:.3f}s")
+    stored = ctx.paths.doc(uid, "conversations", doc["id"]).get().to_dict()
+    assert stored["status"] == "completed"
+    assert stored["transcript_segments"] == doc["transcript_segments"]
+    assert stored["client_device_id"] == "ios_3f9a1c2b"
+    assert {m["capture_device_ids"][0] for m in visible.values()} == {"ios_3f9a1c2b"}
+    assert set(all_docs(ctx, uid, "action_items"))
+    _assert_no_conversation_in_memory_collections(ctx, uid, {doc["id"]})
+
+
+def test_device_provenance_from_headers_without_a_device_in_the_body(ctx: Context, http: httpx.Client) -> None:
+    uid = _uid()
+    doc = {k: v for k, v in sample_conversations()["c-doctor"].items() if k not in ("client_device_id",)}
+    headers = {**_auth(uid), "X-Device-Id-Hash": "abcdef12", "X-App-Platform": "macos", "X-App-Version": "1.0"}
+    assert http.post("/v1/conversations", json=doc, headers=headers).status_code == 201
+    expected = _expected_ids(uid, doc["id"], doc)
+    visible = wait_for(lambda: (v := _visible(http, uid)) and expected <= set(v) and v, timeout=5,
+                       what="memories with header device provenance")
+    for memory in visible.values():
+        assert memory["capture_device_ids"] == ["macos_abcdef12"]
+        assert {e["client_device_id"] for e in memory["evidence"]} == {"macos_abcdef12"}
+    assert "macos_abcdef12" in all_docs(ctx, uid, "client_devices")
+    items = all_items(ctx, uid)
+    assert all(items[mid]["primary_capture_device"] == "macos_abcdef12" for mid in visible)
+
+
+# -------------------------------------------------------------- static: no conversation → memory path
+WRITE_METHODS = {"set", "update", "create", "add"}
+
+
+def _functions(tree: ast.AST) -> Iterator[ast.FunctionDef]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            yield node
+
+
+def test_no_code_path_writes_a_conversation_document_into_a_memory_collection() -> None:
+    """Statically: (1) a function that writes a memory collection directly never touches
+    conversation documents; (2) every extra document a plan writes is a graph assertion or a review
+    row built by the server (admit / redaction / a dict literal), never a conversation; (3) items
+    reach memory_items only as ``MemoryItem.to_store()``, a model with no conversation fields that
+    drops unknown keys."""
+    direct_writes: list[str] = []
+    for path in sorted((REPO / "core").rglob("*.py")):
+        source = path.read_text()
+        tree = ast.parse(source)
+        for func in _functions(tree):
+            text = ast.get_source_segment(source, func) or ""
+            touches_conversations = any(s in text for s in ('"conversations"', "transcript_segments",
+                                                           "source_from_conversation", "external_data"))
+            for node in ast.walk(func):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr in WRITE_METHODS):
+                    continue
+                call = ast.get_source_segment(source, node) or ""
+                targets = [c for c in MEMORY_COLLECTIONS if f'"{c}"' in call]
+                if targets:
+                    direct_writes.append(f"{path.relative_to(REPO)}:{func.name}")
+                    assert not touches_conversations, (
+                        f"{path.relative_to(REPO)}:{func.name} writes {targets} and handles conversation data")
+            for node in ast.walk(func):
+                if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                        and isinstance(node.targets[0], ast.Subscript)
+                        and isinstance(node.targets[0].value, ast.Attribute)
+                        and node.targets[0].value.attr == "docs"):
+                    key = ast.get_source_segment(source, node.targets[0].slice) or ""
+                    value = node.value
+                    ok_value = (isinstance(value, ast.Constant) and value.value is None) or isinstance(
+                        value, ast.Dict) or (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                                             and value.func.id in {"admit", "_redacted"})
+                    assert ok_value, f"{path.relative_to(REPO)}:{func.name} writes plan doc {key} from " \
+                                     f"{ast.get_source_segment(source, value)}"
+                    assert "conversation" not in key.lower() or key.startswith("f\"memory_")
+    assert any(w.startswith("core/adapters/firestore/apply.py") for w in direct_writes)
+
+    apply_source = (REPO / "core/adapters/firestore/apply.py").read_text()
+    assert "transaction.set(item_refs[item.id], item.to_store())" in apply_source
+    assert MemoryItem.model_config.get("extra") == "ignore"
+    assert not set(CONVERSATION_ONLY_FIELDS) & set(MemoryItem.model_fields)
+    # The extraction input holds segments only, never the conversation document.
+    source = source_from_conversation("u", "c", {"transcript_segments": [{"id": "s", "text": "t", "is_user": True}],
+                                                 "structured": {"title": "secret title"}, "apps_results": [1]})
+    assert "secret title" not in repr(source) and "apps_results" not in repr(source)
+    item = MemoryItem.from_store({"id": "mem_x", "uid": "u", "content": "c", "transcript_segments": [1],
+                                  "structured": {}, "external_data": {}})
+    assert not set(CONVERSATION_ONLY_FIELDS) & set(item.to_store())
