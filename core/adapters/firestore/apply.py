@@ -14,6 +14,8 @@ Replaying an operation id that is already journaled is a no-op that returns the 
 from __future__ import annotations
 
 import logging
+import threading
+import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -104,6 +106,10 @@ class ApplyEngine:
         self.on_committed = on_committed
         self.validators = list(validators)
         self.max_attempts = max_attempts
+        # Applies for one user all read and write its control doc, so concurrent ones in one process
+        # (a function instance serving several triggers) only abort each other and back off for
+        # seconds; queueing them here instead costs nothing. Striped, so memory stays bounded.
+        self._user_locks = [threading.Lock() for _ in range(64)]
 
     def apply(self, uid: str, kind: str, key: Any, planner: Planner, *, item_ids: Iterable[str] = (),
               doc_paths: Iterable[str] = (), actor: str = "system", bypass_account_fence: bool = False,
@@ -253,7 +259,8 @@ class ApplyEngine:
                                      "outbox_events": len(outbox)})
             return ApplyResult(op_id, commit, sequence, False, changed_ids, plan.summary, len(outbox))
 
-        result: ApplyResult = run(self.client.transaction(max_attempts=self.max_attempts))
+        with self._user_locks[zlib.crc32(uid.encode()) % len(self._user_locks)]:
+            result: ApplyResult = run(self.client.transaction(max_attempts=self.max_attempts))
         if not result.replayed and result.outbox_events and self.on_committed is not None:
             try:
                 self.on_committed(uid, result.sequence or 0)
