@@ -1,0 +1,149 @@
+"""Counting Firestore document reads and writes, and replaying recorded writes as a raw baseline.
+
+:class:`CountingClient` is a real ``firestore.Client`` whose GAPIC stub is wrapped: every RPC still
+goes to the server unchanged, and the wrapper counts what Firestore bills — a document read per
+document asked for in a lookup (found or missing), per document a query returns and one for a query
+that returns nothing; a document write per entry of a commit. Commits may also be *recorded* (their
+``Write`` messages) so the baseline can replay exactly the same documents in raw transactions.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def _field(request: Any, name: str) -> Any:
+    if request is None:
+        return None
+    if isinstance(request, dict):
+        return request.get(name)
+    return getattr(request, name, None)
+
+
+@dataclass
+class Counts:
+    reads: int = 0
+    writes: int = 0
+    lookups: int = 0
+    queries: int = 0
+    commits: int = 0
+    recording: list[list[Any]] | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def snapshot(self) -> dict[str, int]:
+        return {"reads": self.reads, "writes": self.writes, "lookups": self.lookups, "queries": self.queries,
+                "commits": self.commits}
+
+    def reset(self, record: bool = False) -> None:
+        with self.lock:
+            self.reads = self.writes = self.lookups = self.queries = self.commits = 0
+            self.recording = [] if record else None
+
+
+class _CountingApi:
+    """Delegates to the real GAPIC client; counts lookups, query results and commit writes."""
+
+    def __init__(self, api: Any, counts: Counts) -> None:
+        self._api = api
+        self._counts = counts
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._api, name)
+
+    def batch_get_documents(self, request: Any = None, **kwargs: Any) -> Any:
+        documents = _field(request, "documents") or []
+        with self._counts.lock:
+            self._counts.reads += len(documents)
+            self._counts.lookups += 1
+        return self._api.batch_get_documents(request=request, **kwargs)
+
+    def run_query(self, request: Any = None, **kwargs: Any) -> Any:
+        return _QueryStream(self._api.run_query(request=request, **kwargs), self._counts)
+
+    def commit(self, request: Any = None, **kwargs: Any) -> Any:
+        writes = list(_field(request, "writes") or [])
+        with self._counts.lock:
+            self._counts.writes += len(writes)
+            self._counts.commits += 1
+            if self._counts.recording is not None and writes:
+                self._counts.recording.append(writes)
+        return self._api.commit(request=request, **kwargs)
+
+
+class _QueryStream:
+    """Iterates a RunQuery stream, counting returned documents (one read minimum per query)."""
+
+    def __init__(self, stream: Any, counts: Counts) -> None:
+        self._stream = stream
+        self._counts = counts
+        self._returned = 0
+        with counts.lock:
+            counts.queries += 1
+            counts.reads += 1  # the minimum; the first returned document takes its place
+
+    def __iter__(self) -> Iterator[Any]:
+        return self
+
+    def __next__(self) -> Any:
+        response = next(self._stream)
+        if response._pb.HasField("document"):
+            self._returned += 1
+            if self._returned > 1:
+                with self._counts.lock:
+                    self._counts.reads += 1
+        return response
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def counting_client(project_id: str) -> Any:
+    """A fresh client (not the process-wide cached one) whose RPCs are counted in ``.counts``."""
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import firestore
+
+    class CountingClient(firestore.Client):  # type: ignore[misc]
+        counts: Counts
+
+        @property
+        def _firestore_api(self) -> Any:
+            real = super()._firestore_api
+            if getattr(self, "_counting_api", None) is None or self._counting_api._api is not real:
+                self._counting_api = _CountingApi(real, self.counts)
+            return self._counting_api
+
+    client = CountingClient(project=project_id, credentials=AnonymousCredentials())
+    client.counts = Counts()
+    client._counting_api = None
+    return client
+
+
+def retarget(writes: list[Any], old_uid: str, new_uid: str) -> list[Any]:
+    """Copies of recorded ``Write`` messages aimed at another user's documents, without preconditions."""
+    from google.cloud.firestore_v1.types import write as write_types
+
+    old, new = f"/documents/users/{old_uid}/", f"/documents/users/{new_uid}/"
+    out = []
+    for w in writes:
+        pb = write_types.Write.pb(w) if not hasattr(w, "SerializeToString") else w
+        copy = type(pb)()
+        copy.CopyFrom(pb)
+        copy.ClearField("current_document")
+        if copy.HasField("update"):
+            copy.update.name = copy.update.name.replace(old, new)
+        elif copy.WhichOneof("operation") == "delete":
+            copy.delete = copy.delete.replace(old, new)
+        out.append(copy)
+    return out
+
+
+def raw_transaction(client: Any, writes: list[Any]) -> None:
+    """One Firestore transaction (begin + commit, no reads) that writes exactly ``writes``."""
+    api = client._firestore_api
+    database = client._database_string
+    began = api.begin_transaction(request={"database": database}, metadata=client._rpc_metadata)
+    api.commit(request={"database": database, "writes": writes, "transaction": began.transaction},
+               metadata=client._rpc_metadata)

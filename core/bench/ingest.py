@@ -1,0 +1,102 @@
+"""ingest: conversations written to Firestore, captured through the real trigger path.
+
+Measured path: this process writes ``users/{uid}/conversations/{id}`` (status completed) one after
+the other; the Firestore emulator fires the trigger → relay → ``on_conversation_complete`` →
+capture. A conversation is *visible* when its ``capture_runs/{id}`` document exists: capture
+writes it after the memories' apply transaction committed, so its memories are readable then.
+
+Document reads and writes per memory cannot be observed inside the function process, so the same
+conversations are captured once more *in this process* (a shadow user, projection nudges dropped)
+through a client that counts every RPC (:mod:`core.bench.counting`). That replay also records the
+documents it wrote; the baseline writes exactly those documents again, one raw transaction per
+conversation, on a third user.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from core.bench import harness, stats
+from core.bench.counting import raw_transaction, retarget
+
+
+def _watch(ctx: Any, uid: str, written: dict[str, float], total: int, visible: dict[str, float],
+           stop: threading.Event, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while len(visible) < total and not stop.is_set() and time.monotonic() < deadline:
+        waiting = [cid for cid in list(written) if cid not in visible]
+        if waiting:
+            refs = [ctx.paths.doc(uid, "capture_runs", cid) for cid in waiting]
+            for snap in ctx.client.get_all(refs):
+                if snap.exists and (snap.to_dict() or {}).get("jobs", {}).get("memories") is True:
+                    visible.setdefault(snap.id, time.monotonic())
+        time.sleep(0.05)
+
+
+def run(args: Any) -> dict[str, Any]:
+    size = args.size or (8 if args.quick else 40)
+    ctx = harness.context()
+    uid = harness.new_uid("ingest")
+    convs = harness.conversations(size, "ing")
+
+    # ---- the real path
+    written: dict[str, float] = {}
+    visible: dict[str, float] = {}
+    stop = threading.Event()
+    watcher = threading.Thread(target=_watch, args=(ctx, uid, written, size, visible, stop, 120.0), daemon=True)
+    started = time.monotonic()
+    watcher.start()
+    for cid, doc in convs:
+        ctx.paths.doc(uid, "conversations", cid).set(doc)
+        written[cid] = time.monotonic()
+    watcher.join()
+    stop.set()
+    if len(visible) < size:
+        raise TimeoutError(f"only {len(visible)} of {size} conversations were captured within 120 s")
+    elapsed = max(visible.values()) - started
+    memories = harness.count_docs(ctx, uid, "memory_items")
+    latencies = [visible[cid] - written[cid] for cid, _ in convs]
+
+    # ---- the same captures in process, counted and recorded
+    counted = harness.counted_context(publisher=harness.NullPublisher())
+    shadow = harness.new_uid("ingest-shadow")
+    per_conversation: list[list[Any]] = []
+    reads = writes = shadow_memories = 0
+    shadow_started = time.monotonic()
+    for cid, doc in convs:
+        counted.client.counts.reset(record=True)
+        shadow_memories += harness.capture_in_process(counted, shadow, [(cid, doc)])
+        reads += counted.client.counts.reads
+        writes += counted.client.counts.writes
+        per_conversation.append([w for commit in counted.client.counts.recording or [] for w in commit])
+    shadow_elapsed = time.monotonic() - shadow_started
+
+    # ---- baseline: one raw transaction per conversation with the same documents
+    baseline_uid = harness.new_uid("ingest-baseline")
+    prepared = [retarget(w, shadow, baseline_uid) for w in per_conversation]
+    baseline_started = time.monotonic()
+    for batch in prepared:
+        raw_transaction(ctx.client, batch)
+    baseline_elapsed = time.monotonic() - baseline_started
+
+    throughput = stats.rate(size, elapsed)
+    baseline_throughput = stats.rate(size, baseline_elapsed)
+    return {
+        "conversations": size, "memories": memories, "seconds": round(elapsed, 3),
+        "conversations_per_s": throughput, "memories_per_s": stats.rate(memories, elapsed),
+        "completion_to_visible": stats.latency_ms(latencies),
+        "firestore": {
+            "reads_per_memory": stats.ratio(reads, shadow_memories),
+            "writes_per_memory": stats.ratio(writes, shadow_memories),
+            "reads": reads, "writes": writes, "memories": shadow_memories,
+            "method": "same conversations captured in process through an RPC-counting client "
+                      "(lookups count every requested document, queries their results or 1, commits their writes)",
+        },
+        "in_process_capture_conversations_per_s": stats.rate(size, shadow_elapsed),
+        "baseline": {"what": "one raw transaction per conversation writing the documents capture wrote",
+                     "documents": sum(len(w) for w in prepared), "seconds": round(baseline_elapsed, 3),
+                     "conversations_per_s": baseline_throughput},
+        "ratio": stats.ratio(throughput, baseline_throughput),
+    }

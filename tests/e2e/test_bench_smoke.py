@@ -1,0 +1,65 @@
+"""`strata bench all --quick` at a tiny size on the session stack: every benchmark prints one JSON
+object with every figure its issue names (values are measured, so only presence and sanity are
+checked here; performance is judged by the benchmarks themselves, never by timed tests)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.localstack import stack as localstack
+
+REPO = Path(__file__).resolve().parents[2]
+
+FIGURES = {
+    "ingest": ["conversations_per_s", "memories_per_s", "completion_to_visible.p50_ms", "completion_to_visible.p95_ms",
+               "firestore.reads_per_memory", "firestore.writes_per_memory", "baseline.conversations_per_s", "ratio"],
+    "consolidate": ["items_routed_per_s", "passes", "firestore.ops_per_routed_item", "baseline.items_per_s", "ratio"],
+    "project": ["events_per_s", "commit_to_searchable.p50_ms", "commit_to_searchable.p95_ms",
+                "documents_per_provider_call", "baseline.events_per_s", "ratio"],
+    "read": ["list_page_100.p50_ms", "list_page_100.p95_ms", "keyword_search.p50_ms", "keyword_search.p95_ms",
+             "vector_search.p50_ms", "vector_search.p95_ms", "firestore_reads_per_returned_memory.list",
+             "note"],
+    "recall": ["all_questions.bm25_recall@5", "all_questions.bm25_recall@10", "all_questions.keyword_recall@5",
+               "all_questions.keyword_recall@10", "all_questions.vector_recall@10", "all_questions.hybrid_recall@10",
+               "extraction_coverage.all_observations"],
+}
+
+
+def _get(result: dict, dotted: str):
+    value = result
+    for part in dotted.split("."):
+        value = value[part]
+    return value
+
+
+@pytest.mark.e2e
+def test_bench_all_quick_prints_every_figure(stack):
+    env = {**os.environ, **localstack.stack_env(stack), "STRATA_STATE_DIR": stack["state_dir"]}
+    done = subprocess.run([sys.executable, "-m", "core.cli.main", "bench", "all", "--quick", "--size", "3"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = {r["benchmark"]: r for r in map(json.loads, done.stdout.splitlines())}
+    assert set(results) == set(FIGURES)
+    for name, figures in FIGURES.items():
+        result = results[name]
+        assert "error" not in result, result
+        for figure in figures:
+            assert _get(result, figure) is not None, f"{name}: {figure} missing in {result}"
+    assert results["ingest"]["conversations"] == 3 and results["ingest"]["memories"] > 0
+    assert results["ingest"]["firestore"]["writes_per_memory"] > 1  # items plus commit, journal, outbox
+    assert results["consolidate"]["passes"][0]["routed"] > 0
+    assert results["project"]["acknowledged"] == results["project"]["events"]
+    assert results["project"]["commit_to_searchable"]["never_seen"] == 0
+    assert results["read"]["memories"] == 3 and "fewer than 10,000" in results["read"]["note"]
+    assert results["read"]["list_page_100"]["memories_returned"] > 0
+    # Three seeded memories may match no search query, so these two may honestly be null; they must exist.
+    assert {"keyword", "vector"} <= set(results["read"]["firestore_reads_per_returned_memory"])
+    recall = results["recall"]["all_questions"]
+    assert recall["questions"] >= 15
+    assert all(0.0 <= value <= 1.0 for key, value in recall.items() if "recall" in key)
