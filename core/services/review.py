@@ -19,6 +19,7 @@ from core.domain.records import Evidence, QuoteRef
 from core.errors import BadRequest, Conflict, NotFound
 from core.services import intake
 from core.services.consolidation import _doc_id
+from core.services.reads import hydrate
 
 
 def list_open(ctx: Context, uid: str, limit: int = 100) -> list[dict[str, Any]]:
@@ -26,10 +27,15 @@ def list_open(ctx: Context, uid: str, limit: int = 100) -> list[dict[str, Any]]:
         raise BadRequest("limit must be between 1 and 500", code="validation_error")
     now = ctx.now()
     rows = build(ctx.paths.col(uid, "memory_review_queue"), "review_open", {"status": "open"}, limit=limit).stream()
+    rows_list = [snap.to_dict() for snap in rows]
+    items = hydrate(ctx, uid, [r["memory_id"] for r in rows_list])
     out = []
-    for snap in rows:
-        row = snap.to_dict()
+    for row in rows_list:
         if row.get("expires_at") and row["expires_at"] <= now:
+            continue
+        item = items.get(row["memory_id"])
+        # Fail closed: a row whose memory moved on (edited, deleted, routed) is not shown.
+        if item is None or item.revision != row.get("revision") or item.review_id != row.get("review_id"):
             continue
         out.append({"review_id": row["review_id"], "memory_id": row["memory_id"], "content": row.get("content", ""),
                     "conflicting": row.get("conflicting", []), "reason": row.get("reason", ""),
