@@ -22,16 +22,19 @@ def create(ctx: Context, uid: str, body: dict[str, Any], device_id: str | None, 
 
 
 def reprocess(ctx: Context, uid: str, conversation_id: str) -> capture.CaptureResult:
-    """Re-extract now (complete replacement). The token makes this a new revision; the trigger that
-    the token write fires sees the same revision already captured and does nothing."""
+    """Re-extract now (complete replacement). The token makes this a new revision. It is written to
+    the document only after the capture ran, so the trigger that write fires sees the revision already
+    captured and does nothing (writing it first let the trigger win the race and this call report
+    nothing kept or created)."""
     ref = ctx.paths.doc(uid, "conversations", conversation_id)
     snap = ref.get()
     if not snap.exists:
         raise NotFound("no such conversation")
     token = uuid.uuid4().hex
-    ref.update({"reprocess_token": token, "reprocess_requested_at": ctx.now()})
     doc = dict(snap.to_dict(), reprocess_token=token)
-    return capture.capture_conversation(ctx, uid, conversation_id, doc)
+    result = capture.capture_conversation(ctx, uid, conversation_id, doc)
+    ref.update({"reprocess_token": token, "reprocess_requested_at": ctx.now()})
+    return result
 
 
 def delete(ctx: Context, uid: str, conversation_id: str, cascade: bool = True) -> dict[str, Any]:
