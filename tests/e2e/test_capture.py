@@ -86,6 +86,12 @@ def _captured(ctx: Context, uid: str, conversation_id: str) -> dict[str, Any] | 
     return data if data and data.get("jobs", {}).get("memories") is True else None
 
 
+def _all_jobs_done(ctx: Context, uid: str, conversation_id: str) -> bool:
+    snap = ctx.paths.doc(uid, "capture_runs", conversation_id).get()
+    jobs = (snap.to_dict() or {}).get("jobs", {}) if snap.exists else {}
+    return all(jobs.get(job) is True for job in ("memories", "action_items", "goals"))
+
+
 def _run_revision(ctx: Context, uid: str, conversation_id: str) -> str | None:
     snap = ctx.paths.doc(uid, "capture_runs", conversation_id).get()
     return (snap.to_dict() or {}).get("revision") if snap.exists else None
@@ -108,6 +114,8 @@ def _capture_and_wait(ctx: Context, http: httpx.Client, uid: str, doc: dict[str,
             return _visible(http, uid) if _captured(ctx, uid, conversation_id) else None
     visible = wait_for(probe, timeout=timeout, interval=0.05, what=f"memories of {conversation_id}")
     elapsed = time.monotonic() - started
+    # The workflow jobs run after the memories job: wait for them too (not part of the latency).
+    wait_for(lambda: _all_jobs_done(ctx, uid, conversation_id), timeout=timeout, what="workflow jobs")
     mine = {mid: m for mid, m in visible.items() if m["conversation_id"] == conversation_id}
     assert set(mine) == expected
     return elapsed, mine
@@ -355,6 +363,7 @@ def test_post_conversation_creates_the_document_and_yields_memories(ctx: Context
     assert stored["transcript_segments"] == doc["transcript_segments"]
     assert stored["client_device_id"] == "ios_3f9a1c2b"
     assert {m["capture_device_ids"][0] for m in visible.values()} == {"ios_3f9a1c2b"}
+    wait_for(lambda: _all_jobs_done(ctx, uid, doc["id"]), timeout=5, what="workflow jobs")
     assert set(all_docs(ctx, uid, "action_items"))
     _assert_no_conversation_in_memory_collections(ctx, uid, {doc["id"]})
 
