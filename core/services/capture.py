@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.adapters.firestore.apply import ApplyView, Plan
+from core.adapters.firestore.queries import build
 from core.bootstrap import Context
 from core.domain import ids
 from core.domain.admission import admit
@@ -163,10 +164,31 @@ def retract(item: MemoryItem) -> None:
     item.graph_ready = False
 
 
-def apply_withdrawal(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], planner: str) -> None:
+def source_review_rows(ctx: Context, uid: str, source_id: str) -> dict[str, dict[str, Any]]:
+    """Review-queue rows of the memories a source supports (read before the apply; the apply reads
+    them again through ``doc_paths``), so retracting those memories can redact their reviews."""
+    rows: dict[str, dict[str, Any]] = {}
+    cohort = build(ctx.paths.col(uid, "memory_items"), "items_by_source", {"source_ids": source_id}).stream()
+    for item in cohort:
+        query = build(ctx.paths.col(uid, "memory_review_queue"), "reviews_by_memory", {"memory_id": item.id})
+        for snap in query.stream():
+            rows[snap.id] = snap.to_dict()
+    return rows
+
+
+def apply_withdrawal(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], planner: str,
+                     reviews: dict[str, dict[str, Any]] | None = None) -> None:
     """Finish a plan that withdrew evidence: Long-term survivors are re-admitted (their evidence
-    changed), retracted survivors lose their graph assertion, and superseded Long-term items they
-    replaced come back when independent active evidence still supports them."""
+    changed), retracted survivors lose their graph assertion and have their review entries redacted,
+    and superseded Long-term items they replaced come back when independent active evidence still
+    supports them."""
+    for review_id, row in (reviews or {}).items():
+        path = f"memory_review_queue/{review_id}"
+        current = view.docs.get(path, row)
+        retracted = changed.get((current or {}).get("memory_id", ""))
+        if current and retracted is not None and retracted.record_status == Status.TOMBSTONED:
+            plan.docs[path] = {**current, "content": "", "conflicting": [], "status": "redacted",
+                               "redacted_at": view.now}
     for item in list(changed.values()):
         path = f"memory_graph_assertions/{item.id}"
         if item.layer == Layer.LONG_TERM and item.record_status == Status.ACTIVE:
@@ -224,12 +246,14 @@ def replace_source(ctx: Context, uid: str, conversation_id: str, revision: str,
             changed[memory_id] = withdrawn
             if withdrawn.record_status == Status.TOMBSTONED:
                 out.summary["retracted"] += 1
-        apply_withdrawal(view, out, changed, "capture")
+        apply_withdrawal(view, out, changed, "capture", reviews)
         return out
 
+    reviews = source_review_rows(ctx, uid, conversation_id)
     applied = ctx.engine.apply(
         uid, "capture.replace", {"source": conversation_id, "revision": revision}, plan, item_ids=candidates,
-        item_queries={"cohort": ("items_by_source", {"source_ids": conversation_id})}, follow_lineage=True)
+        item_queries={"cohort": ("items_by_source", {"source_ids": conversation_id})}, follow_lineage=True,
+        doc_paths=[f"memory_review_queue/{r}" for r in reviews])
     result.created = applied.summary.get("created", 0)
     result.kept = applied.summary.get("kept", 0)
     result.retracted = applied.summary.get("retracted", 0)

@@ -15,7 +15,7 @@ from core.bootstrap import Context
 from core.domain.records import MemoryItem
 from core.domain.states import Status
 from core.errors import Conflict, NotFound
-from core.services.capture import apply_withdrawal, retract, withdraw_source
+from core.services.capture import apply_withdrawal, retract, source_review_rows, withdraw_source
 
 TOMBSTONE_BATCH = 100
 MAX_RESCANS = 6
@@ -175,12 +175,13 @@ def cascade_conversation(ctx: Context, uid: str, conversation_id: str) -> dict[s
             out.summary["withdrawn"] += 1
             if changed[mid].record_status == Status.TOMBSTONED:
                 out.summary["retracted"] += 1
-        apply_withdrawal(view, out, changed, "delete.conversation")
+        apply_withdrawal(view, out, changed, "delete.conversation", reviews)
         return out
 
+    reviews = source_review_rows(ctx, uid, conversation_id)
     result = ctx.engine.apply(uid, "delete.conversation", {"source": conversation_id}, plan,
                               item_queries={"cohort": ("items_by_source", {"source_ids": conversation_id})},
-                              follow_lineage=True)
+                              follow_lineage=True, doc_paths=[f"memory_review_queue/{r}" for r in reviews])
     removed = 0
     for collection, query in (("action_items", "action_items_by_conversation"), ("goals", "goals_by_conversation")):
         for snap in build(ctx.paths.col(uid, collection), query, {"conversation_id": conversation_id}).stream():
