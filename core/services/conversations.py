@@ -51,6 +51,9 @@ def delete(ctx: Context, uid: str, conversation_id: str, cascade: bool = True) -
 
 
 def cascade_from_trigger(ctx: Context, uid: str, conversation_id: str) -> dict[str, Any] | None:
+    fence = ctx.paths.account_deletion(uid).get()
+    if fence.exists and (fence.to_dict() or {}).get("state") != "completed":
+        return None  # the account wipe deleting this conversation removes everything a cascade would
     run = ctx.paths.doc(uid, "capture_runs", conversation_id).get()
     if run.exists and (run.to_dict() or {}).get("cascade") is False:
         return None

@@ -178,14 +178,22 @@ def cascade_conversation(ctx: Context, uid: str, conversation_id: str) -> dict[s
         apply_withdrawal(view, out, changed, "delete.conversation", reviews)
         return out
 
-    reviews = source_review_rows(ctx, uid, conversation_id)
-    result = ctx.engine.apply(uid, "delete.conversation", {"source": conversation_id}, plan,
-                              item_queries={"cohort": ("items_by_source", {"source_ids": conversation_id})},
-                              follow_lineage=True, doc_paths=[f"memory_review_queue/{r}" for r in reviews])
+    summary: dict[str, Any] = {"withdrawn": 0, "retracted": 0}
+    commit_id = None
+    supported = build(ctx.paths.col(uid, "memory_items"), "items_by_source", {"source_ids": conversation_id},
+                      limit=1).stream()
+    # Nothing cites the conversation (e.g. the delete trigger of an account wipe): no apply, so no
+    # operation record is written back under a user whose subtree was just removed.
+    if any(True for _ in supported):
+        reviews = source_review_rows(ctx, uid, conversation_id)
+        result = ctx.engine.apply(uid, "delete.conversation", {"source": conversation_id}, plan,
+                                  item_queries={"cohort": ("items_by_source", {"source_ids": conversation_id})},
+                                  follow_lineage=True, doc_paths=[f"memory_review_queue/{r}" for r in reviews])
+        summary, commit_id = result.summary, result.commit_id
     removed = 0
     for collection, query in (("action_items", "action_items_by_conversation"), ("goals", "goals_by_conversation")):
         for snap in build(ctx.paths.col(uid, collection), query, {"conversation_id": conversation_id}).stream():
             snap.reference.delete()
             removed += 1
     ctx.paths.doc(uid, "capture_runs", conversation_id).delete()
-    return {**result.summary, "workflow_removed": removed, "commit_id": result.commit_id}
+    return {**summary, "workflow_removed": removed, "commit_id": commit_id}
