@@ -60,15 +60,16 @@ def conversation_doc(conversation_id: str, lines: Sequence[str]) -> dict[str, An
 
 
 def capture_now(ctx: Context, uid: str, conversation_id: str, doc: dict[str, Any], *, write_doc: bool = True) -> Any:
-    """Write the conversation document (the trigger fires on the stack) and capture it in this
-    process too, so the test does not wait for the trigger; capture is idempotent per revision."""
+    """Capture the conversation in this process (the test does not wait for the trigger), then
+    write its document: the trigger that fires finds this revision already captured. (Writing first
+    would make the trigger's capture and this one contend for the same apply transaction.)"""
     from core.services import capture
 
     doc = {k: v for k, v in doc.items() if k != "id"}
-    if write_doc:
-        ctx.paths.doc(uid, "conversations", conversation_id).set(doc)
     result = capture.capture_conversation(ctx, uid, conversation_id, doc)
     assert not result.errors, result.errors
+    if write_doc:
+        ctx.paths.doc(uid, "conversations", conversation_id).set(doc)
     return result
 
 
