@@ -212,6 +212,10 @@ class TypesenseIndex(KeywordIndex):
             "filter_by": f"uid:={_quote(uid)} && {_any_of('layer', layers)}",
             "per_page": min(limit, MAX_PER_PAGE),
             "include_fields": "id,uid,memory_id,layer",
+            # A natural-language query rarely matches every word: let Typesense drop words until it
+            # has a page's worth of candidates, ranking documents that match more words first.
+            "drop_tokens_threshold": min(limit, MAX_PER_PAGE),
+            "typo_tokens_threshold": min(limit, MAX_PER_PAGE),
         }
         result = self._call("search", self._documents.search, params)
         hits = result.get("hits", [])

@@ -47,9 +47,18 @@ def _hydrated(ctx: Context, uid: str, hits: list[Hit], limit: int) -> list[Score
     return [s for s in out if s.item.id in keep][:limit]
 
 
+STOPWORDS = frozenset(["a", "about", "after", "again", "all", "am", "an", "and", "any", "are", "as", "at", "be", "been", "before", "being", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "during", "each", "few", "for", "from", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "more", "most", "my", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "our", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "user", "users's"])
+
+
+def keyword_terms(query: str) -> str:
+    """The content words of a question (what a keyword index can match); the query itself if none."""
+    words = [w for w in _WORD.findall(query) if w.casefold() not in STOPWORDS]
+    return " ".join(words) or query
+
+
 def keyword(ctx: Context, uid: str, query: str, limit: int = 10) -> list[Scored]:
     query = _check(query, limit)
-    hits = ctx.keyword_index.search(uid, query, layers=DEFAULT_LAYERS, limit=limit * 2)
+    hits = ctx.keyword_index.search(uid, keyword_terms(query), layers=DEFAULT_LAYERS, limit=limit * 2)
     return _hydrated(ctx, uid, hits, limit)
 
 
