@@ -21,7 +21,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,8 +100,8 @@ def build_user(stack: dict[str, Any]) -> User:
 
 
 def build_users(stack: dict[str, Any], count: int) -> list[User]:
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        return list(pool.map(lambda _: build_user(stack), range(count)))
+    # One at a time: parallel builders made the emulator's pessimistic locks time out under load.
+    return [build_user(stack) for _ in range(count)]
 
 
 def _wait(predicate: Callable[[], Any], timeout_s: float, what: str) -> Any:
