@@ -69,6 +69,8 @@ def backoff(attempts: int) -> timedelta:
 
 # ----------------------------------------------------------------------------------- user lease
 def _take_drain_lease(ctx: Context, uid: str, holder: str) -> bool:
+    """Take the user's drain lease, or — when someone holds it — leave them a note (``dirty``) that
+    more work arrived, so the holder drains again before letting go and no nudge is lost."""
     from google.cloud import firestore
 
     ref = ctx.paths.doc(uid, "memory_state", "projection_lease")
@@ -79,18 +81,35 @@ def _take_drain_lease(ctx: Context, uid: str, holder: str) -> bool:
         now = ctx.now()
         data = snap.to_dict() if snap.exists else {}
         if data.get("holder") and data.get("expires_at") and data["expires_at"] > now:
+            if not data.get("dirty"):
+                transaction.update(ref, {"dirty": True})
             return False
-        transaction.set(ref, {"holder": holder, "expires_at": now + DRAIN_LEASE})
+        transaction.set(ref, {"holder": holder, "expires_at": now + DRAIN_LEASE, "dirty": False})
         return True
 
     return bool(take(ctx.client.transaction()))
 
 
-def _release_drain_lease(ctx: Context, uid: str, holder: str) -> None:
+def _release_drain_lease(ctx: Context, uid: str, holder: str, *, force: bool = False) -> bool:
+    """Release the lease unless a skipped nudge marked it dirty (and ``force`` is off); True means
+    "drain again"."""
+    from google.cloud import firestore
+
     ref = ctx.paths.doc(uid, "memory_state", "projection_lease")
-    snap = ref.get()
-    if snap.exists and (snap.to_dict() or {}).get("holder") == holder:
-        ref.set({"holder": None, "expires_at": None})
+
+    @firestore.transactional
+    def release(transaction: Any) -> bool:
+        snap = ref.get(transaction=transaction)
+        data = snap.to_dict() if snap.exists else {}
+        if data.get("holder") != holder:
+            return False
+        if data.get("dirty") and not force:
+            transaction.update(ref, {"dirty": False, "expires_at": ctx.now() + DRAIN_LEASE})
+            return True
+        transaction.set(ref, {"holder": None, "expires_at": None, "dirty": False})
+        return False
+
+    return bool(release(ctx.client.transaction()))
 
 
 # ------------------------------------------------------------------------------------------ drain
@@ -107,16 +126,23 @@ def drain_user(ctx: Context, uid: str, *, max_rounds: int = 1000, progress: Any 
     if not _take_drain_lease(ctx, uid, holder):
         report.skipped = "drain_in_progress"
         return report
+    again = True
+    rounds = 0
     try:
-        for _ in range(max_rounds):
-            round_report = _drain_round(ctx, uid)
-            report.add(DrainReport(**{**round_report.as_dict(), "uids": []}))
-            if progress is not None:
-                progress(report)
-            if round_report.leased == 0 or round_report.retried:
-                break
-    finally:
-        _release_drain_lease(ctx, uid, holder)
+        while again:
+            again = False
+            while rounds < max_rounds:
+                rounds += 1
+                round_report = _drain_round(ctx, uid)
+                report.add(DrainReport(**{**round_report.as_dict(), "uids": []}))
+                if progress is not None:
+                    progress(report)
+                if round_report.leased == 0 or round_report.retried:
+                    break
+            again = _release_drain_lease(ctx, uid, holder, force=rounds >= max_rounds)
+    except BaseException:
+        _release_drain_lease(ctx, uid, holder, force=True)
+        raise
     report.retry_later = report.retried > 0
     return report
 
