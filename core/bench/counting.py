@@ -107,13 +107,15 @@ def counting_client(project_id: str) -> Any:
 
     class CountingClient(firestore.Client):  # type: ignore[misc]
         counts: Counts
+        _counting_api: _CountingApi | None
 
         @property
         def _firestore_api(self) -> Any:
             real = super()._firestore_api
-            if getattr(self, "_counting_api", None) is None or self._counting_api._api is not real:
-                self._counting_api = _CountingApi(real, self.counts)
-            return self._counting_api
+            wrapped = getattr(self, "_counting_api", None)
+            if wrapped is None or wrapped._api is not real:
+                wrapped = self._counting_api = _CountingApi(real, self.counts)
+            return wrapped
 
     client = CountingClient(project=project_id, credentials=AnonymousCredentials())
     client.counts = Counts()

@@ -29,7 +29,7 @@ def _baseline(ctx: Any, uid: str) -> tuple[int, float]:
 
     started = time.monotonic()
     events = list(ctx.paths.col(uid, "memory_outbox").stream())
-    memory_ids = sorted({(e.to_dict() or {}).get("memory_id") for e in events} - {None})
+    memory_ids: list[str] = sorted({str(m) for e in events if (m := (e.to_dict() or {}).get("memory_id"))})
     refs = [ctx.paths.doc(uid, "memory_items", mid) for mid in memory_ids]
     items = [MemoryItem.from_store(s.to_dict()) for s in ctx.client.get_all(refs) if s.exists]
     rows = [{"id": ids.provider_id(uid, i.id), "uid": uid, "memory_id": i.id, "layer": i.layer,

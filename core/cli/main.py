@@ -96,9 +96,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     _use_running_stack()
-    from core.bench import run as bench_run
+    import core.bench.run
 
-    return bench_run.main(args)
+    return core.bench.run.main(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
