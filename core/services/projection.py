@@ -122,6 +122,8 @@ def due_events(ctx: Context, uid: str, now: datetime, limit: int = SCAN) -> list
 def drain_user(ctx: Context, uid: str, *, max_rounds: int = 1000, progress: Any = None) -> DrainReport:
     """Drain ``uid``'s due outbox events until none is due (or all left are backing off)."""
     report = DrainReport(uids=[uid])
+    if not due_events(ctx, uid, ctx.now(), limit=1):
+        return report  # nothing to do: no lease document is written (a wiped account stays empty)
     holder = uuid.uuid4().hex
     if not _take_drain_lease(ctx, uid, holder):
         report.skipped = "drain_in_progress"

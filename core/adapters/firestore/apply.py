@@ -26,7 +26,7 @@ from core.adapters.firestore.queries import build
 from core.domain import ids
 from core.domain.records import MemoryItem
 from core.domain.visibility import is_default_visible
-from core.errors import Conflict, StrataError, WritesBlocked
+from core.errors import Conflict, RetryableError, StrataError, WritesBlocked
 
 log = logging.getLogger(__name__)
 
@@ -259,8 +259,21 @@ class ApplyEngine:
                                      "outbox_events": len(outbox)})
             return ApplyResult(op_id, commit, sequence, False, changed_ids, plan.summary, len(outbox))
 
-        with self._user_locks[zlib.crc32(uid.encode()) % len(self._user_locks)]:
-            result: ApplyResult = run(self.client.transaction(max_attempts=self.max_attempts))
+        try:
+            with self._user_locks[zlib.crc32(uid.encode()) % len(self._user_locks)]:
+                result: ApplyResult = run(self.client.transaction(max_attempts=self.max_attempts))
+        except StrataError:
+            raise
+        except Exception as exc:
+            # Contention the SDK gave up on (Aborted, "Failed to commit transaction in N attempts")
+            # or a transient RPC failure: nothing was committed, the caller may retry.
+            from google.api_core import exceptions as gexc
+
+            if isinstance(exc, gexc.Aborted | gexc.ServiceUnavailable | gexc.DeadlineExceeded) or (
+                    isinstance(exc, ValueError) and "Failed to commit transaction" in str(exc)):
+                raise RetryableError(f"the {kind} transaction for this user was contended; retry",
+                                     code="contended") from exc
+            raise
         if not result.replayed and result.outbox_events and self.on_committed is not None:
             try:
                 self.on_committed(uid, result.sequence or 0)
