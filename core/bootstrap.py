@@ -42,7 +42,8 @@ class Context:
         def build() -> ApplyEngine:
             from core.services.validation import admission_validator
 
-            return ApplyEngine(self.client, on_committed=self.nudge_projection, validators=[admission_validator])
+            return ApplyEngine(self.client, on_committed=self.nudge_projection, validators=[admission_validator],
+                               clock=self.now)
 
         return self._get("engine", build)
 

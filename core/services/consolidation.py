@@ -54,12 +54,14 @@ class PassSummary:
     retries: int = 0
     untouched: int = 0
     aged_out: int = 0
+    reviews_expired: int = 0
     overflow: bool = False
     skipped: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"uid": self.uid, "selected": self.selected, "routes": dict(self.routes), "retries": self.retries,
-                "untouched": self.untouched, "aged_out": self.aged_out, "overflow": self.overflow,
+                "untouched": self.untouched, "aged_out": self.aged_out,
+                "reviews_expired": self.reviews_expired, "overflow": self.overflow,
                 "skipped": self.skipped}
 
 
@@ -135,6 +137,7 @@ def run_pass(ctx: Context, uid: str, *, router: Any = None, max_selected: int = 
         for start in range(0, len(selected), BATCH):
             route_batch(ctx, uid, selected[start:start + BATCH], neighbours, attempts, router or ctx.router, summary)
         summary.aged_out = age_out(ctx, uid)
+        summary.reviews_expired = expire_reviews(ctx, uid)
     finally:
         _release_lease(ctx, uid, holder)
     return summary.as_dict()
@@ -380,6 +383,41 @@ def _settle(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: M
 def _doc_id(review_id: str) -> str:
     """Review ids contain ':' and ','; Firestore ids may too, but not '/'."""
     return review_id.replace("/", "_")
+
+
+# ---------------------------------------------------------------------------------- review expiry
+def expire_reviews(ctx: Context, uid: str, limit: int = 100) -> int:
+    """A review nobody answered within 72 h settles the item in Archive (a non-durable route never
+    reaches Long-term); the entry is marked ``expired``. Items that moved on are left alone."""
+    query = build(ctx.paths.col(uid, "memory_review_queue"), "reviews_expiring",
+                  {"status": "open", "expires_at": ctx.now()}, limit=limit)
+    rows = [s.to_dict() for s in query.stream()]
+    if not rows:
+        return 0
+    doc_paths = {r["review_id"]: f"memory_review_queue/{_doc_id(r['review_id'])}" for r in rows}
+
+    def plan(view: ApplyView) -> Plan:
+        out = Plan(summary={"expired": 0})
+        for review_id, path in doc_paths.items():
+            row = view.docs.get(path)
+            if row is None or row.get("status") != "open" or row["expires_at"] > view.now:
+                continue
+            out.docs[path] = {**row, "status": "expired", "expired_at": view.now}
+            out.summary["expired"] += 1
+            item = view.items.get(row["memory_id"])
+            if (item is None or item.review_id != review_id or item.revision != row.get("revision")
+                    or item.layer != Layer.SHORT_TERM or item.record_status != Status.ACTIVE):
+                continue
+            item = item.model_copy(deep=True)
+            item.layer, item.route = Layer.ARCHIVE.value, "archive"
+            item.promotion = {"route": "archive", "reason": "review expired unanswered",
+                              "decided_at": view.now.isoformat(), "planner": "consolidation/review-expiry"}
+            out.items.append(item)
+        return out
+
+    result = ctx.engine.apply(uid, "consolidation.review_expiry", {"reviews": sorted(doc_paths)}, plan,
+                              item_ids=[r["memory_id"] for r in rows], doc_paths=list(doc_paths.values()))
+    return int(result.summary.get("expired", 0))
 
 
 # ----------------------------------------------------------------------------------------- age-out

@@ -105,6 +105,15 @@ locals {
         { field_path = "created_at", mode = "DESCENDING" },
       ]
     }
+    # reviews_expiring: open review entries past their deadline, oldest deadline first.
+    review_status_expires = {
+      collection = "memory_review_queue"
+      scope      = "COLLECTION"
+      fields = [
+        { field_path = "status", mode = "ASCENDING" },
+        { field_path = "expires_at", mode = "ASCENDING" },
+      ]
+    }
   }
 }
 

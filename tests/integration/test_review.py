@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -242,4 +243,25 @@ def test_review_queue_over_http(stack: dict[str, Any], http: httpx.Client) -> No
     assert canonical_snapshot(ctx, uid) == before
     remaining = http.get("/v3/memories/review-queue", headers=_auth(uid)).json()["reviews"]
     assert {r["review_id"] for r in remaining} <= {stale_row["review_id"]}
+    assert_store_sound(ctx, uid)
+
+
+def test_unanswered_review_settles_in_archive_after_72_hours(ctx: Context) -> None:
+    uid = new_uid("rx")
+    reviews = to_review(ctx, uid, ["enjoys sea kayaking", "enjoys board games"])
+    answered = reviews["enjoys board games"]
+    review.resolve(ctx, uid, answered, "accept")
+    assert consolidation.expire_reviews(ctx, uid) == 0  # nothing is due yet
+    later = Context(ctx.settings, client=ctx.client, publisher=ctx.publisher,
+                    clock=lambda: ctx.now() + consolidation.REVIEW_TTL + timedelta(minutes=1))
+    assert consolidation.expire_reviews(later, uid) == 1
+    items = {i.content: i for i in all_items(ctx, uid).values()}
+    expired = items["enjoys sea kayaking"]
+    assert (expired.layer, expired.status, expired.route) == ("archive", "active", "archive")
+    assert not long_term_ever(ctx, uid, expired.id)
+    assert items["enjoys board games"].layer == "long_term"  # a resolved review is not touched
+    rows = docs(ctx, uid, "memory_review_queue")
+    assert sorted(r["status"] for r in rows.values()) == ["expired", "resolved"]
+    assert review.list_open(later, uid) == []
+    assert consolidation.expire_reviews(later, uid) == 0  # idempotent
     assert_store_sound(ctx, uid)

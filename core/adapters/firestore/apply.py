@@ -100,12 +100,14 @@ def _split(path: str) -> tuple[str, str]:
 
 class ApplyEngine:
     def __init__(self, client: Any, *, on_committed: Callable[[str, int], None] | None = None,
-                 validators: Iterable[ItemValidator] = (), max_attempts: int = 15) -> None:
+                 validators: Iterable[ItemValidator] = (), max_attempts: int = 15,
+                 clock: Callable[[], datetime] | None = None) -> None:
         self.client = client
         self.paths = Paths(client)
         self.on_committed = on_committed
         self.validators = list(validators)
         self.max_attempts = max_attempts
+        self.clock = clock or (lambda: datetime.now(UTC))
         # Applies for one user all read and write its control doc, so concurrent ones in one process
         # (a function instance serving several triggers) only abort each other and back off for
         # seconds; queueing them here instead costs nothing. Striped, so memory stays bounded.
@@ -133,7 +135,7 @@ class ApplyEngine:
 
         @firestore.transactional
         def run(transaction: Any) -> ApplyResult:
-            moment = now or datetime.now(UTC)
+            moment = now or self.clock()
             control_ref = paths.control(uid)
             op_ref = paths.doc(uid, "memory_operations", op_id)
             fixed = [control_ref, paths.global_controls(), paths.account_deletion(uid), op_ref]

@@ -128,6 +128,9 @@ QUERIES: Mapping[str, QuerySpec] = {
         # A memory's ledger history.
         _q("commits_by_memory", "memory_commits", "COLLECTION",
            [Clause("memory_ids", "array_contains")], [Order("sequence", ASC)]),
+        # Review entries past their 72 h deadline (consolidation settles them in Archive).
+        _q("reviews_expiring", "memory_review_queue", "COLLECTION",
+           [Clause("status", "=="), Clause("expires_at", "<=")], [Order("expires_at", ASC)]),
         # Review rows that show a memory (privacy deletes redact them).
         _q("reviews_by_memory", "memory_review_queue", "COLLECTION", [Clause("memory_id", "==")], []),
         # Knowledge-graph projection maintenance.
