@@ -68,6 +68,10 @@ class Settings:
     max_body_bytes: int = 1_048_576
     max_content_chars: int = 8_000
     webhook_url: str = ""
+    # Local tooling (the stack, its scheduler stand-in, the CLI).
+    state_dir: str = ""  # default <repo>/.strata/stack
+    tick_seconds: float = 0.0  # 0 = follow the Terraform crons
+    real_project: bool = False  # CLI: never look for a local stack
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -109,6 +113,9 @@ def load() -> Settings:
         max_body_bytes=_int("STRATA_MAX_BODY_BYTES", 1_048_576),
         max_content_chars=_int("STRATA_MAX_CONTENT_CHARS", 8_000),
         webhook_url=_env("STRATA_WEBHOOK_URL"),
+        state_dir=_env("STRATA_STATE_DIR"),
+        tick_seconds=_float("STRATA_TICK_SECONDS", 0.0),
+        real_project=_bool("STRATA_REAL_PROJECT"),
     )
 
 

@@ -16,7 +16,10 @@ from core.cli import stack_cmd
 
 
 def _use_running_stack() -> None:
-    if os.environ.get("FIRESTORE_EMULATOR_HOST") or os.environ.get("STRATA_REAL_PROJECT"):
+    from core import config
+
+    settings = config.load()
+    if settings.firestore_emulator_host or settings.real_project:
         return
     from core.localstack import stack
 

@@ -54,7 +54,9 @@ class StackError(RuntimeError):
 
 
 def default_state_dir() -> Path:
-    return Path(os.environ.get("STRATA_STATE_DIR") or REPO_ROOT / ".strata" / "stack")
+    from core import config
+
+    return Path(config.load().state_dir or REPO_ROOT / ".strata" / "stack")
 
 
 # --------------------------------------------------------------------------- the environment

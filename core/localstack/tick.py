@@ -18,7 +18,6 @@ import argparse
 import datetime as dt
 import json
 import logging
-import os
 import signal
 import sys
 import threading
@@ -201,8 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variables", type=Path, default=Path("infra/terraform/variables.tf"))
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    raw_every = os.environ.get("STRATA_TICK_SECONDS", "").strip()
-    every = float(raw_every) if raw_every else None
+    from core import config
+
+    every = config.load().tick_seconds or None
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
