@@ -32,6 +32,7 @@ def project(ctx: Context, uid: str, memory_ids: list[str], items: dict[str, Memo
     assertions = {s.id: s.to_dict() for s in ctx.client.get_all(refs) if s.exists}
     batch = ctx.client.batch()
     writes = 0
+    orphan_candidates: set[str] = set()
     for memory_id in memory_ids:
         assertion = assertions.get(memory_id)
         item = items.get(memory_id)
@@ -58,6 +59,7 @@ def project(ctx: Context, uid: str, memory_ids: list[str], items: dict[str, Memo
             else:
                 batch.delete(snap.reference)
                 batch.delete(ctx.paths.doc(uid, "knowledge_nodes", edge["target"]))
+                orphan_candidates.add(edge["source"])
                 writes += 1
             writes += 1
         if writes > 400:
@@ -65,16 +67,15 @@ def project(ctx: Context, uid: str, memory_ids: list[str], items: dict[str, Memo
             batch, writes = ctx.client.batch(), 0
     if writes:
         batch.commit()
-    _prune_orphan_entities(ctx, uid)
+    _prune_orphan_entities(ctx, uid, orphan_candidates - {"user"})
 
 
-def _prune_orphan_entities(ctx: Context, uid: str) -> None:
-    """Entity nodes (people) that no edge touches any more are removed; bounded."""
-    nodes = ctx.paths.col(uid, "knowledge_nodes")
-    for snap in build(nodes, "nodes_by_kind", {"kind": "entity"}, limit=200).stream():
-        edges = build(ctx.paths.col(uid, "knowledge_edges"), "edges_by_source", {"source": snap.id}, limit=1)
+def _prune_orphan_entities(ctx: Context, uid: str, candidates: set[str]) -> None:
+    """Entity nodes (people) that lost an edge in this batch and have no edge left are removed."""
+    for node_id in sorted(candidates):
+        edges = build(ctx.paths.col(uid, "knowledge_edges"), "edges_by_source", {"source": node_id}, limit=1)
         if not list(edges.stream()):
-            snap.reference.delete()
+            ctx.paths.doc(uid, "knowledge_nodes", node_id).delete()
 
 
 def read_page(ctx: Context, uid: str, limit: int) -> dict[str, Any]:

@@ -162,12 +162,9 @@ class ApplyEngine:
                         linked.add(fields["canonical_memory_id"])
                 for mid in sorted(linked - set(item_refs)):
                     item_refs[mid] = paths.doc(uid, "memory_items", mid)
-            for mid in item_refs:
-                doc_refs.setdefault(f"memory_graph_assertions/{mid}", paths.doc(uid, "memory_graph_assertions", mid))
-            refs = fixed + list(item_refs.values()) + list(doc_refs.values())
-            snaps = {s.reference.path: s for s in self.client.get_all(refs, transaction=transaction)}
-            for snap in extra_snaps:
-                snaps.setdefault(snap.reference.path, snap)
+            snaps = {snap.reference.path: snap for snap in extra_snaps}  # already read by the queries
+            refs = [r for r in fixed + list(item_refs.values()) + list(doc_refs.values()) if r.path not in snaps]
+            snaps.update({s.reference.path: s for s in self.client.get_all(refs, transaction=transaction)})
 
             def data(ref: Any) -> dict[str, Any] | None:
                 snap = snaps.get(ref.path)

@@ -136,7 +136,6 @@ QUERIES: Mapping[str, QuerySpec] = {
         # Knowledge-graph projection maintenance.
         _q("edges_by_memory", "knowledge_edges", "COLLECTION", [Clause("memory_ids", "array_contains")], []),
         _q("edges_by_source", "knowledge_edges", "COLLECTION", [Clause("source", "==")], []),
-        _q("nodes_by_kind", "knowledge_nodes", "COLLECTION", [Clause("kind", "==")], []),
         # Workflow rows of a conversation.
         _q("action_items_by_conversation", "action_items", "COLLECTION",
            [Clause("conversation_id", "==")], []),
