@@ -59,6 +59,9 @@ _REPORTED = re.compile(
 )
 
 
+_JOINT_SUBJECT = re.compile(r"^(?:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?|[Mm]y\s+[a-z]+)$")
+
+
 @dataclass(frozen=True)
 class _Clause:
     segment: Segment
@@ -93,6 +96,10 @@ def _clauses(segment: Segment) -> Iterator[_Clause]:
             continue
         piece_start = sentence[0]
         breaks = list(_CLAUSE_BREAK.finditer(text, sentence[0], sentence[1]))
+        # "Lena and I went ...", "My brother and I ...": a bare subject before "and I" is not a clause.
+        breaks = [m for m in breaks if not (m.group().strip() == "and" and m.start() > piece_start and
+                                            _JOINT_SUBJECT.match(text[piece_start:m.start()].strip()) and
+                                            re.match(r"I\b", text[m.end():]))]
         bounds = [(m.start(), m.end()) for m in breaks] + [(sentence[1], sentence[1])]
         for b_start, b_end in bounds:
             start, end = _trimmed(text, piece_start, b_start)
@@ -116,7 +123,8 @@ def _wordset(words: str) -> frozenset[str]:
 _PAST_IRREGULAR = _wordset(
     "went was were had did got made took came ran grew began wrote built found left bought sold met said "
     "quit thought knew saw felt kept lost won spent taught brought fell gave broke drove flew rode swam "
-    "sang ate drank slept sent lent became moved stopped"
+    "sang ate drank slept sent lent became moved stopped won led paid heard caught chose held stood forgot "
+    "woke wore threw fought dealt meant sat hit put set cut hurt spent tried"
 )
 _MODALS = _wordset("can can't cannot could couldn't should shouldn't might must would wouldn't will won't")
 _ADVERBS = ("still", "usually", "always", "often", "never", "really", "also", "just", "only", "sometimes",
@@ -139,9 +147,9 @@ def _conjugate(verb: str) -> str:
 
 
 _PRONOUNS = (
-    (re.compile(r"\bI'm\b"), "they're"), (re.compile(r"\bI am\b"), "they are"),
-    (re.compile(r"\bI've\b"), "they've"), (re.compile(r"\bI'll\b"), "they'll"),
-    (re.compile(r"\bI'd\b"), "they'd"), (re.compile(r"\bI\b"), "they"),
+    (re.compile(r"\bI['’]m\b"), "they're"), (re.compile(r"\bI am\b"), "they are"),
+    (re.compile(r"\bI['’]ve\b"), "they've"), (re.compile(r"\bI['’]ll\b"), "they'll"),
+    (re.compile(r"\bI['’]d\b"), "they'd"), (re.compile(r"\bI\b"), "they"),
     (re.compile(r"\bmy\b", _I), "their"), (re.compile(r"\bmyself\b", _I), "themselves"),
     (re.compile(r"\bmine\b", _I), "theirs"), (re.compile(r"\bme\b", _I), "them"),
 )
@@ -164,11 +172,11 @@ def _finish(content: str) -> str:
 
 def _about_user(body: str) -> str:
     """Rewrite a first-person clause ("I stopped eating meat") as "User stopped eating meat"."""
-    head = re.match(r"I(?:'m|\s+am)\b", body)
+    head = re.match(r"I(?:['’]m|\s+am)\b", body)
     if head:
         return _finish("User is" + _third_person_rest(body[head.end():]))
-    for pattern, replacement in ((r"I(?:'ve|\s+have)\b", "User has"), (r"I(?:'d|\s+would)\b", "User would"),
-                                 (r"I(?:'ll|\s+will)\b", "User will"), (r"I\s+(?:don't|do not)\b", "User doesn't"),
+    for pattern, replacement in ((r"I(?:['’]ve|\s+have)\b", "User has"), (r"I(?:['’]d|\s+would)\b", "User would"),
+                                 (r"I(?:['’]ll|\s+will)\b", "User will"), (r"I\s+(?:don't|do not)\b", "User doesn't"),
                                  (r"I\s+haven't\b", "User hasn't")):
         head = re.match(pattern, body)
         if head:
@@ -189,6 +197,9 @@ def _about_person(name: str, rest: str) -> str:
     rest = re.sub(r"^'s\b", " is", rest)
     rest = re.sub(r"\bmy\b", "the user's", rest, flags=_I)
     rest = re.sub(r"\bme\b", "the user", rest, flags=_I)
+    rest = re.sub(r"\bI['’]m\b", "the user is", rest)
+    rest = re.sub(r"\bI['’]ve\b", "the user has", rest)
+    rest = re.sub(r"\bI\s+([\w']+)", lambda m: "the user " + _conjugate(m.group(1)), rest)
     return _finish(name + rest)
 
 
@@ -221,6 +232,8 @@ _PERSON_PREDICATE = (
 _PERSON = re.compile(r"^" + _NAME + _PERSON_PREDICATE + r"$")
 _PRONOUN_PERSON = re.compile(r"^(?P<pronoun>he|she)" + _PERSON_PREDICATE + r"$", _I)
 _NAME_MENTION = re.compile(r"\b" + _NAME + r"\b")
+_PLACE_BEFORE = re.compile(r"\b(?:to|in|at|from|near|around|across|via|into|through|visit|visited|visiting|"
+                           r"called|named)\s+$", _I)
 _YOUR_RELATION = re.compile(r"\byour\s+(?P<rel>" + _RELATIONS + r")\b", _I)
 _ANSWER_BY_NAME = re.compile(r"^" + _NAME + r"\s+(?:does|doesn't|is|isn't|did|didn't|has|hasn't|will|can)\b")
 
@@ -257,23 +270,95 @@ _PREFERENCE = re.compile(
     r"can't eat|am into)\s+(?P<obj>.+)$|^I(?:'m|\s+am)\s+(?:really\s+)?(?:into|a (?:big |huge )?fan of)\s+"
     r"(?P<obj2>.+)$", _I)
 _MEAT = re.compile(r"\b(?:stopped|quit|gave up)\s+eating\s+meat\b", _I)
+# "I" followed by a contraction has no space ("I'm", "I've"): ``_ME`` accepts both spellings.
+_ME = r"I(?:\s+|(?=['’]))"
 _PLAN = re.compile(
-    r"^I\s+(?:really\s+)?(?:want|plan|intend|hope|'d like|would like|am going|'m going|am planning|"
-    r"'m planning|'m gonna|am gonna|'m hoping)\s+(?:to|on)\s+", _I)
+    r"^" + _ME + r"(?:really\s+)?(?:want|plan|intend|hope|['’]d (?:really )?(?:like|love)|would (?:really )?"
+    r"(?:like|love)|am going|['’]m going|am planning|['’]m planning|['’]m gonna|am gonna|['’]m hoping|"
+    r"am hoping)\s+(?:to|on)\s+(?!(?:bed|sleep|the|a|an|my|your|his|her|their|our|this|that|be|work|school|"
+    r"home|go|grab|head|call|text|check|miss|say|try|see|have|get|eat|it)\b)"
+    r"|^" + _ME + r"(?:am|['’]m)\s+(?:(?:seriously|really|also)\s+)?(?:thinking (?:about|of)|considering|"
+    r"looking (?:into|for)|saving (?:up )?for)\s+(?:\w+ing|getting|a|an)\b", _I)
 _DURABLE_VERB = re.compile(
-    r"^I\s+(?:(?:" + "|".join(_ADVERBS) + r")\s+)*(?:moved|relocated|live|lived|grew up|was born|work|worked|"
+    r"^" + _ME + r"(?:(?:" + "|".join(_ADVERBS) + r")\s+)*(?:moved|relocated|live|lived|grew up|was born|work|worked|"
     r"study|studied|started|stopped|quit|finished|completed|shipped|launched|joined|graduated|got married|"
     r"got engaged|married|adopted|bought|sold|built|founded|switched|became|retired|learned|learnt|speak|"
     r"teach|climb|run|swim|cycle|bike|play|practice|practise|cook|bake|meditate|volunteer|own|drive|"
     r"ride|hike|paint|write|read|collect|eat|drink|go to|visit|use|have a|have an|have two|have three|"
-    r"'ve been|have been|'ve lived|have lived|'ve worked|have worked)\b", _I)
-_AM = re.compile(r"^I(?:'m|\s+am)\s+(?P<rest>.+)$", _I)
+    r"['’]ve been|have been|['’]ve lived|have lived|['’]ve worked|have worked|['’]ve had|have had|"
+    r"['’]ve known|have known|['’]ve always|have always|['’]ve never|have never)\b", _I)
+_AM = re.compile(r"^I(?:['’]m|\s+am)\s+(?P<rest>.+)$", _I)
 _STATE_OK = re.compile(
-    r"^(?:a|an)\s+(?!bit\b|little\b|lot\b|mess\b)\w+|^(?:allergic|from|based|on\s|vegetarian|vegan|married|"
+    r"^(?:a|an)\s+(?!bit\b|little\b|lot\b|mess\b)\w+|^(?:allergic|from|based|on\s(?!(?:my|the|our) way\b)|vegetarian|vegan|married|"
     r"engaged|divorced|single|pregnant|retired|left-handed|right-handed|lactose|gluten|diabetic|"
     r"self-employed|unemployed|learning|studying|living|working|moving|starting|switching|cutting|"
     r"quitting|saving|buying|selling|renovating|building|writing|training|taking|leaving|joining|"
-    r"getting married|expecting|trying to (?:learn|quit|lose|save|get))\b", _I)
+    r"getting married|expecting|trying to (?:learn|quit|lose|save|get)|leading|managing|running (?:a|an|the|my)|"
+    r"organi[sz]ing|coaching|teaching|volunteering|mentoring|raising|growing|renting|sharing|dating|"
+    r"applying|preparing (?:for|a|an)|doing (?:a|an|my)|travell?ing|attending|hosting|practi[sc]ing|"
+    r"fostering|caring for|looking after|involved|part of|a member|fluent|originally from|"
+    r"(?:passionate|keen|interested|obsessed|good|great|terrible|afraid|scared|terrified)\s+(?:about|on|in|with|"
+    r"at|of))\b", _I)
+_STATE_PREFERENCE = re.compile(r"^(?:passionate|keen|interested|obsessed)\b", _I)
+_DAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
+_HABIT_MARK = re.compile(
+    r"\b(?:every\s+(?:other\s+)?(?:day|night|morning|evening|week|weekend|month|year|summer|winter|"
+    r"spring|autumn|fall|" + _DAYS + r")|each\s+(?:day|week|month|year|morning|evening|" + _DAYS + r")|"
+    r"(?:once|twice|(?:two|three|four|five|six|\d+)\s+times)\s+a\s+(?:day|week|month|year)|"
+    r"(?:on|at)\s+(?:the\s+)?(?:weekends?|" + _DAYS + r")|most\s+(?:days|nights|mornings|evenings|weekends|"
+    r"weeks|" + _DAYS + r")|daily|weekly|monthly|regularly|whenever)\b", _I)
+_HABIT_ADVERB = r"(?:usually|often|always|normally|regularly|generally|sometimes|rarely|mostly|never|typically)"
+# Verbs after "I" that say something about the conversation, not about the owner's life.
+_NOT_HABIT_VERB = _wordset(
+    "am was were had did do don't didn't can could would should will might must think thought guess mean "
+    "know knew hope wish feel felt said say told tell suppose bet agree see saw wonder forget forgot mind "
+    "get got just really also still totally")
+_HABIT = re.compile(
+    r"^" + _ME + r"(?:(?:" + _HABIT_ADVERB + r"|also|still)\s+)*(?P<verb>[a-z]+)\b", _I)
+_HABIT_BY_ADVERB = re.compile(
+    r"^" + _ME + r"(?:(?:also|still)\s+)?" + _HABIT_ADVERB + r"\s+(?P<verb>[a-z]+)\b", _I)
+# Experiences: something the owner did, went through or received (past tense, with a real object).
+_EVENT_VERBS = (
+    r"went\s+(?!(?:home|back|to\s+bed|to\s+sleep|out\s+for\s+a\s+bit|quiet|wrong|well|ok|okay|fine|through\s+it|"
+    r"for\s+it|with\s+it|on|off)\b)|visited|travell?ed|toured|explored|camped|hiked|backpacked|"
+    r"took\s+(?:up|part|a|an|my|some|on|over)|tried\s+(?:out|a|an|the|\w+ing)|signed\s+up|won|received|earned|"
+    r"got\s+(?:a|an|the|my|into|married|engaged|divorced|promoted|accepted|admitted|hired|certified|back\s+from|"
+    r"\d)|attended|ran\s+(?:a|an|the|my|\d)|passed|met|celebrated|organi[sz]ed|hosted|published|gave\s+up|"
+    r"began|decided\s+to|applied|spent|lost\s+(?:my|a|an|the)|broke\s+(?:my|a)|volunteered|competed|"
+    r"performed|participated|enrolled|trained|planted|renovated|picked\s+up|painted|baked|made\s+(?:a|an|my)|"
+    r"wrote|recorded|launched|opened|created|designed|rescued|fostered|welcomed|had\s+(?:a|an|my|our)\s+"
+    r"(?:baby|son|daughter|wedding|surgery|operation|accident|job|interview|first)"
+)
+_EVENT = re.compile(r"^" + _ME + r"(?:(?:" + "|".join(_ADVERBS) + r")\s+)*(?:" + _EVENT_VERBS + r")\b", _I)
+_WE_EVENT = re.compile(r"^(?-i:[Ww]e)\s+(?P<rest>(?:(?:" + "|".join(_ADVERBS) + r")\s+)*(?:" + _EVENT_VERBS
+                       + r"|moved|adopted|bought|got\s+married|started|finished|built|launched)\b.*)$", _I)
+_WITH_ME = re.compile(
+    r"^(?P<who>(?i:my)\s+(?i:" + _RELATIONS + r"|kids|children|family|parents|friends|team|dog|cat)|"
+    r"(?-i:[A-Z][a-z]+))\s+and\s+I\s+(?P<rest>(?:(?:" + "|".join(_ADVERBS) + r")\s+)*(?:" + _EVENT_VERBS
+    + r"|moved|adopted|bought|got\s+married|started|finished|built|launched|live|work|run|play|go|have been|"
+    r"['’]ve been)\b.*)$")
+_MY_VERB = re.compile(
+    r"^my\s+(?P<attr>[a-z][a-z'-]{1,20}(?:\s+[a-z][a-z'-]{1,20})?)\s+(?!(?:feels|looks|seems|sounds|says|said|"
+    r"thinks|thought|told|asked|called|texted|wants|wanted|keeps|kept|is|are|was|were|and|or|but)\b)"
+    r"(?P<verb>[a-z]+s|live|work|love|like|hate|own|run|play|have|had|got|went|grew\s+up|met|[a-z]+ed)\b\s+\S", _I)
+# A time or frequency phrase before the subject: "Every Monday I drive ...", "Last year my sister ...".
+_LEAD_TIME = re.compile(
+    r"^(?P<adv>(?:every|each|most|on|at|last|this|in|since|over|during|after|before|back in|growing up|"
+    r"as a (?:kid|child|teenager))\b(?!\s+(?:the other hand|case|fact|general|particular|that case|my opinion|"
+    r"any case|short|total|a way|the end)\b)[^,.!?]{0,40}?|yesterday|recently|lately|nowadays|these days|"
+    r"sometimes|usually|often|always|twice|once)\s*,?\s+(?=(?-i:I|I['’]\w+|[Mm]y|[Ww]e)\b)", _I)
+_DURATION = re.compile(r"\b(?:for\s+(?:about\s+|almost\s+|nearly\s+|over\s+|more than\s+)?(?:a|an|one|two|"
+                       r"three|four|five|six|seven|eight|nine|ten|a few|several|many|\d+)\s+(?:days?|weeks?|"
+                       r"months?|years?|decades?)|since\s+\w+)\b", _I)
+# A question to the owner ("Are you still vegetarian?", "How far do you run?") and its short answer.
+_YOU_QUESTION = re.compile(
+    r"(?:^|(?<=[.!?,]\s))(?:(?:so|and|but)\s+)?(?P<wh>how\s+(?:far|often|long|much|many\s+\w+)|where|when)?\s*"
+    r"(?P<aux>do|are|have)\s+you\s+(?P<still>still\s+)?(?P<pred>[a-z][\w' -]{2,60}?)"
+    r"(?:\s+(?:now|these days|nowadays|at the moment))?\s*\?\s*$", _I)
+_YES = re.compile(r"^(?:yes|yeah|yep|yup|definitely|absolutely|still am|i am|i do|i have)\b[\s,!.:-]*", _I)
+_NUMBERISH = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|"
+                        r"thirty|forty|fifty|hundred|a few|several|once|twice|half)\b", _I)
+_OWNER_START = re.compile(r"^(?:I|I['’]\w+|my|we|he|she|they|it|it's|that|this|there|no|not|nope|nah)\b", _I)
 _FUTURE = re.compile(r"\b(?:next|tomorrow|soon|later this|in (?:a|two|three|\d+) (?:weeks?|months?|years?))\b", _I)
 
 _TOPICS = (
@@ -300,6 +385,83 @@ def _category(kind: str, content: str, labels: frozenset[str]) -> str:
     return "interests" if kind == "preference" else "core"
 
 
+_THIRD_PARTY_HABIT = re.compile(
+    r"^(?P<who>(?i:he|she)(?=\s)|" + _NAME + r")\s+(?:(?i:" + _HABIT_ADVERB + r"|also|still)\s+)?(?P<verb>[a-z]+s)\b")
+_NOT_THIRD_PARTY_VERB = _wordset("is was has does says thinks always sometimes usually often")
+
+
+def _is_habit(body: str) -> bool:
+    """A repeated activity of the owner: "I take classes twice a week", "I usually cook on Sundays"."""
+    by_adverb = _HABIT_BY_ADVERB.match(body)
+    if by_adverb and by_adverb.group("verb").lower() not in _NOT_HABIT_VERB:
+        return True
+    habit = _HABIT.match(body)
+    return bool(habit and habit.group("verb").lower() not in _NOT_HABIT_VERB and _HABIT_MARK.search(body))
+
+
+def _joint(body: str) -> str:
+    """ "We went camping" / "my sister and I went camping" -> "User and ... went camping"."""
+    together = _WITH_ME.match(body)
+    if together:
+        who = together.group("who")
+        partner = "their " + who.split(None, 1)[1].lower() if who.lower().startswith("my ") else who
+        rest = together.group("rest")
+    else:
+        partner, rest = "others", body.split(None, 1)[1]
+    rest = re.sub(r"\bour\b", "their", rest, flags=_I)
+    rest = re.sub(r"\bus\b", "them", rest, flags=_I)
+    return _finish(f"User and {partner} " + _third_person_rest(rest))
+
+
+def _echo(segment: Segment, previous: Segment | None) -> _Draft | None:
+    """A short answer to a question about the owner, rewritten with the question's predicate.
+
+    "Are you still vegetarian?" / "Yes, for almost eight years now." -> "User is still vegetarian, for
+    almost eight years"; "How far do you run?" / "About twelve kilometres on Sundays." -> "User runs
+    about twelve kilometres on Sundays". The quote is the owner's answer sentence only.
+    """
+    if previous is None or previous.is_user:
+        return None
+    question = _YOU_QUESTION.search(previous.text.strip())
+    if not question:
+        return None
+    first = next(_clauses(segment), None)
+    if first is None:
+        return None
+    start, end = _trimmed(segment.text, *first.sentence)
+    answer = segment.text[start:end]
+    if contains_secret(answer) or _CHATTER.search(answer) or _CHATTER.search(question.group(0)):
+        return None
+    pred = question.group("pred").strip()
+    if re.search(r"\b(?:you|your|me|my|it|that|this|think|mean|want|need|remember|know|like it|mind)\b", pred, _I):
+        return None
+    aux = question.group("aux").lower()
+    still = "still " if question.group("still") else ""
+    if question.group("wh"):
+        if aux != "do" or _OWNER_START.match(answer) or not _NUMBERISH.search(answer):
+            return None
+        verb, _, tail = pred.partition(" ")
+        rest = (" " + tail if tail else "") + " " + answer[:1].lower() + answer[1:]
+        content = f"User {still}{_conjugate(verb)}{rest}"
+    else:
+        yes = _YES.match(answer)
+        if not yes:
+            return None
+        tail = answer[yes.end():].strip()
+        if len(tail.split()) < 2 or _OWNER_START.match(tail):
+            return None  # a full sentence after "yes" is extracted on its own
+        head = {"are": "User is " + still + pred, "have": "User has " + still + pred}.get(aux)
+        if head is None:
+            verb, _, more = pred.partition(" ")
+            head = f"User {still}{_conjugate(verb)}" + (" " + more if more else "")
+        content = f"{head}, {tail}"
+    content = _finish(_third_person_rest(content))
+    if len(content.split()) < 4:
+        return None
+    clause = _Clause(segment, start, end, (start, end))
+    return _Draft(content, "fact", "user", None, ((clause, start, end),))
+
+
 # --------------------------------------------------------------------------- the extractor
 @dataclass
 class _Draft:
@@ -308,6 +470,7 @@ class _Draft:
     subject: Subject
     subject_label: str | None
     quotes: tuple[tuple[_Clause, int, int], ...]  # (clause, start, end) spans in the clause's segment
+    category: str | None = None  # None: derived from the content's topic
 
 
 class RuleExtractor:
@@ -328,11 +491,17 @@ class RuleExtractor:
             if not segment.is_user:
                 previous = segment
                 continue
+            echoed = _echo(segment, previous)
+            if echoed is not None:
+                drafts.append(echoed)
             for clause in _clauses(segment):
                 body = clause.text
                 if contains_secret(body):
                     continue  # a clause that discloses a credential is never a memory
-                mention = _NAME_MENTION.search(body)
+                # A capitalised word after "to/in/from/visit ..." is a place ("to Iceland"), not a person
+                # that a later "he"/"she" could refer to.
+                mention = next((m for m in _NAME_MENTION.finditer(body)
+                                if not _PLACE_BEFORE.search(body, 0, m.start())), None)
                 if mention and mention.group("name").split()[0].lower() not in _NOT_A_NAME:
                     name_here = mention.group("name")
                 else:
@@ -362,6 +531,9 @@ class RuleExtractor:
     @staticmethod
     def _workflow(clause: _Clause, cutting_topic: str | None) -> WorkflowCandidate | None:
         body = clause.text
+        lead = _LEAD_TIME.match(body)
+        if lead and len(body) > lead.end():
+            body = body[lead.end():]  # "Every Friday I need to ..." is still an action item
         action = _ACTION.match(body)
         if action:
             task = action.group("task").strip()
@@ -396,6 +568,13 @@ class RuleExtractor:
         if reported:
             suffix = f", according to their {reported.group('who').lower()}"
             body = body[reported.end():]
+        lead = None if reported else _LEAD_TIME.match(body)
+        when = ""
+        if lead and len(body) > lead.end():
+            adverb = lead.group("adv")
+            when = " " + adverb[:1].lower() + adverb[1:]
+            body = body[lead.end():]
+        suffix = when + suffix
 
         # A named person answering "your brother ...?": a relationship of the owner.
         answer = _ANSWER_BY_NAME.match(body)
@@ -433,6 +612,24 @@ class RuleExtractor:
                                  "third_party", last_name, ((clause, span_start, clause.end),)))
             return drafts
 
+        habit = _THIRD_PARTY_HABIT.match(body) if _HABIT_MARK.search(body) else None
+        if habit and habit.group("verb").lower() not in _NOT_THIRD_PARTY_VERB:
+            name = habit.group("name")
+            span_start = clause.start
+            if name is None:
+                # "he/she": only when the person was named earlier in this same turn.
+                named_at = text.rfind(last_name, 0, clause.start) if last_name else -1
+                if named_at < 0 or last_name is None:
+                    return drafts
+                # The quote runs from the name to this clause, so it shows who "he"/"she" is.
+                name, span_start = last_name, named_at
+            elif name.split()[0].lower() in _NOT_A_NAME:
+                name = None
+            if name is not None:
+                drafts.append(_Draft(_about_person(name, body[habit.end("who"):]) + suffix, "fact",
+                                     "third_party", name, ((clause, span_start, clause.end),), "habits"))
+                return drafts
+
         relation = _RELATION_STATEMENT.match(body) or _NAME_IS_MY.match(body)
         if relation and relation.group("name").split()[0].lower() not in _NOT_A_NAME:
             name = relation.group("name")
@@ -442,6 +639,7 @@ class RuleExtractor:
 
         kind_user: MemoryKind | None = None
         content = ""
+        category: str | None = None
         if _ACTION.match(body) or _AIM.match(body):
             return drafts
         if _MEAT.search(body) and body.lower().startswith("i "):
@@ -454,8 +652,15 @@ class RuleExtractor:
             kind_user, content = "preference", _about_user(body)
         elif _PLAN.match(body):
             kind_user, content = "plan", _about_user(body)
-        elif _MY_ATTRIBUTE.match(body) or _DURABLE_VERB.match(body):
+        elif _is_habit(body):
+            kind_user, content, category = "fact", _about_user(body), "habits"
+        elif _MY_ATTRIBUTE.match(body) or _DURABLE_VERB.match(body) or _MY_VERB.match(body) or _EVENT.match(body):
+            if re.match(r"^" + _ME + r"(?:['’]ve|have)\s+been\s+(?:doing|at)\s+(?:it|this|that)\b", body, _I) \
+                    and not _DURATION.search(body):
+                return drafts  # "I've been doing it" says nothing on its own
             kind_user, content = "fact", _about_user(body)
+        elif _WE_EVENT.match(body) or _WITH_ME.match(body):
+            kind_user, content = "fact", _joint(body)
         else:
             am = _AM.match(body)
             if am and _STATE_OK.match(am.group("rest")):
@@ -463,10 +668,12 @@ class RuleExtractor:
                 future = re.match(r"(?:going|planning|moving|starting|buying|selling|switching|leaving|"
                                   r"joining|getting)\b", rest, _I) and _FUTURE.search(rest)
                 kind_user = "plan" if future or rest.lower().startswith("training") else "fact"
+                if _STATE_PREFERENCE.match(rest):
+                    kind_user = "preference"
                 content = _about_user(body)
         if kind_user is None or len(content.split()) < 3:
             return drafts
-        drafts.append(_Draft(content + suffix, kind_user, "user", None, whole))
+        drafts.append(_Draft(content + suffix, kind_user, "user", None, whole, category))
         return drafts
 
     # ----------------------------------------------------------------- binding
@@ -491,7 +698,7 @@ class RuleExtractor:
                 seen.add(key)
                 out.append(Candidate(
                     content=draft.content, kind=draft.kind,
-                    category=_category(draft.kind, draft.content, labels),
+                    category=draft.category or _category(draft.kind, draft.content, labels),
                     subject=draft.subject, subject_label=draft.subject_label,
                     quotes=tuple(quotes), sensitivity=labels,
                 ))
