@@ -6,6 +6,15 @@ preferences, relationships, plans -- or a durable fact about a named other perso
 weather and small talk match no rule and are skipped. Action items ("I need to ...") and goals
 ("I'm aiming for ...", "I'm training for ...") become workflow candidates, never memories.
 
+Durable self-disclosure it recognises: states and roles ("I'm a nurse", "I'm leading a project"),
+habits ("I take classes twice a week", "I usually cook ...", "Every Monday I drive ..."), experiences
+("I went hiking ...", "I got a grant ...", "We went camping ...", "Lena and I visited ..."),
+possessions and family ("my contract runs until ...", "my parents live in ..."), preferences,
+durations ("I've been vegetarian for eight years") and plans ("I'm planning to ...", "I'd like to
+..."). A short answer to a question about the owner ("Are you still vegetarian?" / "Yes, for eight
+years") is rewritten with the question's predicate but quotes only the owner's answer. A habit of a
+named person or pet ("He sleeps on my keyboard whenever ...") stays theirs.
+
 Content convention: one short sentence written about its subject, without a final period --
 "User stopped eating meat about two years ago", "Tom is allergic to peanuts". A fact about another
 person keeps that person as the subject (``third_party`` with ``subject_label`` the name); it is
