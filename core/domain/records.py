@@ -133,9 +133,12 @@ class MemoryItem(BaseModel):
         self.content_hash = ids.content_hash(self.content) if self.content else ""
         self.restricted = is_restricted(self.sensitivity_labels)
         self.read_class = read_class(self.layer, self.status, self.processing_state)
+        # Awaiting its one terminal route: an active, unrouted Short-term item, processed or still
+        # pending processing (consolidation processes the latter first, e.g. an edited Long-term fact).
         self.pending_route = (
             self.layer == Layer.SHORT_TERM and self.record_status == Status.ACTIVE
-            and self.processing_state == ProcessingState.PROCESSED and self.route is None
+            and self.processing_state in (ProcessingState.PROCESSED, ProcessingState.PENDING)
+            and self.route is None
         )
         devices = sorted({e.client_device_id for e in active_evidence if e.client_device_id})
         self.capture_device_ids = devices

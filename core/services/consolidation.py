@@ -29,6 +29,7 @@ from core.domain.records import MemoryItem, expired
 from core.domain.routing import Neighbour, RouteCandidate, RouteProposal
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import StrataError
+from core.services.intake import processed
 
 log = logging.getLogger(__name__)
 
@@ -302,6 +303,13 @@ def apply_routes(ctx: Context, uid: str, revisions: dict[str, int],
                 continue
             route, supersedes, duplicate_of, reason = decisions[memory_id]
             item = item.model_copy(deep=True)
+            if item.processing_state == ProcessingState.PENDING:
+                item = processed(item)  # required processing before any route (admission needs it)
+                if item.record_status != Status.ACTIVE:  # it held a secret: hidden, never routed on
+                    item.route = "reject"
+                    changed[item.id] = item
+                    out.summary["routes"]["reject"] = out.summary["routes"].get("reject", 0) + 1
+                    continue
             _settle(view, out, changed, item, route, supersedes, duplicate_of, reason, planner)
             out.summary["routes"][route] = out.summary["routes"].get(route, 0) + 1
         out.items = list(changed.values())

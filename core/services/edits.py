@@ -53,7 +53,7 @@ def edit_content(ctx: Context, uid: str, memory_id: str, content: str) -> Memory
             source_type="explicit", source_id=memory_id, source_signal="user_edit", extractor_id="api",
             extractor_version="1", quote_refs=[QuoteRef(segment_id="explicit", quote=content)], captured_at=view.now,
         ))
-        out = Plan(items=[item], summary={"edited": memory_id})
+        out = Plan(items=[item], summary={"edited": memory_id, "was_long_term": was_long_term})
         if was_long_term or view.docs.get(assertion_path) is not None:
             out.docs[assertion_path] = None
         return out
@@ -64,7 +64,10 @@ def edit_content(ctx: Context, uid: str, memory_id: str, content: str) -> Memory
     key = {"id": memory_id, "content_hash": ids.content_hash(content), "from_revision": current.revision if current else 0}
     result = ctx.engine.apply(uid, "edit.content", key, plan,
                               item_ids=[memory_id], doc_paths=[assertion_path], actor="user")
-    intake.process_pending(ctx, uid, [memory_id], token=result.operation_id)
+    if not result.summary.get("was_long_term"):
+        # A Short-term edit is processed right away; a Long-term one stays pending (not shown by
+        # default, not projected) until consolidation processes and re-admits it.
+        intake.process_pending(ctx, uid, [memory_id], token=result.operation_id)
     return _fetch(ctx, uid, memory_id)
 
 

@@ -85,6 +85,19 @@ def _free_id(ctx: Context, uid: str, request: ExplicitMemory) -> str:
     raise BadRequest("this memory was deleted too many times to be added again", code="too_many_readds")
 
 
+def processed(item: MemoryItem) -> MemoryItem:
+    """A copy of a pending item after required processing (normalised, labelled, ``processed``);
+    content that turns out to hold a secret is hidden and cleared instead of stored."""
+    labels, secret = _sensitivity(item.content)
+    item = item.model_copy(deep=True)
+    item.content = " ".join(item.content.split())
+    item.sensitivity_labels = sorted(set(item.sensitivity_labels) | set(labels))
+    if secret:
+        item.status, item.content = "hidden", ""
+    item.processing_state = ProcessingState.PROCESSED
+    return item
+
+
 def process_pending(ctx: Context, uid: str, memory_ids: list[str], token: str = "") -> ApplyResult:
     """Required processing: normalise content, label sensitivity, settle ``processed``."""
 
@@ -94,14 +107,7 @@ def process_pending(ctx: Context, uid: str, memory_ids: list[str], token: str = 
             item = view.items.get(memory_id)
             if item is None or item.processing_state != ProcessingState.PENDING or item.record_status != Status.ACTIVE:
                 continue
-            labels, secret = _sensitivity(item.content)
-            item = item.model_copy(deep=True)
-            item.content = " ".join(item.content.split())
-            item.sensitivity_labels = sorted(set(item.sensitivity_labels) | set(labels))
-            if secret:
-                item.status, item.content = "hidden", ""
-            item.processing_state = ProcessingState.PROCESSED
-            out.items.append(item)
+            out.items.append(processed(item))
             out.summary["processed"] += 1
         return out
 
