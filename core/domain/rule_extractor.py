@@ -486,7 +486,7 @@ class RuleExtractor:
     """Deterministic extraction of durable first-person statements (see the module docstring)."""
 
     extractor_id = "rules"
-    extractor_version = "1"
+    extractor_version = "2"  # 2: habits, experiences, short answers, pronoun fixes
 
     def extract(self, source: ExtractionSource) -> ExtractionResult:
         segments = source_segments(source)
