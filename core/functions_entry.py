@@ -10,7 +10,7 @@ import json
 import logging
 from typing import Any
 
-from core.adapters.cloudevents import decode_document_event, decode_pubsub_json
+from core.adapters.cloudevents import DocumentEvent, decode_document_event, decode_pubsub_json
 from core.bootstrap import default_context
 from core.errors import StrataError
 
@@ -25,18 +25,27 @@ def _conversation_path(path: str) -> tuple[str, str] | None:
     return None
 
 
-def conversation_written(cloud_event: Any) -> None:
-    from core.services import capture, webhooks
-
+def _conversation_event(cloud_event: Any) -> tuple[DocumentEvent, str, str] | None:
+    """The decoded event with (uid, conversation_id), or None for anything that is not a
+    conversation document event (undecodable bodies are logged and acknowledged, not retried)."""
     try:
         event = decode_document_event(cloud_event)
     except StrataError as exc:
         log.error("undecodable Firestore event acknowledged: %s", exc.message)
-        return
+        return None
     where = _conversation_path(event.path)
-    if where is None or event.value is None:
+    return (event, *where) if where else None
+
+
+def conversation_written(cloud_event: Any) -> None:
+    from core.services import capture, webhooks
+
+    decoded = _conversation_event(cloud_event)
+    if decoded is None:
         return
-    uid, conversation_id = where
+    event, uid, conversation_id = decoded
+    if event.value is None:  # a delete: delete_cascade's business
+        return
     ctx = default_context()
     if event.old_value is None:
         webhooks.conversation_created(ctx, uid, conversation_id, event.value)
@@ -49,18 +58,12 @@ def conversation_written(cloud_event: Any) -> None:
 
 
 def conversation_deleted(cloud_event: Any) -> None:
-
-    try:
-        event = decode_document_event(cloud_event)
-    except StrataError as exc:
-        log.error("undecodable Firestore event acknowledged: %s", exc.message)
-        return
-    where = _conversation_path(event.path)
-    if where is None or event.value is not None:
-        return
-    uid, conversation_id = where
     from core.services import conversations
 
+    decoded = _conversation_event(cloud_event)
+    if decoded is None or decoded[0].value is not None:
+        return
+    _, uid, conversation_id = decoded
     conversations.cascade_from_trigger(default_context(), uid, conversation_id)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -25,17 +24,6 @@ from tests.support.firestore_checks import (
 pytestmark = pytest.mark.e2e
 PROJECT = "demo-strata"
 SCOPE = "X-Omi-Memory-Device-Scope-Supported"
-
-
-@pytest.fixture(scope="module")
-def http(stack: dict[str, Any]) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=stack["api_url"], timeout=30.0) as client:
-        yield client
-
-
-@pytest.fixture
-def ctx(stack: dict[str, Any]) -> Context:
-    return Context()
 
 
 def _uid() -> str:

@@ -47,17 +47,6 @@ REPO = Path(__file__).resolve().parents[2]
 LATENCIES: dict[str, float] = {}
 
 
-@pytest.fixture(scope="module")
-def http(stack: dict[str, Any]) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=stack["api_url"], timeout=30.0) as client:
-        yield client
-
-
-@pytest.fixture
-def ctx(stack: dict[str, Any]) -> Context:
-    return Context()
-
-
 def _uid() -> str:
     return f"cap-{uuid.uuid4().hex[:12]}"
 
