@@ -104,7 +104,7 @@ def run(info: dict[str, Any]) -> None:
     print(f"  review queue: {len(reviews)} open")
 
     for label, route, query in (("keyword", "/v1/memories/search", "Lisbon"),
-                                ("vector", "/v1/memories/vector-search", "where does the user live")):
+                                ("vector", "/v1/memories/vector-search", "does the user eat meat")):
         hits = http.get(route, params={"q": query, "limit": 3}).json()["memories"]
         print(f"\n== {label} search {query!r}")
         for hit in hits:
