@@ -230,6 +230,12 @@ def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainR
         report.provider_calls += 2
     if upserts:
         ctx.keyword_index.upsert(upserts)
+        index_dim = getattr(ctx.vector_index, "dimension", None)
+        if isinstance(index_dim, int) and index_dim != ctx.embedder.dim:
+            from core.adapters.embeddings import DimensionMismatch
+
+            raise DimensionMismatch(f"the {ctx.embedder.name} embedder makes {ctx.embedder.dim}-dimensional vectors "
+                                    f"but the vector index has dimension {index_dim}; set STRATA_EMBEDDING_DIM")
         vectors = ctx.embedder.embed([d.content for d in upserts])
         ctx.vector_index.upsert(upserts, vectors)
         report.provider_calls += 3
