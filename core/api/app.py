@@ -114,6 +114,18 @@ def _validation_message(exc: ValidationError) -> str:
     return f"{where}: {first.get('msg', 'invalid')}"
 
 
+def _record_device(req: Request) -> None:
+    """Every authenticated request may register its capture device (throttled per process)."""
+    from core.services import devices
+
+    device_id, platform, version = devices.device_from_headers(req.headers)
+    if device_id:
+        try:
+            devices.record_device(req.ctx, req.uid, device_id, platform, version, req.ctx.now())
+        except Exception:  # provenance bookkeeping never fails a request
+            log.warning("device registry upsert failed", exc_info=True)
+
+
 def dispatch(ctx: Context, method: str, path: str, headers: dict[str, str], query: dict[str, list[str]],
              raw_body: bytes, content_length: int | None) -> tuple[int, Any, dict[str, str]]:
     """Route one request; always returns (status, JSON-able body, extra headers)."""
@@ -122,6 +134,7 @@ def dispatch(ctx: Context, method: str, path: str, headers: dict[str, str], quer
         req = Request(ctx, method, path, params, query, headers, b"")
         if matched.auth:
             req.uid = uid_from_authorization(headers.get("authorization"), ctx.settings)
+            _record_device(req)
         limit = ctx.settings.max_body_bytes
         if (content_length or 0) > limit or len(raw_body) > limit:
             raise PayloadTooLarge(f"request body is larger than {limit} bytes")

@@ -19,9 +19,8 @@ def _public(req: Request, items: list[MemoryItem]) -> list[dict[str, Any]]:
 
 
 def _device(req: Request) -> str | None:
-    device_id, platform, version = devices.device_from_headers(req.headers)
-    devices.record_device(req.ctx, req.uid, device_id, platform, version, req.ctx.now())
-    return device_id
+    """The request's ``{platform}_{hash}`` device id (registered by the dispatcher)."""
+    return devices.device_from_headers(req.headers)[0]
 
 
 def _device_filter(req: Request) -> frozenset[str] | None:
@@ -150,7 +149,6 @@ def v1_conversation_create(req: Request) -> Response:
     from core.services import conversations
 
     device_id, platform, _ = devices.device_from_headers(req.headers)
-    _device(req)
     conversation_id = conversations.create(req.ctx, req.uid, req.body.model_dump(mode="json"), device_id, platform)
     return 201, {"id": conversation_id, "status": "completed"}
 

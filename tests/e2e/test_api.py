@@ -287,3 +287,18 @@ def test_device_scope_filters_by_capture_device(http: httpx.Client, ctx: Context
     assert set(devices) == {"ios_0a1b2c3d", "android_11223344"}
     assert devices["ios_0a1b2c3d"]["platform"] == "ios" and devices["ios_0a1b2c3d"]["app_version"] == "2.1.0"
     assert devices["android_11223344"]["device_class"] == "mobile"
+
+
+def test_any_request_registers_its_capture_device(http: httpx.Client, ctx: Context) -> None:
+    uid = _uid()
+    headers = {**_auth(uid), "X-Device-Id-Hash": "0a1b2c3d", "X-App-Platform": "android", "X-App-Version": "2.4.1"}
+    assert http.get("/v1/memories", headers=headers).status_code == 200
+    snap = ctx.paths.doc(uid, "client_devices", "android_0a1b2c3d").get()
+    assert snap.exists
+    device = snap.to_dict()
+    assert (device["platform"], device["app_version"], device["device_class"]) == ("android", "2.4.1", "mobile")
+    assert device["first_seen_at"] and device["last_seen_at"]
+    # A malformed hash registers nothing and fails nothing.
+    bad = {**_auth(uid), "X-Device-Id-Hash": "not-hex!", "X-App-Platform": "android"}
+    assert http.get("/v1/memories", headers=bad).status_code == 200
+    assert [s.id for s in ctx.paths.col(uid, "client_devices").stream()] == ["android_0a1b2c3d"]
