@@ -122,7 +122,8 @@ class ApplyEngine:
         ``item_queries`` (label → (query name, params)) are run *inside* the transaction, so the
         cohort a planner sees cannot change under it; their items join ``view.items`` and may be
         written. With ``follow_lineage`` the items those reference through ``supersedes`` /
-        ``canonical_memory_id`` are read too (and their graph assertions).
+        ``canonical_memory_id`` are read too. Graph assertions and other documents are read only when
+        named in ``doc_paths``.
         """
         from google.cloud import firestore
 
