@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from core.domain.extraction import (
     ExtractionResult,
@@ -21,6 +20,7 @@ from core.domain.extraction import (
 )
 from core.domain.rule_extractor import RuleExtractor
 from core.domain.sensitivity import contains_secret, is_restricted
+from tests.support.transcripts import segments_from
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -187,17 +187,7 @@ PHRASES = [
     "my api key is sk-abcdefghijklmnop1234", "I stopped eating meat", "Anna works as a pilot",
     "I finished the billing migration", "card 4111 1111 1111 1111", "I'm a vegetarian",
 ]
-SEPARATORS = [". ", ", ", ", and ", " and ", "! ", "? ", "; ", " "]
-
-segment_text = st.one_of(
-    st.lists(st.sampled_from(PHRASES), min_size=1, max_size=4).flatmap(
-        lambda parts: st.lists(st.sampled_from(SEPARATORS), min_size=len(parts), max_size=len(parts)).map(
-            lambda seps: "".join(p + s for p, s in zip(parts, seps, strict=True)))),
-    st.text(max_size=120),
-)
-segments_strategy = st.lists(st.tuples(segment_text, st.booleans()), max_size=6).map(
-    lambda rows: tuple(Segment(f"s{i}", text, "A" if is_user else "B", is_user) for i, (text, is_user) in
-                       enumerate(rows)))
+segments_strategy = segments_from(PHRASES)
 
 
 @settings(max_examples=200, deadline=None)

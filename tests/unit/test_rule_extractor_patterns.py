@@ -8,7 +8,6 @@ mix these phrases with secrets, chatter and other speakers' turns.
 from __future__ import annotations
 
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from core.domain.extraction import (
     Candidate,
@@ -20,6 +19,7 @@ from core.domain.extraction import (
 )
 from core.domain.rule_extractor import RuleExtractor
 from core.domain.sensitivity import contains_secret
+from tests.support.transcripts import segments_from
 
 
 def extract(*turns: str | tuple[str, bool]) -> tuple[ExtractionSource, ExtractionResult]:
@@ -212,17 +212,7 @@ PHRASES = [
     "card 4111 1111 1111 1111", "it's sunny every day", "I need to call Marco by Friday",
     "I'm training for a marathon", "I usually cook on Sundays", "Last year I ran the Berlin marathon",
 ]
-SEPARATORS = [". ", ", ", ", and ", " and ", "! ", "? ", "; ", " "]
-
-segment_text = st.one_of(
-    st.lists(st.sampled_from(PHRASES), min_size=1, max_size=4).flatmap(
-        lambda parts: st.lists(st.sampled_from(SEPARATORS), min_size=len(parts), max_size=len(parts)).map(
-            lambda seps: "".join(p + s for p, s in zip(parts, seps, strict=True)))),
-    st.text(max_size=120),
-)
-segments_strategy = st.lists(st.tuples(segment_text, st.booleans()), max_size=6).map(
-    lambda rows: tuple(Segment(f"s{i}", text, "A" if is_user else "B", is_user) for i, (text, is_user) in
-                       enumerate(rows)))
+segments_strategy = segments_from(PHRASES)
 
 
 @settings(max_examples=300, deadline=None)
