@@ -7,7 +7,7 @@ else in the code base reads ``os.environ``. The README's configuration table mir
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 def _env(name: str, default: str = "") -> str:
@@ -72,7 +72,6 @@ class Settings:
     state_dir: str = ""  # default <repo>/.strata/stack
     tick_seconds: float = 0.0  # 0 = follow the Terraform crons
     real_project: bool = False  # CLI: never look for a local stack
-    extra: dict[str, str] = field(default_factory=dict)
 
     @property
     def local(self) -> bool:
@@ -119,4 +118,4 @@ def load() -> Settings:
     )
 
 
-__all__ = ["Settings", "load", "_bool"]
+__all__ = ["Settings", "load"]

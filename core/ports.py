@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -110,9 +110,3 @@ class TaskQueue(ABC):
 class Clock(ABC):
     @abstractmethod
     def now(self) -> datetime: ...
-
-
-@dataclass
-class Webhook:
-    url: str = ""
-    sent: list[dict[str, Any]] = field(default_factory=list)

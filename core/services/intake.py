@@ -7,7 +7,6 @@ second apply, so the ledger shows both steps. Secrets are refused before anythin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from core.adapters.firestore.apply import ApplyResult, ApplyView, Plan
 from core.bootstrap import Context
@@ -118,7 +117,3 @@ def process_pending(ctx: Context, uid: str, memory_ids: list[str], token: str = 
 def get_item(ctx: Context, uid: str, memory_id: str) -> MemoryItem | None:
     snap = ctx.paths.doc(uid, "memory_items", memory_id).get()
     return MemoryItem.from_store(snap.to_dict()) if snap.exists else None
-
-
-def item_dict(item: MemoryItem) -> dict[str, Any]:
-    return item.to_store()
