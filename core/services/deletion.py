@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.adapters.firestore.apply import ApplyView, Plan
+from core.adapters.firestore.apply import ApplyView, Plan, head_sequence
 from core.adapters.firestore.queries import build
 from core.bootstrap import Context
 from core.domain.records import MemoryItem
@@ -120,7 +120,7 @@ def delete_all(ctx: Context, uid: str) -> dict[str, Any]:
     total = 0
     collection = ctx.paths.col(uid, "memory_items")
     for _round in range(MAX_RESCANS):
-        head_before = int((ctx.paths.control(uid).get().to_dict() or {}).get("sequence", 0))
+        head_before = head_sequence(ctx.client, uid)
         ours = 0
         while True:
             snaps = list(build(collection, "items_by_status", {"status": ["active", "superseded"]},
@@ -150,7 +150,7 @@ def delete_all(ctx: Context, uid: str) -> dict[str, Any]:
             ours += 0 if result.replayed or result.commit_id is None else 1
         # The fence: the rescan is empty and no commit but our own tombstones landed this round.
         remaining = list(build(collection, "items_by_status", {"status": ["active", "superseded"]}, limit=1).stream())
-        head_after = int((ctx.paths.control(uid).get().to_dict() or {}).get("sequence", 0))
+        head_after = head_sequence(ctx.client, uid)
         if not remaining and head_after == head_before + ours:
             return {"deleted": total, "stable_at_sequence": head_after}
     raise Conflict("memories kept being written during delete-all; nothing was reported deleted that is not, "

@@ -7,7 +7,7 @@ its projections until consolidation re-admits it), then required processing sett
 
 from __future__ import annotations
 
-from core.adapters.firestore.apply import ApplyView, Plan
+from core.adapters.firestore.apply import ApplyView, Plan, head_sequence
 from core.bootstrap import Context
 from core.domain import ids
 from core.domain.records import Evidence, MemoryItem, QuoteRef, short_term_deadline
@@ -99,8 +99,7 @@ def set_user_review(ctx: Context, uid: str, memory_id: str, value: bool) -> Memo
 
 
 def _apply_flag(ctx: Context, uid: str, memory_id: str, kind: str, value: object, planner: object) -> None:
-    head = ctx.paths.control(uid).get()
-    sequence = (head.to_dict() or {}).get("sequence", 0) if head.exists else 0
+    sequence = head_sequence(ctx.client, uid)
     # The head sequence in the key makes a repeated flip after another change a new operation,
     # while a retried request at the same head stays a replay.
     ctx.engine.apply(uid, kind, {"id": memory_id, "value": value, "head": sequence}, planner,  # type: ignore[arg-type]

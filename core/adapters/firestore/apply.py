@@ -282,6 +282,7 @@ class ApplyEngine:
         return result
 
 
-def control_head(client: Any, uid: str) -> Mapping[str, Any]:
+def head_sequence(client: Any, uid: str) -> int:
+    """The user's current ledger sequence, read outside any transaction (0 before the first commit)."""
     snap = Paths(client).control(uid).get()
-    return snap.to_dict() if snap.exists else {"sequence": 0, "head_commit_id": None}
+    return int((snap.to_dict() or {}).get("sequence", 0)) if snap.exists else 0
