@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from core.adapters.firestore import leases
 from core.adapters.firestore.apply import ApplyView, Plan
 from core.adapters.firestore.queries import build
 from core.bootstrap import Context
@@ -39,6 +40,7 @@ MAX_SELECTED = BATCH * MAX_BATCHES
 NEIGHBOURS = 8
 MAX_ATTEMPTS = 3
 LEASE_SECONDS = 600
+LEASE = timedelta(seconds=LEASE_SECONDS)
 REVIEW_TTL = timedelta(hours=72)
 ROUTES = ("promote", "archive", "review", "reject")
 
@@ -92,30 +94,8 @@ def _controls(ctx: Context) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------------- lease
-def _acquire_lease(ctx: Context, uid: str, holder: str) -> bool:
-    from google.cloud import firestore
-
-    ref = ctx.paths.doc(uid, "memory_state", "consolidation_lease")
-
-    @firestore.transactional
-    def take(transaction: Any) -> bool:
-        snap = ref.get(transaction=transaction)
-        now = ctx.now()
-        data = snap.to_dict() if snap.exists else {}
-        if data.get("holder") and data.get("expires_at") and data["expires_at"] > now:
-            return False
-        transaction.set(ref, {"holder": holder, "expires_at": now + timedelta(seconds=LEASE_SECONDS),
-                              "epoch": int(data.get("epoch", 0)) + 1})
-        return True
-
-    return bool(take(ctx.client.transaction()))
-
-
-def _release_lease(ctx: Context, uid: str, holder: str) -> None:
-    ref = ctx.paths.doc(uid, "memory_state", "consolidation_lease")
-    snap = ref.get()
-    if snap.exists and (snap.to_dict() or {}).get("holder") == holder:
-        ref.set({"holder": None, "expires_at": None}, merge=True)
+def _lease_ref(ctx: Context, uid: str) -> Any:
+    return ctx.paths.doc(uid, "memory_state", "consolidation_lease")
 
 
 # -------------------------------------------------------------------------------------------- pass
@@ -125,7 +105,7 @@ def run_pass(ctx: Context, uid: str, *, router: Any = None, max_selected: int = 
         summary.skipped = "consolidation_disabled"
         return summary.as_dict()
     holder = uuid.uuid4().hex
-    if not _acquire_lease(ctx, uid, holder):
+    if not leases.take(ctx.client, _lease_ref(ctx, uid), holder, ctx.now, LEASE):
         summary.skipped = "lease_held"
         return summary.as_dict()
     try:
@@ -140,7 +120,7 @@ def run_pass(ctx: Context, uid: str, *, router: Any = None, max_selected: int = 
         summary.aged_out = age_out(ctx, uid)
         summary.reviews_expired = expire_reviews(ctx, uid)
     finally:
-        _release_lease(ctx, uid, holder)
+        leases.release(ctx.client, _lease_ref(ctx, uid), holder, ctx.now, LEASE)
     return summary.as_dict()
 
 

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from core.adapters.firestore import leases
 from core.adapters.firestore.apply import is_projectable
 from core.adapters.firestore.queries import build
 from core.bootstrap import Context
@@ -68,48 +69,13 @@ def backoff(attempts: int) -> timedelta:
 
 
 # ----------------------------------------------------------------------------------- user lease
-def _take_drain_lease(ctx: Context, uid: str, holder: str) -> bool:
-    """Take the user's drain lease, or — when someone holds it — leave them a note (``dirty``) that
-    more work arrived, so the holder drains again before letting go and no nudge is lost."""
-    from google.cloud import firestore
-
-    ref = ctx.paths.doc(uid, "memory_state", "projection_lease")
-
-    @firestore.transactional
-    def take(transaction: Any) -> bool:
-        snap = ref.get(transaction=transaction)
-        now = ctx.now()
-        data = snap.to_dict() if snap.exists else {}
-        if data.get("holder") and data.get("expires_at") and data["expires_at"] > now:
-            if not data.get("dirty"):
-                transaction.update(ref, {"dirty": True})
-            return False
-        transaction.set(ref, {"holder": holder, "expires_at": now + DRAIN_LEASE, "dirty": False})
-        return True
-
-    return bool(take(ctx.client.transaction()))
+def _lease_ref(ctx: Context, uid: str) -> Any:
+    return ctx.paths.doc(uid, "memory_state", "projection_lease")
 
 
-def _release_drain_lease(ctx: Context, uid: str, holder: str, *, force: bool = False) -> bool:
-    """Release the lease unless a skipped nudge marked it dirty (and ``force`` is off); True means
-    "drain again"."""
-    from google.cloud import firestore
-
-    ref = ctx.paths.doc(uid, "memory_state", "projection_lease")
-
-    @firestore.transactional
-    def release(transaction: Any) -> bool:
-        snap = ref.get(transaction=transaction)
-        data = snap.to_dict() if snap.exists else {}
-        if data.get("holder") != holder:
-            return False
-        if data.get("dirty") and not force:
-            transaction.update(ref, {"dirty": False, "expires_at": ctx.now() + DRAIN_LEASE})
-            return True
-        transaction.set(ref, {"holder": None, "expires_at": None, "dirty": False})
-        return False
-
-    return bool(release(ctx.client.transaction()))
+def _release(ctx: Context, uid: str, holder: str, *, force: bool = False) -> bool:
+    """Release the drain lease; True means a skipped nudge left a note: drain once more."""
+    return leases.release(ctx.client, _lease_ref(ctx, uid), holder, ctx.now, DRAIN_LEASE, honour_dirty=not force)
 
 
 # ------------------------------------------------------------------------------------------ drain
@@ -125,7 +91,8 @@ def drain_user(ctx: Context, uid: str, *, max_rounds: int = 1000, progress: Any 
     if not due_events(ctx, uid, ctx.now(), limit=1):
         return report  # nothing to do: no lease document is written (a wiped account stays empty)
     holder = uuid.uuid4().hex
-    if not _take_drain_lease(ctx, uid, holder):
+    # A nudge that finds the lease held marks it dirty, so the holder drains again before letting go.
+    if not leases.take(ctx.client, _lease_ref(ctx, uid), holder, ctx.now, DRAIN_LEASE, mark_dirty=True):
         report.skipped = "drain_in_progress"
         return report
     again = True
@@ -141,9 +108,9 @@ def drain_user(ctx: Context, uid: str, *, max_rounds: int = 1000, progress: Any 
                     progress(report)
                 if round_report.leased == 0 or round_report.retried:
                     break
-            again = _release_drain_lease(ctx, uid, holder, force=rounds >= max_rounds)
+            again = _release(ctx, uid, holder, force=rounds >= max_rounds)
     except BaseException:
-        _release_drain_lease(ctx, uid, holder, force=True)
+        _release(ctx, uid, holder, force=True)
         raise
     report.retry_later = report.retried > 0
     return report
