@@ -149,3 +149,34 @@ def raw_transaction(client: Any, writes: list[Any]) -> None:
     began = api.begin_transaction(request={"database": database}, metadata=client._rpc_metadata)
     api.commit(request={"database": database, "writes": writes, "transaction": began.transaction},
                metadata=client._rpc_metadata)
+
+
+def as_documents(client: Any, writes: list[Any]) -> list[tuple[Any, dict[str, Any] | None, bool]]:
+    """Recorded ``Write`` messages back as (document reference, data or None for a delete, merge)."""
+    from google.cloud.firestore_v1 import _helpers
+
+    out: list[tuple[Any, dict[str, Any] | None, bool]] = []
+    for w in writes:
+        if w.HasField("update"):
+            path = w.update.name.split("/documents/", 1)[1]
+            data: dict[str, Any] = dict(_helpers.decode_dict(w.update.fields, client))  # type: ignore[arg-type]
+            out.append((client.document(path), data, w.HasField("update_mask")))
+        else:
+            out.append((client.document(w.delete.split("/documents/", 1)[1]), None, False))
+    return out
+
+
+def sdk_transaction(client: Any, documents: list[tuple[Any, dict[str, Any] | None, bool]]) -> None:
+    """One transaction through the SDK (begin + commit, no reads) writing ``documents`` from Python
+    dicts — what any client pays to write them, document encoding included."""
+    from google.cloud import firestore
+
+    @firestore.transactional
+    def write(transaction: Any) -> None:
+        for ref, data, merge in documents:
+            if data is None:
+                transaction.delete(ref)
+            else:
+                transaction.set(ref, data, merge=merge)
+
+    write(client.transaction())

@@ -33,9 +33,10 @@ from core.domain.extraction import (
 from core.domain.records import Evidence, MemoryItem, QuoteRef, short_term_deadline
 from core.domain.sensitivity import label_sensitivity
 from core.domain.states import Layer, ProcessingState, Status
-from core.errors import StrataError
+from core.errors import Conflict, StrataError
 
 log = logging.getLogger(__name__)
+JOBS = ("memories", "action_items", "goals")
 RELEVANT_FIELDS = ("transcript_segments", "external_data", "reprocess_token", "status", "discarded")
 
 
@@ -79,39 +80,69 @@ def capture_conversation(ctx: Context, uid: str, conversation_id: str, doc: dict
     run_snap = run_ref.get()
     run = run_snap.to_dict() if run_snap.exists else {}
     done: dict[str, Any] = dict(run.get("jobs", {})) if run.get("revision") == revision else {}
-    if all(done.get(job) for job in ("memories", "action_items", "goals")):
+    if all(done.get(job) for job in JOBS):
         result.skipped = "already_captured"
         return result
+    # No marker at all: nothing of this conversation was ever applied (the marker is written in the
+    # same commit as the memories), so there is no cohort to read and no workflow row to merge into.
+    first = not run_snap.exists
     source = source_from_conversation(uid, conversation_id, doc)
     extraction = drop_secret_candidates(ctx.extractor.extract(source))
     device_id = doc.get("client_device_id") if isinstance(doc.get("client_device_id"), str) else None
-    jobs = {
-        "memories": lambda: _memories_job(ctx, uid, conversation_id, revision, source, extraction, device_id, result),
-        "action_items": lambda: _workflow_job(ctx, uid, conversation_id, revision, "action_items", extraction, result),
-        "goals": lambda: _workflow_job(ctx, uid, conversation_id, revision, "goals", extraction, result),
-    }
-    for name, job in jobs.items():
-        if done.get(name):
-            continue
+    workflow = {name: _workflow_rows(ctx, uid, conversation_id, revision, name, extraction)
+                for name in JOBS[1:] if not done.get(name)}
+
+    def marker(jobs: dict[str, Any]) -> dict[str, Any]:
+        return {"revision": revision, "jobs": jobs, "updated_at": ctx.now(), "errors": dict(result.errors)}
+
+    if not done.get("memories"):
+        # When this is the first capture, the workflow rows and the marker ride in the memories'
+        # apply commit: one commit instead of three, and the marker can never lag the memories.
+        riders: dict[str, dict[str, Any]] = {}
+        if first:
+            riders = {path: data for rows in workflow.values() for path, data in rows.items()}
+            riders[f"capture_runs/{conversation_id}"] = marker({**done, **{job: True for job in JOBS}})
         try:
-            job()
-            done[name] = True
+            if _memories_job(ctx, uid, conversation_id, revision, source, extraction, device_id, result,
+                             first=first, riders=riders):
+                _count_workflow(result, workflow)
+                return result
+            done["memories"] = True
         except StrataError as exc:
-            result.errors[name] = exc.message
+            result.errors["memories"] = exc.message
             if exc.retryable:
-                result.retry.append(name)
+                result.retry.append("memories")
             else:  # permanent (e.g. grounding failed): record, do not retry forever
-                done[name] = f"failed: {exc.code}"
-    run_ref.set({"revision": revision, "jobs": done, "updated_at": ctx.now(),
-                 "errors": result.errors}, merge=False)
+                done["memories"] = f"failed: {exc.code}"
+    # The workflow jobs and the marker in one batch. A failure here leaves the memories committed;
+    # the redelivered event replays their apply as a no-op and writes these again (idempotent ids).
+    batch = ctx.client.batch()
+    for name, rows in workflow.items():
+        for path, data in rows.items():
+            batch.set(ctx.paths.doc(uid, *path.split("/")), data, merge=True)
+        done[name] = True
+    batch.set(run_ref, marker(done), merge=False)
+    batch.commit()
+    _count_workflow(result, workflow)
     return result
 
 
 def _memories_job(ctx: Context, uid: str, conversation_id: str, revision: str, source: Any,
-                  extraction: ExtractionResult, device_id: str | None, result: CaptureResult) -> None:
+                  extraction: ExtractionResult, device_id: str | None, result: CaptureResult, *,
+                  first: bool = False, riders: dict[str, dict[str, Any]] | None = None) -> bool:
+    """Apply the extraction; True when ``riders`` were committed with it (False: write them apart)."""
     grounded = ground(source, extraction)  # raises GroundingError: nothing is applied
     signal = "integration" if source.external_text else "transcription"
-    replace_source(ctx, uid, conversation_id, revision, grounded, extraction, signal, device_id, result)
+    if first and not grounded:
+        return False  # nothing to create and, on a first capture, nothing to retract
+    try:
+        return replace_source(ctx, uid, conversation_id, revision, grounded, extraction, signal, device_id, result,
+                              first=first, riders=riders)
+    except Conflict as exc:
+        if exc.code != "capture_raced":
+            raise
+        # Another capture of this conversation committed since the marker was read: do it the long way.
+        return replace_source(ctx, uid, conversation_id, revision, grounded, extraction, signal, device_id, result)
 
 
 def _candidate_item(uid: str, conversation_id: str, g: GroundedCandidate, extraction: ExtractionResult,
@@ -215,14 +246,23 @@ def apply_withdrawal(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem]
 
 def replace_source(ctx: Context, uid: str, conversation_id: str, revision: str,
                    grounded: tuple[GroundedCandidate, ...], extraction: ExtractionResult, signal: str,
-                   device_id: str | None, result: CaptureResult) -> None:
+                   device_id: str | None, result: CaptureResult, *, first: bool = False,
+                   riders: dict[str, dict[str, Any]] | None = None) -> bool:
+    """Replace the source's cohort with ``grounded``; True when ``riders`` (extra documents) were
+    committed with it. ``first`` (the caller saw no capture marker) skips the cohort reads; the
+    transaction re-checks the marker and raises ``capture_raced`` if a capture got there first."""
     now = ctx.now()
+    marker_path = f"capture_runs/{conversation_id}"
+    rode = False
     candidates: dict[str, MemoryItem] = {}
     for g in grounded:
         item = _candidate_item(uid, conversation_id, g, extraction, signal, device_id, now,
                                ctx.settings.short_term_ttl_days)
         candidates.setdefault(item.id, item)
     def plan(view: ApplyView) -> Plan:
+        nonlocal rode
+        if first and view.docs.get(marker_path) is not None:
+            raise Conflict("another capture of this conversation committed first", code="capture_raced")
         cohort_ids = set(view.queried.get("cohort", []))
         out = Plan(summary={"created": 0, "kept": 0, "retracted": 0})
         changed: dict[str, MemoryItem] = {}
@@ -247,17 +287,27 @@ def replace_source(ctx: Context, uid: str, conversation_id: str, revision: str,
             if withdrawn.record_status == Status.TOMBSTONED:
                 out.summary["retracted"] += 1
         apply_withdrawal(view, out, changed, "capture", reviews)
+        rode = bool(out.items and riders)
+        if rode:
+            out.docs.update(riders or {})
         return out
 
-    reviews = source_review_rows(ctx, uid, conversation_id)
-    applied = ctx.engine.apply(
-        uid, "capture.replace", {"source": conversation_id, "revision": revision}, plan, item_ids=candidates,
-        item_queries={"cohort": ("items_by_source", {"source_ids": conversation_id})}, follow_lineage=True,
-        doc_paths=[f"memory_review_queue/{r}" for r in reviews])
+    if first:
+        reviews: dict[str, dict[str, Any]] = {}
+        applied = ctx.engine.apply(
+            uid, "capture.replace", {"source": conversation_id, "revision": revision}, plan, item_ids=candidates,
+            follow_lineage=True, doc_paths=[marker_path])
+    else:
+        reviews = source_review_rows(ctx, uid, conversation_id)
+        applied = ctx.engine.apply(
+            uid, "capture.replace", {"source": conversation_id, "revision": revision}, plan, item_ids=candidates,
+            item_queries={"cohort": ("items_by_source", {"source_ids": conversation_id})}, follow_lineage=True,
+            doc_paths=[f"memory_review_queue/{r}" for r in reviews])
     result.created = applied.summary.get("created", 0)
     result.kept = applied.summary.get("kept", 0)
     result.retracted = applied.summary.get("retracted", 0)
     result.commit_id = applied.commit_id
+    return rode and applied.commit_id is not None and not applied.replayed
 
 
 def _merge_evidence(existing: MemoryItem, fresh: MemoryItem) -> MemoryItem | None:
@@ -272,12 +322,13 @@ def _merge_evidence(existing: MemoryItem, fresh: MemoryItem) -> MemoryItem | Non
     return updated
 
 
-def _workflow_job(ctx: Context, uid: str, conversation_id: str, revision: str, collection: str,
-                  extraction: ExtractionResult, result: CaptureResult) -> None:
-    """Action items / goals go to their own workflow collections, never into memories."""
+def _workflow_rows(ctx: Context, uid: str, conversation_id: str, revision: str, collection: str,
+                   extraction: ExtractionResult) -> dict[str, dict[str, Any]]:
+    """Action items / goals ("collection/id" → row) go to their own workflow collections, never into
+    memories; ids are derived from the description, so writing them again changes nothing."""
     rows = extraction.action_items if collection == "action_items" else extraction.goals
-    batch = ctx.client.batch()
     now = ctx.now()
+    out: dict[str, dict[str, Any]] = {}
     for row in rows:
         row_id = ids.contract_hash(collection, {"uid": uid, "conversation": conversation_id,
                                                 "description": " ".join(row.description.split()).casefold()})[:24]
@@ -289,10 +340,10 @@ def _workflow_job(ctx: Context, uid: str, conversation_id: str, revision: str, c
         else:
             data["status"] = "active"
             data["title"] = row.description
-        batch.set(ctx.paths.doc(uid, collection, row_id), data, merge=True)
-    if rows:
-        batch.commit()
-    if collection == "action_items":
-        result.action_items = len(rows)
-    else:
-        result.goals = len(rows)
+        out[f"{collection}/{row_id}"] = data
+    return out
+
+
+def _count_workflow(result: CaptureResult, workflow: dict[str, dict[str, dict[str, Any]]]) -> None:
+    result.action_items = len(workflow.get("action_items", {}))
+    result.goals = len(workflow.get("goals", {}))
