@@ -8,8 +8,10 @@ A sample is ``{"sample_id", "conversation": {"speaker_a", "speaker_b", "session_
 ``answer``, image turns with a ``blip_caption``, and a top-level list or a single sample.
 
 Mapping (see docs/benchmarks.md): each session becomes one completed conversation whose transcript
-segments keep the turn's ``dia_id`` as their segment id; the *owner* (the user whose memories are
-built) is ``speaker_a`` unless told otherwise, and only the owner's turns are ``is_user``.
+segments keep the turn's ``dia_id`` as their segment id and the turn's speaker name as their
+``speaker`` (LoCoMo names who spoke, as an app with speaker identification would); the *owner* (the
+user whose memories are built) is ``speaker_a`` unless told otherwise, and only the owner's turns are
+``is_user``.
 """
 
 from __future__ import annotations
@@ -166,11 +168,12 @@ def default_sample_path() -> Path:
 
 
 def conversation_doc(sample: Sample, session: Session, owner: str) -> dict[str, Any]:
-    """A completed conversation as an app writes it; segment ids are the turns' dia_ids."""
+    """A completed conversation as an app writes it; segment ids are the turns' dia_ids and each
+    segment's speaker is the turn's speaker name (``speaker_id`` 0 for the owner, 1 for the others)."""
     segments = []
     for position, turn in enumerate(session.turns):
         is_owner = turn.speaker == owner
-        segments.append({"id": turn.dia_id, "text": turn.text, "speaker": "SPEAKER_00" if is_owner else "SPEAKER_01",
+        segments.append({"id": turn.dia_id, "text": turn.text, "speaker": turn.speaker,
                          "speaker_id": 0 if is_owner else 1, "is_user": is_owner,
                          "start": float(position * 6), "end": float(position * 6 + 5)})
     return {"status": "completed", "source": "omi", "language": "en", "discarded": False,

@@ -1,8 +1,12 @@
 """The deterministic, rule-based extractor (the default; id ``rules``, version ``1``).
 
-It reads only the owner's segments (every pseudo-segment of integration text), splits them into
-clauses and keeps the clauses that state something durable in the first person -- facts,
-preferences, relationships, plans -- or a durable fact about a named other person. Greetings,
+It reads the owner's segments (every pseudo-segment of integration text), splits them into clauses
+and keeps the clauses that state something durable in the first person -- facts, preferences,
+relationships, plans -- or a durable fact about a named other person. A segment of another speaker
+is read only when the transcript names that speaker ("Jonas", not a diarization label such as
+``SPEAKER_01``): what they say about themselves in the first person is a fact about them
+(``third_party``, ``subject_label`` their name), never the user's; their action items and goals are
+not the owner's and are skipped, and so is any clause of theirs that mentions "you". Greetings,
 weather and small talk match no rule and are skipped. Action items ("I need to ...") and goals
 ("I'm aiming for ...", "I'm training for ...") become workflow candidates, never memories.
 
@@ -422,6 +426,67 @@ def _joint(body: str) -> str:
     return _finish(f"User and {partner} " + _third_person_rest(rest))
 
 
+def _self_disclosure(body: str) -> tuple[MemoryKind, str, str | None] | None:
+    """A durable first-person statement as (kind, content written about "User", category), or None.
+
+    ``body`` starts at the speaker's words (fillers, reported speech and a leading time phrase are
+    already stripped). Action items and goals are not self-disclosure.
+    """
+    kind: MemoryKind | None = None
+    content = ""
+    category: str | None = None
+    if _ACTION.match(body) or _AIM.match(body):
+        return None
+    if _MEAT.search(body) and body.lower().startswith("i "):
+        kind, content = "preference", "User is vegetarian and " + _about_user(body)[len("User "):]
+    elif _PREFERENCE.match(body):
+        pref = _PREFERENCE.match(body)
+        obj = ((pref.group("obj") or pref.group("obj2") or "") if pref else "").strip().lower()
+        if obj in {"it", "that", "this", "them", "you", "so", "too"}:
+            return None
+        kind, content = "preference", _about_user(body)
+    elif _PLAN.match(body):
+        kind, content = "plan", _about_user(body)
+    elif _is_habit(body):
+        kind, content, category = "fact", _about_user(body), "habits"
+    elif _MY_ATTRIBUTE.match(body) or _DURABLE_VERB.match(body) or _MY_VERB.match(body) or _EVENT.match(body):
+        if re.match(r"^" + _ME + r"(?:['’]ve|have)\s+been\s+(?:doing|at)\s+(?:it|this|that)\b", body, _I) \
+                and not _DURATION.search(body):
+            return None  # "I've been doing it" says nothing on its own
+        kind, content = "fact", _about_user(body)
+    elif _WE_EVENT.match(body) or _WITH_ME.match(body):
+        kind, content = "fact", _joint(body)
+    else:
+        am = _AM.match(body)
+        if am and _STATE_OK.match(am.group("rest")):
+            rest = am.group("rest")
+            future = re.match(r"(?:going|planning|moving|starting|buying|selling|switching|leaving|"
+                              r"joining|getting)\b", rest, _I) and _FUTURE.search(rest)
+            kind = "plan" if future or rest.lower().startswith("training") else "fact"
+            if _STATE_PREFERENCE.match(rest):
+                kind = "preference"
+            content = _about_user(body)
+    if kind is None or len(content.split()) < 3:
+        return None
+    return kind, content, category
+
+
+# A named speaker: "Jonas", "Mary Ann"; never a diarization label ("SPEAKER_01", "Speaker 2", "B").
+_SPEAKER_NAME = re.compile(r"[A-Z][a-z]+(?:[ -][A-Z][a-z]+)?")
+_NOT_A_SPEAKER = _wordset("speaker user unknown guest other someone assistant owner narrator")
+_ADDRESSES_OWNER = re.compile(r"\b(?:you|your|yours|yourself|you['’]\w+|y'all)\b", _I)
+_EMPHATIC_MYSELF = re.compile(r"\s+themselves(?=$|,)")
+
+
+def _speaker_name(label: str) -> str | None:
+    """The speaker's name when the transcript names them, else None (the speaker is anonymous)."""
+    label = (label or "").strip()
+    if not _SPEAKER_NAME.fullmatch(label):
+        return None
+    first = label.split()[0].split("-")[0].lower()
+    return None if first in _NOT_A_NAME or first in _NOT_A_SPEAKER else label
+
+
 def _echo(segment: Segment, previous: Segment | None) -> _Draft | None:
     """A short answer to a question about the owner, rewritten with the question's predicate.
 
@@ -486,7 +551,7 @@ class RuleExtractor:
     """Deterministic extraction of durable first-person statements (see the module docstring)."""
 
     extractor_id = "rules"
-    extractor_version = "2"  # 2: habits, experiences, short answers, pronoun fixes
+    extractor_version = "3"  # 2: habits, experiences, short answers, pronoun fixes; 3: named other speakers
 
     def extract(self, source: ExtractionSource) -> ExtractionResult:
         segments = source_segments(source)
@@ -498,6 +563,9 @@ class RuleExtractor:
         previous: Segment | None = None
         for segment in segments:
             if not segment.is_user:
+                name = _speaker_name(segment.speaker)
+                if name is not None:
+                    drafts.extend(self._speaker_memories(segment, name))
                 previous = segment
                 continue
             echoed = _echo(segment, previous)
@@ -646,43 +714,40 @@ class RuleExtractor:
                                  "third_party", name, whole))
             return drafts
 
-        kind_user: MemoryKind | None = None
-        content = ""
-        category: str | None = None
-        if _ACTION.match(body) or _AIM.match(body):
-            return drafts
-        if _MEAT.search(body) and body.lower().startswith("i "):
-            kind_user, content = "preference", "User is vegetarian and " + _about_user(body)[len("User "):]
-        elif _PREFERENCE.match(body):
-            pref = _PREFERENCE.match(body)
-            obj = ((pref.group("obj") or pref.group("obj2") or "") if pref else "").strip().lower()
-            if obj in {"it", "that", "this", "them", "you", "so", "too"}:
-                return drafts
-            kind_user, content = "preference", _about_user(body)
-        elif _PLAN.match(body):
-            kind_user, content = "plan", _about_user(body)
-        elif _is_habit(body):
-            kind_user, content, category = "fact", _about_user(body), "habits"
-        elif _MY_ATTRIBUTE.match(body) or _DURABLE_VERB.match(body) or _MY_VERB.match(body) or _EVENT.match(body):
-            if re.match(r"^" + _ME + r"(?:['’]ve|have)\s+been\s+(?:doing|at)\s+(?:it|this|that)\b", body, _I) \
-                    and not _DURATION.search(body):
-                return drafts  # "I've been doing it" says nothing on its own
-            kind_user, content = "fact", _about_user(body)
-        elif _WE_EVENT.match(body) or _WITH_ME.match(body):
-            kind_user, content = "fact", _joint(body)
-        else:
-            am = _AM.match(body)
-            if am and _STATE_OK.match(am.group("rest")):
-                rest = am.group("rest")
-                future = re.match(r"(?:going|planning|moving|starting|buying|selling|switching|leaving|"
-                                  r"joining|getting)\b", rest, _I) and _FUTURE.search(rest)
-                kind_user = "plan" if future or rest.lower().startswith("training") else "fact"
-                if _STATE_PREFERENCE.match(rest):
-                    kind_user = "preference"
-                content = _about_user(body)
-        if kind_user is None or len(content.split()) < 3:
-            return drafts
-        drafts.append(_Draft(content + suffix, kind_user, "user", None, whole, category))
+        found = _self_disclosure(body)
+        if found is not None:
+            kind_user, content, category = found
+            drafts.append(_Draft(content + suffix, kind_user, "user", None, whole, category))
+        return drafts
+
+    @staticmethod
+    def _speaker_memories(segment: Segment, name: str) -> list[_Draft]:
+        """First-person facts a named other speaker states about themselves ("I started learning the
+        cello" said by Jonas -> "Jonas started learning the cello"): ``third_party``, labelled with the
+        speaker's name. A clause that mentions "you" is about the owner or the conversation and is
+        left to the owner's own turns; action items and goals are never another speaker's."""
+        drafts: list[_Draft] = []
+        for clause in _clauses(segment):
+            body = clause.text
+            if contains_secret(body) or _ADDRESSES_OWNER.search(body):
+                continue
+            if _CHATTER.search(body) and not _PREFERENCE.match(body):
+                continue
+            lead = _LEAD_TIME.match(body)
+            when = ""
+            if lead and len(body) > lead.end():
+                adverb = lead.group("adv")
+                when = " " + adverb[:1].lower() + adverb[1:]
+                body = body[lead.end():]
+            found = _self_disclosure(body)
+            if found is None:
+                continue
+            kind, content, category = found
+            if not content.startswith("User"):
+                continue
+            content = _EMPHATIC_MYSELF.sub("", content)
+            drafts.append(_Draft(name + content[len("User"):] + when, kind, "third_party", name,
+                                 ((clause, clause.start, clause.end),), category))
         return drafts
 
     # ----------------------------------------------------------------- binding
