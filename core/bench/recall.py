@@ -136,7 +136,8 @@ def run(args: Any) -> dict[str, Any]:
         all_rows.extend(evaluate(sample, owner, searches)["rows"])
     owner_rows = [r for r in all_rows if r["owner_only"]]
     return {
-        "data": path, "samples": len(samples), "owner": "speaker_a", "memories_extracted": memories,
+        "data": path, "samples": len(samples), "owner": "speaker_a", "embedder": ctx.settings.embedder,
+        "memories_extracted": memories,
         "routes": routes_total, "seconds": round(time.monotonic() - started, 2),
         "all_questions": _summary(all_rows), "owner_evidence_questions": _summary(owner_rows),
         "extraction_coverage": {"all_observations": stats.ratio(cited_gold, gold),
