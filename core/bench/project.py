@@ -48,6 +48,36 @@ def _baseline(ctx: Any, uid: str) -> tuple[int, float]:
     return len(events), time.monotonic() - started
 
 
+def _drain(ctx: Any, uid: str, events: int, rounds: int = 50) -> Any:
+    """``drain_user`` until every event is acknowledged or dead (a live lease elsewhere: wait).
+
+    Unlike :func:`harness.drain` it does not count the outbox after each drain: that count query is
+    the harness's, not the projection's, and would be timed with it.
+    """
+    from core.services import projection
+
+    total = projection.DrainReport()
+    for _ in range(rounds):
+        report = projection.drain_user(ctx, uid)
+        total.add(report)
+        if total.acknowledged + total.dead >= events:
+            break
+        if report.skipped or report.retry_later:
+            time.sleep(0.2)
+    return total
+
+
+def _warm(ctx: Any, uid: str) -> None:
+    """Open the fresh counted context's connections before the clock starts, as a warm function
+    instance has them: the gRPC channel, both provider clients (the Pinecone SDK loads its TLS
+    trust store when built) and the embedder. The baseline runs on the already-warm setup context."""
+    ctx.keyword_index.ensure_ready()
+    ctx.vector_index.ensure_ready()
+    ctx.embedder.embed(["warm up"])
+    ctx.paths.account_deletion(uid).get()
+    ctx.client.counts.reset()
+
+
 def _lag(size: int) -> dict[str, Any]:
     from core.domain import ids
 
@@ -100,9 +130,9 @@ def run(args: Any) -> dict[str, Any]:
     events = harness.count_docs(setup, pipeline_uid, "memory_outbox")
 
     counted = harness.counted_context(publisher=harness.NullPublisher())
-    counted.keyword_index.ensure_ready()
+    _warm(counted, pipeline_uid)
     started = time.monotonic()
-    report = harness.drain(counted, pipeline_uid)
+    report = _drain(counted, pipeline_uid, events)
     elapsed = time.monotonic() - started
     counts = counted.client.counts.snapshot()
     doc_calls = 3 * report.upserts + 2 * report.deletes  # keyword+embed+vector per upsert, keyword+vector per delete

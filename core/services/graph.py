@@ -9,6 +9,8 @@ endpoint is not in the returned node page is dropped and the page says ``truncat
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.adapters.firestore.queries import build
@@ -20,62 +22,111 @@ MAX_NODES = 2000
 MAX_EDGES = 5000
 
 
-def _active_fact(item: MemoryItem | None) -> bool:
+@dataclass
+class Writes:
+    """Graph writes for one drain batch, committed by the caller together with the acknowledgements.
+
+    ``ops`` are ``("set", ref, data, merge)``, ``("update", ref, data, None)`` or
+    ``("delete", ref, None, None)``; the last write to a document wins, as in one Firestore batch.
+    """
+
+    ops: list[tuple[str, Any, dict[str, Any] | None, bool | None]] = field(default_factory=list)
+
+    def set(self, ref: Any, data: dict[str, Any], *, merge: bool) -> None:
+        self.ops.append(("set", ref, data, merge))
+
+    def update(self, ref: Any, data: dict[str, Any]) -> None:
+        self.ops.append(("update", ref, data, None))
+
+    def delete(self, ref: Any) -> None:
+        self.ops.append(("delete", ref, None, None))
+
+    def apply(self, batch: Any, op: tuple[str, Any, dict[str, Any] | None, bool | None]) -> None:
+        kind, ref, data, merge = op
+        if kind == "set":
+            batch.set(ref, data, merge=bool(merge))
+        elif kind == "update":
+            batch.update(ref, data)
+        else:
+            batch.delete(ref)
+
+
+def is_fact(item: MemoryItem | None) -> bool:
+    """An active, unrestricted Long-term fact with its graph assertion admitted: it belongs in the graph."""
     return bool(item and item.layer == Layer.LONG_TERM and item.record_status == Status.ACTIVE
                 and item.graph_ready and not item.restricted)
 
 
-def project(ctx: Context, uid: str, memory_ids: list[str], items: dict[str, MemoryItem], fenced: bool) -> None:
-    if not memory_ids:
-        return
-    refs = [ctx.paths.doc(uid, "memory_graph_assertions", mid) for mid in memory_ids]
-    assertions = {s.id: s.to_dict() for s in ctx.client.get_all(refs) if s.exists}
-    batch = ctx.client.batch()
-    writes = 0
-    orphan_candidates: set[str] = set()
+def _may_be_cited(item: MemoryItem | None) -> bool:
+    """False when no edge can cite this memory except the one its current assertion keeps.
+
+    An edge cites a memory only after a projection of that memory as an active fact, and every
+    write of an item bumps its revision (an account wipe removes the edges with the items). At
+    revision 1 the only state ever projected is the current one, so the per-memory edge query can
+    be skipped: it could only find the edge this projection keeps.
+    """
+    return item is None or item.revision > 1
+
+
+def plan(ctx: Context, uid: str, memory_ids: list[str], items: Mapping[str, MemoryItem],
+         assertions: Mapping[str, dict[str, Any]], fenced: bool) -> Writes:
+    """The writes that make the graph match the current state of ``memory_ids``.
+
+    Edges and nodes of active, unrestricted Long-term facts are (re)written; citations of every
+    other memory are pruned, and an edge left citing nothing goes with its fact node (and its entity
+    node when no other edge leaves that entity).
+    """
+    writes = Writes()
+    kept_sources: set[str] = set()
+    edges: dict[str, dict[str, Any]] = {}  # edges read in this batch, with citations pruned so far
+    refs: dict[str, Any] = {}
+    kept: set[str] = set()
     for memory_id in memory_ids:
         assertion = assertions.get(memory_id)
         item = items.get(memory_id)
         keep_edge = None
-        if (not fenced and assertion and assertion.get("status") == "active" and _active_fact(item)
+        if (not fenced and assertion and assertion.get("status") == "active" and is_fact(item)
                 and item is not None and assertion.get("assertion_id") == item.graph_assertion_id):
             keep_edge = assertion["edge_id"]
-            batch.set(ctx.paths.doc(uid, "knowledge_nodes", assertion["subject_entity_id"]),
-                      {"id": assertion["subject_entity_id"], "label": assertion["subject"],
-                       "kind": "user" if assertion["subject"] == "user" else "entity"}, merge=True)
-            batch.set(ctx.paths.doc(uid, "knowledge_nodes", assertion["object_entity_id"]),
-                      {"id": assertion["object_entity_id"], "label": assertion["object"], "kind": "fact"}, merge=True)
-            batch.set(ctx.paths.doc(uid, "knowledge_edges", keep_edge), {
+            kept.add(keep_edge)
+            kept_sources.add(assertion["subject_entity_id"])
+            writes.set(ctx.paths.doc(uid, "knowledge_nodes", assertion["subject_entity_id"]),
+                       {"id": assertion["subject_entity_id"], "label": assertion["subject"],
+                        "kind": "user" if assertion["subject"] == "user" else "entity"}, merge=True)
+            writes.set(ctx.paths.doc(uid, "knowledge_nodes", assertion["object_entity_id"]),
+                       {"id": assertion["object_entity_id"], "label": assertion["object"], "kind": "fact"}, merge=True)
+            writes.set(ctx.paths.doc(uid, "knowledge_edges", keep_edge), {
                 "id": keep_edge, "source": assertion["subject_entity_id"], "target": assertion["object_entity_id"],
                 "label": assertion["predicate"], "memory_ids": [memory_id]}, merge=False)
-            writes += 3
+        if not _may_be_cited(item):
+            continue
         for snap in build(ctx.paths.col(uid, "knowledge_edges"), "edges_by_memory", {"memory_ids": memory_id}).stream():
             if snap.id == keep_edge:
                 continue
-            edge = snap.to_dict()
-            remaining = [m for m in edge.get("memory_ids", []) if m != memory_id]
-            if remaining:
-                batch.update(snap.reference, {"memory_ids": remaining})
-            else:
-                batch.delete(snap.reference)
-                batch.delete(ctx.paths.doc(uid, "knowledge_nodes", edge["target"]))
-                orphan_candidates.add(edge["source"])
-                writes += 1
-            writes += 1
-        if writes > 400:
-            batch.commit()
-            batch, writes = ctx.client.batch(), 0
-    if writes:
-        batch.commit()
-    _prune_orphan_entities(ctx, uid, orphan_candidates - {"user"})
+            edge = edges.setdefault(snap.id, snap.to_dict())
+            refs[snap.id] = snap.reference
+            edge["memory_ids"] = [m for m in edge.get("memory_ids", []) if m != memory_id]
+    removed_from: dict[str, set[str]] = {}
+    for edge_id, edge in edges.items():
+        if edge_id in kept:
+            continue  # rewritten above by the memory that asserts it now
+        if edge["memory_ids"]:
+            writes.update(refs[edge_id], {"memory_ids": edge["memory_ids"]})
+        else:
+            writes.delete(refs[edge_id])
+            writes.delete(ctx.paths.doc(uid, "knowledge_nodes", edge["target"]))
+            removed_from.setdefault(edge["source"], set()).add(edge_id)
+    for source in sorted(set(removed_from) - kept_sources - {"user"}):
+        if _orphaned(ctx, uid, source, removed_from[source]):
+            writes.delete(ctx.paths.doc(uid, "knowledge_nodes", source))
+    return writes
 
 
-def _prune_orphan_entities(ctx: Context, uid: str, candidates: set[str]) -> None:
-    """Entity nodes (people) that lost an edge in this batch and have no edge left are removed."""
-    for node_id in sorted(candidates):
-        edges = build(ctx.paths.col(uid, "knowledge_edges"), "edges_by_source", {"source": node_id}, limit=1)
-        if not list(edges.stream()):
-            ctx.paths.doc(uid, "knowledge_nodes", node_id).delete()
+def _orphaned(ctx: Context, uid: str, node_id: str, removing: set[str]) -> bool:
+    """True when every edge leaving entity ``node_id`` is among those this batch removes."""
+    query = build(ctx.paths.col(uid, "knowledge_edges"), "edges_by_source", {"source": node_id},
+                  limit=len(removing) + 1)
+    return all(snap.id in removing for snap in query.stream())
 
 
 def read_page(ctx: Context, uid: str, limit: int) -> dict[str, Any]:

@@ -29,8 +29,11 @@ from core.services import graph
 
 log = logging.getLogger(__name__)
 
-BATCH = 25
+# A drain batch of 100 fills one Pinecone upsert request (its 100-vector batch) and one Typesense
+# import, and its lease and acknowledgement writes stay well inside one Firestore commit.
+BATCH = 100
 SCAN = 100
+COMMIT_LIMIT = 500
 EVENT_LEASE = timedelta(seconds=300)
 DRAIN_LEASE = timedelta(seconds=120)
 MAX_ATTEMPTS = 5
@@ -102,11 +105,11 @@ def drain_user(ctx: Context, uid: str, *, max_rounds: int = 1000, progress: Any 
             again = False
             while rounds < max_rounds:
                 rounds += 1
-                round_report = _drain_round(ctx, uid)
+                round_report, more = _drain_round(ctx, uid)
                 report.add(DrainReport(**{**round_report.as_dict(), "uids": []}))
                 if progress is not None:
                     progress(report)
-                if round_report.leased == 0 or round_report.retried:
+                if round_report.leased == 0 or round_report.retried or not more:
                     break
             again = _release(ctx, uid, holder, force=rounds >= max_rounds)
     except BaseException:
@@ -116,7 +119,8 @@ def drain_user(ctx: Context, uid: str, *, max_rounds: int = 1000, progress: Any 
     return report
 
 
-def _drain_round(ctx: Context, uid: str) -> DrainReport:
+def _drain_round(ctx: Context, uid: str) -> tuple[DrainReport, bool]:
+    """Lease, project and acknowledge one batch; the flag says whether more may be due."""
     report = DrainReport()
     now = ctx.now()
     candidates = due_events(ctx, uid, now)
@@ -128,8 +132,11 @@ def _drain_round(ctx: Context, uid: str) -> DrainReport:
         chosen.append((snap, event))
         if len(chosen) == BATCH:
             break
+    # Fewer due events than the scan asked for, all taken: nothing else was due at ``now`` (a later
+    # commit's nudge marks the drain lease dirty, which brings the drain round again).
+    more = len(candidates) == SCAN or len(chosen) == BATCH
     if not chosen:
-        return report
+        return report, False
     batch = ctx.client.batch()
     for snap, event in chosen:
         if event["state"] == "leased":
@@ -141,7 +148,7 @@ def _drain_round(ctx: Context, uid: str) -> DrainReport:
     batch.commit()
     report.leased = len(chosen)
     try:
-        project(ctx, uid, [event for _, event in chosen], report)
+        writes = project(ctx, uid, [event for _, event in chosen], report)
     except Exception as exc:  # noqa: BLE001 - any provider failure: nothing is acknowledged
         message = f"{type(exc).__name__}: {exc}"[:500]
         report.errors.append(message)
@@ -156,26 +163,36 @@ def _drain_round(ctx: Context, uid: str) -> DrainReport:
                                               "due_at": now + backoff(event["attempts"])})
                 report.retried += 1
         batch.commit()
-        return report
-    batch = ctx.client.batch()
-    for snap, _event in chosen:
-        batch.delete(snap.reference)  # acknowledged: every provider confirmed
-    batch.commit()
+        return report, more
+    _acknowledge(ctx, writes, [snap.reference for snap, _ in chosen])
     report.acknowledged = len(chosen)
-    return report
+    return report, more
 
 
-def _account_fenced(ctx: Context, uid: str) -> bool:
-    snap = ctx.paths.account_deletion(uid).get()
-    return snap.exists and (snap.to_dict() or {}).get("state") != "completed"
+def _acknowledge(ctx: Context, writes: graph.Writes, events: list[Any]) -> None:
+    """Commit the graph writes and delete the acknowledged events: one commit unless over the limit.
+
+    Every provider has confirmed by now. When everything fits one commit the graph and the
+    acknowledgement land together; otherwise the graph chunks go first, so an event is never gone
+    before the graph write it carried.
+    """
+    ops = [*((writes, op) for op in writes.ops), *((None, ref) for ref in events)]
+    for start in range(0, len(ops), COMMIT_LIMIT):
+        batch = ctx.client.batch()
+        for owner, op in ops[start:start + COMMIT_LIMIT]:
+            if owner is None:
+                batch.delete(op)  # acknowledged: every provider confirmed
+            else:
+                owner.apply(batch, op)
+        batch.commit()
 
 
-def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainReport) -> None:
-    """Make every provider match the current state of the events' memories."""
+def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainReport) -> graph.Writes:
+    """Make Typesense and Pinecone match the current state of the events' memories; return the graph
+    writes that do the same for the knowledge graph (committed with the acknowledgement)."""
     memory_ids = sorted({e["memory_id"] for e in events if e.get("memory_id")})
     purge = any(e.get("action") == "purge_user" for e in events)
-    fenced = _account_fenced(ctx, uid)
-    items = _hydrate(ctx, uid, memory_ids)
+    fenced, items, assertions = _read_state(ctx, uid, memory_ids)
     upserts: list[ProjectionDoc] = []
     deletes: list[str] = []
     for memory_id in memory_ids:
@@ -206,14 +223,32 @@ def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainR
         vectors = ctx.embedder.embed([d.content for d in upserts])
         ctx.vector_index.upsert(upserts, vectors)
         report.provider_calls += 3
-    graph.project(ctx, uid, memory_ids, items, fenced)
     report.upserts += len(upserts)
     report.deletes += len(deletes)
+    if not memory_ids:
+        return graph.Writes()
+    return graph.plan(ctx, uid, memory_ids, items, assertions, fenced)
 
 
-def _hydrate(ctx: Context, uid: str, memory_ids: list[str]) -> dict[str, MemoryItem]:
-    refs = [ctx.paths.doc(uid, "memory_items", mid) for mid in memory_ids]
-    return {s.id: MemoryItem.from_store(s.to_dict()) for s in ctx.client.get_all(refs) if s.exists}
+def _read_state(ctx: Context, uid: str, memory_ids: list[str]
+                ) -> tuple[bool, dict[str, MemoryItem], dict[str, dict[str, Any]]]:
+    """The account fence and the items in one batched lookup, then the graph assertions of the
+    items that are graph facts now (the only ones the graph projection reads an assertion for)."""
+    fence_ref = ctx.paths.account_deletion(uid)
+    refs = [fence_ref, *(ctx.paths.doc(uid, "memory_items", mid) for mid in memory_ids)]
+    fenced = False
+    items: dict[str, MemoryItem] = {}
+    for snap in ctx.client.get_all(refs):
+        if not snap.exists:
+            continue
+        if snap.reference.path == fence_ref.path:
+            fenced = (snap.to_dict() or {}).get("state") != "completed"
+        else:
+            items[snap.id] = MemoryItem.from_store(snap.to_dict())
+    facts = [] if fenced else [mid for mid in memory_ids if graph.is_fact(items.get(mid))]
+    refs = [ctx.paths.doc(uid, "memory_graph_assertions", mid) for mid in facts]
+    assertions = {s.id: s.to_dict() or {} for s in ctx.client.get_all(refs) if s.exists} if refs else {}
+    return fenced, items, assertions
 
 
 # ------------------------------------------------------------------------------------------ sweep
