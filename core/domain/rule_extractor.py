@@ -53,7 +53,7 @@ from .sensitivity import contains_secret, label_sensitivity
 _I = re.IGNORECASE
 
 # --------------------------------------------------------------------------- clause splitting
-_SENTENCE_BREAK = re.compile(r"[.!?;…]+(?=\s|$)")
+_SENTENCE_BREAK = re.compile(r"[.!?;:…]+(?=\s|$)")
 _CLAUSE_BREAK = re.compile(
     r",\s*(?:(?:and|but|so|although|though|because|plus|or)\b\s*)?"
     r"|\s+(?:and|but|so)\s+(?=(?:I|I'm|I've|I'll|I'd|my|he|she|he's|she's|we)\b)"
@@ -162,7 +162,7 @@ def _conjugate(verb: str) -> str:
 _PRONOUNS = (
     (re.compile(r"\bI['’]m\b"), "they're"), (re.compile(r"\bI am\b"), "they are"),
     (re.compile(r"\bI['’]ve\b"), "they've"), (re.compile(r"\bI['’]ll\b"), "they'll"),
-    (re.compile(r"\bI['’]d\b"), "they'd"), (re.compile(r"\bI\b"), "they"),
+    (re.compile(r"\bI['’]d\b"), "they'd"), (re.compile(r"\bI was\b"), "they were"), (re.compile(r"\bI\b"), "they"),
     (re.compile(r"\bmy\b", _I), "their"), (re.compile(r"\bmyself\b", _I), "themselves"),
     (re.compile(r"\bmine\b", _I), "theirs"), (re.compile(r"\bme\b", _I), "them"),
 )
@@ -471,6 +471,42 @@ def _self_disclosure(body: str) -> tuple[MemoryKind, str, str | None] | None:
     return kind, content, category
 
 
+# The fallback for first-person statements no specific rule knows: "I'm doing the sound for a new
+# musical at the Citizens Theatre", "my left arm's in a splint". Reactions, opinions about the
+# conversation and mental verbs ("I know", "I think so", "I can't wait") are not facts about anyone.
+_GENERIC_START = re.compile(r"^(?:I(?:['’](?:m|ve|d|ll))?\s+|my\s+(?=[a-z]))", _I)
+_NOT_A_DISCLOSURE = re.compile(
+    r"^I(?:['’]m|\s+am|['’]ve|\s+have|['’]ll|\s+will|['’]d|\s+would|\s+do|\s+did|\s+can|\s+could)?\s+"
+    r"(?:(?:just|really|also|so|still|totally|honestly|actually|even|kind of|sort of|not|never|don't|didn't|can't|"
+    r"won't|couldn't)\s+)*"
+    r"(?:know|knew|think|thought|guess|mean|meant|bet|suppose|agree|promise|hope|wish|wonder|believe|feel|felt|"
+    r"forgot|forget|remember|understand|see|saw|hear|heard|tell|told|say|said|wait|believe|complain|care|mind|"
+    r"imagine|reckon|owe|sorry|glad|happy|jealous|kidding|joking|sure|afraid|totally|fine|good|great|okay|ok|"
+    r"alright|well|done|ready|here|there|in|on board|down|up for|curious|impressed|proud of you|excited for|"
+    r"love that|love it|love this|like that|like it|like this|hate that|miss you|get it|get that|need|needed|"
+    r"want|wanted|try|tried|let|have to|had to|got to|gotta|be|have no idea|have a question)\b", _I)
+_FUNCTION_WORDS = _wordset(
+    "i i'm i've i'll i'd me my mine we our us you your a an the and or but so to of in on at for with from by "
+    "is am are was were be been being have has had do does did it its it's this that these those there then "
+    "than just really very too also still now not no yes some any all much many more most about as up out "
+    "off over into onto get got getting go going went gone make made one thing things lot bit way")
+
+
+def _generic_disclosure(clause: _Clause, body: str) -> str | None:
+    """``body`` rewritten about "User" when it is a first-person statement with enough substance."""
+    sentence_end = clause.segment.text[clause.sentence[0]:clause.sentence[1]].rstrip()
+    if sentence_end.endswith("?") or not _GENERIC_START.match(body) or _NOT_A_DISCLOSURE.match(body):
+        return None
+    if _ADDRESSES_OWNER.search(body) or _CHATTER.search(body) or _ACTION.match(body) or _AIM.match(body):
+        return None
+    words = re.findall(r"[\w'’-]+", body)
+    content_words = [w for w in words if w.lower() not in _FUNCTION_WORDS]
+    if len(words) < 4 or len(content_words) < 3:
+        return None
+    content = _about_user(body)
+    return content if content.startswith("User") and len(content.split()) >= 4 else None
+
+
 # A named speaker: "Jonas", "Mary Ann"; never a diarization label ("SPEAKER_01", "Speaker 2", "B").
 _SPEAKER_NAME = re.compile(r"[A-Z][a-z]+(?:[ -][A-Z][a-z]+)?")
 _NOT_A_SPEAKER = _wordset("speaker user unknown guest other someone assistant owner narrator")
@@ -551,7 +587,8 @@ class RuleExtractor:
     """Deterministic extraction of durable first-person statements (see the module docstring)."""
 
     extractor_id = "rules"
-    extractor_version = "3"  # 2: habits, experiences, short answers, pronoun fixes; 3: named other speakers
+    extractor_version = "3"  # 2: habits, experiences, short answers, pronoun fixes;
+    # 3: named other speakers, a fallback for first-person statements no specific rule knows
 
     def extract(self, source: ExtractionSource) -> ExtractionResult:
         segments = source_segments(source)
@@ -718,6 +755,8 @@ class RuleExtractor:
         if found is not None:
             kind_user, content, category = found
             drafts.append(_Draft(content + suffix, kind_user, "user", None, whole, category))
+        elif (generic := _generic_disclosure(clause, body)) is not None:
+            drafts.append(_Draft(generic + suffix, "fact", "user", None, whole))
         return drafts
 
     @staticmethod
@@ -740,9 +779,13 @@ class RuleExtractor:
                 when = " " + adverb[:1].lower() + adverb[1:]
                 body = body[lead.end():]
             found = _self_disclosure(body)
-            if found is None:
+            generic = _generic_disclosure(clause, body) if found is None else None
+            if found is not None:
+                kind, content, category = found
+            elif generic is not None:
+                kind, content, category = "fact", generic, None
+            else:
                 continue
-            kind, content, category = found
             if not content.startswith("User"):
                 continue
             content = _EMPHATIC_MYSELF.sub("", content)

@@ -1,0 +1,39 @@
+"""The rule extractor's fallback for first-person statements that no specific rule knows.
+
+A declarative first-person clause with substance becomes a fact about its speaker; questions,
+reactions and mental verbs ("I know", "I can't wait"), clauses addressed to the other person and
+action items do not.
+"""
+
+from __future__ import annotations
+
+from core.domain.extraction import ExtractionSource, Segment, ground
+from core.domain.rule_extractor import RuleExtractor
+
+
+def contents(*turns: tuple[str, str, bool]) -> list[str]:
+    segments = tuple(Segment(f"s{i}", text, speaker, is_user) for i, (speaker, text, is_user) in enumerate(turns))
+    source = ExtractionSource("u", "c", segments)
+    result = RuleExtractor().extract(source)
+    ground(source, result)  # every fallback quote binds to exactly one segment
+    return [c.content for c in result.memories]
+
+
+def test_an_unknown_first_person_statement_becomes_a_fact() -> None:
+    assert contents(("Ana", "I'm restoring an old Vespa in my uncle's garage.", True)) == [
+        "User is restoring an old Vespa in their uncle's garage"]
+    assert contents(("Ana", "Busy week: I was rehearsing with the choir every night.", True)) == [
+        "User was rehearsing with the choir every night"]
+
+
+def test_reactions_questions_and_asides_are_not_facts() -> None:
+    for text in ("I know, I know.", "I think so, honestly.", "I can't wait to see it!",
+                 "I'm so glad it worked out.", "Did I tell you about the garage?",
+                 "I'll send you the photos of the garage tomorrow.", "I guess we'll see how it goes."):
+        assert contents(("Ana", text, True)) == [], text
+
+
+def test_a_named_other_speaker_gets_the_fallback_too() -> None:
+    facts = contents(("Ana", "How was the weekend?", True),
+                     ("Ben", "I've started volunteering at the city farm on Saturdays.", False))
+    assert facts == ["Ben has started volunteering at the city farm on Saturdays"]
