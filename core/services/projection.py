@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -24,7 +25,7 @@ from core.adapters.firestore.queries import build
 from core.bootstrap import Context
 from core.domain import ids
 from core.domain.records import MemoryItem
-from core.ports import ProjectionDoc
+from core.ports import Embedder, KeywordIndex, ProjectionDoc, VectorIndex
 from core.services import graph
 
 log = logging.getLogger(__name__)
@@ -204,30 +205,70 @@ def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainR
                 updated_at=item.updated_at.timestamp() if item.updated_at else 0.0))
         else:
             deletes.append(memory_id)  # delete-only: restricted, hidden, tombstoned, fenced, archived
-    if purge:
-        ctx.keyword_index.purge_user(uid)
-        ctx.vector_index.purge_user(uid)
-        report.provider_calls += 2
-    if deletes:
-        ctx.keyword_index.delete(uid, deletes)
-        ctx.vector_index.delete(uid, deletes)
-        report.provider_calls += 2
-    if upserts:
-        ctx.keyword_index.upsert(upserts)
-        index_dim = getattr(ctx.vector_index, "dimension", None)
-        if isinstance(index_dim, int) and index_dim != ctx.embedder.dim:
-            from core.adapters.embeddings import DimensionMismatch
-
-            raise DimensionMismatch(f"the {ctx.embedder.name} embedder makes {ctx.embedder.dim}-dimensional vectors "
-                                    f"but the vector index has dimension {index_dim}; set STRATA_EMBEDDING_DIM")
-        vectors = ctx.embedder.embed([d.content for d in upserts])
-        ctx.vector_index.upsert(upserts, vectors)
-        report.provider_calls += 3
+    keyword, vector, embedder = ctx.keyword_index, ctx.vector_index, ctx.embedder  # built here, not in a worker
+    # The two providers are independent: their round trips overlap, and the drain waits for both.
+    pending = [_PROVIDERS.submit(_sync_keyword, keyword, uid, purge, deletes, upserts),
+               _PROVIDERS.submit(_sync_vector, vector, embedder, uid, purge, deletes, upserts)]
+    writes, plan_failure = graph.Writes(), None
+    try:
+        if memory_ids:
+            writes = graph.plan(ctx, uid, memory_ids, items, assertions, fenced)
+    except Exception as exc:  # noqa: BLE001 - raised once the providers are done, never mid-flight
+        plan_failure = exc
+    failures: list[Exception] = []
+    for future in pending:  # a provider failure is reported first (keyword, then vector)
+        try:
+            report.provider_calls += future.result()
+        except Exception as exc:  # noqa: BLE001 - re-raised below once both providers have finished
+            failures.append(exc)
+    if plan_failure is not None:
+        failures.append(plan_failure)
+    if failures:
+        raise failures[0]
     report.upserts += len(upserts)
     report.deletes += len(deletes)
-    if not memory_ids:
-        return graph.Writes()
-    return graph.plan(ctx, uid, memory_ids, items, assertions, fenced)
+    return writes
+
+
+# Shared by the drains of one process; its threads start on first use.
+_PROVIDERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="projection")
+
+
+def _sync_keyword(index: KeywordIndex, uid: str, purge: bool, deletes: list[str], upserts: list[ProjectionDoc]) -> int:
+    """Typesense: purge, deletes, then upserts (each upsert clears legacy rows first); returns calls."""
+    calls = 0
+    if purge:
+        index.purge_user(uid)
+        calls += 1
+    if deletes:
+        index.delete(uid, deletes)
+        calls += 1
+    if upserts:
+        index.upsert(upserts)
+        calls += 1
+    return calls
+
+
+def _sync_vector(index: VectorIndex, embedder: Embedder, uid: str, purge: bool, deletes: list[str],
+                 upserts: list[ProjectionDoc]) -> int:
+    """Pinecone: purge, deletes, then embeddings and upserts; returns calls (embedding counts as one)."""
+    calls = 0
+    if purge:
+        index.purge_user(uid)
+        calls += 1
+    if deletes:
+        index.delete(uid, deletes)
+        calls += 1
+    if upserts:
+        index_dim = getattr(index, "dimension", None)
+        if isinstance(index_dim, int) and index_dim != embedder.dim:
+            from core.adapters.embeddings import DimensionMismatch
+
+            raise DimensionMismatch(f"the {embedder.name} embedder makes {embedder.dim}-dimensional vectors "
+                                    f"but the vector index has dimension {index_dim}; set STRATA_EMBEDDING_DIM")
+        index.upsert(upserts, embedder.embed([d.content for d in upserts]))
+        calls += 2
+    return calls
 
 
 def _read_state(ctx: Context, uid: str, memory_ids: list[str]
