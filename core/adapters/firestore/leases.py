@@ -4,6 +4,11 @@ A lease is held until it expires, so a crashed holder never blocks work for long
 A caller that finds the lease held may leave the holder a note (``dirty``) that more work arrived;
 a holder that honours notes is told to go round once more instead of releasing, so no request for
 work is lost between the holder's last look and its release.
+
+Every change is a read followed by a write that is conditional on the document being exactly as
+read (its update time, or its absence). A lost race re-reads and decides again. This keeps leases
+out of transactions: they are contended by design (every nudge and every pass asks), and
+transactions on one hot document queue behind each other's locks.
 """
 
 from __future__ import annotations
@@ -12,45 +17,55 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+ATTEMPTS = 20
+
+
+def _conditional(client: Any, ref: Any, snap: Any, data: dict[str, Any]) -> bool:
+    """Write ``data`` only if the document is still as ``snap`` saw it; False when it changed."""
+    from google.api_core import exceptions as gexc
+
+    try:
+        if snap.exists:
+            ref.update(data, option=client.write_option(last_update_time=snap.update_time))
+        else:
+            ref.create(data)
+    except (gexc.FailedPrecondition, gexc.AlreadyExists, gexc.NotFound, gexc.Conflict):
+        return False
+    return True
+
 
 def take(client: Any, ref: Any, holder: str, clock: Callable[[], datetime], ttl: timedelta, *,
          mark_dirty: bool = False) -> bool:
     """True when ``holder`` now holds the lease; when another live holder has it, False (after
     marking it dirty if asked)."""
-    from google.cloud import firestore
-
-    @firestore.transactional
-    def run(transaction: Any) -> bool:
-        snap = ref.get(transaction=transaction)
+    for _ in range(ATTEMPTS):
+        snap = ref.get()
         now = clock()
         data = snap.to_dict() if snap.exists else {}
         if data.get("holder") and data.get("expires_at") and data["expires_at"] > now:
-            if mark_dirty and not data.get("dirty"):
-                transaction.update(ref, {"dirty": True})
-            return False
-        transaction.set(ref, {"holder": holder, "expires_at": now + ttl, "dirty": False,
-                              "epoch": int(data.get("epoch", 0)) + 1})
-        return True
-
-    return bool(run(client.transaction()))
+            if not mark_dirty or data.get("dirty") or _conditional(client, ref, snap, {"dirty": True}):
+                return False
+            continue
+        if _conditional(client, ref, snap, {"holder": holder, "expires_at": now + ttl, "dirty": False,
+                                             "epoch": int(data.get("epoch", 0)) + 1}):
+            return True
+    return False  # raced every time: someone else is busy with this user; they hold it or will
 
 
 def release(client: Any, ref: Any, holder: str, clock: Callable[[], datetime], ttl: timedelta, *,
             honour_dirty: bool = False) -> bool:
     """Release ``holder``'s lease. With ``honour_dirty`` and a note waiting, keep it (renewed), clear
     the note and return True: the holder should work once more before releasing again."""
-    from google.cloud import firestore
-
-    @firestore.transactional
-    def run(transaction: Any) -> bool:
-        snap = ref.get(transaction=transaction)
+    for _ in range(ATTEMPTS):
+        snap = ref.get()
         data = snap.to_dict() if snap.exists else {}
         if data.get("holder") != holder:
             return False
         if honour_dirty and data.get("dirty"):
-            transaction.update(ref, {"dirty": False, "expires_at": clock() + ttl})
-            return True
-        transaction.update(ref, {"holder": None, "expires_at": None, "dirty": False})
-        return False
-
-    return bool(run(client.transaction()))
+            if _conditional(client, ref, snap, {"dirty": False, "expires_at": clock() + ttl}):
+                return True
+            continue
+        if _conditional(client, ref, snap, {"holder": None, "expires_at": None, "dirty": False}):
+            return False
+    # Only notes being left can keep changing the document under a holder: go round once more.
+    return honour_dirty
