@@ -13,6 +13,7 @@ the raw turns with BM25 and reaches its first k turns. Extraction coverage = sha
 from __future__ import annotations
 
 import functools
+import re
 import time
 from typing import Any
 
@@ -72,8 +73,18 @@ def _settle(ctx: Any, uid: str) -> dict[str, int]:
     return routes
 
 
-def evaluate(sample: locomo.Sample, owner: str, searches: dict[str, Any]) -> dict[str, Any]:
-    """recall@k per mode and for BM25 over raw turns; ``searches[mode](question)`` → ranked Scored."""
+def in_owner_voice(question: str, owner: str) -> str:
+    """The question as the owner would ask their own assistant: "What was Priya's thesis about?" →
+    "What was my thesis about?" (memories speak of the owner as "User", never by name)."""
+    name = re.escape(owner)
+    question = re.sub(rf"\b{name}['’]s\b", "my", question)
+    return re.sub(rf"\b{name}\b", "I", question)
+
+
+def evaluate(sample: locomo.Sample, owner: str, searches: dict[str, Any], *,
+             owner_voice: bool = False) -> dict[str, Any]:
+    """recall@k per mode and for BM25 over raw turns; ``searches[mode](question)`` → ranked Scored.
+    With ``owner_voice`` both BM25 and the searches get the question in the owner's voice."""
     turns = sample.turns()
     bm25 = BM25([t.text for t in turns])
     speaker = {t.dia_id: t.speaker for t in turns}
@@ -83,11 +94,12 @@ def evaluate(sample: locomo.Sample, owner: str, searches: dict[str, Any]) -> dic
         if not evidence:
             continue
         row: dict[str, Any] = {"owner_only": all(speaker[e] == owner for e in evidence)}
-        ranked_turns = [turns[i].dia_id for i in bm25.rank(question.question, max(KS))]
+        text = in_owner_voice(question.question, owner) if owner_voice else question.question
+        ranked_turns = [turns[i].dia_id for i in bm25.rank(text, max(KS))]
         for k in KS:
             row[f"bm25@{k}"] = _share(set(ranked_turns[:k]), evidence)
         for mode, fn in searches.items():
-            results = fn(question.question)
+            results = fn(text)
             for k in KS:
                 row[f"{mode}@{k}"] = _share(_reached(results, k), evidence)
         rows.append(row)
@@ -113,6 +125,7 @@ def run(args: Any) -> dict[str, Any]:
         samples = samples[:1]
     ctx = harness.context()
     all_rows: list[dict[str, Any]] = []
+    voice_rows: list[dict[str, Any]] = []
     gold = gold_owner = cited_gold = cited_gold_owner = memories = 0
     routes_total: dict[str, int] = {}
     started = time.monotonic()
@@ -134,12 +147,16 @@ def run(args: Any) -> dict[str, Any]:
             routes_total[route] = routes_total.get(route, 0) + count
         searches = {mode: functools.partial(_search, getattr(search, mode), ctx, uid) for mode in MODES}
         all_rows.extend(evaluate(sample, owner, searches)["rows"])
+        voice_rows.extend(evaluate(sample, owner, searches, owner_voice=True)["rows"])
     owner_rows = [r for r in all_rows if r["owner_only"]]
     return {
         "data": path, "samples": len(samples), "owner": "speaker_a", "embedder": ctx.settings.embedder,
         "memories_extracted": memories,
         "routes": routes_total, "seconds": round(time.monotonic() - started, 2),
         "all_questions": _summary(all_rows), "owner_evidence_questions": _summary(owner_rows),
+        "owner_voice": {**_summary(voice_rows),
+                        "what": "the same questions, the owner's name replaced by the first person (as the "
+                                "owner asks their own assistant), for BM25 and the searches alike"},
         "extraction_coverage": {"all_observations": stats.ratio(cited_gold, gold),
                                 "owner_observations": stats.ratio(cited_gold_owner, gold_owner),
                                 "observations": gold, "owner_observations_count": gold_owner},
