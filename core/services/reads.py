@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from core.adapters.firestore.client import stream_dicts
 from core.adapters.firestore.queries import build
 from core.bootstrap import Context
 from core.domain.records import MemoryItem
@@ -72,11 +73,11 @@ def list_memories(ctx: Context, uid: str, query: ListQuery) -> tuple[list[Memory
     page = max(query.limit, 50)
     exhausted = False
     while len(out) < query.limit and not exhausted:
-        snaps = list(build(collection, name, params, limit=page, start_after=start_after).stream())
-        exhausted = len(snaps) < page
-        for snap in snaps:
-            item = MemoryItem.from_store(snap.to_dict())
-            start_after = {"updated_at": item.updated_at, "__name__": snap.reference}
+        rows = stream_dicts(build(collection, name, params, limit=page, start_after=start_after))
+        exhausted = len(rows) < page
+        for reference, data in rows:
+            item = MemoryItem.from_store(data)
+            start_after = {"updated_at": item.updated_at, "__name__": reference}
             if not _device_match(item, query.device_ids):
                 continue
             if skipped < query.offset:

@@ -1,0 +1,36 @@
+"""The list path's own protobuf decoding returns exactly what the SDK's snapshots return."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from google.cloud.firestore_v1 import GeoPoint
+
+from core.adapters.firestore.client import stream_dicts
+from core.bootstrap import Context
+
+pytestmark = pytest.mark.integration
+
+
+def test_decoded_documents_equal_the_sdks(stack: dict[str, Any]) -> None:
+    ctx = Context()
+    col = ctx.paths.col(f"decode-{uuid.uuid4().hex[:10]}", "memory_items")
+    ref = ctx.client.document("users/x/memory_items/y")
+    docs = {
+        "a": {"s": "text ✓", "i": 7, "f": 1.5, "b": True, "n": None, "t": datetime(2026, 11, 30, 1, 2, 3, 456789,
+                                                                                   tzinfo=UTC),
+              "bytes": b"\x00\x01", "ref": ref, "geo": GeoPoint(38.7, -9.1), "empty_map": {}, "empty_list": [],
+              "nested": {"list": [1, "two", {"three": [3.0, None]}], "map": {"k": datetime(2020, 1, 1, tzinfo=UTC)}}},
+        "b": {"s": "", "i": -1, "big": 2**62},
+    }
+    for doc_id, data in docs.items():
+        col.document(doc_id).set(data)
+    query = col.order_by("__name__")
+    fast = stream_dicts(query)
+    sdk = [(s.reference, s.to_dict()) for s in query.stream()]
+    assert [r.path for r, _ in fast] == [r.path for r, _ in sdk]
+    assert [d for _, d in fast] == [d for _, d in sdk]
+    assert fast[0][1]["t"] == docs["a"]["t"] and fast[0][1]["ref"].path == "users/x/memory_items/y"
