@@ -15,7 +15,9 @@ encoded ``Write`` messages (a floor no client reaches; reported as ``ratio_to_fl
 
 One conversation for another user goes through the trigger path first and is not timed: the first
 event of a process pays its start-up (imports, clients, channels), reported as
-``warm_up_capture_ms``; the measured run is the steady state.
+``warm_up_capture_ms``; the measured run is the steady state. The headline figures are for one
+user (its captures queue on its ledger); ``spread_over_users`` repeats the run with the same number
+of conversations spread round-robin over four users, as a service with many users sees them.
 """
 
 from __future__ import annotations
@@ -27,18 +29,41 @@ from typing import Any
 from core.bench import harness, stats
 from core.bench.counting import as_documents, raw_transaction, retarget, sdk_transaction
 
+SPREAD_USERS = 4
 
-def _watch(ctx: Any, uid: str, written: dict[str, float], total: int, visible: dict[str, float],
+
+def _watch(ctx: Any, where: dict[str, str], written: dict[str, float], visible: dict[str, float],
            stop: threading.Event, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
-    while len(visible) < total and not stop.is_set() and time.monotonic() < deadline:
+    while len(visible) < len(where) and not stop.is_set() and time.monotonic() < deadline:
         waiting = [cid for cid in list(written) if cid not in visible]
         if waiting:
-            refs = [ctx.paths.doc(uid, "capture_runs", cid) for cid in waiting]
+            refs = [ctx.paths.doc(where[cid], "capture_runs", cid) for cid in waiting]
             for snap in ctx.client.get_all(refs):
                 if snap.exists and (snap.to_dict() or {}).get("jobs", {}).get("memories") is True:
                     visible.setdefault(snap.id, time.monotonic())
         time.sleep(0.05)
+
+
+def trigger_path(ctx: Any, uids: list[str], convs: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Write ``convs`` one after the other (round-robin over ``uids``) and wait until each is captured."""
+    where = {cid: uids[i % len(uids)] for i, (cid, _) in enumerate(convs)}
+    written: dict[str, float] = {}
+    visible: dict[str, float] = {}
+    stop = threading.Event()
+    watcher = threading.Thread(target=_watch, args=(ctx, where, written, visible, stop, 120.0), daemon=True)
+    started = time.monotonic()
+    watcher.start()
+    for cid, doc in convs:
+        ctx.paths.doc(where[cid], "conversations", cid).set(doc)
+        written[cid] = time.monotonic()
+    watcher.join()
+    stop.set()
+    if len(visible) < len(convs):
+        raise TimeoutError(f"only {len(visible)} of {len(convs)} conversations were captured within 120 s")
+    elapsed = max(visible.values()) - started
+    return {"seconds": elapsed, "latencies": [visible[cid] - written[cid] for cid, _ in convs],
+            "memories": sum(harness.count_docs(ctx, uid, "memory_items") for uid in uids)}
 
 
 def run(args: Any) -> dict[str, Any]:
@@ -55,23 +80,12 @@ def run(args: Any) -> dict[str, Any]:
     harness.wait_for(lambda: ctx.paths.doc(warm_uid, "capture_runs", warm_cid).get().exists, 60.0, every=0.02)
     warm_up_ms = round((time.monotonic() - warm_started) * 1000, 1)
 
-    # ---- the real path
-    written: dict[str, float] = {}
-    visible: dict[str, float] = {}
-    stop = threading.Event()
-    watcher = threading.Thread(target=_watch, args=(ctx, uid, written, size, visible, stop, 120.0), daemon=True)
-    started = time.monotonic()
-    watcher.start()
-    for cid, doc in convs:
-        ctx.paths.doc(uid, "conversations", cid).set(doc)
-        written[cid] = time.monotonic()
-    watcher.join()
-    stop.set()
-    if len(visible) < size:
-        raise TimeoutError(f"only {len(visible)} of {size} conversations were captured within 120 s")
-    elapsed = max(visible.values()) - started
-    memories = harness.count_docs(ctx, uid, "memory_items")
-    latencies = [visible[cid] - written[cid] for cid, _ in convs]
+    # ---- the real path: one user (every capture of that user queues on its ledger)
+    real = trigger_path(ctx, [uid], convs)
+    elapsed, memories, latencies = real["seconds"], real["memories"], real["latencies"]
+    # ---- the same number of conversations spread over four users (captures run side by side)
+    spread_uids = [harness.new_uid(f"ingest-spread{i}") for i in range(SPREAD_USERS)]
+    spread = trigger_path(ctx, spread_uids, harness.conversations(size, "ings"))
 
     # ---- the same captures in process, counted and recorded
     counted = harness.counted_context(publisher=harness.NullPublisher())
@@ -117,6 +131,10 @@ def run(args: Any) -> dict[str, Any]:
                       "(lookups count every requested document, queries their results or 1, commits their writes)",
         },
         "warm_up_capture_ms": warm_up_ms,
+        "spread_over_users": {
+            "users": SPREAD_USERS, "conversations_per_s": stats.rate(size, spread["seconds"]),
+            "completion_to_visible": stats.latency_ms(spread["latencies"]),
+            "ratio": stats.ratio(stats.rate(size, spread["seconds"]), baseline_throughput)},
         "in_process_capture_conversations_per_s": stats.rate(size, shadow_elapsed),
         "baseline": {"what": "one SDK transaction per conversation (begin + commit, no reads) writing, from "
                              "Python dicts, the documents capture wrote",
