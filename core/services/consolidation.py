@@ -22,6 +22,7 @@ from typing import Any
 
 from core.adapters.firestore import leases
 from core.adapters.firestore.apply import ApplyView, Plan
+from core.adapters.firestore.client import stream_dicts
 from core.adapters.firestore.queries import build
 from core.bootstrap import Context
 from core.domain import ids
@@ -134,13 +135,13 @@ def record_pass(ctx: Context, uid: str, summary: dict[str, Any], trigger: dict[s
 def select_pending(ctx: Context, uid: str, limit: int) -> list[MemoryItem]:
     """Deterministic order: nearest adjudication deadline first, then id."""
     query = build(ctx.paths.col(uid, "memory_items"), "pending_route_items", {"pending_route": True}, limit=limit)
-    return [MemoryItem.from_store(s.to_dict()) for s in query.stream()]
+    return [MemoryItem.from_store(data) for _, data in stream_dicts(query)]
 
 
 def _long_term(ctx: Context, uid: str, limit: int = 500) -> list[MemoryItem]:
     query = build(ctx.paths.col(uid, "memory_items"), "items_by_read_class_and_layer",
                   {"read_class": ["default"], "layer": "long_term"}, limit=limit)
-    return [MemoryItem.from_store(s.to_dict()) for s in query.stream()]
+    return [MemoryItem.from_store(data) for _, data in stream_dicts(query)]
 
 
 def _attempts(ctx: Context, uid: str, memory_ids: list[str]) -> dict[str, int]:
