@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,10 +24,15 @@ class Context:
     def __init__(self, settings: config.Settings | None = None, **overrides: Any) -> None:
         self.settings = settings or config.load()
         self._overrides = overrides
+        self._building = threading.RLock()  # factories may ask for other parts (the engine → the client)
 
     def _get(self, name: str, factory: Any) -> Any:
+        # A function instance serves requests on several threads: the first ones must not each build
+        # their own engine (each with its own per-user locks) or client.
         if name not in self._overrides:
-            self._overrides[name] = factory()
+            with self._building:
+                if name not in self._overrides:
+                    self._overrides[name] = factory()
         return self._overrides[name]
 
     @property
@@ -120,9 +126,18 @@ class Context:
         self.publisher.publish(self.settings.projection_topic, {"uid": uid, "sequence": sequence})
 
 
+_DEFAULT_LOCK = threading.Lock()
+
+
 @functools.lru_cache(maxsize=1)
-def default_context() -> Context:
+def _default_context() -> Context:
     return Context()
+
+
+def default_context() -> Context:
+    """The process's one Context (requests arriving together at a cold start share it)."""
+    with _DEFAULT_LOCK:
+        return _default_context()
 
 
 def log_json(event: str, **fields: Any) -> None:

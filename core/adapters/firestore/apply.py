@@ -31,6 +31,11 @@ from core.errors import Conflict, RetryableError, StrataError, WritesBlocked
 log = logging.getLogger(__name__)
 
 MAX_ITEMS_PER_APPLY = 200  # 2 writes per item + bookkeeping stays under Firestore's 500-write commit
+# Applies for one user all read and write its control doc, so concurrent ones in one process (a
+# function instance serving several triggers) only deadlock on its lock, wait for the lock timeout
+# and back off for seconds; queueing them here instead costs nothing. Shared by every engine of the
+# process (so two contexts cannot bypass each other) and striped, so memory stays bounded.
+_USER_LOCKS = [threading.Lock() for _ in range(64)]
 
 
 @dataclass
@@ -108,10 +113,7 @@ class ApplyEngine:
         self.validators = list(validators)
         self.max_attempts = max_attempts
         self.clock = clock or (lambda: datetime.now(UTC))
-        # Applies for one user all read and write its control doc, so concurrent ones in one process
-        # (a function instance serving several triggers) only abort each other and back off for
-        # seconds; queueing them here instead costs nothing. Striped, so memory stays bounded.
-        self._user_locks = [threading.Lock() for _ in range(64)]
+        self._user_locks = _USER_LOCKS
 
     def apply(self, uid: str, kind: str, key: Any, planner: Planner, *, item_ids: Iterable[str] = (),
               doc_paths: Iterable[str] = (), actor: str = "system", bypass_account_fence: bool = False,
