@@ -749,6 +749,10 @@ class RuleExtractor:
             name = relation.group("name")
             drafts.append(_Draft(f"{name} is the user's {relation.group('rel').lower()}", "relationship",
                                  "third_party", name, whole))
+            # "My cousin Meera lives in Marseille": what the sentence says about the person, too.
+            rest = body[relation.end():]
+            if relation.re is _RELATION_STATEMENT and len(rest.split()) >= 2 and not _CHATTER.search(rest):
+                drafts.append(_Draft(_about_person(name, rest) + suffix, "fact", "third_party", name, whole))
             return drafts
 
         found = _self_disclosure(body)

@@ -1,4 +1,5 @@
-"""The rule extractor's fallback for first-person statements that no specific rule knows.
+"""The rule extractor's fallback for first-person statements that no specific rule knows, and what a
+relation statement says about the person beyond the relation.
 
 A declarative first-person clause with substance becomes a fact about its speaker; questions,
 reactions and mental verbs ("I know", "I can't wait"), clauses addressed to the other person and
@@ -37,3 +38,9 @@ def test_a_named_other_speaker_gets_the_fallback_too() -> None:
     facts = contents(("Ana", "How was the weekend?", True),
                      ("Ben", "I've started volunteering at the city farm on Saturdays.", False))
     assert facts == ["Ben has started volunteering at the city farm on Saturdays"]
+
+
+def test_a_relation_statement_keeps_what_it_says_about_the_person() -> None:
+    facts = contents(("Ana", "My cousin Meera lives in Marseille, which is two hours away by train.", True))
+    assert facts == ["Meera is the user's cousin", "Meera lives in Marseille"]
+    assert contents(("Ana", "My brother Tom.", True)) == ["Tom is the user's brother"]
