@@ -16,7 +16,7 @@ from collections import Counter
 from typing import Any
 
 from core.bench import harness, stats
-from core.bench.counting import as_documents, raw_transaction, retarget, sdk_transaction
+from core.bench.counting import replay
 
 
 def run(args: Any) -> dict[str, Any]:
@@ -50,18 +50,8 @@ def run(args: Any) -> dict[str, Any]:
     pass_seconds = sum(p["seconds"] for p in passes)
     promoted = routes.get("promote", 0)
 
-    baseline_uid = harness.new_uid("consolidate-baseline")
-    documents = [as_documents(setup.client, retarget(w, uid, baseline_uid)) for w in recorded]
-    started = time.monotonic()
-    for docs in documents:
-        sdk_transaction(setup.client, docs)
-    baseline_seconds = time.monotonic() - started
-    floor_uid = harness.new_uid("consolidate-floor")
-    prepared = [retarget(w, uid, floor_uid) for w in recorded]
-    started = time.monotonic()
-    for writes in prepared:
-        raw_transaction(setup.client, writes)
-    floor_seconds = time.monotonic() - started
+    replayed = replay(setup.client, recorded, uid, "consolidate")
+    baseline_seconds, floor_seconds = replayed.sdk_seconds, replayed.floor_seconds
 
     throughput = stats.rate(routed_total, pass_seconds)
     baseline_throughput = stats.rate(routed_total, baseline_seconds)
@@ -73,7 +63,7 @@ def run(args: Any) -> dict[str, Any]:
                       "ops_per_routed_item": stats.ratio(ops, routed_total), **counts},
         "baseline": {"what": "SDK transactions (begin + commit, no reads) writing, from Python dicts, the same "
                              "documents in the same grouping (one per commit the passes made)",
-                     "transactions": len(documents), "documents": sum(len(d) for d in documents),
+                     "transactions": replayed.transactions, "documents": replayed.documents,
                      "seconds": round(baseline_seconds, 3), "items_per_s": baseline_throughput},
         "floor": {"what": "the same commits replayed as the recorded, already encoded Write messages",
                   "seconds": round(floor_seconds, 3), "items_per_s": stats.rate(routed_total, floor_seconds)},

@@ -180,3 +180,35 @@ def sdk_transaction(client: Any, documents: list[tuple[Any, dict[str, Any] | Non
                 transaction.set(ref, data, merge=merge)
 
     write(client.transaction())
+
+
+@dataclass
+class Replayed:
+    """How long the recorded commits took written again: as SDK transactions from dicts (the
+    baseline) and as the recorded ``Write`` messages (the floor)."""
+
+    transactions: int
+    documents: int
+    sdk_seconds: float
+    floor_seconds: float
+
+
+def replay(client: Any, commits: list[list[Any]], recorded_uid: str, label: str) -> Replayed:
+    """Write ``commits`` (recorded for ``recorded_uid``) again, one transaction each, for two fresh
+    users: first through the SDK from Python dicts, then as the encoded messages themselves."""
+    import time
+    import uuid
+
+    def fresh(kind: str) -> str:
+        return f"bench-{label}-{kind}-{uuid.uuid4().hex[:10]}"
+
+    documents = [as_documents(client, retarget(w, recorded_uid, fresh("baseline"))) for w in commits]
+    started = time.monotonic()
+    for docs in documents:
+        sdk_transaction(client, docs)
+    sdk_seconds = time.monotonic() - started
+    prepared = [retarget(w, recorded_uid, fresh("floor")) for w in commits]
+    started = time.monotonic()
+    for writes in prepared:
+        raw_transaction(client, writes)
+    return Replayed(len(commits), sum(len(d) for d in documents), sdk_seconds, time.monotonic() - started)

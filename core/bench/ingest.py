@@ -28,7 +28,7 @@ import time
 from typing import Any
 
 from core.bench import harness, stats
-from core.bench.counting import as_documents, raw_transaction, retarget, sdk_transaction
+from core.bench.counting import replay
 
 SPREAD_USERS = 4
 WARM_UP = 10  # conversations through the trigger path before anything is timed
@@ -108,20 +108,9 @@ def run(args: Any) -> dict[str, Any]:
         per_conversation.append([w for commit in counted.client.counts.recording or [] for w in commit])
     shadow_elapsed = time.monotonic() - shadow_started
 
-    # ---- baseline: one transaction per conversation with the same documents (SDK, from dicts)
-    baseline_uid = harness.new_uid("ingest-baseline")
-    documents = [as_documents(ctx.client, retarget(w, shadow, baseline_uid)) for w in per_conversation]
-    baseline_started = time.monotonic()
-    for docs in documents:
-        sdk_transaction(ctx.client, docs)
-    baseline_elapsed = time.monotonic() - baseline_started
-    # ---- floor: the recorded Write messages replayed as they are (no encoding at all)
-    floor_uid = harness.new_uid("ingest-floor")
-    prepared = [retarget(w, shadow, floor_uid) for w in per_conversation]
-    floor_started = time.monotonic()
-    for batch in prepared:
-        raw_transaction(ctx.client, batch)
-    floor_elapsed = time.monotonic() - floor_started
+    # ---- baseline and floor: one transaction per conversation with the same documents
+    replayed = replay(ctx.client, per_conversation, shadow, "ingest")
+    baseline_elapsed, floor_elapsed = replayed.sdk_seconds, replayed.floor_seconds
 
     throughput = stats.rate(size, elapsed)
     baseline_throughput = stats.rate(size, baseline_elapsed)
@@ -145,7 +134,7 @@ def run(args: Any) -> dict[str, Any]:
         "in_process_capture_conversations_per_s": stats.rate(size, shadow_elapsed),
         "baseline": {"what": "one SDK transaction per conversation (begin + commit, no reads) writing, from "
                              "Python dicts, the documents capture wrote",
-                     "documents": sum(len(d) for d in documents), "seconds": round(baseline_elapsed, 3),
+                     "documents": replayed.documents, "seconds": round(baseline_elapsed, 3),
                      "conversations_per_s": baseline_throughput},
         "floor": {"what": "the same commits replayed as the recorded, already encoded Write messages",
                   "seconds": round(floor_elapsed, 3), "conversations_per_s": floor_throughput},
