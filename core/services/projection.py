@@ -234,8 +234,8 @@ def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainR
 _PROVIDERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="projection")
 
 
-def _sync_keyword(index: KeywordIndex, uid: str, purge: bool, deletes: list[str], upserts: list[ProjectionDoc]) -> int:
-    """Typesense: purge, deletes, then upserts (each upsert clears legacy rows first); returns calls."""
+def _remove(index: KeywordIndex | VectorIndex, uid: str, purge: bool, deletes: list[str]) -> int:
+    """What every provider does first: the user purge, then the deletes; returns calls."""
     calls = 0
     if purge:
         index.purge_user(uid)
@@ -243,6 +243,12 @@ def _sync_keyword(index: KeywordIndex, uid: str, purge: bool, deletes: list[str]
     if deletes:
         index.delete(uid, deletes)
         calls += 1
+    return calls
+
+
+def _sync_keyword(index: KeywordIndex, uid: str, purge: bool, deletes: list[str], upserts: list[ProjectionDoc]) -> int:
+    """Typesense: purge, deletes, then upserts (each upsert clears legacy rows first); returns calls."""
+    calls = _remove(index, uid, purge, deletes)
     if upserts:
         index.upsert(upserts)
         calls += 1
@@ -252,13 +258,7 @@ def _sync_keyword(index: KeywordIndex, uid: str, purge: bool, deletes: list[str]
 def _sync_vector(index: VectorIndex, embedder: Embedder, uid: str, purge: bool, deletes: list[str],
                  upserts: list[ProjectionDoc]) -> int:
     """Pinecone: purge, deletes, then embeddings and upserts; returns calls (embedding counts as one)."""
-    calls = 0
-    if purge:
-        index.purge_user(uid)
-        calls += 1
-    if deletes:
-        index.delete(uid, deletes)
-        calls += 1
+    calls = _remove(index, uid, purge, deletes)
     if upserts:
         index_dim = getattr(index, "dimension", None)
         if isinstance(index_dim, int) and index_dim != embedder.dim:
