@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +31,32 @@ def session_source(sample: locomo.Sample, session: locomo.Session, owner: str) -
                             segments=segments)
 
 
+@dataclass
+class Tally:
+    """Gold observations counted against the turns the memories cite, overall and the owner's."""
+
+    gold: int = 0
+    gold_owner: int = 0
+    hit_all: int = 0
+    hit_owner: int = 0
+    missed: list[str] = field(default_factory=list)  # the owner's uncovered facts
+
+    def add(self, sample: locomo.Sample, cited: set[str], owner: str) -> None:
+        for obs in sample.observations:
+            hit = bool(cited & set(obs.dia_ids))
+            self.gold += 1
+            self.hit_all += hit
+            if obs.speaker == owner:
+                self.gold_owner += 1
+                self.hit_owner += hit
+                if not hit:
+                    self.missed.append(f"{'/'.join(obs.dia_ids)}: {obs.fact}")
+
+
 def coverage(path: str | Path, verbose: bool = False) -> dict[str, Any]:
     extractor = RuleExtractor()
-    gold = gold_owner = hit_all = hit_owner = memories = 0
-    missed: list[str] = []
+    tally = Tally()
+    memories = 0
     for sample in locomo.load(path):
         owner = sample.speaker_a
         cited: set[str] = set()
@@ -42,29 +65,22 @@ def coverage(path: str | Path, verbose: bool = False) -> dict[str, Any]:
             grounded = ground(source, extractor.extract(source))  # raises if the extractor broke its promise
             memories += len(grounded)
             cited.update(ref.segment_id for item in grounded for ref in item.quote_refs)
-        for obs in sample.observations:
-            hit = bool(cited & set(obs.dia_ids))
-            gold += 1
-            hit_all += hit
-            if obs.speaker == owner:
-                gold_owner += 1
-                hit_owner += hit
-                if not hit:
-                    missed.append(f"{'/'.join(obs.dia_ids)}: {obs.fact}")
+        tally.add(sample, cited, owner)
     out: dict[str, Any] = {
-        "data": str(path), "memories": memories, "observations": gold, "owner_observations": gold_owner,
-        "coverage_all": round(hit_all / gold, 3) if gold else None,
-        "coverage_owner": round(hit_owner / gold_owner, 3) if gold_owner else None,
+        "data": str(path), "memories": memories, "observations": tally.gold, "owner_observations": tally.gold_owner,
+        "coverage_all": round(tally.hit_all / tally.gold, 3) if tally.gold else None,
+        "coverage_owner": round(tally.hit_owner / tally.gold_owner, 3) if tally.gold_owner else None,
     }
     if verbose:
-        out["owner_missed"] = missed
+        out["owner_missed"] = tally.missed
     return out
 
 
 def main(argv: list[str]) -> int:
     verbose = "--verbose" in argv
+    shipped = locomo.default_sample_path()
     paths = [a for a in argv if not a.startswith("--")] or [
-        str(locomo.default_sample_path()), str(locomo.default_sample_path().with_name("locomo_heldout.json"))]
+        str(shipped), str(shipped.with_name("locomo_heldout.json")), str(shipped.with_name("locomo_heldout2.json"))]
     for path in paths:
         print(json.dumps(coverage(path, verbose), indent=1 if verbose else None))
     return 0

@@ -19,6 +19,7 @@ from typing import Any
 
 from core.bench import harness, locomo, stats
 from core.bench.bm25 import BM25
+from core.bench.coverage import Tally
 
 MODES = ("keyword", "vector", "hybrid")
 KS = (5, 10)
@@ -126,7 +127,8 @@ def run(args: Any) -> dict[str, Any]:
     ctx = harness.context()
     all_rows: list[dict[str, Any]] = []
     voice_rows: list[dict[str, Any]] = []
-    gold = gold_owner = cited_gold = cited_gold_owner = memories = 0
+    tally = Tally()
+    memories = 0
     routes_total: dict[str, int] = {}
     started = time.monotonic()
     for sample in samples:
@@ -135,14 +137,7 @@ def run(args: Any) -> dict[str, Any]:
         _ingest(ctx, uid, sample, owner)
         items = [harness_item(s) for s in ctx.paths.col(uid, "memory_items").stream()]
         memories += len(items)
-        cited = {sid for item in items for sid in _cited(item)}
-        for obs in sample.observations:
-            hit = bool(cited & set(obs.dia_ids))
-            gold += 1
-            cited_gold += hit
-            if obs.speaker == owner:
-                gold_owner += 1
-                cited_gold_owner += hit
+        tally.add(sample, {sid for item in items for sid in _cited(item)}, owner)
         for route, count in _settle(ctx, uid).items():
             routes_total[route] = routes_total.get(route, 0) + count
         searches = {mode: functools.partial(_search, getattr(search, mode), ctx, uid) for mode in MODES}
@@ -157,9 +152,9 @@ def run(args: Any) -> dict[str, Any]:
         "owner_voice": {**_summary(voice_rows),
                         "what": "the same questions, the owner's name replaced by the first person (as the "
                                 "owner asks their own assistant), for BM25 and the searches alike"},
-        "extraction_coverage": {"all_observations": stats.ratio(cited_gold, gold),
-                                "owner_observations": stats.ratio(cited_gold_owner, gold_owner),
-                                "observations": gold, "owner_observations_count": gold_owner},
+        "extraction_coverage": {"all_observations": stats.ratio(tally.hit_all, tally.gold),
+                                "owner_observations": stats.ratio(tally.hit_owner, tally.gold_owner),
+                                "observations": tally.gold, "owner_observations_count": tally.gold_owner},
         "baseline": "BM25 (k1=1.5, b=0.75) over the raw turns of the same conversations; reaches its top-k turns",
     }
 
