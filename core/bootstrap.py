@@ -7,13 +7,15 @@ import functools
 import json
 import logging
 import threading
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from core import config
 from core.adapters.firestore.apply import ApplyEngine
 from core.adapters.firestore.client import Paths, firestore_client
-from core.ports import Embedder, KeywordIndex, Publisher, TaskQueue, VectorIndex
+from core.domain.extraction import Extractor
+from core.domain.routing import Router
+from core.ports import Clock, Embedder, KeywordIndex, Publisher, TaskQueue, VectorIndex, WebhookSender
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +25,8 @@ class Context:
 
     def __init__(self, settings: config.Settings | None = None, **overrides: Any) -> None:
         self.settings = settings or config.load()
-        self._overrides = overrides
+        # An override given as None is no override (callers pass ``clock=None`` meaning "the system's").
+        self._overrides = {name: part for name, part in overrides.items() if part is not None}
         self._building = threading.RLock()  # factories may ask for other parts (the engine → the client)
 
     def _get(self, name: str, factory: Any) -> Any:
@@ -46,16 +49,24 @@ class Context:
     @property
     def engine(self) -> ApplyEngine:
         def build() -> ApplyEngine:
-            from core.services.validation import admission_validator
+            from core.adapters.firestore.hooks import SchedulingEngine, admission_validator
 
-            return ApplyEngine(self.client, on_committed=self.nudge_projection, validators=[admission_validator],
+            return SchedulingEngine(self.client, on_committed=self.nudge_projection, validators=[admission_validator],
                                clock=self.now)
 
         return self._get("engine", build)
 
+    @property
+    def clock(self) -> Clock:
+        """The time every service reads (``ctx.now()``); override ``clock`` with a :class:`Clock` or a
+        zero-argument callable."""
+        from core.adapters.clock import CallableClock, SystemClock
+
+        given = self._get("clock", SystemClock)
+        return given if isinstance(given, Clock) else CallableClock(given)
+
     def now(self) -> datetime:
-        clock = self._overrides.get("clock")
-        return clock() if clock else datetime.now(UTC)
+        return self.clock.now()
 
     @property
     def publisher(self) -> Publisher:
@@ -74,6 +85,15 @@ class Context:
             return CloudTasksQueue(self.settings)
 
         return self._get("tasks", build)
+
+    @property
+    def webhook_sender(self) -> WebhookSender:
+        def build() -> WebhookSender:
+            from core.adapters.webhook_http import HttpWebhookSender
+
+            return HttpWebhookSender()
+
+        return self._get("webhook_sender", build)
 
     @property
     def keyword_index(self) -> KeywordIndex:
@@ -105,8 +125,8 @@ class Context:
         return self._get("embedder", build)
 
     @property
-    def extractor(self) -> Any:
-        def build() -> Any:
+    def extractor(self) -> Extractor:
+        def build() -> Extractor:
             from core.adapters.llm import build_extractor
 
             return build_extractor(self.settings)
@@ -114,8 +134,8 @@ class Context:
         return self._get("extractor", build)
 
     @property
-    def router(self) -> Any:
-        def build() -> Any:
+    def router(self) -> Router:
+        def build() -> Router:
             from core.adapters.llm import build_router
 
             return build_router(self.settings)

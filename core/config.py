@@ -67,11 +67,27 @@ class Settings:
     long_term_archive_after_days: int = 0  # 0 = never age out
     max_body_bytes: int = 1_048_576
     max_content_chars: int = 8_000
-    webhook_url: str = ""
+    # Developer webhooks: delivered by Cloud Tasks on their own queue, each POST bounded in time.
+    webhook_queue: str = "strata-webhooks"
+    webhook_timeout_s: float = 10.0
+    # Consolidation scheduling: a user's pass runs one interval after the write that made an item
+    # pending (the Terraform cron's period); a pass selects at most ``consolidation_pass_limit``
+    # items; the safety-net walk reads at most ``walk_pages`` pages of ``walk_page_size`` users.
+    consolidation_interval_s: float = 600.0
+    consolidation_pass_limit: int = 500
+    consolidation_on_write: bool = True  # off: writes only mark the user; the walk schedules it
+    walk_page_size: int = 500
+    walk_pages: int = 4
     # Local tooling (the stack, its scheduler stand-in, the CLI).
     state_dir: str = ""  # default <repo>/.strata/stack
     tick_seconds: float = 0.0  # 0 = follow the Terraform crons
     real_project: bool = False  # CLI: never look for a local stack
+
+    @property
+    def schedule_interval_s(self) -> float:
+        """The consolidation window and task delay: ``STRATA_TICK_SECONDS`` when set (the local
+        stack's tick), else the declared interval."""
+        return self.tick_seconds or self.consolidation_interval_s
 
     @property
     def local(self) -> bool:
@@ -111,7 +127,13 @@ def load() -> Settings:
         long_term_archive_after_days=_int("STRATA_LONG_TERM_ARCHIVE_AFTER_DAYS", 0),
         max_body_bytes=_int("STRATA_MAX_BODY_BYTES", 1_048_576),
         max_content_chars=_int("STRATA_MAX_CONTENT_CHARS", 8_000),
-        webhook_url=_env("STRATA_WEBHOOK_URL"),
+        webhook_queue=_env("STRATA_WEBHOOK_QUEUE", "strata-webhooks"),
+        webhook_timeout_s=_float("STRATA_WEBHOOK_TIMEOUT_S", 10.0),
+        consolidation_interval_s=_float("STRATA_CONSOLIDATION_INTERVAL_S", 600.0),
+        consolidation_pass_limit=_int("STRATA_CONSOLIDATION_PASS_LIMIT", 500),
+        consolidation_on_write=_bool("STRATA_CONSOLIDATION_ON_WRITE", True),
+        walk_page_size=_int("STRATA_WALK_PAGE_SIZE", 500),
+        walk_pages=_int("STRATA_WALK_PAGES", 4),
         state_dir=_env("STRATA_STATE_DIR"),
         tick_seconds=_float("STRATA_TICK_SECONDS", 0.0),
         real_project=_bool("STRATA_REAL_PROJECT"),

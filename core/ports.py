@@ -8,7 +8,7 @@ Adapters raise :class:`core.errors.RetryableError` subclasses for transient prov
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,6 +27,17 @@ class ProjectionDoc:
     content: str
     category: str = "interesting"
     updated_at: float = 0.0  # epoch seconds
+
+
+@dataclass(frozen=True)
+class ProviderRecord:
+    """One stored row as a provider holds it (what the doctor compares with canonical state)."""
+
+    provider_id: str
+    uid: str
+    memory_id: str
+    revision: int | None
+    content: str | None = None  # None where the provider keeps no text (the vector index)
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,10 @@ class KeywordIndex(ABC):
     def provider_ids(self, uid: str) -> set[str]:
         """Every stored id for the user (trace checks, convergence tests)."""
 
+    @abstractmethod
+    def records(self, uid: str | None) -> Iterator[list[ProviderRecord]]:
+        """The user's rows (every row when ``uid`` is None), streamed in bounded pages."""
+
 
 class VectorIndex(ABC):
     """Pinecone (or the local compatible endpoint) over ProjectionDocs with vectors."""
@@ -84,6 +99,10 @@ class VectorIndex(ABC):
     @abstractmethod
     def provider_ids(self, uid: str) -> set[str]: ...
 
+    @abstractmethod
+    def records(self, uid: str | None) -> Iterator[list[ProviderRecord]]:
+        """The user's rows (every row carrying a uid when ``uid`` is None), in bounded pages."""
+
 
 class Embedder(ABC):
     """Text → vectors. ``dim`` must equal the vector index dimension."""
@@ -104,7 +123,25 @@ class Publisher(ABC):
 
 class TaskQueue(ABC):
     @abstractmethod
-    def enqueue(self, url: str, payload: dict[str, Any], *, task_id: str | None = None) -> None: ...
+    def enqueue(self, url: str, payload: dict[str, Any], *, task_id: str | None = None,
+                queue: str | None = None, schedule_at: datetime | None = None) -> None:
+        """Create an HTTP task calling ``url`` with ``payload`` on ``queue`` (default: the
+        consolidation queue), run at ``schedule_at`` (default: now); a ``task_id`` already used is
+        a no-op."""
+
+
+class WebhookSender(ABC):
+    """Outbound developer-webhook HTTP. The service checks every resolved address before posting,
+    and the sender connects to that checked address only (no second lookup, no redirects)."""
+
+    @abstractmethod
+    def resolve(self, host: str, port: int) -> list[str]:
+        """The host's addresses (an IP literal resolves to itself); [] when it does not resolve."""
+
+    @abstractmethod
+    def post(self, url: str, address: str, body: bytes, *, timeout_s: float) -> int:
+        """POST ``body`` (JSON) to ``url``, connecting to ``address``; the answer's status code.
+        Raises :class:`core.errors.RetryableError` on a timeout or a connection failure."""
 
 
 class Clock(ABC):

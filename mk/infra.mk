@@ -13,7 +13,7 @@ PACKAGE_OUT ?= build/functions
 .PHONY: package infra-setup infra-test infra-fmt
 
 package:
-	$(PY) -m core.packaging --out $(PACKAGE_OUT)
+	$(PY) -m strata_dev.packaging --out $(PACKAGE_OUT)
 
 $(VENV_CHECKOV)/bin/checkov:
 	$(PYTHON3) -m venv $(VENV_CHECKOV)

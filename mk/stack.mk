@@ -21,4 +21,4 @@ $(TASKS_VENV)/.installed: mk/stack.mk
 	touch $@
 
 stack-status:
-	.venv/bin/python -m core.localstack stack status
+	.venv/bin/python -m strata_dev.localstack stack status

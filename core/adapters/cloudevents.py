@@ -1,8 +1,14 @@
 """Decoding the CloudEvents Strata's functions receive.
 
 Firestore triggers (Eventarc in production, the emulator locally) deliver
-``google.events.cloud.firestore.v1.DocumentEventData`` as protobuf; Pub/Sub deliveries carry
-``{"message": {"data": base64}}``. Only these two shapes are decoded here.
+``google.events.cloud.firestore.v1.DocumentEventData`` as protobuf (its message types come from the
+``google-events`` package); Pub/Sub deliveries carry ``{"message": {"data": base64}}``. Only these
+two shapes are decoded here.
+
+Document fields decode to the Python values the Firestore client returns for the same document
+(``DatetimeWithNanoseconds``, ``GeoPoint``, lists, dicts), except that a reference decodes to its
+document path (``users/u1/...``), no client being at hand to make it a ``DocumentReference``, and
+typed maps (vectors, BSON values) stay plain maps.
 """
 
 from __future__ import annotations
@@ -13,19 +19,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import proto
-from google.cloud.firestore_v1 import _helpers
-from google.cloud.firestore_v1.types import common, document
+from google.api_core.datetime_helpers import DatetimeWithNanoseconds
+from google.cloud.firestore_v1 import GeoPoint
+from google.events.cloud.firestore_v1.types.data import DocumentEventData
 
 from core.errors import BadRequest
-
-
-class DocumentEventData(proto.Message):
-    """google/events/cloud/firestore/v1/data.proto (fields 1-3)."""
-
-    value = proto.Field(proto.MESSAGE, number=1, message=document.Document)
-    old_value = proto.Field(proto.MESSAGE, number=2, message=document.Document)
-    update_mask = proto.Field(proto.MESSAGE, number=3, message=common.DocumentMask)
 
 
 @dataclass(frozen=True)
@@ -41,11 +39,31 @@ class DocumentEvent:
         return self.path.split("/")
 
 
-def _doc(doc: Any) -> dict[str, Any] | None:
-    if not doc.name:
+def _value(pb: Any) -> Any:
+    """One ``google.events.cloud.firestore.v1.Value`` (raw protobuf) as a Python value."""
+    kind = pb.WhichOneof("value_type")
+    if kind is None or kind == "null_value":
         return None
-    decoded: dict[str, Any] = _helpers.decode_dict(doc.fields, None)  # type: ignore[assignment]
-    return decoded
+    if kind == "timestamp_value":
+        return DatetimeWithNanoseconds.from_timestamp_pb(pb.timestamp_value)
+    if kind == "geo_point_value":
+        return GeoPoint(pb.geo_point_value.latitude, pb.geo_point_value.longitude)
+    if kind == "reference_value":
+        ref: str = pb.reference_value
+        return ref.split("/documents/", 1)[1] if "/documents/" in ref else ref
+    if kind == "array_value":
+        return [_value(element) for element in pb.array_value.values]
+    if kind == "map_value":
+        return _fields(pb.map_value.fields)
+    return getattr(pb, kind)  # boolean, integer, double, string, bytes
+
+
+def _fields(fields: Any) -> dict[str, Any]:
+    return {name: _value(value) for name, value in fields.items()}
+
+
+def _doc(doc: Any) -> dict[str, Any] | None:
+    return _fields(doc.fields) if doc.name else None
 
 
 def decode_document_event(cloud_event: Any) -> DocumentEvent:
@@ -61,13 +79,14 @@ def decode_document_event(cloud_event: Any) -> DocumentEvent:
             data = DocumentEventData.deserialize(base64.b64decode(raw, validate=True))
         except (binascii.Error, Exception) as exc:  # noqa: BLE001
             raise BadRequest("event body is not a Firestore DocumentEventData") from exc
-    value, old = _doc(data.value), _doc(data.old_value)
-    name = data.value.name or data.old_value.name
+    pb = DocumentEventData.pb(data)
+    value, old = _doc(pb.value), _doc(pb.old_value)
+    name = pb.value.name or pb.old_value.name
     subject = cloud_event.get("document") or ""
     path = name.split("/documents/", 1)[1] if "/documents/" in name else subject.removeprefix("documents/")
     return DocumentEvent(
         event_id=str(cloud_event.get("id") or ""), event_type=str(cloud_event.get("type") or ""), path=path,
-        value=value, old_value=old, updated_fields=tuple(data.update_mask.field_paths),
+        value=value, old_value=old, updated_fields=tuple(pb.update_mask.field_paths),
     )
 
 

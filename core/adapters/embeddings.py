@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from core.config import Settings
-from core.errors import BadRequest, PermanentError, ProviderUnavailable
+from core.errors import BadRequest, DimensionMismatch, PermanentError, ProviderUnavailable
 from core.ports import Embedder
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -29,12 +29,6 @@ _STOPWORDS = frozenset({
     "that", "the", "their", "them", "they", "this", "to", "was", "we", "were", "what", "when", "where",
     "which", "who", "why", "will", "with", "you", "your",
 })
-
-
-class DimensionMismatch(PermanentError):
-    """The embedder's vectors do not have the configured (index) dimension."""
-
-    code = "embedding_dimension_mismatch"
 
 
 def _normalise(vector: Sequence[float]) -> list[float]:

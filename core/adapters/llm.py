@@ -34,30 +34,16 @@ from core.domain.extraction import (
 from core.domain.routing import ROUTE_SCHEMA, ROUTES, RouteCandidate, RouteProposal, Router, RuleRouter
 from core.domain.rule_extractor import RuleExtractor
 from core.domain.sensitivity import REDACTED, RESTRICTED_LABELS, label_sensitivity, redact_secrets
-from core.errors import PermanentError, ProviderUnavailable, RetryableError
+from core.errors import (
+    LLMMalformedReply,
+    LLMRejected,
+    LLMTimeout,
+    LLMTruncatedReply,
+    LLMUnavailable,
+)
 
 
 # --------------------------------------------------------------------------- errors
-class LLMUnavailable(ProviderUnavailable):
-    code = "llm_unavailable"
-
-
-class LLMTimeout(LLMUnavailable):
-    code = "llm_timeout"
-
-
-class LLMMalformedReply(RetryableError):
-    code = "llm_malformed_reply"
-
-
-class LLMTruncatedReply(LLMMalformedReply):
-    code = "llm_truncated_reply"
-
-
-class LLMRejected(PermanentError):
-    code = "llm_rejected"
-
-
 # --------------------------------------------------------------------------- the client
 class ChatClient:
     """A small OpenAI-compatible ``/chat/completions`` client returning the parsed JSON object."""

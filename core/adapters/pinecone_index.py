@@ -25,7 +25,7 @@ from pinecone.errors.exceptions import (
 )
 
 from core.errors import PermanentError, ProviderUnavailable
-from core.ports import Hit, ProjectionDoc, VectorIndex
+from core.ports import Hit, ProjectionDoc, ProviderRecord, VectorIndex
 
 UPSERT_BATCH = 100
 DELETE_BATCH = 1000
@@ -184,6 +184,25 @@ class PineconeIndex(VectorIndex):
 
     def provider_ids(self, uid: str) -> set[str]:
         return set(self._ids_matching({"uid": {"$eq": uid}}))
+
+    def records(self, uid: str | None) -> Iterator[list[ProviderRecord]]:
+        flt = {"uid": {"$eq": uid}} if uid is not None else {"uid": {"$exists": True}}
+        token: str | None = None
+        while True:
+            page = self._call("fetch_by_metadata", self._index.fetch_by_metadata, filter=flt,
+                              namespace=self.namespace, limit=FETCH_PAGE, pagination_token=token)
+            rows = []
+            for vector_id, vector in page.vectors.items():
+                meta = vector.metadata or {}
+                revision = meta.get("revision")
+                rows.append(ProviderRecord(provider_id=vector_id, uid=str(meta.get("uid", "")),
+                                           memory_id=str(meta.get("memory_id", "")),
+                                           revision=int(revision) if revision is not None else None))
+            if rows:
+                yield rows
+            token = page.pagination.next if page.pagination is not None else None
+            if not token:
+                return
 
 
 __all__ = ["PineconeIndex"]

@@ -31,7 +31,7 @@ import typesense
 from typesense import exceptions as ts_errors
 
 from core.errors import PermanentError, ProviderUnavailable
-from core.ports import Hit, KeywordIndex, ProjectionDoc
+from core.ports import Hit, KeywordIndex, ProjectionDoc, ProviderRecord
 
 SCHEMA_FIELDS: list[dict[str, Any]] = [
     {"name": "uid", "type": "string", "facet": True},
@@ -107,6 +107,8 @@ class TypesenseIndex(KeywordIndex):
         protocol = parts.scheme or "http"
         port = parts.port or (443 if protocol == "https" else 8108)
         self.collection = collection
+        self._export_url = f"{protocol}://{parts.hostname}:{port}{parts.path.rstrip('/')}"
+        self._api_key, self._timeout_s = api_key, timeout_s
         self._client = typesense.Client(
             {
                 "api_key": api_key,
@@ -241,6 +243,41 @@ class TypesenseIndex(KeywordIndex):
             "export", self._documents.export, {"filter_by": f"uid:={_quote(uid)}", "include_fields": "id"}
         )
         return {json.loads(line)["id"] for line in raw.splitlines() if line.strip()}
+
+    def records(self, uid: str | None) -> Iterator[list[ProviderRecord]]:
+        """Streams the export endpoint (one JSON line per document) and yields pages of
+        ``MAX_PER_PAGE`` rows: one consistent read, never the whole user in memory."""
+        self._ensure()
+        params = {"include_fields": "id,uid,memory_id,revision,content"}
+        if uid is not None:
+            params["filter_by"] = f"uid:={_quote(uid)}"
+        url = f"{self._export_url}/collections/{self.collection}/documents/export"
+        try:
+            with httpx.stream("GET", url, params=params, headers={"X-TYPESENSE-API-KEY": self._api_key},
+                              timeout=httpx.Timeout(self._timeout_s, read=max(self._timeout_s, 60.0))) as answer:
+                if answer.status_code != 200:
+                    answer.read()
+                    error: Exception = (ProviderUnavailable if answer.status_code in (408, 429)
+                                        or answer.status_code >= 500 else PermanentError)(
+                        f"typesense export answered {answer.status_code}: {answer.text[:200]}")
+                    raise error
+                page: list[ProviderRecord] = []
+                for line in answer.iter_lines():
+                    if not line.strip():
+                        continue
+                    row = json.loads(line)
+                    revision = row.get("revision")
+                    page.append(ProviderRecord(provider_id=str(row["id"]), uid=str(row.get("uid", "")),
+                                               memory_id=str(row.get("memory_id", "")),
+                                               revision=int(revision) if revision is not None else None,
+                                               content=row.get("content")))
+                    if len(page) == MAX_PER_PAGE:
+                        yield page
+                        page = []
+                if page:
+                    yield page
+        except httpx.HTTPError as exc:
+            raise _translate(exc, "export") from exc
 
 
 __all__ = ["SCHEMA_FIELDS", "TypesenseIndex"]

@@ -9,15 +9,19 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from core import logs
+from core.adapters.firestore import fence
+from core.api import edge
 from core.api.auth import uid_from_authorization
+from core.api.params import Query
 from core.bootstrap import Context, default_context
-from core.errors import BadRequest, NotFound, PayloadTooLarge, StrataError
+from core.errors import BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge, StrataError
 
 log = logging.getLogger(__name__)
 
@@ -33,37 +37,19 @@ class Request:
     raw_body: bytes
     uid: str = ""
     body: Any = None
+    values: dict[str, Any] = field(default_factory=dict)
 
-    def arg(self, name: str, default: str | None = None) -> str | None:
-        values = self.query.get(name)
-        return values[-1] if values else default
-
-    def int_arg(self, name: str, default: int, low: int, high: int) -> int:
-        raw = self.arg(name)
-        if raw is None or raw == "":
-            return default
-        try:
-            value = int(raw)
-        except ValueError as exc:
-            raise BadRequest(f"{name} must be an integer", code="validation_error") from exc
-        if not low <= value <= high:
-            raise BadRequest(f"{name} must be between {low} and {high}", code="validation_error")
-        return value
-
-    def bool_arg(self, name: str, default: bool = False) -> bool:
-        raw = self.arg(name)
-        if raw is None or raw == "":
-            return default
-        lowered = raw.lower()
-        if lowered in ("true", "1", "yes"):
-            return True
-        if lowered in ("false", "0", "no"):
-            return False
-        raise BadRequest(f"{name} must be true or false", code="validation_error")
+    def value(self, name: str) -> Any:
+        """A declared query parameter, parsed and bounded by the dispatcher (its default when absent)."""
+        return self.values[name]
 
 
 Response = tuple[int, Any] | tuple[int, Any, dict[str, str]]
 Handler = Callable[[Request], Response]
+
+
+WRITE_METHODS = ("POST", "PATCH", "PUT", "DELETE")
+MCP_PATH = "/mcp"  # served by core/api/mcp.py, beside the route table
 
 
 @dataclass
@@ -73,38 +59,69 @@ class Route:
     handler: Handler
     summary: str
     body_model: type[BaseModel] | None = None
-    response_model: type[BaseModel] | None = None
+    response_model: Any = None
     auth: bool = True
-    query_params: tuple[str, ...] = ()
+    query_params: tuple[Query, ...] = ()
+    status: int = 200
+    errors: tuple[int, ...] = ()
+    media_type: str = "application/json"
     regex: re.Pattern[str] = field(init=False)
 
     def __post_init__(self) -> None:
         self.regex = re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.pattern) + "$")
+
+    @property
+    def path_params(self) -> list[str]:
+        return re.findall(r"\{(\w+)\}", self.pattern)
+
+    def error_statuses(self) -> list[int]:
+        """Every error status this route can answer (what OpenAPI documents)."""
+        codes = set(self.errors)
+        if self.auth:
+            codes |= {401, 503}
+        codes.add(400)  # an unknown query parameter is refused on every route
+        if self.path_params:
+            codes.add(404)
+        if self.auth and self.method in WRITE_METHODS:
+            codes.add(409)  # writes blocked: account being deleted or an incident switch
+        if self.body_model is not None:
+            codes |= {413, 415}
+        return sorted(codes)
 
 
 ROUTES: list[Route] = []
 
 
 def route(method: str, pattern: str, summary: str, *, body: type[BaseModel] | None = None,
-          response: type[BaseModel] | None = None, auth: bool = True,
-          query: tuple[str, ...] = ()) -> Callable[[Handler], Handler]:
+          response: Any = None, auth: bool = True, query: tuple[Query | str, ...] = (),
+          status: int = 200, errors: tuple[int, ...] = (),
+          media_type: str = "application/json") -> Callable[[Handler], Handler]:
+    """Register a handler. ``response`` is the success body's pydantic model (or a JSON schema dict);
+    ``errors`` adds statuses beyond the ones every route of its kind can answer (see
+    :meth:`Route.error_statuses`)."""
+    params = tuple(q if isinstance(q, Query) else Query(q) for q in query)
+
     def register(handler: Handler) -> Handler:
-        ROUTES.append(Route(method, pattern, handler, summary, body, response, auth, query))
+        ROUTES.append(Route(method, pattern, handler, summary, body, response, auth, params, status, errors,
+                            media_type))
         return handler
 
     return register
 
 
 def _match(method: str, path: str) -> tuple[Route, dict[str, str]]:
-    allowed = False
+    wanted = "GET" if method == "HEAD" else method
+    allowed: set[str] = set()
     for candidate in sorted(ROUTES, key=lambda r: r.pattern.count("{")):  # static segments win
         found = candidate.regex.match(path)
         if found:
-            if candidate.method == method:
+            if candidate.method == wanted:
                 return candidate, found.groupdict()
-            allowed = True
+            allowed.add(candidate.method)
     if allowed:
-        raise StrataError("method not allowed on this route", code="method_not_allowed")
+        if "GET" in allowed:
+            allowed.add("HEAD")
+        raise MethodNotAllowed(f"{method} is not allowed on this route", sorted(allowed))
     raise NotFound(f"no route {method} {path}", code="no_route")
 
 
@@ -126,42 +143,82 @@ def _record_device(req: Request) -> None:
             log.warning("device registry upsert failed", exc_info=True)
 
 
+def _error(exc: StrataError) -> tuple[int, Any, dict[str, str]]:
+    extra = {"Allow": ", ".join(exc.allowed)} if isinstance(exc, MethodNotAllowed) else {}
+    return exc.status, exc.to_json(), extra
+
+
 def dispatch(ctx: Context, method: str, path: str, headers: dict[str, str], query: dict[str, list[str]],
              raw_body: bytes, content_length: int | None) -> tuple[int, Any, dict[str, str]]:
-    """Route one request; always returns (status, JSON-able body, extra headers)."""
+    """Route one request; always returns (status, JSON-able body, extra headers).
+
+    Order: route (404/405) → ids in the path (404) → token (401) → query names and values (400) → body size
+    (413), media type (415), JSON and model (400) → handler. Nothing is written before the handler,
+    and the capture device is registered only for requests that succeeded."""
     try:
         matched, params = _match(method, path.rstrip("/") or "/")
+        edge.check_path_params(params)
         req = Request(ctx, method, path, params, query, headers, b"")
         if matched.auth:
             req.uid = uid_from_authorization(headers.get("authorization"), ctx.settings)
-            _record_device(req)
-        limit = ctx.settings.max_body_bytes
-        if (content_length or 0) > limit or len(raw_body) > limit:
-            raise PayloadTooLarge(f"request body is larger than {limit} bytes")
-        req.raw_body = raw_body
+            logs.set_uid(req.uid)
+        declared = {q.name for q in matched.query_params}
+        unknown = sorted(set(query) - declared)
+        if unknown:  # like unknown body fields: refused, so a typo is not silently ignored
+            raise BadRequest(f"unknown query parameter {unknown[0][:40]!r}", code="validation_error")
+        for q in matched.query_params:
+            for raw in query.get(q.name, []):
+                edge.check_text(raw, q.name)
+            req.values[q.name] = q.parse(query.get(q.name, []))
         if matched.body_model is not None:
-            try:
-                data = json.loads(raw_body or b"null")
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise BadRequest("request body is not valid JSON", code="malformed_json") from exc
+            limit = ctx.settings.max_body_bytes
+            if (content_length or 0) > limit or len(raw_body) > limit:
+                raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+            req.raw_body = raw_body
+            data = edge.parse_json_body(raw_body, headers.get("content-type"))
             try:
                 req.body = matched.body_model.model_validate(data)
             except ValidationError as exc:
                 raise BadRequest(_validation_message(exc), code="validation_error") from exc
-        result = matched.handler(req)
+        if req.uid and method not in ("GET", "HEAD"):
+            # A write request belongs to the account generation it started in: if a wipe runs
+            # before its apply commits, the apply refuses (409 account_generation_changed).
+            with fence.expect(req.uid, fence.read(ctx.client, req.uid).generation):
+                result = matched.handler(req)
+        else:
+            result = matched.handler(req)
         status, body = result[0], result[1]
         extra = result[2] if len(result) > 2 else {}  # type: ignore[misc]
+        if matched.auth and status < 400:
+            _record_device(req)
         return status, body, extra
     except StrataError as exc:
-        status = 405 if exc.code == "method_not_allowed" else exc.status
-        if status >= 500:
+        if exc.status >= 500:
             log.warning("api error %s %s: %s", method, path, exc.message)
-        return status, exc.to_json(), {}
+        return _error(exc)
     except Exception:  # a bug: never leak internals
         log.exception("unhandled error on %s %s", method, path)
         return 500, {"error": {"code": "internal", "message": "internal error"}}, {}
 
 
+def http_error(exc: Any) -> Any:
+    """A werkzeug ``HTTPException`` raised before the function runs (functions-framework's own
+    ``/robots.txt`` and ``/favicon.ico`` rules, malformed requests) in the JSON error shape."""
+    import flask
+
+    status = int(getattr(exc, "code", None) or 500)
+    code = re.sub(r"[^a-z0-9]+", "_", str(getattr(exc, "name", "error")).lower()).strip("_") or "error"
+    if status == 404:
+        code = "no_route"
+    body = {"error": {"code": code, "message": str(getattr(exc, "description", "") or code)}}
+    response = flask.Response(json.dumps(body), status=status, mimetype="application/json")
+    allowed = getattr(exc, "valid_methods", None)
+    if allowed:
+        response.headers["Allow"] = ", ".join(allowed)
+    return response
+
+
+@logs.http_entry
 def handle_flask(request: Any, ctx: Context | None = None) -> Any:
     """functions-framework entry: a Flask request in, a Flask response out."""
     import flask
@@ -172,10 +229,17 @@ def handle_flask(request: Any, ctx: Context | None = None) -> Any:
     headers = {k.lower(): v for k, v in request.headers.items()}
     limit = ctx.settings.max_body_bytes
     raw = request.stream.read(limit + 1) if request.method in ("POST", "PATCH", "PUT", "DELETE") else b""
+    if request.path.rstrip("/") == MCP_PATH:  # the MCP server: JSON-RPC messages, not a REST operation
+        # Imported on first use only: the SDK adds a second or two to a cold start.
+        from core.api import mcp
+
+        status, mcp_headers, payload = mcp.handle(ctx, request.method, headers, raw, request.content_length)
+        return flask.Response(payload, status=status, headers=mcp_headers)
     status, body, extra = dispatch(ctx, request.method, request.path, headers,
                                    {k: request.args.getlist(k) for k in request.args}, raw,
                                    request.content_length)
-    if isinstance(body, str):
+    log.info(json.dumps({"event": "api_request", "method": request.method, "path": request.path, "status": status}))
+    if isinstance(body, str | Iterator):  # JSON lines, streamed when the handler gives an iterator
         response = flask.Response(body, status=status, mimetype="application/x-ndjson")
     else:
         response = flask.Response(json.dumps(body, default=str), status=status, mimetype="application/json")

@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any
 
+from core.api.edge import valid_id
 from core.config import Settings
 from core.errors import Unauthorized
 
@@ -38,7 +39,8 @@ def uid_from_authorization(header: str | None, settings: Settings) -> str:
     if claims.get("aud") != settings.project_id:
         raise Unauthorized("token was issued for another project")
     uid = claims.get("sub") or claims.get("user_id")
-    if not isinstance(uid, str) or not _UID.match(uid):
+    # The uid names the user's Firestore document: "." / ".." / "__x__" are not document ids.
+    if not isinstance(uid, str) or not _UID.match(uid) or not valid_id(uid):
         raise Unauthorized("token has no valid subject")
     return uid
 

@@ -1,16 +1,36 @@
-"""OpenAPI 3.1 document generated from the route table and the pydantic models."""
+"""OpenAPI 3.1 document generated from the route table and the pydantic models.
+
+Each operation lists exactly the statuses its route can answer (:meth:`Route.error_statuses`), each
+with its body: the success model, or the JSON error shape for every error."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import BaseModel
 
+from core.api.edge import MAX_ID_CHARS
 from core.api.schemas import Error
 
+ERROR_TEXT = {
+    400: "Bad input (unknown fields, wrong types, bad values); nothing was written",
+    401: "No token or a bad one",
+    404: "No such id (another user's ids included), or an id no document can have",
+    409: "Conflict: writes are blocked for this account (deletion in progress, incident switch), or the "
+         "state moved on",
+    413: "Request body too large",
+    415: "Request body is not application/json",
+    422: "The conversation's transcript could not ground any extraction",
+    503: "Transient: a provider or the database is unavailable; retry",
+}
 
-def _schema(model: type[BaseModel], components: dict[str, Any]) -> dict[str, Any]:
+
+def _schema(model: Any, components: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(model, dict):
+        return model
+    if model is None:
+        return {}
+    assert issubclass(model, BaseModel)
     schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
     for name, definition in schema.pop("$defs", {}).items():
         components[name] = definition
@@ -18,36 +38,49 @@ def _schema(model: type[BaseModel], components: dict[str, Any]) -> dict[str, Any
     return {"$ref": f"#/components/schemas/{model.__name__}"}
 
 
+def _operation(r: Any, components: dict[str, Any], error_ref: dict[str, Any]) -> dict[str, Any]:
+    responses: dict[str, Any] = {str(r.status): {
+        "description": "OK" if r.status < 400 else ERROR_TEXT.get(r.status, "Refused"),
+        "content": {r.media_type: {"schema": _schema(r.response_model, components)}},
+    }}
+    for status in r.error_statuses():
+        if status != r.status:
+            responses[str(status)] = {"description": ERROR_TEXT.get(status, "Error"),
+                                      "content": {"application/json": {"schema": error_ref}}}
+    operation: dict[str, Any] = {"summary": r.summary, "operationId": r.handler.__name__, "responses": responses}
+    params: list[dict[str, Any]] = [
+        {"name": n, "in": "path", "required": True,
+         "schema": {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}} for n in r.path_params]
+    for q in r.query_params:
+        param: dict[str, Any] = {"name": q.name, "in": "query", "required": False, "schema": q.schema()}
+        if q.kind == "array":
+            param.update(style="form", explode=False)
+        if q.description:
+            param["description"] = q.description
+        params.append(param)
+    if params:
+        operation["parameters"] = params
+    if r.body_model is not None:
+        operation["requestBody"] = {"required": True, "content": {"application/json": {
+            "schema": _schema(r.body_model, components)}}}
+    if r.auth:
+        operation["security"] = [{"firebase": []}]
+    return operation
+
+
 def document(routes: list[Any]) -> dict[str, Any]:
     components: dict[str, Any] = {}
     error_ref = _schema(Error, components)
     paths: dict[str, Any] = {}
     for r in routes:
-        operation: dict[str, Any] = {
-            "summary": r.summary,
-            "operationId": r.handler.__name__,
-            "responses": {
-                "200": {"description": "OK", "content": {"application/json": {
-                    "schema": _schema(r.response_model, components) if r.response_model else {}}}},
-                "400": {"description": "Bad input", "content": {"application/json": {"schema": error_ref}}},
-                "401": {"description": "No or bad token", "content": {"application/json": {"schema": error_ref}}},
-                "404": {"description": "Not found", "content": {"application/json": {"schema": error_ref}}},
-            },
-        }
-        params = [{"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
-                  for n in re.findall(r"\{(\w+)\}", r.pattern)]
-        params += [{"name": n, "in": "query", "required": False, "schema": {"type": "string"}} for n in r.query_params]
-        if params:
-            operation["parameters"] = params
-        if r.body_model is not None:
-            operation["requestBody"] = {"required": True, "content": {"application/json": {
-                "schema": _schema(r.body_model, components)}}}
-        if r.auth:
-            operation["security"] = [{"firebase": []}]
-        paths.setdefault(r.pattern, {})[r.method.lower()] = operation
+        paths.setdefault(r.pattern, {})[r.method.lower()] = _operation(r, components, error_ref)
     return {
         "openapi": "3.1.0",
-        "info": {"title": "Strata memory API", "version": "1"},
+        "info": {"title": "Strata memory API", "version": "1",
+                 "description": "Every error is {\"error\": {\"code\", \"message\"}}; an unknown path is a JSON 404 "
+                                "and a method a path does not take a JSON 405 with an Allow header. POST /mcp "
+                                "(the Model Context Protocol server, JSON-RPC over streamable HTTP) is not a REST "
+                                "operation and is not listed here."},
         "paths": paths,
         "components": {"schemas": components, "securitySchemes": {
             "firebase": {"type": "http", "scheme": "bearer", "bearerFormat": "Firebase ID token"}}},

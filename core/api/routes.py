@@ -2,10 +2,34 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
-from core.api.app import ROUTES, Request, Response, route
-from core.api.schemas import ConversationCreate, MemoryBatch, MemoryCreate, MemoryList, ReviewResolve
+from core.api.app import ROUTES, Query, Request, Response, route
+from core.api.schemas import (
+    AccountDeleted,
+    AllDeleted,
+    ConversationCreate,
+    ConversationCreated,
+    ConversationDeleted,
+    Error,
+    GraphPage,
+    Health,
+    History,
+    Memory,
+    MemoryBatch,
+    MemoryCreate,
+    MemoryDeleted,
+    MemoryList,
+    MemoryPage,
+    Reprocessed,
+    ReviewQueue,
+    ReviewResolve,
+    ReviewResolved,
+    SearchResults,
+    V3Memory,
+    V3MemoryArray,
+)
 from core.domain.records import MemoryItem, to_public
 from core.errors import BadRequest
 from core.services import devices, edits, intake, reads
@@ -13,9 +37,41 @@ from core.services import devices, edits, intake, reads
 SCOPE_HEADER = {"X-Omi-Memory-Device-Scope-Supported": "true"}
 
 
+# Empty items are allowed and ignored (``categories=`` is no filter, as in the original); any other
+# item must be a lowercase word.
+CATEGORIES = Query("categories", "array", max_length=64, pattern=r"^(|[a-z][a-z_]*)$",
+                   description="category names (lowercase words), comma-separated; empty items are ignored")
+
+
+def _limit(default: int, high: int) -> Query:
+    return Query("limit", "integer", default, 1, high)
+
+
+Q_VALUE = Query("value", max_length=8_000, description="the new value")
+Q_SEARCH = Query("q", max_length=1_000, description="the search text")
+Q_SEARCH_ALT = Query("query", max_length=1_000, description="alias of q")
+SEARCH = (Q_SEARCH, Q_SEARCH_ALT, _limit(10, 100))
+
+
 def _public(req: Request, items: list[MemoryItem]) -> list[dict[str, Any]]:
     now = req.ctx.now()
     return [to_public(item, now) for item in items]
+
+
+LOCKED_PREVIEW = 70  # characters of a locked memory's content the legacy surfaces show
+
+
+def locked_content(item: MemoryItem) -> str:
+    """A locked memory's content as the legacy surfaces show it: the first 70 characters and "..."."""
+    if item.locked and len(item.content) > LOCKED_PREVIEW:
+        return item.content[:LOCKED_PREVIEW] + "..."
+    return item.content
+
+
+def v3_public(req: Request, items: list[MemoryItem]) -> list[dict[str, Any]]:
+    """``/v3``'s memory JSON: the Memory JSON plus ``is_locked``, locked content cut."""
+    return [dict(public, content=locked_content(item), is_locked=item.locked)
+            for item, public in zip(items, _public(req, items), strict=True)]
 
 
 def _device(req: Request) -> str | None:
@@ -24,7 +80,7 @@ def _device(req: Request) -> str | None:
 
 
 def _device_filter(req: Request) -> frozenset[str] | None:
-    scope = req.arg("device_scope", "all")
+    scope = req.value("device_scope")
     if scope == "all":
         return None
     if scope == "current":
@@ -34,7 +90,7 @@ def _device_filter(req: Request) -> frozenset[str] | None:
                              code="validation_error")
         return frozenset({current})
     if scope == "explicit":
-        wanted = {d for raw in req.query.get("device_ids", []) for d in raw.split(",") if d}
+        wanted = set(req.value("device_ids"))
         if not wanted:
             raise BadRequest("device_scope=explicit needs device_ids", code="validation_error")
         return frozenset(wanted)
@@ -42,12 +98,12 @@ def _device_filter(req: Request) -> frozenset[str] | None:
 
 
 # ---------------------------------------------------------------------------------------------- meta
-@route("GET", "/healthz", "Liveness", auth=False)
+@route("GET", "/healthz", "Liveness", auth=False, response=Health)
 def healthz(req: Request) -> Response:
     return 200, {"status": "ok"}
 
 
-@route("GET", "/openapi.json", "This document", auth=False)
+@route("GET", "/openapi.json", "This document", auth=False, response={"type": "object"})
 def openapi(req: Request) -> Response:
     from core.api.openapi import document
 
@@ -55,13 +111,14 @@ def openapi(req: Request) -> Response:
 
 
 # ------------------------------------------------------------------------------------ legacy surface
-@route("GET", "/v3/memories", "Default-visible memories (legacy surface)", query=("limit", "offset", "categories"))
+@route("GET", "/v3/memories", "Default-visible memories (legacy surface)", response=V3MemoryArray,
+       query=(_limit(100, 500), Query("offset", "integer", 0, 0, 10_000),
+              CATEGORIES))
 def v3_list(req: Request) -> Response:
-    limit = req.int_arg("limit", 100, 1, 500)
-    offset = req.int_arg("offset", 0, 0, 10_000)
-    items, _ = reads.list_memories(req.ctx, req.uid, reads.ListQuery(limit=limit, offset=offset))
-    wanted = {c for raw in req.query.get("categories", []) for c in raw.split(",") if c}
-    public = _public(req, items)
+    query = reads.ListQuery(limit=req.value("limit"), offset=req.value("offset"))
+    items, _ = reads.list_memories(req.ctx, req.uid, query)
+    wanted = set(req.value("categories"))
+    public = v3_public(req, items)
     if wanted:
         public = [m for m in public if m["category"] in wanted]
     return 200, public, SCOPE_HEADER
@@ -75,76 +132,92 @@ def _create(req: Request, bodies: list[MemoryCreate]) -> list[MemoryItem]:
     return intake.create_explicit(req.ctx, req.uid, requests)
 
 
-@route("POST", "/v3/memories", "Create an explicit memory (enters Short-term)", body=MemoryCreate)
+@route("POST", "/v3/memories", "Create an explicit memory (enters Short-term)", body=MemoryCreate, response=V3Memory,
+       status=201)
 def v3_create(req: Request) -> Response:
     items = _create(req, [req.body])
-    return 201, _public(req, items)[0]
+    return 201, v3_public(req, items)[0]
 
 
-@route("POST", "/v3/memories/batch", "Create up to 100 explicit memories", body=MemoryBatch)
+@route("POST", "/v3/memories/batch", "Create up to 100 explicit memories", body=MemoryBatch, response=MemoryPage,
+       status=201)
 def v3_batch(req: Request) -> Response:
     items = _create(req, list(req.body.memories))
     return 201, {"memories": _public(req, items)}
 
 
-@route("PATCH", "/v3/memories/{memory_id}", "Edit a memory's content (back to Short-term pending)", query=("value",))
+@route("PATCH", "/v3/memories/{memory_id}", "Edit a memory's content (back to Short-term pending)", query=(Q_VALUE,),
+       response=V3Memory)
 def v3_edit(req: Request) -> Response:
-    item = edits.edit_content(req.ctx, req.uid, req.params["memory_id"], req.arg("value") or "")
-    return 200, _public(req, [item])[0]
+    item = edits.edit_content(req.ctx, req.uid, req.params["memory_id"], req.value("value") or "")
+    return 200, v3_public(req, [item])[0]
 
 
-@route("PATCH", "/v3/memories/{memory_id}/visibility", "Set visibility", query=("value",))
+@route("PATCH", "/v3/memories/{memory_id}/visibility", "Set visibility", response=V3Memory,
+       query=(Query("value", enum=("public", "private")),))
 def v3_visibility(req: Request) -> Response:
-    item = edits.set_visibility(req.ctx, req.uid, req.params["memory_id"], req.arg("value") or "")
-    return 200, _public(req, [item])[0]
+    item = edits.set_visibility(req.ctx, req.uid, req.params["memory_id"], req.value("value") or "")
+    return 200, v3_public(req, [item])[0]
 
 
-@route("POST", "/v3/memories/{memory_id}/review", "Record the user's own review", query=("value",))
+@route("POST", "/v3/memories/{memory_id}/review", "Record the user's own review", response=V3Memory,
+       query=(Query("value", "boolean", True),))
 def v3_review(req: Request) -> Response:
-    item = edits.set_user_review(req.ctx, req.uid, req.params["memory_id"], req.bool_arg("value", True))
-    return 200, _public(req, [item])[0]
+    item = edits.set_user_review(req.ctx, req.uid, req.params["memory_id"], req.value("value"))
+    return 200, v3_public(req, [item])[0]
 
 
 # ------------------------------------------------------------------------------------- canonical API
 @route("GET", "/v1/memories", "List memories with a stable cursor", response=MemoryList,
-       query=("layer", "include_archive", "limit", "cursor", "device_scope", "device_ids"))
+       query=(Query("layer", enum=tuple(reads.LAYERS)), Query("include_archive", "boolean", False),
+              _limit(100, 500), Query("cursor", max_length=2_000),
+              Query("device_scope", enum=("current", "all", "explicit"), default="all"),
+              Query("device_ids", "array", max_length=200, pattern=r"[a-z]+_[0-9a-f]{8}",
+                    description="client device ids ({platform}_{hash}), comma-separated")))
 def v1_list(req: Request) -> Response:
     query = reads.ListQuery(
-        layer=req.arg("layer") or None, include_archive=req.bool_arg("include_archive"),
-        limit=req.int_arg("limit", 100, 1, 500), cursor=req.arg("cursor") or None, device_ids=_device_filter(req),
+        layer=req.value("layer"), include_archive=req.value("include_archive"),
+        limit=req.value("limit"), cursor=req.value("cursor"), device_ids=_device_filter(req),
     )
     items, cursor = reads.list_memories(req.ctx, req.uid, query)
     return 200, {"memories": _public(req, items), "next_cursor": cursor}, SCOPE_HEADER
 
 
-@route("GET", "/v1/memories/{memory_id}", "One memory")
+@route("GET", "/v1/memories/{memory_id}", "One memory", response=Memory)
 def v1_get(req: Request) -> Response:
     return 200, _public(req, [reads.get_memory(req.ctx, req.uid, req.params["memory_id"])])[0]
 
 
-@route("GET", "/v1/memories/{memory_id}/history", "The ledger commits that touched a memory")
+@route("GET", "/v1/memories/{memory_id}/history", "The ledger commits that touched a memory", response=History)
 def v1_history(req: Request) -> Response:
     return 200, {"commits": reads.history(req.ctx, req.uid, req.params["memory_id"])}
 
 
 # ---------------------------------------------------------------------------------------- deletes
-@route("DELETE", "/v3/memories/{memory_id}", "Delete a memory and its whole lineage")
+def _request_key(req: Request) -> str | None:
+    """The client's ``Idempotency-Key``: a retried request with the same key replays its answer."""
+    return req.headers.get("idempotency-key", "")[:200] or None
+
+
+@route("DELETE", "/v3/memories/{memory_id}", "Delete a memory and its whole lineage (402: locked)",
+       response=MemoryDeleted, errors=(402,))
 def v3_delete(req: Request) -> Response:
     from core.services import deletion
 
-    return 200, deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"])
+    return 200, deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"], _request_key(req))
 
 
-@route("DELETE", "/v3/memories", "Delete every memory (succeeds only after a stable empty rescan)")
+@route("DELETE", "/v3/memories", "Delete every memory (succeeds only after a stable empty rescan)",
+       response=AllDeleted)
 def v3_delete_all(req: Request) -> Response:
     from core.services import deletion
 
-    return 200, deletion.delete_all(req.ctx, req.uid)
+    return 200, deletion.delete_all(req.ctx, req.uid, _request_key(req))
 
 
 # ----------------------------------------------------------------------------------- conversations
 @route("POST", "/v1/conversations", "Create a completed conversation (same path as a Firestore write)",
-       body=ConversationCreate)
+       body=ConversationCreate, response=ConversationCreated, status=201)
 def v1_conversation_create(req: Request) -> Response:
     from core.services import conversations
 
@@ -153,7 +226,8 @@ def v1_conversation_create(req: Request) -> Response:
     return 201, {"id": conversation_id, "status": "completed"}
 
 
-@route("POST", "/v1/conversations/{conversation_id}/reprocess", "Re-extract: complete replacement of its memories")
+@route("POST", "/v1/conversations/{conversation_id}/reprocess", "Re-extract: complete replacement of its memories",
+       response=Reprocessed, errors=(422,))
 def v1_conversation_reprocess(req: Request) -> Response:
     from core.services import conversations
 
@@ -164,42 +238,46 @@ def v1_conversation_reprocess(req: Request) -> Response:
         return status, {"error": {"code": code, "message": result.errors["memories"] +
                                   " (the conversation's previous memories are unchanged)"}}
     return 200, {"conversation_id": result.conversation_id, "created": result.created, "kept": result.kept,
-                 "retracted": result.retracted, "action_items": result.action_items, "goals": result.goals}
+                 "retracted": result.retracted, "suppressed": result.suppressed, "action_items": result.action_items, "goals": result.goals}
 
 
 @route("DELETE", "/v1/conversations/{conversation_id}", "Delete a conversation (cascade defaults to true)",
-       query=("cascade",))
+       query=(Query("cascade", "boolean", True),), response=ConversationDeleted)
 def v1_conversation_delete(req: Request) -> Response:
     from core.services import conversations
 
-    return 200, conversations.delete(req.ctx, req.uid, req.params["conversation_id"], req.bool_arg("cascade", True))
+    return 200, conversations.delete(req.ctx, req.uid, req.params["conversation_id"], req.value("cascade"))
 
 
 # --------------------------------------------------------------------------------------- account
-@route("DELETE", "/v1/users/delete-account", "Wipe the account (resumable; 503 means call again)")
+@route("DELETE", "/v1/users/delete-account", "Wipe the account (resumable; 503 means call again)",
+       response=AccountDeleted)
 def v1_delete_account(req: Request) -> Response:
     from core.services import accounts
 
     return 200, accounts.delete_account(req.ctx, req.uid)
 
 
-@route("GET", "/v1/memories/export", "Everything the user owns, as JSON lines")
+@route("GET", "/v1/memories/export", "Everything the user owns, as JSON lines", media_type="application/x-ndjson",
+       response={"type": "string", "description": "one JSON object per line"})
 def v1_export(req: Request) -> Response:
-    from core.services import accounts
+    from core.services import export
 
-    return 200, "".join(accounts.export(req.ctx, req.uid))
+    lines = export.export_lines(req.ctx, req.uid)
+    first = next(lines)  # the first page is read before the status is sent: a failure here is a JSON error
+    return 200, itertools.chain([first], lines)
 
 
 # ------------------------------------------------------------------------------------ review queue
-@route("GET", "/v3/memories/review-queue", "Open review entries", query=("limit",))
+@route("GET", "/v3/memories/review-queue", "Open review entries", query=(_limit(100, 500),), response=ReviewQueue)
 def v3_review_queue(req: Request) -> Response:
     from core.services import review
 
-    return 200, {"reviews": review.list_open(req.ctx, req.uid, req.int_arg("limit", 100, 1, 500))}
+    return 200, {"reviews": review.list_open(req.ctx, req.uid, req.value("limit"))}
 
 
 @route("POST", "/v3/memories/review-queue/{review_id}/resolve", "Resolve a review: accept, reject or correct",
-       body=ReviewResolve)
+       body=ReviewResolve, response=ReviewResolved)
 def v3_review_resolve(req: Request) -> Response:
     from core.services import review
 
@@ -210,8 +288,8 @@ def v3_review_resolve(req: Request) -> Response:
 def _search(req: Request, kind: str) -> Response:
     from core.services import search
 
-    q = req.arg("q") or req.arg("query") or ""
-    limit = req.int_arg("limit", 10, 1, 100)
+    q = req.value("q") or req.values.get("query") or ""
+    limit = req.value("limit")
     fn = {"keyword": search.keyword, "vector": search.vector, "archive": search.archive,
           "hybrid": search.hybrid}[kind]
     results = fn(req.ctx, req.uid, q, limit)
@@ -219,70 +297,66 @@ def _search(req: Request, kind: str) -> Response:
     return 200, {"memories": [dict(to_public(s.item, now), score=round(s.score, 6)) for s in results]}
 
 
-@route("GET", "/v1/memories/search", "Keyword search (Typesense), hydrated from Firestore", query=("q", "limit"))
+@route("GET", "/v1/memories/search", "Keyword search (Typesense), hydrated from Firestore", query=SEARCH,
+       response=SearchResults)
 def v1_search(req: Request) -> Response:
     return _search(req, "keyword")
 
 
 @route("GET", "/v1/memories/vector-search", "Vector search (Pinecone), hydrated from Firestore",
-       query=("q", "limit"))
+       query=SEARCH, response=SearchResults)
 def v1_vector_search(req: Request) -> Response:
     return _search(req, "vector")
 
 
-@route("GET", "/v1/memories/hybrid-search", "Keyword + vector, reciprocal-rank fused", query=("q", "limit"))
+@route("GET", "/v1/memories/hybrid-search", "Keyword + vector, reciprocal-rank fused", query=SEARCH,
+       response=SearchResults)
 def v1_hybrid_search(req: Request) -> Response:
     return _search(req, "hybrid")
 
 
-@route("GET", "/v1/memories/archive/search", "Search the Archive layer only", query=("q", "limit"))
+@route("GET", "/v1/memories/archive/search", "Search the Archive layer only", query=SEARCH, response=SearchResults)
 def v1_archive_search(req: Request) -> Response:
     return _search(req, "archive")
 
 
-@route("GET", "/memory/memory/search", "Alias of /v1/memories/search", query=("q", "limit"))
+@route("GET", "/memory/memory/search", "Alias of /v1/memories/search", query=SEARCH, response=SearchResults)
 def alias_search(req: Request) -> Response:
     return _search(req, "keyword")
 
 
-@route("GET", "/memory/vector/search", "Alias of /v1/memories/vector-search", query=("q", "limit"))
+@route("GET", "/memory/vector/search", "Alias of /v1/memories/vector-search", query=SEARCH, response=SearchResults)
 def alias_vector_search(req: Request) -> Response:
     return _search(req, "vector")
 
 
-@route("GET", "/memory/archive/search", "Alias of /v1/memories/archive/search", query=("q", "limit"))
+@route("GET", "/memory/archive/search", "Alias of /v1/memories/archive/search", query=SEARCH, response=SearchResults)
 def alias_archive_search(req: Request) -> Response:
     return _search(req, "archive")
 
 
-@route("GET", "/v1/mcp/memories", "MCP adapter: search if q is given, else list", query=("q", "limit"))
-def mcp_memories(req: Request) -> Response:
-    if req.arg("q"):
-        return _search(req, "hybrid")
-    items, _ = reads.list_memories(req.ctx, req.uid, reads.ListQuery(limit=req.int_arg("limit", 25, 1, 100)))
-    return 200, {"memories": _public(req, items)}
-
-
-@route("GET", "/v1/tools/memories", "Tool adapter: search if q is given, else list", query=("q", "limit"))
-def tool_memories(req: Request) -> Response:
-    return mcp_memories(req)
-
-
 # ------------------------------------------------------------------------------------ knowledge graph
-@route("GET", "/v1/knowledge-graph", "A bounded, referentially closed page of the graph", query=("limit",))
+@route("GET", "/v1/knowledge-graph", "A bounded, referentially closed page of the graph", query=(_limit(500, 2000),),
+       response=GraphPage)
 def v1_graph(req: Request) -> Response:
     from core.services import graph
 
-    return 200, graph.read_page(req.ctx, req.uid, req.int_arg("limit", 500, 1, 2000))
+    return 200, graph.read_page(req.ctx, req.uid, req.value("limit"))
 
 
-@route("DELETE", "/v1/knowledge-graph", "Refused: the graph is derived from graph assertions")
+@route("DELETE", "/v1/knowledge-graph", "Refused: the graph is derived from graph assertions", status=409,
+       response=Error)
 def v1_graph_delete(req: Request) -> Response:
     return 409, {"error": {"code": "derived_state", "message":
                            "the knowledge graph is derived from memories; delete memories instead"}}
 
 
-@route("POST", "/v1/knowledge-graph/rebuild", "Refused: projections rebuild themselves from assertions")
+@route("POST", "/v1/knowledge-graph/rebuild", "Refused: projections rebuild themselves from assertions", status=409,
+       response=Error)
 def v1_graph_rebuild(req: Request) -> Response:
     return 409, {"error": {"code": "derived_state", "message":
                            "the knowledge graph is rebuilt by projection delivery, not on request"}}
+
+
+# ------------------------------------------------------------------------------ developer webhooks
+from core.api import adapter_routes, webhook_routes  # noqa: E402,F401 - register their handlers (self-contained)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from datetime import datetime
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, model_validator
 
-MAX_CONTENT = 8_000
+MAX_SECONDS = 1_000_000_000.0  # a segment offset: ~31 years of audio is plenty
 
 
 class Strict(BaseModel):
@@ -14,10 +15,10 @@ class Strict(BaseModel):
 
 
 def _content(value: str) -> str:
+    # The length limit is Settings.max_content_chars, enforced by the service (intake.checked_content)
+    # for every path that writes content, so it is configured in one place.
     if not value.strip():
         raise ValueError("content must not be empty")
-    if len(value) > MAX_CONTENT:
-        raise ValueError(f"content must be at most {MAX_CONTENT} characters")
     return value
 
 
@@ -27,6 +28,13 @@ class MemoryCreate(Strict):
     visibility: Literal["public", "private"] = "private"
 
     _check = field_validator("content")(_content)
+
+
+class ToolSearch(Strict):
+    """``POST /v1/tools/memories/search`` (the original's tool request)."""
+
+    query: str = Field(min_length=1, max_length=1_000, description="the search text")
+    limit: int = Field(default=5, ge=1, le=20)
 
 
 class MemoryBatch(Strict):
@@ -41,16 +49,16 @@ class ReviewResolve(Strict):
 class TranscriptSegment(Strict):
     id: str = Field(min_length=1, max_length=200)
     text: str = Field(max_length=20_000)
-    speaker: str = "SPEAKER_00"
-    speaker_id: int = 0
+    speaker: str = Field(default="SPEAKER_00", max_length=200)
+    speaker_id: int = Field(default=0, ge=0, le=1_000_000)
     is_user: bool = False
-    start: float = 0.0
-    end: float = 0.0
+    start: float = Field(default=0.0, ge=0.0, le=MAX_SECONDS, allow_inf_nan=False)
+    end: float = Field(default=0.0, ge=0.0, le=MAX_SECONDS, allow_inf_nan=False)
 
 
 class ExternalData(Strict):
     text: str = Field(max_length=200_000)
-    text_source: str = "other"
+    text_source: str = Field(default="other", max_length=200)
 
 
 class Structured(BaseModel):
@@ -62,19 +70,61 @@ class Structured(BaseModel):
     category: str = "other"
 
 
+class AppResult(BaseModel):
+    """One app's output on a conversation, as apps write it (``apps_results[]``)."""
+
+    model_config = ConfigDict(extra="allow")
+    app_id: str | None = Field(default=None, max_length=200)
+    content: str = Field(default="", max_length=200_000)
+
+
+class PluginResult(BaseModel):
+    """The legacy mirror of :class:`AppResult` (``plugins_results[]``)."""
+
+    model_config = ConfigDict(extra="allow")
+    plugin_id: str | None = Field(default=None, max_length=200)
+    content: str = Field(default="", max_length=200_000)
+
+
+def _iso_datetime(value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise ValueError("must be an ISO 8601 date-time") from exc
+    return value
+
+
 class ConversationCreate(Strict):
-    id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_\-]{1,128}$")
+    """A completed conversation, with the fields apps write (CONTRACT section 5). It must carry
+    something to capture: at least one transcript segment or ``external_data.text``."""
+
+    id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,127}$")
     status: Literal["completed"] = "completed"
     transcript_segments: list[TranscriptSegment] = Field(default_factory=list, max_length=5_000)
     structured: Structured | None = None
-    source: str = "api"
-    language: str = "en"
+    source: str = Field(default="api", max_length=200)
+    language: str = Field(default="en", max_length=35)
     discarded: bool = False
     client_device_id: str | None = Field(default=None, pattern=r"^[a-z]+_[0-9a-f]{8}$")
-    client_platform: str | None = None
+    client_platform: str | None = Field(default=None, max_length=64)
     external_data: ExternalData | None = None
-    started_at: str | None = None
-    finished_at: str | None = None
+    created_at: str | None = Field(default=None, max_length=64, description="ISO 8601 date-time")
+    started_at: str | None = Field(default=None, max_length=64, description="ISO 8601 date-time")
+    finished_at: str | None = Field(default=None, max_length=64, description="ISO 8601 date-time")
+    apps_results: list[AppResult] | None = Field(default=None, max_length=100)
+    plugins_results: list[PluginResult] | None = Field(default=None, max_length=100)
+    processing_memory_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,127}$")
+
+    _dates = field_validator("created_at", "started_at", "finished_at")(_iso_datetime)
+
+    @model_validator(mode="after")
+    def _has_content(self) -> ConversationCreate:
+        if not any(s.text.strip() for s in self.transcript_segments) and not (
+                self.external_data and self.external_data.text.strip()):
+            raise ValueError("a conversation needs a transcript segment with text or external_data.text")
+        return self
 
 
 class Evidence(BaseModel):
@@ -110,9 +160,135 @@ class Memory(BaseModel):
     restricted: bool
 
 
+class V3Memory(Memory):
+    """``/v3``'s memory: a locked memory's content is cut to 70 characters (plus "...")."""
+
+    is_locked: bool
+
+
+class V3MemoryArray(RootModel[list[V3Memory]]):
+    """``GET /v3/memories``: a bare array (legacy shape)."""
+
+
+class McpMemory(BaseModel):
+    """``GET /v1/mcp/memories``: the original's compact memory (locked content cut as on /v3)."""
+
+    id: str
+    content: str
+    category: str
+
+
+class McpMemoryArray(RootModel[list[McpMemory]]):
+    """A bare array (the original's shape)."""
+
+
+class StatusOk(BaseModel):
+    status: Literal["ok"]
+
+
+class ToolResult(BaseModel):
+    """The original's tool envelope: the result as text for an agent."""
+
+    tool_name: str
+    result_text: str
+    is_error: bool
+
+
 class MemoryList(BaseModel):
     memories: list[Memory]
     next_cursor: str | None = None
+
+
+class MemoryArray(RootModel[list[Memory]]):
+    """``GET /v3/memories``: a bare array (legacy shape)."""
+
+
+class MemoryPage(BaseModel):
+    memories: list[Memory]
+
+
+class ScoredMemory(Memory):
+    score: float
+
+
+class SearchResults(BaseModel):
+    memories: list[ScoredMemory]
+
+
+class Health(BaseModel):
+    status: str
+
+
+class HistoryCommit(BaseModel):
+    commit_id: str
+    sequence: int
+    kind: str
+    created_at: str | None
+    revision: int | None
+    layer: str | None
+    status: str | None
+
+
+class History(BaseModel):
+    commits: list[HistoryCommit]
+
+
+class MemoryDeleted(BaseModel):
+    deleted: list[str]
+    commit_id: str | None = None
+
+
+class AllDeleted(BaseModel):
+    deleted: int
+    stable_at_sequence: int
+
+
+class ConversationCreated(BaseModel):
+    id: str
+    status: Literal["completed"]
+
+
+class Reprocessed(BaseModel):
+    conversation_id: str
+    created: int
+    kept: int
+    retracted: int
+    action_items: int
+    goals: int
+
+
+class ConversationDeleted(BaseModel):
+    deleted: bool
+    cascade: bool | dict[str, Any]
+
+
+class AccountDeleted(BaseModel):
+    state: Literal["completed"]
+    uid: str
+
+
+class ReviewEntry(BaseModel):
+    review_id: str
+    memory_id: str
+    content: str
+    conflicting: list[str]
+    reason: str
+    created_at: str
+    expires_at: str
+
+
+class ReviewQueue(BaseModel):
+    reviews: list[ReviewEntry]
+
+
+class ReviewResolved(BaseModel):
+    review_id: str
+
+
+class GraphPage(BaseModel):
+    nodes: list[dict[str, Any]]
+    edges: list[dict[str, Any]]
+    truncated: bool
 
 
 class ErrorBody(BaseModel):

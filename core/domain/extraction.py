@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
-from core.errors import StrataError
+from core.errors import GroundingError
 
 from .sensitivity import contains_secret
 
@@ -40,13 +40,6 @@ CATEGORIES: tuple[str, ...] = (
     "core", "hobbies", "lifestyle", "interests", "habits", "work", "skills", "learnings", "other",
 )
 EXTERNAL_SEGMENT_PREFIX = "external:"
-
-
-class GroundingError(StrataError):
-    """A candidate could not be bound to exactly one processed segment; nothing may be applied."""
-
-    status = 400
-    code = "grounding_failed"
 
 
 # --------------------------------------------------------------------------- inputs

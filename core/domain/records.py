@@ -83,6 +83,9 @@ class MemoryItem(BaseModel):
     visibility: str = "private"
     evidence: list[Evidence] = Field(default_factory=list)
     source_ids: list[str] = Field(default_factory=list)
+    # Sources of the *active* evidence only: a source's live cohort (replacement and cascade page
+    # through it, and an item leaves it once that source is withdrawn, so it does not grow for ever).
+    active_source_ids: list[str] = Field(default_factory=list)
     conversation_id: str | None = None
     canonical_memory_id: str | None = None
     superseded_by: str | None = None
@@ -116,6 +119,12 @@ class MemoryItem(BaseModel):
     reviewed: bool = False
     user_review: bool | None = None
     read_class: str = "hidden"
+    # Set when the user deleted this memory (no content is kept): a re-extraction of the same source
+    # with the same words derives the same id and is suppressed instead of bringing the fact back.
+    deleted_by_user: bool = False
+    # A historical row's paywall lock (``is_locked``), carried over when it is materialised: /v3
+    # shows a locked memory's content truncated and refuses to delete it (402).
+    locked: bool = False
 
     # ------------------------------------------------------------------ derived state
     @property
@@ -130,6 +139,7 @@ class MemoryItem(BaseModel):
         if self.conversation_id:
             sources.add(self.conversation_id)
         self.source_ids = sorted(sources)
+        self.active_source_ids = sorted({e.source_id for e in active_evidence})
         self.content_hash = ids.content_hash(self.content) if self.content else ""
         self.restricted = is_restricted(self.sensitivity_labels)
         self.read_class = read_class(self.layer, self.status, self.processing_state)

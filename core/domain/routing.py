@@ -256,3 +256,28 @@ __all__ = [
     "Neighbour", "Route", "RouteCandidate", "RouteProposal", "Router", "RuleRouter",
     "attributes", "contradicts", "similarity",
 ]
+
+
+# ------------------------------------------------------------------ one logical memory per fact
+MERGING_ROUTES = ("promote", "archive")  # the routes whose duplicates become aliases of a survivor
+
+
+def fact_key(content: str, subject: str, subject_label: str | None) -> str:
+    """Two items state the same fact when their statement is equal after case-folding and collapsing
+    whitespace, about the same subject (the key is only ever compared, never stored)."""
+    return "\x1f".join((" ".join((content or "").split()).casefold(), subject or "",
+                        " ".join((subject_label or "").split()).casefold()))
+
+
+def pass_survivors(entries: list[tuple[str, str, str]], known: dict[str, str] | None = None) -> dict[str, str]:
+    """Which items of one consolidation pass merge into which: ``entries`` are ``(memory_id,
+    fact_key, route)`` in settle order, ``known`` maps a fact key to a memory promoted earlier in the
+    same pass. Per fact key the survivor is the known one, else the first promoted entry; every other
+    ``promote`` / ``archive`` entry of that key maps to it (``review`` / ``reject`` stay apart: they
+    are not admitted). Survivors map to nothing, so exactly one Long-term memory per fact remains."""
+    survivors = dict(known or {})
+    for memory_id, key, route in entries:
+        if route == "promote" and key not in survivors:
+            survivors[key] = memory_id
+    return {memory_id: survivors[key] for memory_id, key, route in entries
+            if route in MERGING_ROUTES and key in survivors and survivors[key] != memory_id}

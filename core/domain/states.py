@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from core.errors import IllegalState
+
 
 class Layer(StrEnum):
     SHORT_TERM = "short_term"
@@ -37,10 +39,6 @@ LEGAL: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     Layer.LONG_TERM: (frozenset({"active", "superseded", "tombstoned"}), frozenset({"processed"})),
     Layer.ARCHIVE: (frozenset({"active", "tombstoned"}), frozenset({"processed"})),
 }
-
-
-class IllegalState(ValueError):
-    """A stored combination outside §1.3 (a bug, never user input)."""
 
 
 def physical_status_to_record_status(status: str) -> str:

@@ -1,7 +1,10 @@
-"""Account deletion and export.
+"""Account deletion (the export is ``core/services/export.py``).
 
 Deletion is fenced by the durable ``account_deletions/{uid}`` record: while it is set every write
 for the user is refused (the apply transaction checks it) and projection delivery is delete-only.
+Raising the fence bumps the account generation the record holds (it lives outside ``users/{uid}``,
+so the wipe keeps it): captures, passes and drains that started before the wipe are refused even
+after it completed (:mod:`core.adapters.firestore.fence`).
 The provider purge waits until no outbox lease is held and fails *retryably* if a provider cannot
 be reached; it purges by uid even when Firestore holds no items. Then the Firestore subtree is
 wiped. Every step is idempotent, so calling again resumes where a failure stopped.
@@ -9,21 +12,14 @@ wiped. Every step is idempotent, so calling again resumes where a failure stoppe
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
 from core.adapters.firestore.queries import build
 from core.bootstrap import Context
-from core.errors import RetryableError, StrataError
+from core.errors import LeaseHeld, RetryableError, StrataError
 
-EXPORT_COLLECTIONS = ("memory_items", "memory_commits", "memory_review_queue", "action_items", "goals",
-                      "conversations", "client_devices")
-
-
-class LeaseHeld(RetryableError):
-    code = "projection_in_progress"
+LEASE_SCAN = 100  # a drain leases at most 100 events at a time
 
 
 def delete_account(ctx: Context, uid: str) -> dict[str, Any]:
@@ -33,12 +29,13 @@ def delete_account(ctx: Context, uid: str) -> dict[str, Any]:
     if state.get("state") == "completed" and not _has_data(ctx, uid):
         return {"state": "completed", "uid": uid}
     if not snap.exists or state.get("state") == "completed":
-        fence.set({"uid": uid, "state": "fenced", "started_at": ctx.now(), "steps": {}})
+        fence.set({"uid": uid, "state": "fenced", "started_at": ctx.now(), "steps": {},
+                   "generation": int(state.get("generation", 0)) + 1})
     steps: dict[str, Any] = dict(state.get("steps", {})) if state.get("state") != "completed" else {}
     if not steps.get("providers_purged"):
-        leased = list(build(ctx.paths.col(uid, "memory_outbox"), "outbox_by_state", {"state": ["leased"]},
-                            limit=1).stream())
-        if leased and _lease_live(leased[0].to_dict(), ctx.now()):
+        leased = build(ctx.paths.col(uid, "memory_outbox"), "outbox_by_state", {"state": ["leased"]},
+                       limit=LEASE_SCAN).stream()
+        if any(_lease_live(snap.to_dict(), ctx.now()) for snap in leased):
             raise LeaseHeld("projection work for this account is still running; retry shortly")
         try:
             ctx.keyword_index.purge_user(uid)
@@ -62,16 +59,3 @@ def _lease_live(event: dict[str, Any] | None, now: datetime) -> bool:
 
 def _has_data(ctx: Context, uid: str) -> bool:
     return any(True for _ in ctx.paths.user(uid).collections())
-
-
-def export(ctx: Context, uid: str) -> Iterator[str]:
-    """Everything the user owns, one JSON object per line: ``{"collection": ..., "id": ..., "data": ...}``."""
-    for collection in EXPORT_COLLECTIONS:
-        for snap in ctx.paths.col(uid, collection).stream():
-            yield json.dumps({"collection": collection, "id": snap.id, "data": snap.to_dict()}, default=_json) + "\n"
-
-
-def _json(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return str(value)

@@ -7,9 +7,13 @@ blocks nor rolls back the others; each is idempotent and remembered in
 
 The memories job is a *complete-source replacement* (Q7): the extraction is grounded first (any
 candidate without a unique segment binding fails the whole replacement and the prior cohort stays
-exactly as it was), then one control-fenced apply replaces the source's cohort: unchanged facts keep
-their ids, vanished ones lose this source's evidence and are retracted when no evidence survives,
-superseded Long-term items that still have independent evidence come back with a fresh admission.
+exactly as it was), then control-fenced applies replace the source's live cohort, walked in cursor
+pages (one, usually): unchanged facts keep their ids, vanished ones lose this source's evidence and
+are retracted when no evidence survives, superseded Long-term items that still have independent
+evidence come back with a fresh admission. A fact the user deleted stays deleted when the same
+words are extracted again. An extractor refusal is recorded and acknowledged; a transient failure
+is retried. Once a delete of the conversation started (``cascade`` in its marker), nothing of it is
+captured any more.
 """
 
 from __future__ import annotations
@@ -18,11 +22,10 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.adapters.firestore.apply import ApplyView, Plan
-from core.adapters.firestore.queries import build
+from core.adapters.firestore import fence
+from core.adapters.firestore.apply import MAX_ITEMS_PER_APPLY, ApplyView, Page, Plan
 from core.bootstrap import Context
 from core.domain import ids
-from core.domain.admission import admit
 from core.domain.extraction import (
     ExtractionResult,
     GroundedCandidate,
@@ -33,10 +36,28 @@ from core.domain.extraction import (
 from core.domain.records import Evidence, MemoryItem, QuoteRef, short_term_deadline
 from core.domain.sensitivity import label_sensitivity
 from core.domain.states import Layer, ProcessingState, Status
-from core.errors import Conflict, StrataError
+from core.errors import (
+    CohortMoved,
+    Conflict,
+    ConversationDeleted,
+    GenerationChanged,
+    StrataError,
+    WritesDisabled,
+)
+from core.services import controls
+from core.services.withdrawal import (  # noqa: F401  (re-exported: capture.retract etc. stay importable)
+    apply_withdrawal,
+    live_page,
+    retract,
+    review_rows,
+    scrubbed,
+    withdraw_source,
+)
 
 log = logging.getLogger(__name__)
 JOBS = ("memories", "action_items", "goals")
+COHORT_PAGE = 100  # live-cohort items per replacement transaction (plus the candidates)
+MAX_PAGES = 2_000  # 200k derived items: far past any conversation; the loop stays bounded
 RELEVANT_FIELDS = ("transcript_segments", "external_data", "reprocess_token", "status", "discarded")
 
 
@@ -48,6 +69,7 @@ class CaptureResult:
     created: int = 0
     kept: int = 0
     retracted: int = 0
+    suppressed: int = 0  # re-extracted facts the user had deleted: they stay deleted
     action_items: int = 0
     goals: int = 0
     commit_id: str | None = None
@@ -70,30 +92,78 @@ def should_capture(doc: dict[str, Any] | None) -> bool:
     return bool(doc) and doc.get("status") == "completed" and not doc.get("discarded")  # type: ignore[union-attr]
 
 
-def capture_conversation(ctx: Context, uid: str, conversation_id: str, doc: dict[str, Any]) -> CaptureResult:
+def capture_conversation(ctx: Context, uid: str, conversation_id: str, doc: dict[str, Any], *,
+                         from_event: bool = False) -> CaptureResult:
+    """Capture ``doc`` (the event's payload, or the document a reprocess read). The account
+    generation is read first: nothing is captured while a wipe runs, and every write below is refused
+    if a wipe starts before it lands. ``from_event``: once the account has been wiped, an event whose
+    conversation is gone or has changed since is stale (a late redelivery of the old generation's
+    event) and is acknowledged without writing."""
     revision = conversation_revision(doc)
     result = CaptureResult(conversation_id, revision)
     if not should_capture(doc):
         result.skipped = "not_completed"
         return result
     run_ref = ctx.paths.doc(uid, "capture_runs", conversation_id)
-    run_snap = run_ref.get()
+    conversation_ref = ctx.paths.doc(uid, "conversations", conversation_id)
+    refs = [run_ref, ctx.paths.account_deletion(uid), *([conversation_ref] if from_event else [])]
+    snaps = {s.reference.path: s for s in ctx.client.get_all(refs)}  # one lookup for all three
+    run_snap = snaps[run_ref.path]
+    wipe = snaps[refs[1].path]
+    account = fence.of(wipe.to_dict() if wipe.exists else None)
+    if account.deleting:
+        result.skipped = "account_deleting"
+        return result
+    if from_event:
+        # An event is a snapshot of one write: when the document has changed since (a later write
+        # brings its own event) the event is stale and capturing it would bring back an older
+        # transcript's facts. A document that is gone after a wipe is stale too (a deleted
+        # conversation is refused by its cascade record below).
+        current = snaps[conversation_ref.path]
+        moved = current.exists and conversation_revision(current.to_dict() or {}) != revision
+        if moved or (not current.exists and account.wiped):
+            result.skipped = "stale_event"
+            return result
+    try:
+        with fence.expect(uid, account.generation):
+            _capture(ctx, uid, conversation_id, doc, revision, run_snap, result)
+    except GenerationChanged:
+        result.skipped = "account_generation_changed"
+        result.retry = []
+    return result
+
+
+def _capture(ctx: Context, uid: str, conversation_id: str, doc: dict[str, Any], revision: str, run_snap: Any,
+             result: CaptureResult) -> None:
+    run_ref = run_snap.reference
     run = run_snap.to_dict() if run_snap.exists else {}
+    if deleting(run):
+        result.skipped = "conversation_deleted"
+        return
     done: dict[str, Any] = dict(run.get("jobs", {})) if run.get("revision") == revision else {}
     if all(done.get(job) for job in JOBS):
         result.skipped = "already_captured"
-        return result
+        return
     # No marker at all: nothing of this conversation was ever applied (the marker is written in the
     # same commit as the memories), so there is no cohort to read and no workflow row to merge into.
     first = not run_snap.exists
+    # Every capture that writes the marker counts up, so an operation key bound to the count is never
+    # reused by a later capture (reverting an edit, A → B → A, captures A again instead of replaying
+    # the first A), while a retry of this capture, before its marker is written, replays.
+    captures = int(run.get("captures", 0)) + 1
     source = source_from_conversation(uid, conversation_id, doc)
-    extraction = drop_secret_candidates(ctx.extractor.extract(source))
+    try:
+        extraction = drop_secret_candidates(ctx.extractor.extract(source))
+    except StrataError as exc:
+        _extraction_failed(ctx, uid, conversation_id, run_ref, revision, captures, done, result, exc)
+        return
     device_id = doc.get("client_device_id") if isinstance(doc.get("client_device_id"), str) else None
     workflow = {name: _workflow_rows(ctx, uid, conversation_id, revision, name, extraction)
                 for name in JOBS[1:] if not done.get(name)}
 
     def marker(jobs: dict[str, Any]) -> dict[str, Any]:
-        return {"revision": revision, "jobs": jobs, "updated_at": ctx.now(), "errors": dict(result.errors)}
+        return {"revision": revision, "jobs": jobs, "updated_at": ctx.now(), "errors": dict(result.errors),
+                "captures": captures}
 
     if not done.get("memories"):
         # When this is the first capture, the workflow rows and the marker ride in the memories'
@@ -104,32 +174,78 @@ def capture_conversation(ctx: Context, uid: str, conversation_id: str, doc: dict
             riders[f"capture_runs/{conversation_id}"] = marker({**done, **{job: True for job in JOBS}})
         try:
             if _memories_job(ctx, uid, conversation_id, revision, source, extraction, device_id, result,
-                             first=first, riders=riders):
+                             first=first, riders=riders, captures=captures):
                 _count_workflow(result, workflow)
-                return result
+                return
             done["memories"] = True
+        except GenerationChanged:
+            raise
+        except ConversationDeleted:
+            result.skipped = "conversation_deleted"
+            return
+        except WritesDisabled as exc:  # the incident switch: write nothing; the trigger retries later
+            result.errors["memories"] = exc.message
+            result.retry.append("memories")
+            return
         except StrataError as exc:
             result.errors["memories"] = exc.message
             if exc.retryable:
                 result.retry.append("memories")
             else:  # permanent (e.g. grounding failed): record, do not retry forever
                 done["memories"] = f"failed: {exc.code}"
-    # The workflow jobs and the marker in one batch. A failure here leaves the memories committed;
-    # the redelivered event replays their apply as a no-op and writes these again (idempotent ids).
-    batch = ctx.client.batch()
-    for name, rows in workflow.items():
-        for path, data in rows.items():
-            batch.set(ctx.paths.doc(uid, *path.split("/")), data, merge=True)
+    elif controls.is_on(ctx, controls.WRITES):  # no apply ran to check the incident switch
+        result.errors["workflow"] = "writes are disabled by an incident switch; try again later"
+        result.retry.append("workflow")
+        return
+    # The workflow jobs and the marker together, in one transaction that is fenced (no write lands
+    # once a wipe began) and reads the marker first: once a delete of the conversation started (its
+    # progress record is the marker), nothing is written and the delete's progress is not lost. A
+    # failure here leaves the memories committed; the redelivered event replays their apply as a
+    # no-op and writes these again (idempotent ids).
+    for name in workflow:
         done[name] = True
-    batch.set(run_ref, marker(done), merge=False)
-    batch.commit()
+    rows = {path: data for named in workflow.values() for path, data in named.items()}
+    if not _write_marker(ctx, uid, run_ref, marker(done), rows):
+        result.skipped = "conversation_deleted"
+        return
     _count_workflow(result, workflow)
+
+
+def deleting(run: dict[str, Any] | None) -> bool:
+    """The capture marker says the conversation is being (or was) deleted: no capture may write."""
+    return isinstance((run or {}).get("cascade"), dict) and run["cascade"].get("state") in ("running", "done")  # type: ignore[index]
+
+
+def _write_marker(ctx: Context, uid: str, run_ref: Any, data: dict[str, Any],
+                  rows: dict[str, dict[str, Any]] | None = None) -> bool:
+    """Write the capture marker (and workflow rows) in one transaction that reads the marker first:
+    once a delete of the conversation started (the marker is its progress record) nothing is
+    written, so the delete's progress is never overwritten. False when refused."""
+    writes = [(ctx.paths.doc(uid, *path.split("/")), row, True) for path, row in (rows or {}).items()]
+    return fence.write(ctx.client, uid, [*writes, (run_ref, data, False)], guard=run_ref, refuse=deleting)
+
+
+def _extraction_failed(ctx: Context, uid: str, conversation_id: str, run_ref: Any, revision: str, captures: int,
+                       done: dict[str, Any], result: CaptureResult, exc: StrataError) -> CaptureResult:
+    """The extractor failed. Transient: nothing is written, the event is retried. Permanent (e.g.
+    ``LLMRejected``): recorded as failed for this revision and acknowledged; the prior memories stay."""
+    pending = [job for job in JOBS if not done.get(job)]
+    for job in pending:
+        result.errors[job] = exc.message
+    if exc.retryable:
+        result.retry = pending
+        return result
+    log.warning("extraction of %s/%s refused for good (%s); recorded, not retried", uid, conversation_id, exc.code)
+    jobs = {**done, **{job: f"failed: {exc.code}" for job in pending}}
+    if not _write_marker(ctx, uid, run_ref, {"revision": revision, "jobs": jobs, "updated_at": ctx.now(),
+                                             "errors": dict(result.errors), "captures": captures}):
+        result.skipped = "conversation_deleted"
     return result
 
 
 def _memories_job(ctx: Context, uid: str, conversation_id: str, revision: str, source: Any,
                   extraction: ExtractionResult, device_id: str | None, result: CaptureResult, *,
-                  first: bool = False, riders: dict[str, dict[str, Any]] | None = None) -> bool:
+                  first: bool = False, riders: dict[str, dict[str, Any]] | None = None, captures: int = 0) -> bool:
     """Apply the extraction; True when ``riders`` were committed with it (False: write them apart)."""
     grounded = ground(source, extraction)  # raises GroundingError: nothing is applied
     signal = "integration" if source.external_text else "transcription"
@@ -137,12 +253,13 @@ def _memories_job(ctx: Context, uid: str, conversation_id: str, revision: str, s
         return False  # nothing to create and, on a first capture, nothing to retract
     try:
         return replace_source(ctx, uid, conversation_id, revision, grounded, extraction, signal, device_id, result,
-                              first=first, riders=riders)
+                              first=first, riders=riders, captures=captures)
     except Conflict as exc:
         if exc.code != "capture_raced":
             raise
         # Another capture of this conversation committed since the marker was read: do it the long way.
-        return replace_source(ctx, uid, conversation_id, revision, grounded, extraction, signal, device_id, result)
+        return replace_source(ctx, uid, conversation_id, revision, grounded, extraction, signal, device_id, result,
+                              captures=captures)
 
 
 def _candidate_item(uid: str, conversation_id: str, g: GroundedCandidate, extraction: ExtractionResult,
@@ -167,90 +284,19 @@ def _candidate_item(uid: str, conversation_id: str, g: GroundedCandidate, extrac
     )
 
 
-def withdraw_source(item: MemoryItem, source_id: str) -> MemoryItem:
-    """Tombstone this source's evidence on ``item``; retract the item when nothing else supports it."""
-    item = item.model_copy(deep=True)
-    for evidence in item.evidence:
-        if evidence.source_id == source_id:
-            evidence.status = "tombstoned"
-            evidence.quote_refs = []
-    if item.conversation_id == source_id:
-        item.conversation_id = next((e.source_id for e in item.evidence if e.status == "active"
-                                     and e.source_type == "conversation"), None)
-    if not any(e.status == "active" for e in item.evidence):
-        retract(item)
-    return item
-
-
-def retract(item: MemoryItem) -> None:
-    """Tombstone with content cleared and evidence scrubbed."""
-    item.status = Status.TOMBSTONED.value
-    item.content = ""
-    item.route = item.route or None
-    for evidence in item.evidence:
-        evidence.status = "tombstoned"
-        evidence.quote_refs = []
-    if item.layer == Layer.LONG_TERM or item.layer == Layer.ARCHIVE:
-        item.processing_state = ProcessingState.PROCESSED.value
-    item.graph_ready = False
-
-
-def source_review_rows(ctx: Context, uid: str, source_id: str) -> dict[str, dict[str, Any]]:
-    """Review-queue rows of the memories a source supports (read before the apply; the apply reads
-    them again through ``doc_paths``), so retracting those memories can redact their reviews."""
-    rows: dict[str, dict[str, Any]] = {}
-    cohort = build(ctx.paths.col(uid, "memory_items"), "items_by_source", {"source_ids": source_id}).stream()
-    for item in cohort:
-        query = build(ctx.paths.col(uid, "memory_review_queue"), "reviews_by_memory", {"memory_id": item.id})
-        for snap in query.stream():
-            rows[snap.id] = snap.to_dict()
-    return rows
-
-
-def apply_withdrawal(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], planner: str,
-                     reviews: dict[str, dict[str, Any]] | None = None) -> None:
-    """Finish a plan that withdrew evidence: Long-term survivors are re-admitted (their evidence
-    changed), retracted survivors lose their graph assertion and have their review entries redacted,
-    and superseded Long-term items they replaced come back when independent active evidence still
-    supports them."""
-    for review_id, row in (reviews or {}).items():
-        path = f"memory_review_queue/{review_id}"
-        current = view.docs.get(path, row)
-        retracted = changed.get((current or {}).get("memory_id", ""))
-        if current and retracted is not None and retracted.record_status == Status.TOMBSTONED:
-            plan.docs[path] = {**current, "content": "", "conflicting": [], "status": "redacted",
-                               "redacted_at": view.now}
-    for item in list(changed.values()):
-        path = f"memory_graph_assertions/{item.id}"
-        if item.layer == Layer.LONG_TERM and item.record_status == Status.ACTIVE:
-            plan.docs[path] = admit(item, revision=view.next_revision(item.id), commit_id=view.commit_id,
-                                    now=view.now, planner="capture.readmit")
-        elif item.record_status == Status.TOMBSTONED:
-            plan.docs[path] = None
-            for ancestor_id in item.supersedes:
-                ancestor = changed.get(ancestor_id) or view.items.get(ancestor_id)
-                if (ancestor is None or ancestor.layer != Layer.LONG_TERM
-                        or ancestor.record_status != Status.SUPERSEDED
-                        or not any(e.status == "active" for e in ancestor.evidence)):
-                    continue
-                ancestor = ancestor.model_copy(deep=True)
-                ancestor.status = Status.ACTIVE.value
-                ancestor.superseded_by = None
-                ancestor.canonical_memory_id = None
-                plan.docs[f"memory_graph_assertions/{ancestor.id}"] = admit(
-                    ancestor, revision=view.next_revision(ancestor.id), commit_id=view.commit_id, now=view.now,
-                    planner=planner + ".reactivate")
-                changed[ancestor.id] = ancestor
-    plan.items = list(changed.values())
-
-
 def replace_source(ctx: Context, uid: str, conversation_id: str, revision: str,
                    grounded: tuple[GroundedCandidate, ...], extraction: ExtractionResult, signal: str,
                    device_id: str | None, result: CaptureResult, *, first: bool = False,
-                   riders: dict[str, dict[str, Any]] | None = None) -> bool:
+                   riders: dict[str, dict[str, Any]] | None = None, captures: int = 0) -> bool:
     """Replace the source's cohort with ``grounded``; True when ``riders`` (extra documents) were
     committed with it. ``first`` (the caller saw no capture marker) skips the cohort reads; the
-    transaction re-checks the marker and raises ``capture_raced`` if a capture got there first."""
+    transaction re-checks the marker and raises ``capture_raced`` if a capture got there first.
+
+    The source's live cohort (items its active evidence supports) is walked in cursor pages, one
+    bounded control-fenced transaction each; the last page also creates and keeps the candidates,
+    so a cohort of any size is replaced (a small one, the usual case, in one transaction). Each page's
+    operation key carries the page's cursor: a redelivered capture replays the pages already done and
+    resumes after them. A fact the user deleted is not brought back by its re-extraction."""
     now = ctx.now()
     marker_path = f"capture_runs/{conversation_id}"
     rode = False
@@ -259,35 +305,48 @@ def replace_source(ctx: Context, uid: str, conversation_id: str, revision: str,
         item = _candidate_item(uid, conversation_id, g, extraction, signal, device_id, now,
                                ctx.settings.short_term_ttl_days)
         candidates.setdefault(item.id, item)
-    def plan(view: ApplyView) -> Plan:
+    size = max(10, min(COHORT_PAGE, MAX_ITEMS_PER_APPLY - len(candidates)))
+
+    def plan(view: ApplyView, page_ids: frozenset[str] = frozenset()) -> Plan:
         nonlocal rode
-        if first and view.docs.get(marker_path) is not None:
+        marker = view.docs.get(marker_path)
+        if first and marker is not None:
             raise Conflict("another capture of this conversation committed first", code="capture_raced")
-        cohort_ids = set(view.queried.get("cohort", []))
-        out = Plan(summary={"created": 0, "kept": 0, "retracted": 0})
+        if deleting(marker):
+            raise ConversationDeleted("the conversation is being deleted", code="conversation_deleted")
+        cohort_ids = view.queried.get("cohort", [])
+        if not first and not set(cohort_ids) <= page_ids:
+            raise CohortMoved("the source's cohort changed since it was read")
+        last = first or not view.more.get("cohort")
+        out = Plan(summary={"created": 0, "kept": 0, "retracted": 0, "suppressed": 0,
+                            "after": cohort_ids[-1] if cohort_ids else None, "last": last})
         changed: dict[str, MemoryItem] = {}
-        for memory_id, fresh in candidates.items():
+        if last:
+            for memory_id, fresh in candidates.items():
+                existing = view.items.get(memory_id)
+                if existing is not None and existing.deleted_by_user:
+                    out.summary["suppressed"] += 1  # the user deleted this very fact: it stays deleted
+                    continue
+                if existing is not None and not scrubbed(existing):
+                    updated = _merge_evidence(existing, fresh)
+                    if updated is not None:
+                        changed[memory_id] = updated
+                    out.summary["kept"] += 1
+                    continue
+                changed[memory_id] = fresh.model_copy(deep=True)
+                out.summary["created"] += 1
+        for memory_id in cohort_ids:
             existing = view.items.get(memory_id)
-            if existing is not None and existing.record_status != Status.TOMBSTONED:
-                updated = _merge_evidence(existing, fresh)
-                if updated is not None:
-                    changed[memory_id] = updated
-                out.summary["kept"] += 1
-                continue
-            changed[memory_id] = fresh.model_copy(deep=True)
-            out.summary["created"] += 1
-        for memory_id in sorted(cohort_ids - set(candidates)):
-            existing = view.items.get(memory_id)
-            if existing is None or existing.record_status == Status.TOMBSTONED:
+            if memory_id in candidates or existing is None:
                 continue
             if not any(e.source_id == conversation_id and e.status == "active" for e in existing.evidence):
                 continue
             withdrawn = withdraw_source(existing, conversation_id)
             changed[memory_id] = withdrawn
-            if withdrawn.record_status == Status.TOMBSTONED:
+            if scrubbed(withdrawn):
                 out.summary["retracted"] += 1
         apply_withdrawal(view, out, changed, "capture", reviews)
-        rode = bool(out.items and riders)
+        rode = bool(last and out.items and riders)
         if rode:
             out.docs.update(riders or {})
         return out
@@ -295,19 +354,45 @@ def replace_source(ctx: Context, uid: str, conversation_id: str, revision: str,
     if first:
         reviews: dict[str, dict[str, Any]] = {}
         applied = ctx.engine.apply(
-            uid, "capture.replace", {"source": conversation_id, "revision": revision}, plan, item_ids=candidates,
-            follow_lineage=True, doc_paths=[marker_path])
-    else:
-        reviews = source_review_rows(ctx, uid, conversation_id)
-        applied = ctx.engine.apply(
-            uid, "capture.replace", {"source": conversation_id, "revision": revision}, plan, item_ids=candidates,
-            item_queries={"cohort": ("items_by_source", {"source_ids": conversation_id})}, follow_lineage=True,
-            doc_paths=[f"memory_review_queue/{r}" for r in reviews])
-    result.created = applied.summary.get("created", 0)
-    result.kept = applied.summary.get("kept", 0)
-    result.retracted = applied.summary.get("retracted", 0)
-    result.commit_id = applied.commit_id
-    return rode and applied.commit_id is not None and not applied.replayed
+            uid, "capture.replace", {"source": conversation_id, "revision": revision, "captures": captures}, plan,
+            item_ids=candidates, follow_lineage=True, doc_paths=[marker_path])
+        _add(result, applied)
+        return rode and applied.commit_id is not None and not applied.replayed
+    after: str | None = None
+    for _page in range(MAX_PAGES):
+        for _attempt in range(6):
+            page_ids = live_page(ctx, uid, conversation_id, size, after)
+            reviews = review_rows(ctx, uid, [*page_ids, *candidates])
+            key = {"source": conversation_id, "revision": revision, "captures": captures, "after": after}
+
+            def page_plan(view: ApplyView, seen: frozenset[str] = frozenset(page_ids)) -> Plan:
+                return plan(view, seen)
+
+            try:
+                applied = ctx.engine.apply(
+                    uid, "capture.replace", key, page_plan, item_ids=candidates,
+                    item_queries={"cohort": ("items_by_active_source", {"active_source_ids": conversation_id},
+                                             Page(size, after))},
+                    follow_lineage=True, doc_paths=[marker_path, *(f"memory_review_queue/{r}" for r in reviews)])
+                break
+            except CohortMoved:
+                continue
+        else:
+            raise CohortMoved("the conversation's memories kept changing during the replacement; try again")
+        _add(result, applied)
+        if applied.summary.get("last", True):
+            return False
+        after = applied.summary.get("after")
+    raise Conflict("the conversation has more derived memories than one replacement walks", code="too_many_items")
+
+
+def _add(result: CaptureResult, applied: Any) -> None:
+    summary = applied.summary
+    result.created += summary.get("created", 0)
+    result.kept += summary.get("kept", 0)
+    result.retracted += summary.get("retracted", 0)
+    result.suppressed += summary.get("suppressed", 0)
+    result.commit_id = applied.commit_id or result.commit_id
 
 
 def _merge_evidence(existing: MemoryItem, fresh: MemoryItem) -> MemoryItem | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from core.adapters.firestore import leases
+from core.adapters.firestore import fence, leases
 from core.adapters.firestore.apply import ApplyView, Plan
 from core.adapters.firestore.client import stream_dicts
 from core.adapters.firestore.queries import build
@@ -28,26 +28,22 @@ from core.bootstrap import Context
 from core.domain import ids
 from core.domain.admission import admit
 from core.domain.records import MemoryItem, expired
-from core.domain.routing import Neighbour, RouteCandidate, RouteProposal
+from core.domain.routing import Neighbour, RouteCandidate, RouteProposal, Router, fact_key, pass_survivors
 from core.domain.states import Layer, ProcessingState, Status
-from core.errors import StrataError
+from core.errors import GenerationChanged, InvalidRouterOutput, StrataError, WritesBlocked
+from core.services import scheduling
 from core.services.intake import processed
 
 log = logging.getLogger(__name__)
 
 BATCH = 20
 MAX_BATCHES = 25
-MAX_SELECTED = BATCH * MAX_BATCHES
 NEIGHBOURS = 8
 MAX_ATTEMPTS = 3
 LEASE_SECONDS = 600
 LEASE = timedelta(seconds=LEASE_SECONDS)
 REVIEW_TTL = timedelta(hours=72)
 ROUTES = ("promote", "archive", "review", "reject")
-
-
-class InvalidRouterOutput(StrataError):
-    code = "invalid_router_output"
 
 
 @dataclass
@@ -71,6 +67,8 @@ class PassSummary:
 
 # ----------------------------------------------------------------------------------------- fan-out
 def users_with_pending(ctx: Context, limit: int = 1000) -> list[str]:
+    """Users with pending items found by one collection-group scan over items: the manual CLI's
+    backfill for items that predate the schedule registry (the scheduled job never scans items)."""
     group = ctx.client.collection_group("memory_items")
     uids: dict[str, None] = {}
     for snap in build(group, "pending_route_items_all_users", {"pending_route": True}, limit=limit).stream():
@@ -79,14 +77,8 @@ def users_with_pending(ctx: Context, limit: int = 1000) -> list[str]:
 
 
 def fan_out(ctx: Context) -> dict[str, Any]:
-    if _controls(ctx).get("consolidation_disabled"):
-        return {"users": 0, "skipped": "consolidation_disabled"}
-    uids = users_with_pending(ctx)
-    bucket = ctx.now().strftime("%Y%m%d%H%M")
-    url = ctx.settings.consolidate_url
-    for uid in uids:
-        ctx.tasks.enqueue(url, {"uid": uid}, task_id=f"consolidate-{ids.contract_hash('task', [uid, bucket])[:20]}")
-    return {"users": len(uids), "enqueued": len(uids)}
+    """The scheduler job: the safety-net walk over users (:func:`scheduling.walk`)."""
+    return scheduling.walk(ctx)
 
 
 def _controls(ctx: Context) -> dict[str, Any]:
@@ -100,36 +92,75 @@ def _lease_ref(ctx: Context, uid: str) -> Any:
 
 
 # -------------------------------------------------------------------------------------------- pass
-def run_pass(ctx: Context, uid: str, *, router: Any = None, max_selected: int = MAX_SELECTED) -> dict[str, Any]:
+def run_pass(ctx: Context, uid: str, *, router: Router | None = None, max_selected: int | None = None) -> dict[str, Any]:
+    """One user's pass; at most ``max_selected`` items (default: the ``consolidation_pass_limit``
+    setting). Afterwards the user's schedule is settled: an overflow continues at once, a pass
+    that left nothing clears the user's pending mark (:func:`scheduling.after_pass`)."""
     summary = PassSummary(uid)
+    started = ctx.now()
     if _controls(ctx).get("consolidation_disabled"):
         summary.skipped = "consolidation_disabled"
+        return summary.as_dict()
+    # The account generation is read before anything is written (the lease is the first write) and
+    # again once the lease is held: a wipe that ran in between would otherwise leave the lease
+    # document behind in the wiped account. Every apply of the pass then requires that generation.
+    account = fence.read(ctx.client, uid)
+    if account.deleting:
+        summary.skipped = "account_deleting"
+        scheduling.after_pass(ctx, uid, started, False)  # a wipe leaves nothing to route
         return summary.as_dict()
     holder = uuid.uuid4().hex
     if not leases.take(ctx.client, _lease_ref(ctx, uid), holder, ctx.now, LEASE):
         summary.skipped = "lease_held"
         return summary.as_dict()
+    if fence.read(ctx.client, uid) != account:
+        _lease_ref(ctx, uid).delete()
+        summary.skipped = "account_generation_changed"
+        return summary.as_dict()
     try:
-        selected = select_pending(ctx, uid, max_selected + 1)
-        summary.overflow = len(selected) > max_selected
-        selected = selected[:max_selected]
-        summary.selected = len(selected)
-        neighbours = _long_term(ctx, uid)
-        attempts = _attempts(ctx, uid, [i.id for i in selected])
-        for start in range(0, len(selected), BATCH):
-            route_batch(ctx, uid, selected[start:start + BATCH], neighbours, attempts, router or ctx.router, summary)
-        summary.aged_out = age_out(ctx, uid)
-        summary.reviews_expired = expire_reviews(ctx, uid)
+        with fence.expect(uid, account.generation):
+            _pass(ctx, uid, router, ctx.settings.consolidation_pass_limit if max_selected is None else max_selected,
+                  summary)
+    except GenerationChanged:
+        summary.skipped = "account_generation_changed"
     finally:
         leases.release(ctx.client, _lease_ref(ctx, uid), holder, ctx.now, LEASE)
+    if summary.skipped is None:
+        scheduling.after_pass(ctx, uid, started, summary.overflow)
     return summary.as_dict()
 
 
-def record_pass(ctx: Context, uid: str, summary: dict[str, Any], trigger: dict[str, Any]) -> None:
+def _pass(ctx: Context, uid: str, router: Router | None, max_selected: int, summary: PassSummary) -> None:
+    selected = select_pending(ctx, uid, max_selected + 1)
+    summary.overflow = len(selected) > max_selected
+    selected = selected[:max_selected]
+    summary.selected = len(selected)
+    neighbours = _long_term(ctx, uid)
+    attempts = _attempts(ctx, uid, [i.id for i in selected])
+    # Fact key → the Long-term memory that states it: the ones already there (so a copy the router
+    # did not recognise as a duplicate still merges), then those this pass settles.
+    survivors: dict[str, str] = {}
+    for memory in sorted(neighbours, key=lambda m: m.id):
+        survivors.setdefault(_fact(memory), memory.id)
+    for start in range(0, len(selected), BATCH):
+        route_batch(ctx, uid, selected[start:start + BATCH], neighbours, attempts, router or ctx.router, summary,
+                    survivors)
+    summary.aged_out = age_out(ctx, uid)
+    summary.reviews_expired = expire_reviews(ctx, uid)
+
+
+def record_pass(ctx: Context, uid: str, summary: dict[str, Any], trigger: dict[str, Any],
+                generation: int | None = None) -> None:
     """Keep the last completed pass and what triggered it (``memory_state/last_consolidation``), so
-    operators and tests can tell a scheduled (Cloud Tasks) pass from a manual one."""
-    ctx.paths.doc(uid, "memory_state", "last_consolidation").set(
-        {**summary, "trigger": trigger, "finished_at": ctx.now()})
+    operators and tests can tell a scheduled (Cloud Tasks) pass from a manual one. Fenced like the
+    pass: a wipe since the pass started (``generation``, read by the caller first) drops it."""
+    record = ({**summary, "trigger": trigger, "finished_at": ctx.now()})
+    ref = ctx.paths.doc(uid, "memory_state", "last_consolidation")
+    try:
+        with fence.expect(uid, fence.read(ctx.client, uid).generation if generation is None else generation):
+            fence.write(ctx.client, uid, [(ref, record, False)])
+    except (GenerationChanged, WritesBlocked):
+        log.info("consolidation record for %s dropped: the account was deleted", uid)
 
 
 def select_pending(ctx: Context, uid: str, limit: int) -> list[MemoryItem]:
@@ -150,13 +181,13 @@ def _attempts(ctx: Context, uid: str, memory_ids: list[str]) -> dict[str, int]:
 
 
 def _record_retry(ctx: Context, uid: str, items: list[MemoryItem], attempts: dict[str, int], reason: str) -> None:
-    batch = ctx.client.batch()
+    writes = []
     for item in items:
         attempts[item.id] = attempts.get(item.id, 0) + 1
-        batch.set(ctx.paths.doc(uid, "consolidation_attempts", item.id),
-                  {"attempts": attempts[item.id], "revision": item.revision, "last_error": reason[:500],
-                   "updated_at": ctx.now()})
-    batch.commit()
+        writes.append((ctx.paths.doc(uid, "consolidation_attempts", item.id),
+                       {"attempts": attempts[item.id], "revision": item.revision, "last_error": reason[:500],
+                        "updated_at": ctx.now()}, False))
+    fence.write(ctx.client, uid, writes)  # fenced: a pass of a wiped account records nothing
 
 
 def _nearest(item: MemoryItem, pool: list[MemoryItem]) -> list[MemoryItem]:
@@ -168,7 +199,8 @@ def _nearest(item: MemoryItem, pool: list[MemoryItem]) -> list[MemoryItem]:
 
 
 def route_batch(ctx: Context, uid: str, batch: list[MemoryItem], long_term: list[MemoryItem],
-                attempts: dict[str, int], router: Any, summary: PassSummary) -> None:
+                attempts: dict[str, int], router: Router, summary: PassSummary,
+                survivors: dict[str, str] | None = None) -> None:
     now = ctx.now()
     forced = [i for i in batch if attempts.get(i.id, 0) >= MAX_ATTEMPTS]
     asked = [i for i in batch if attempts.get(i.id, 0) < MAX_ATTEMPTS]
@@ -191,7 +223,8 @@ def route_batch(ctx: Context, uid: str, batch: list[MemoryItem], long_term: list
             if not forced:
                 return
     apply_routes(ctx, uid, {i.id: i.revision for i in batch if i.id in decisions}, decisions, summary,
-                 planner=f"consolidation/{getattr(router, 'router_id', 'router')}@{getattr(router, 'router_version', '1')}")
+                 planner=f"consolidation/{getattr(router, 'router_id', 'router')}@{getattr(router, 'router_version', '1')}",
+                 survivors=survivors, facts={i.id: _fact(i) for i in batch})
 
 
 def _candidates(items: list[MemoryItem], long_term: list[MemoryItem], batch: list[MemoryItem], now: Any):
@@ -268,21 +301,36 @@ def _well_typed(proposal: RouteProposal) -> bool:
             and all(isinstance(ref, str) for ref in proposal.supersedes))
 
 
+def _fact(item: MemoryItem) -> str:
+    return fact_key(item.content, item.subject_attribution, item.subject_label)
+
+
 def apply_routes(ctx: Context, uid: str, revisions: dict[str, int],
                  decisions: dict[str, tuple[str, list[str], str | None, str]], summary: PassSummary,
-                 planner: str) -> None:
+                 planner: str, *, survivors: dict[str, str] | None = None,
+                 facts: dict[str, str] | None = None) -> None:
+    """Apply one batch's validated decisions. Items that state the same fact (``facts``: memory id →
+    fact key) end as one Long-term memory: the one already stating it (``survivors``: fact key →
+    memory id, Long-term before the pass or settled by an earlier batch; updated here), else the
+    first one promoted here, survives, and every other promoted or archived copy merges into it
+    exactly as a duplicate the router recognised does — the survivor absorbs its evidence and is
+    re-admitted, the copy becomes an alias in its lineage."""
+    survivors = survivors if survivors is not None else {}
+    facts = facts or {}
+    earlier = {key: survivors[key] for key in {facts.get(m) for m in revisions} if key in survivors}
     linked = {n for route, sup, dup, _ in decisions.values() for n in [*sup, *([dup] if dup else [])]}
-    read_ids = set(revisions) | linked
+    read_ids = set(revisions) | linked | set(earlier.values())
+    settled: dict[str, str] = {}
 
     def plan(view: ApplyView) -> Plan:
         out = Plan(summary={"routes": {}, "untouched": 0})
         changed: dict[str, MemoryItem] = {}
+        routable: list[MemoryItem] = []
         for memory_id, revision in sorted(revisions.items()):
             item = view.items.get(memory_id)
             if item is None or not item.pending_route or item.revision != revision:
                 out.summary["untouched"] += 1  # routed or changed by someone else: never twice
                 continue
-            route, supersedes, duplicate_of, reason = decisions[memory_id]
             item = item.model_copy(deep=True)
             if item.processing_state == ProcessingState.PENDING:
                 item = processed(item)  # required processing before any route (admission needs it)
@@ -291,8 +339,30 @@ def apply_routes(ctx: Context, uid: str, revisions: dict[str, int],
                     changed[item.id] = item
                     out.summary["routes"]["reject"] = out.summary["routes"].get("reject", 0) + 1
                     continue
+            routable.append(item)
+        # Promotions first, so a copy that is archived can still merge into this pass's survivor.
+        routable.sort(key=lambda i: (decisions[i.id][0] != "promote", i.id))
+        known = {key: mid for key, mid in earlier.items() if _usable_neighbour(view, changed, mid) is not None}
+        merges = pass_survivors([(i.id, _fact(i), decisions[i.id][0]) for i in routable], known)
+        for item in routable:
+            route, supersedes, duplicate_of, reason = decisions[item.id]
+            if item.id in merges:
+                target = merges[item.id]
+                into = changed.get(target)
+                if into is not None and into.canonical_memory_id:  # the survivor itself merged on
+                    target = into.canonical_memory_id
+                supersedes, duplicate_of = [], target
             _settle(view, out, changed, item, route, supersedes, duplicate_of, reason, planner)
             out.summary["routes"][route] = out.summary["routes"].get(route, 0) + 1
+        settled.clear()
+        for item in routable:
+            final = changed.get(item.id)
+            if final is None or decisions[item.id][0] != "promote" or item.id in merges:
+                continue
+            if final.layer == Layer.LONG_TERM and final.record_status == Status.ACTIVE:
+                settled[_fact(item)] = item.id
+            elif final.canonical_memory_id:
+                settled[_fact(item)] = final.canonical_memory_id
         out.items = list(changed.values())
         return out
 
@@ -303,6 +373,7 @@ def apply_routes(ctx: Context, uid: str, revisions: dict[str, int],
         # earlier delivery of this task): this pass routed nothing itself.
         summary.untouched += len(revisions)
         return
+    survivors.update(settled)
     for route, count in result.summary.get("routes", {}).items():
         summary.routes[route] += count
     summary.untouched += int(result.summary.get("untouched", 0))

@@ -3,22 +3,31 @@
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 from core.bootstrap import Context
-from core.errors import NotFound
-from core.services import capture, deletion
+from core.errors import Conflict, NotFound
+from core.services import capture, controls, deletion
 
 
 def create(ctx: Context, uid: str, body: dict[str, Any], device_id: str | None, platform: str | None) -> str:
+    controls.require_writes(ctx)
     conversation_id = body.pop("id", None) or uuid.uuid4().hex
     now = ctx.now()
     doc = {k: v for k, v in body.items() if v is not None}
     doc.setdefault("client_device_id", device_id)
     doc.setdefault("client_platform", platform)
-    doc.update({"created_at": now, "finished_at": doc.get("finished_at") or now, "status": "completed"})
+    created = doc.get("created_at")  # an app's own creation time (ISO 8601, checked at the edge) is kept
+    doc.update({"created_at": _timestamp(created) if isinstance(created, str) else now,
+                "finished_at": doc.get("finished_at") or now, "status": "completed"})
     ctx.paths.doc(uid, "conversations", conversation_id).set(doc)
     return conversation_id
+
+
+def _timestamp(value: str) -> datetime:
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def reprocess(ctx: Context, uid: str, conversation_id: str) -> capture.CaptureResult:
@@ -26,6 +35,7 @@ def reprocess(ctx: Context, uid: str, conversation_id: str) -> capture.CaptureRe
     the document only after the capture ran, so the trigger that write fires sees the revision already
     captured and does nothing (writing it first let the trigger win the race and this call report
     nothing kept or created)."""
+    controls.require_writes(ctx)
     ref = ctx.paths.doc(uid, "conversations", conversation_id)
     snap = ref.get()
     if not snap.exists:
@@ -33,21 +43,27 @@ def reprocess(ctx: Context, uid: str, conversation_id: str) -> capture.CaptureRe
     token = uuid.uuid4().hex
     doc = dict(snap.to_dict(), reprocess_token=token)
     result = capture.capture_conversation(ctx, uid, conversation_id, doc)
+    if result.skipped == "conversation_deleted":
+        raise Conflict("this conversation is being deleted", code="conversation_deleted")
     ref.update({"reprocess_token": token, "reprocess_requested_at": ctx.now()})
     return result
 
 
 def delete(ctx: Context, uid: str, conversation_id: str, cascade: bool = True) -> dict[str, Any]:
+    """With ``cascade`` the conversation's memories are withdrawn in bounded pages first and the
+    document is deleted in the same transaction as the last page (a failure part-way leaves the
+    document, and calling again resumes); the delete trigger then finds the cascade done."""
+    controls.require_writes(ctx)  # the cascade could not apply: keep the conversation with its memories
     ref = ctx.paths.doc(uid, "conversations", conversation_id)
     if not ref.get().exists:
         raise NotFound("no such conversation")
-    run = ctx.paths.doc(uid, "capture_runs", conversation_id)
     if not cascade:
+        run = ctx.paths.doc(uid, "capture_runs", conversation_id)
         run.set({"cascade": False}, merge=True)  # the delete trigger honours the caller's choice
-    ref.delete()
-    if not cascade:
+        ref.delete()
         return {"deleted": True, "cascade": False}
-    return {"deleted": True, "cascade": deletion.cascade_conversation(ctx, uid, conversation_id)}
+    return {"deleted": True, "cascade": deletion.cascade_conversation(ctx, uid, conversation_id,
+                                                                      remove_document=True)}
 
 
 def cascade_from_trigger(ctx: Context, uid: str, conversation_id: str) -> dict[str, Any] | None:

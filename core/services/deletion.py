@@ -7,28 +7,48 @@ and reported as done even while Typesense or Pinecone are down — they converge
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
-from core.adapters.firestore.apply import ApplyView, Plan, head_sequence
+from core.adapters.firestore.apply import MAX_ITEMS_PER_APPLY, ApplyView, Page, Plan, head_sequence, journaled
+from core.adapters.firestore.client import delete_refs
 from core.adapters.firestore.queries import build
 from core.bootstrap import Context
 from core.domain.records import MemoryItem
-from core.domain.states import Status
-from core.errors import Conflict, NotFound
-from core.services.capture import apply_withdrawal, retract, source_review_rows, withdraw_source
+from core.errors import CohortMoved, Conflict, LineageMoved, Locked, NotFound, RetryableError
+from core.services import legacy
+from core.services.withdrawal import (
+    apply_withdrawal,
+    live_page,
+    retract,
+    review_rows,
+    scrubbed,
+    withdraw_source,
+)
 
 TOMBSTONE_BATCH = 100
 MAX_RESCANS = 6
+MAX_BATCHES = 2_000  # delete-all: 200k memories per round at most; every loop here is bounded
+CASCADE_PAGE = 100
+MAX_PAGES = 2_000
+NOT_DELETED = ["active", "superseded", "hidden"]  # every physical status but tombstoned
 
 
-class LineageMoved(Conflict):
-    code = "lineage_moved"
-    retryable = True
+LEGACY_BATCH = 100
 
 
 def _item(ctx: Context, uid: str, memory_id: str) -> MemoryItem | None:
     snap = ctx.paths.doc(uid, "memory_items", memory_id).get()
     return MemoryItem.from_store(snap.to_dict()) if snap.exists else None
+
+
+def intent(ctx: Context, uid: str, request_key: str | None) -> dict[str, Any]:
+    """What makes one user intent's operation key unique: the client's ``Idempotency-Key`` when it
+    sent one (a retried request replays), else the ledger head read before the operation (a later
+    intent reads a later head, so it never replays an earlier one; a retry at the same head does)."""
+    if request_key:
+        return {"request": request_key}
+    return {"head": head_sequence(ctx.client, uid)}
 
 
 def scan_lineage(ctx: Context, uid: str, memory_id: str) -> set[str]:
@@ -55,28 +75,34 @@ def scan_lineage(ctx: Context, uid: str, memory_id: str) -> set[str]:
     return seen
 
 
-def _review_rows(ctx: Context, uid: str, memory_ids: set[str]) -> dict[str, dict[str, Any]]:
-    rows: dict[str, dict[str, Any]] = {}
-    for memory_id in memory_ids:
-        query = build(ctx.paths.col(uid, "memory_review_queue"), "reviews_by_memory", {"memory_id": memory_id})
-        for snap in query.stream():
-            rows[snap.id] = snap.to_dict()
-    return rows
-
-
 def _redacted(row: dict[str, Any], now: Any) -> dict[str, Any]:
     return {**row, "content": "", "conflicting": [], "status": "redacted", "redacted_at": now}
 
 
-def delete_memory(ctx: Context, uid: str, memory_id: str) -> dict[str, Any]:
-    """Tombstone the whole lineage of ``memory_id``. A privacy delete re-checks the lineage inside
-    the transaction; if it grew since the scan, it rescans the union and tries again."""
+def delete_memory(ctx: Context, uid: str, memory_id: str, request_key: str | None = None) -> dict[str, Any]:
+    """Tombstone the whole lineage of ``memory_id``, whatever the status of its members (a hidden,
+    i.e. rejected, item is scrubbed too). A privacy delete re-checks the lineage inside the
+    transaction; if it grew since the scan, it rescans the union and tries again. The tombstones are
+    marked as the user's delete, so re-extracting the same words from the same source does not bring
+    the fact back. Deleting a deleted memory is 404 and writes nothing."""
+    key = {"memory_id": memory_id, **intent(ctx, uid, request_key)}
+    if request_key and (done := journaled(ctx.client, uid, "delete.memory", key)) is not None:
+        return {"deleted": done.get("summary", {}).get("tombstoned", []), "commit_id": done.get("commit_id")}
     first = _item(ctx, uid, memory_id)
-    if first is None or first.record_status == Status.TOMBSTONED:
+    if first is None:
+        if legacy.get(ctx, uid, memory_id) is None:
+            raise NotFound("no such memory")
+        try:
+            return _delete_historical(ctx, uid, memory_id, key)
+        except LineageMoved:  # materialised meanwhile: delete the canonical item below
+            first = _item(ctx, uid, memory_id)
+    if first is None or scrubbed(first):
         raise NotFound("no such memory")
+    if first.locked:
+        raise Locked("this memory is locked; unlock it to delete it")
     lineage = scan_lineage(ctx, uid, memory_id)
     for _ in range(MAX_RESCANS):
-        reviews = _review_rows(ctx, uid, lineage)
+        reviews = review_rows(ctx, uid, lineage)
         fixed = frozenset(lineage)
 
         def plan(view: ApplyView, fixed: frozenset[str] = fixed, reviews: dict = reviews) -> Plan:
@@ -90,12 +116,15 @@ def delete_memory(ctx: Context, uid: str, memory_id: str) -> dict[str, Any]:
             for alias in view.queried.get("aliases", []):
                 if alias not in fixed:
                     raise LineageMoved("the lineage changed during the delete")
+            target = view.items.get(memory_id)
+            if target is None or scrubbed(target):
+                raise NotFound("no such memory")
             for mid in sorted(fixed):
                 member = view.items.get(mid)
-                if member is None or member.record_status == Status.TOMBSTONED and not member.content:
+                if member is None or scrubbed(member):
                     continue
                 member = member.model_copy(deep=True)
-                retract(member)
+                retract(member, by_user=True)
                 out.items.append(member)
                 out.docs[f"memory_graph_assertions/{mid}"] = None
                 out.summary["tombstoned"].append(mid)
@@ -105,38 +134,108 @@ def delete_memory(ctx: Context, uid: str, memory_id: str) -> dict[str, Any]:
 
         try:
             result = ctx.engine.apply(
-                uid, "delete.memory", {"lineage": sorted(lineage)}, plan, item_ids=lineage,
+                uid, "delete.memory", key, plan, item_ids=lineage,
                 item_queries={"aliases": ("items_by_canonical", {"canonical_memory_id": memory_id})},
                 doc_paths=[f"memory_review_queue/{r}" for r in reviews], actor="user")
         except LineageMoved:
             lineage |= set().union(*(scan_lineage(ctx, uid, m) for m in list(lineage)))
             continue
+        legacy.cleanup(ctx, uid, [memory_id])  # a row left by an earlier materialisation whose cleanup failed
         return {"deleted": result.summary.get("tombstoned", []), "commit_id": result.commit_id}
     raise Conflict("the memory kept changing while it was being deleted; try again", code="delete_contended")
 
 
-def delete_all(ctx: Context, uid: str) -> dict[str, Any]:
-    """Bounded tombstone transactions, then a control-fenced rescan until a stable empty set."""
+def _delete_historical(ctx: Context, uid: str, memory_id: str, key: dict[str, Any]) -> dict[str, Any]:
+    """Delete a historical row: its canonical tombstone (same id, marked as the user's delete) is
+    written through the apply from the rows read in the same transaction, then the row is removed
+    (idempotent; the tombstone suppresses it whether or not that succeeds, and the tombstone's
+    outbox delete removes any provider row of the id, the old vector included)."""
+    def plan(view: ApplyView) -> Plan:
+        if view.items.get(memory_id) is not None:
+            raise LineageMoved("the memory was materialised during the delete")
+        item = legacy.successor(uid, memory_id, view.docs)
+        if item is None:
+            raise NotFound("no such memory")
+        if item.locked:
+            raise Locked("this memory is locked; unlock it to delete it")
+        retract(item, by_user=True)
+        return Plan(items=[item], summary={"tombstoned": [memory_id]})
+
+    result = ctx.engine.apply(uid, "delete.memory", key, plan, item_ids=[memory_id],
+                              doc_paths=legacy.paths(memory_id), actor="user")
+    legacy.cleanup(ctx, uid, [memory_id])
+    return {"deleted": result.summary.get("tombstoned", []), "commit_id": result.commit_id}
+
+
+def tombstone_historical(ctx: Context, uid: str, memory_ids: list[str], kind: str, key: dict[str, Any]) -> int:
+    """Tombstone the historical rows ``memory_ids`` that no canonical item suppresses yet (one apply,
+    locked rows included: a bulk or privacy delete is not a paywalled action), then remove the rows.
+    Returns how many were tombstoned; a failed row cleanup is a retryable error, since the caller
+    pages by the rows that are left."""
+    def plan(view: ApplyView) -> Plan:
+        out = Plan(summary={"tombstoned": 0})
+        for mid in memory_ids:
+            if view.items.get(mid) is not None:
+                continue  # canonical already: its own delete path covers it; the row is only cleaned
+            try:
+                item = legacy.successor(uid, mid, {p: view.docs.get(p) for p in legacy.paths(mid)})
+            except legacy.LegacyCollision:
+                item = None  # ambiguous rows are withheld from every read; a bulk delete removes them
+            if item is None:
+                continue
+            retract(item, by_user=True)
+            out.items.append(item)
+            out.summary["tombstoned"] += 1
+        return out
+
+    result = ctx.engine.apply(uid, kind, key, plan, item_ids=memory_ids,
+                              doc_paths=[p for mid in memory_ids for p in legacy.paths(mid)], actor="user")
+    if not legacy.cleanup(ctx, uid, memory_ids):
+        raise RetryableError("historical memories were deleted but their rows could not be removed yet; "
+                             "call again", code="legacy_cleanup_pending")
+    return int(result.summary.get("tombstoned", 0))
+
+
+def _delete_all_historical(ctx: Context, uid: str, request_key: str | None) -> int:
     total = 0
+    for batch_no in range(MAX_BATCHES):
+        batch = legacy.first_ids(ctx, uid, LEGACY_BATCH)
+        if not batch:
+            return total
+        key = {"legacy_ids": batch, "head": head_sequence(ctx.client, uid), "request": request_key,
+               "batch": batch_no}
+        total += tombstone_historical(ctx, uid, batch, "delete.all", key)
+    raise Conflict("more historical memories than one delete-all walks; call again", code="delete_all_contended")
+
+
+def delete_all(ctx: Context, uid: str, request_key: str | None = None) -> dict[str, Any]:
+    """Bounded tombstone transactions over every item not yet tombstoned (active, superseded,
+    hidden, expired), then a control-fenced rescan until a stable empty set. Each batch's key binds
+    the ledger head it read, so no batch ever replays an earlier delete; with an ``Idempotency-Key``
+    a retried request replays the recorded answer."""
+    done_key = {"request": request_key, "step": "done"}
+    if request_key and (done := journaled(ctx.client, uid, "delete.all", done_key)) is not None:
+        return dict(done.get("summary", {}))
+    total = _delete_all_historical(ctx, uid, request_key)
     collection = ctx.paths.col(uid, "memory_items")
-    for _round in range(MAX_RESCANS):
+    for round_no in range(MAX_RESCANS):
         head_before = head_sequence(ctx.client, uid)
         ours = 0
-        while True:
-            snaps = list(build(collection, "items_by_status", {"status": ["active", "superseded"]},
-                               limit=TOMBSTONE_BATCH).stream())
+        for batch_no in range(MAX_BATCHES):
+            snaps = list(build(collection, "items_by_status", {"status": NOT_DELETED},
+                               limit=TOMBSTONE_BATCH).select([]).stream())
             if not snaps:
                 break
             batch_ids = [s.id for s in snaps]
-            reviews = _review_rows(ctx, uid, set(batch_ids))
+            reviews = review_rows(ctx, uid, batch_ids)
 
             def plan(view: ApplyView, reviews: dict = reviews) -> Plan:
                 out = Plan(summary={"tombstoned": 0})
                 for member in view.items.values():
-                    if member is None or member.record_status == Status.TOMBSTONED:
+                    if member is None or scrubbed(member):
                         continue
                     member = member.model_copy(deep=True)
-                    retract(member)
+                    retract(member, by_user=True)
                     out.items.append(member)
                     out.docs[f"memory_graph_assertions/{member.id}"] = None
                     out.summary["tombstoned"] += 1
@@ -144,56 +243,184 @@ def delete_all(ctx: Context, uid: str) -> dict[str, Any]:
                     out.docs[f"memory_review_queue/{review_id}"] = _redacted(row, view.now)
                 return out
 
-            result = ctx.engine.apply(uid, "delete.all", {"ids": sorted(batch_ids)}, plan, item_ids=batch_ids,
+            key = {"ids": sorted(batch_ids), "head": head_sequence(ctx.client, uid), "request": request_key,
+                   "round": round_no, "batch": batch_no}
+            result = ctx.engine.apply(uid, "delete.all", key, plan, item_ids=batch_ids,
                                       doc_paths=[f"memory_review_queue/{r}" for r in reviews], actor="user")
-            total += int(result.summary.get("tombstoned", 0))
+            tombstoned = int(result.summary.get("tombstoned", 0))
+            total += tombstoned
             ours += 0 if result.replayed or result.commit_id is None else 1
+            if not tombstoned:
+                break  # the scan is behind the items (nothing left to tombstone here): rescan below
         # The fence: the rescan is empty and no commit but our own tombstones landed this round.
-        remaining = list(build(collection, "items_by_status", {"status": ["active", "superseded"]}, limit=1).stream())
+        remaining = list(build(collection, "items_by_status", {"status": NOT_DELETED}, limit=1).select([]).stream())
         head_after = head_sequence(ctx.client, uid)
         if not remaining and head_after == head_before + ours:
-            return {"deleted": total, "stable_at_sequence": head_after}
+            summary = {"deleted": total, "stable_at_sequence": head_after}
+            if request_key:  # an empty plan journals the answer without a commit
+                def record(view: ApplyView, summary: dict[str, Any] = summary) -> Plan:
+                    return Plan(summary=summary)
+
+                ctx.engine.apply(uid, "delete.all", done_key, record, actor="user")
+            return summary
     raise Conflict("memories kept being written during delete-all; nothing was reported deleted that is not, "
                    "but some memories may remain — try again", code="delete_all_contended")
 
 
-def cascade_conversation(ctx: Context, uid: str, conversation_id: str) -> dict[str, Any]:
-    """Tombstone the conversation's evidence on every memory, retract memories with no surviving
-    evidence and — in the same transaction — bring back superseded Long-term items that still have
-    independent active evidence. Workflow rows derived from the conversation are removed too."""
+# ------------------------------------------------------------------------------ conversation cascade
+def _marker_path(conversation_id: str) -> str:
+    return f"capture_runs/{conversation_id}"
 
-    def plan(view: ApplyView) -> Plan:
-        out = Plan(summary={"withdrawn": 0, "retracted": 0})
-        changed: dict[str, MemoryItem] = {}
-        for mid in view.queried.get("cohort", []):
-            item = view.items.get(mid)
-            if item is None or item.record_status == Status.TOMBSTONED:
-                continue
-            if not any(e.source_id == conversation_id and e.status == "active" for e in item.evidence):
-                continue
-            changed[mid] = withdraw_source(item, conversation_id)
-            out.summary["withdrawn"] += 1
-            if changed[mid].record_status == Status.TOMBSTONED:
-                out.summary["retracted"] += 1
-        apply_withdrawal(view, out, changed, "delete.conversation", reviews)
-        return out
 
-    summary: dict[str, Any] = {"withdrawn": 0, "retracted": 0}
+def cascade_conversation(ctx: Context, uid: str, conversation_id: str, *,
+                         remove_document: bool = False) -> dict[str, Any]:
+    """Withdraw the conversation from every memory it supports, in cursor pages.
+
+    Each page is one bounded, control-fenced transaction over the conversation's live cohort: the
+    conversation's evidence is tombstoned, memories with no surviving evidence are retracted (marked
+    as the user's delete, whatever their status), superseded Long-term items with independent
+    evidence come back. The capture marker ``capture_runs/{id}`` is the progress record: the first
+    page sets ``cascade.state = running`` (from then on no capture of the conversation writes), each
+    page counts itself, and the last one sets ``done`` and — with ``remove_document`` (the API) —
+    deletes the conversation document in the same transaction, so the document goes only with its
+    last derived item. A cascade that fails part-way resumes when called again; a cascade of a
+    conversation already done (the delete trigger after the API's cascade) writes nothing.
+    """
+    historical = _cascade_historical(ctx, uid, conversation_id)
+    marker_ref = ctx.paths.doc(uid, "capture_runs", conversation_id)
+    snap = marker_ref.get()
+    marker: dict[str, Any] | None = snap.to_dict() if snap.exists else None
+    raw = (marker or {}).get("cascade")
+    state: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    if state.get("state") == "done":
+        summary = dict(state.get("summary", {}))
+        for name in ("withdrawn", "retracted"):  # historical rows are counted as withdrawn and retracted
+            summary[name] = int(summary.get(name, 0)) + historical
+        return {**summary, "workflow_removed": 0, "commit_id": None, "already_done": True}
+    if marker is None and not live_page(ctx, uid, conversation_id, 1, None):
+        # Nothing of the conversation was ever captured (or an account wipe removed it all): no
+        # apply, so nothing is written back under a user whose subtree may just have been removed.
+        if remove_document:
+            ctx.paths.doc(uid, "conversations", conversation_id).delete()
+        return {"withdrawn": historical, "retracted": historical,
+                "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None}
+    run_id = state.get("intent") or uuid.uuid4().hex
+    totals = dict(state.get("summary") or {"withdrawn": 0, "retracted": 0})
     commit_id = None
-    supported = build(ctx.paths.col(uid, "memory_items"), "items_by_source", {"source_ids": conversation_id},
-                      limit=1).stream()
-    # Nothing cites the conversation (e.g. the delete trigger of an account wipe): no apply, so no
-    # operation record is written back under a user whose subtree was just removed.
-    if any(True for _ in supported):
-        reviews = source_review_rows(ctx, uid, conversation_id)
-        result = ctx.engine.apply(uid, "delete.conversation", {"source": conversation_id}, plan,
-                                  item_queries={"cohort": ("items_by_source", {"source_ids": conversation_id})},
-                                  follow_lineage=True, doc_paths=[f"memory_review_queue/{r}" for r in reviews])
-        summary, commit_id = result.summary, result.commit_id
+    workflow_removed = 0
+    for _page in range(MAX_PAGES):
+        page = _cascade_page(ctx, uid, conversation_id, run_id, remove_document)
+        for name in ("withdrawn", "retracted"):
+            totals[name] = totals.get(name, 0) + int(page.summary.get(name, 0))
+        commit_id = page.commit_id or commit_id
+        if page.summary.get("last"):
+            break
+        if page.summary.get("workflow_pending"):
+            workflow_removed += _remove_workflow(ctx, uid, conversation_id)
+    else:
+        raise Conflict("the conversation has more derived memories than one delete walks; call again",
+                       code="cascade_incomplete")
+    for name in ("withdrawn", "retracted"):
+        totals[name] = totals.get(name, 0) + historical
+    return {**totals, "workflow_removed": workflow_removed, "commit_id": commit_id}
+
+
+def _cascade_historical(ctx: Context, uid: str, conversation_id: str) -> int:
+    """Tombstone the historical rows that cite the conversation (a legacy row has one source, so
+    withdrawing it retracts the memory), in bounded batches."""
+    total = 0
+    for batch_no in range(MAX_PAGES):
+        batch = legacy.ids_citing(ctx, uid, conversation_id, LEGACY_BATCH)
+        if not batch:
+            return total
+        key = {"source": conversation_id, "legacy_ids": batch, "batch": batch_no,
+               "head": head_sequence(ctx.client, uid)}
+        total += tombstone_historical(ctx, uid, batch, "delete.conversation", key)
+    raise Conflict("the conversation has more historical memories than one delete walks; call again",
+                   code="cascade_incomplete")
+
+
+def _cascade_page(ctx: Context, uid: str, conversation_id: str, run_id: str, remove_document: bool) -> Any:
+    marker_path = _marker_path(conversation_id)
+    conversation_path = f"conversations/{conversation_id}"
+    for _attempt in range(6):
+        page_ids = live_page(ctx, uid, conversation_id, CASCADE_PAGE, None)
+        reviews = review_rows(ctx, uid, page_ids)
+        seen = frozenset(page_ids)
+        # Workflow rows go before the last page, while captures are already refused.
+        workflow_left = not page_ids and _has_workflow(ctx, uid, conversation_id)
+
+        def plan(view: ApplyView, seen: frozenset[str] = seen, reviews: dict = reviews,
+                 workflow_left: bool = workflow_left) -> Plan:
+            marker = dict(view.docs.get(marker_path) or {})
+            progress = dict(marker.get("cascade") or {}) if isinstance(marker.get("cascade"), dict) else {}
+            cohort = view.queried.get("cohort", [])
+            if not set(cohort) <= seen:
+                raise CohortMoved("the conversation's memories changed since they were read")
+            out = Plan(summary={"withdrawn": 0, "retracted": 0})
+            changed: dict[str, MemoryItem] = {}
+            for mid in cohort:
+                item = view.items.get(mid)
+                if item is None:
+                    continue
+                changed[mid] = withdraw_source(item, conversation_id, by_user=True)
+                out.summary["withdrawn"] += 1
+                if scrubbed(changed[mid]):
+                    out.summary["retracted"] += 1
+            apply_withdrawal(view, out, changed, "delete.conversation", reviews)
+            last = not cohort and not workflow_left
+            totals = dict(progress.get("summary") or {})
+            for name in ("withdrawn", "retracted"):
+                totals[name] = int(totals.get(name, 0)) + out.summary[name]
+            # The progress record keeps no text: the capture's errors and jobs go with the first page.
+            out.docs[marker_path] = {
+                "captures": marker.get("captures", 0), "updated_at": view.now,
+                "cascade": {"state": "done" if last else "running", "intent": progress.get("intent") or run_id,
+                            "pages": int(progress.get("pages", 0)) + 1, "summary": totals},
+            }
+            if last and remove_document and view.docs.get(conversation_path) is not None:
+                out.docs[conversation_path] = None
+            out.summary.update(last=last, workflow_pending=workflow_left)
+            return out
+
+        pages_done = _pages_done(ctx, uid, conversation_id)
+        key = {"source": conversation_id, "intent": run_id, "page": pages_done}
+        try:
+            return ctx.engine.apply(
+                uid, "delete.conversation", key, plan,
+                item_queries={"cohort": ("items_by_active_source", {"active_source_ids": conversation_id},
+                                         Page(CASCADE_PAGE))},
+                follow_lineage=True, actor="user",
+                doc_paths=[marker_path, conversation_path, *(f"memory_review_queue/{r}" for r in reviews)])
+        except CohortMoved:
+            continue
+    raise CohortMoved("the conversation's memories kept changing during the delete; try again")
+
+
+def _pages_done(ctx: Context, uid: str, conversation_id: str) -> int:
+    snap = ctx.paths.doc(uid, "capture_runs", conversation_id).get()
+    progress = (snap.to_dict() or {}).get("cascade") if snap.exists else None
+    return int(progress.get("pages", 0)) if isinstance(progress, dict) else 0
+
+
+WORKFLOW = (("action_items", "action_items_by_conversation"), ("goals", "goals_by_conversation"))
+
+
+def _has_workflow(ctx: Context, uid: str, conversation_id: str) -> bool:
+    return any(any(True for _ in build(ctx.paths.col(uid, collection), query, {"conversation_id": conversation_id},
+                                       limit=1).select([]).stream())
+               for collection, query in WORKFLOW)
+
+
+def _remove_workflow(ctx: Context, uid: str, conversation_id: str) -> int:
+    """Delete the conversation's action items and goals in bounded batches."""
     removed = 0
-    for collection, query in (("action_items", "action_items_by_conversation"), ("goals", "goals_by_conversation")):
-        for snap in build(ctx.paths.col(uid, collection), query, {"conversation_id": conversation_id}).stream():
-            snap.reference.delete()
-            removed += 1
-    ctx.paths.doc(uid, "capture_runs", conversation_id).delete()
-    return {**summary, "workflow_removed": removed, "commit_id": commit_id}
+    for collection, query in WORKFLOW:
+        for _batch in range(MAX_PAGES):
+            refs = [s.reference for s in build(ctx.paths.col(uid, collection), query,
+                                               {"conversation_id": conversation_id}, limit=MAX_ITEMS_PER_APPLY)
+                    .select([]).stream()]
+            if not refs:
+                break
+            removed += delete_refs(ctx.client, refs)
+    return removed

@@ -6,7 +6,10 @@ import re
 import time
 from datetime import datetime
 
+from core.adapters.firestore import fence
 from core.bootstrap import Context
+from core.errors import GenerationChanged, WritesBlocked
+from core.services import controls
 
 PLATFORMS = ("macos", "windows", "ios", "android", "web")
 _HASH = re.compile(r"^[0-9a-f]{8}$")
@@ -26,19 +29,31 @@ def device_from_headers(headers: dict[str, str]) -> tuple[str | None, str | None
 
 def record_device(ctx: Context, uid: str, device_id: str | None, platform: str | None, version: str | None,
                   now: datetime) -> None:
-    """Upsert ``users/{uid}/client_devices/{id}`` at most once an hour per process and device."""
+    """Upsert ``users/{uid}/client_devices/{id}`` at most once an hour per process and device.
+    Nothing is written while the account is being wiped (the upsert is a fenced write)."""
     if not device_id:
         return
     key = (uid, device_id)
     moment = time.monotonic()
     if moment - _last_upsert.get(key, -THROTTLE_SECONDS * 2) < THROTTLE_SECONDS:
         return
-    _last_upsert[key] = moment
+    if controls.is_on(ctx, controls.WRITES):
+        return
     ref = ctx.paths.doc(uid, "client_devices", device_id)
-    snap = ref.get()
+    wipe_ref = ctx.paths.account_deletion(uid)
+    snaps = {s.reference.path: s for s in ctx.client.get_all([ref, wipe_ref])}
+    wipe = snaps[wipe_ref.path]
+    account = fence.of(wipe.to_dict() if wipe.exists else None)
+    if account.deleting:
+        return
+    _last_upsert[key] = moment
     data = {"platform": platform, "device_class": "desktop" if platform in ("macos", "windows") else "mobile"
             if platform in ("ios", "android") else "browser", "last_seen_at": now, "app_version": version,
             "label": device_id}
-    if not snap.exists:
+    if not snaps[ref.path].exists:
         data["first_seen_at"] = now
-    ref.set(data, merge=True)
+    try:
+        with fence.expect(uid, account.generation):
+            fence.write(ctx.client, uid, [(ref, data, True)])
+    except (GenerationChanged, WritesBlocked):
+        _last_upsert.pop(key, None)  # a wipe began meanwhile: record nothing

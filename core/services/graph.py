@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.adapters.firestore.client import delete_refs
 from core.adapters.firestore.queries import build
 from core.bootstrap import Context
 from core.domain.records import MemoryItem
@@ -120,6 +121,19 @@ def plan(ctx: Context, uid: str, memory_ids: list[str], items: Mapping[str, Memo
         if _orphaned(ctx, uid, source, removed_from[source]):
             writes.delete(ctx.paths.doc(uid, "knowledge_nodes", source))
     return writes
+
+
+def purge(ctx: Context, uid: str, page: int = 500) -> int:
+    """Delete every edge and node of ``uid`` (a graph rebuild's purge), page by page; returns the
+    number deleted. Only the drain calls it, and re-projects the user's facts after it."""
+    deleted = 0
+    for collection in ("knowledge_edges", "knowledge_nodes"):
+        while True:
+            refs = [s.reference for s in ctx.paths.col(uid, collection).limit(page).select([]).stream()]
+            if not refs:
+                break
+            deleted += delete_refs(ctx.client, refs)
+    return deleted
 
 
 def _orphaned(ctx: Context, uid: str, node_id: str, removing: set[str]) -> bool:

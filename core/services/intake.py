@@ -32,6 +32,19 @@ def _sensitivity(text: str) -> tuple[list[str], bool]:
     return sorted(label_sensitivity(text)), contains_secret(text)
 
 
+def checked_content(ctx: Context, text: str | None, name: str = "content") -> str:
+    """``text`` as it would be stored (whitespace collapsed), or a 400 that writes nothing: empty, or
+    longer than the one content limit (``Settings.max_content_chars``, ``STRATA_MAX_CONTENT_CHARS``).
+    Every path that writes user content (explicit create and batch, edit, review correction) calls it."""
+    content = " ".join((text or "").split())
+    if not content:
+        raise BadRequest(f"{name} must not be empty", code="validation_error")
+    limit = ctx.settings.max_content_chars
+    if len(content) > limit:
+        raise BadRequest(f"{name} must be at most {limit} characters", code="validation_error")
+    return content
+
+
 def refuse_secrets(content: str) -> None:
     _, secret = _sensitivity(content)
     if secret:
@@ -39,9 +52,10 @@ def refuse_secrets(content: str) -> None:
 
 
 def create_explicit(ctx: Context, uid: str, requests: list[ExplicitMemory]) -> list[MemoryItem]:
-    """Create each request as a Short-term pending item, then process it. Returns the processed items."""
+    """Create each request as a Short-term pending item, then process it. Returns the processed items.
+    Every request is checked (content limit, secrets) before anything is written."""
     for request in requests:
-        refuse_secrets(request.content)
+        refuse_secrets(checked_content(ctx, request.content))
     memory_ids = [_free_id(ctx, uid, r) for r in requests]
     key = {"ids": memory_ids}
 

@@ -19,14 +19,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.adapters.firestore import leases
+from core.adapters.firestore import fence, leases
 from core.adapters.firestore.apply import is_projectable
+from core.adapters.firestore.hooks import SCHEDULE_ACTION
 from core.adapters.firestore.queries import build
 from core.bootstrap import Context
 from core.domain import ids
 from core.domain.records import MemoryItem
 from core.ports import Embedder, KeywordIndex, ProjectionDoc, VectorIndex
-from core.services import graph
+from core.services import controls, graph, scheduling
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ class DrainReport:
     deletes: int = 0
     provider_calls: int = 0
     skipped: str | None = None
+    oldest_due_age_s: float | None = None  # the sweep: how long the oldest due event has waited
     retry_later: bool = False
     errors: list[str] = field(default_factory=list)
 
@@ -92,6 +94,13 @@ def due_events(ctx: Context, uid: str, now: datetime, limit: int = SCAN) -> list
 def drain_user(ctx: Context, uid: str, *, max_rounds: int = 1000, progress: Any = None) -> DrainReport:
     """Drain ``uid``'s due outbox events until none is due (or all left are backing off)."""
     report = DrainReport(uids=[uid])
+    if controls.is_on(ctx, controls.PROJECTION):
+        report.skipped = "projection_disabled"  # events stay pending, unattempted, for a later drain
+        return report
+    # The account generation is read first: a wipe that completes after the due events were seen
+    # and before the lease is taken would otherwise leave the lease document in the wiped account,
+    # and a drain that outlives a wipe it did not see may only delete from the providers.
+    account = fence.read(ctx.client, uid)
     if not due_events(ctx, uid, ctx.now(), limit=1):
         return report  # nothing to do: no lease document is written (a wiped account stays empty)
     holder = uuid.uuid4().hex
@@ -99,20 +108,27 @@ def drain_user(ctx: Context, uid: str, *, max_rounds: int = 1000, progress: Any 
     if not leases.take(ctx.client, _lease_ref(ctx, uid), holder, ctx.now, DRAIN_LEASE, mark_dirty=True):
         report.skipped = "drain_in_progress"
         return report
+    if fence.read(ctx.client, uid).generation != account.generation:
+        _lease_ref(ctx, uid).delete()
+        report.skipped = "account_generation_changed"
+        return report
     again = True
     rounds = 0
     try:
         while again:
             again = False
             while rounds < max_rounds:
+                if rounds and controls.is_on(ctx, controls.PROJECTION):
+                    report.skipped = "projection_disabled"  # switched on mid-drain: stop before leasing
+                    break
                 rounds += 1
-                round_report, more = _drain_round(ctx, uid)
+                round_report, more = _drain_round(ctx, uid, account.generation)
                 report.add(DrainReport(**{**round_report.as_dict(), "uids": []}))
                 if progress is not None:
                     progress(report)
                 if round_report.leased == 0 or round_report.retried or not more:
                     break
-            again = _release(ctx, uid, holder, force=rounds >= max_rounds)
+            again = _release(ctx, uid, holder, force=rounds >= max_rounds or report.skipped is not None)
     except BaseException:
         _release(ctx, uid, holder, force=True)
         raise
@@ -120,7 +136,7 @@ def drain_user(ctx: Context, uid: str, *, max_rounds: int = 1000, progress: Any 
     return report
 
 
-def _drain_round(ctx: Context, uid: str) -> tuple[DrainReport, bool]:
+def _drain_round(ctx: Context, uid: str, generation: int | None = None) -> tuple[DrainReport, bool]:
     """Lease, project and acknowledge one batch; the flag says whether more may be due."""
     report = DrainReport()
     now = ctx.now()
@@ -149,7 +165,7 @@ def _drain_round(ctx: Context, uid: str) -> tuple[DrainReport, bool]:
     batch.commit()
     report.leased = len(chosen)
     try:
-        writes = project(ctx, uid, [event for _, event in chosen], report)
+        writes = project(ctx, uid, [event for _, event in chosen], report, generation)
     except Exception as exc:  # noqa: BLE001 - any provider failure: nothing is acknowledged
         message = f"{type(exc).__name__}: {exc}"[:500]
         report.errors.append(message)
@@ -188,12 +204,19 @@ def _acknowledge(ctx: Context, writes: graph.Writes, events: list[Any]) -> None:
         batch.commit()
 
 
-def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainReport) -> graph.Writes:
+def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainReport,
+            generation: int | None = None) -> graph.Writes:
     """Make Typesense and Pinecone match the current state of the events' memories; return the graph
-    writes that do the same for the knowledge graph (committed with the acknowledgement)."""
+    writes that do the same for the knowledge graph (committed with the acknowledgement). Delete-only
+    while the account is fenced or when its generation is no longer ``generation`` (the drain's)."""
     memory_ids = sorted({e["memory_id"] for e in events if e.get("memory_id")})
-    purge = any(e.get("action") == "purge_user" for e in events)
-    fenced, items, assertions = _read_state(ctx, uid, memory_ids)
+    purged = purged_providers(events)
+    fenced, items, assertions = _read_state(ctx, uid, memory_ids, generation)
+    schedule = [e for e in events if e.get("action") == SCHEDULE_ACTION]
+    if schedule and not fenced:  # not a projection: the user's consolidation task (a failure retries)
+        scheduling.on_schedule_events(ctx, uid, schedule)
+    if "graph" in purged:
+        graph.purge(ctx, uid)  # before the plan reads the edges: the plan then only rewrites facts
     upserts: list[ProjectionDoc] = []
     deletes: list[str] = []
     for memory_id in memory_ids:
@@ -207,8 +230,8 @@ def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainR
             deletes.append(memory_id)  # delete-only: restricted, hidden, tombstoned, fenced, archived
     keyword, vector, embedder = ctx.keyword_index, ctx.vector_index, ctx.embedder  # built here, not in a worker
     # The two providers are independent: their round trips overlap, and the drain waits for both.
-    pending = [_PROVIDERS.submit(_sync_keyword, keyword, uid, purge, deletes, upserts),
-               _PROVIDERS.submit(_sync_vector, vector, embedder, uid, purge, deletes, upserts)]
+    pending = [_PROVIDERS.submit(_sync_keyword, keyword, uid, "typesense" in purged, deletes, upserts),
+               _PROVIDERS.submit(_sync_vector, vector, embedder, uid, "vector" in purged, deletes, upserts)]
     writes, plan_failure = graph.Writes(), None
     try:
         if memory_ids:
@@ -228,6 +251,20 @@ def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainR
     report.upserts += len(upserts)
     report.deletes += len(deletes)
     return writes
+
+
+PURGEABLE = ("typesense", "vector", "graph")
+
+
+def purged_providers(events: list[dict[str, Any]]) -> set[str]:
+    """What the batch's ``purge_user`` events purge: the named ``provider`` (a rebuild), or both
+    indexes when none is named (an account wipe, the doctor's repair of a uid with no items)."""
+    purged: set[str] = set()
+    for event in events:
+        if event.get("action") == "purge_user":
+            provider = event.get("provider")
+            purged.update([provider] if provider in PURGEABLE else ["typesense", "vector"])
+    return purged
 
 
 # Shared by the drains of one process; its threads start on first use.
@@ -262,7 +299,7 @@ def _sync_vector(index: VectorIndex, embedder: Embedder, uid: str, purge: bool, 
     if upserts:
         index_dim = getattr(index, "dimension", None)
         if isinstance(index_dim, int) and index_dim != embedder.dim:
-            from core.adapters.embeddings import DimensionMismatch
+            from core.errors import DimensionMismatch
 
             raise DimensionMismatch(f"the {embedder.name} embedder makes {embedder.dim}-dimensional vectors "
                                     f"but the vector index has dimension {index_dim}; set STRATA_EMBEDDING_DIM")
@@ -271,7 +308,7 @@ def _sync_vector(index: VectorIndex, embedder: Embedder, uid: str, purge: bool, 
     return calls
 
 
-def _read_state(ctx: Context, uid: str, memory_ids: list[str]
+def _read_state(ctx: Context, uid: str, memory_ids: list[str], generation: int | None = None
                 ) -> tuple[bool, dict[str, MemoryItem], dict[str, dict[str, Any]]]:
     """The account fence and the items in one batched lookup, then the graph assertions of the
     items that are graph facts now (the only ones the graph projection reads an assertion for)."""
@@ -283,7 +320,8 @@ def _read_state(ctx: Context, uid: str, memory_ids: list[str]
         if not snap.exists:
             continue
         if snap.reference.path == fence_ref.path:
-            fenced = (snap.to_dict() or {}).get("state") != "completed"
+            account = fence.of(snap.to_dict())
+            fenced = account.deleting or (generation is not None and account.generation != generation)
         else:
             items[snap.id] = MemoryItem.from_store(snap.to_dict())
     facts = [] if fenced else [mid for mid in memory_ids if graph.is_fact(items.get(mid))]
@@ -293,9 +331,11 @@ def _read_state(ctx: Context, uid: str, memory_ids: list[str]
 
 
 # ------------------------------------------------------------------------------------------ sweep
-def users_with_due_events(ctx: Context, limit: int = 500) -> list[str]:
+def users_with_due_events(ctx: Context, limit: int = 500, *, until: datetime | None = None) -> list[str]:
+    """Users with events due by ``until`` (default: now; later includes events backing off)."""
     group = ctx.client.collection_group("memory_outbox")
-    query = build(group, "outbox_due_all_users", {"state": ["pending", "leased"], "due_at": ctx.now()}, limit=limit)
+    query = build(group, "outbox_due_all_users", {"state": ["pending", "leased"], "due_at": until or ctx.now()},
+                  limit=limit)
     uids: dict[str, None] = {}
     for snap in query.stream():
         uids.setdefault(snap.reference.parent.parent.id, None)
@@ -305,12 +345,24 @@ def users_with_due_events(ctx: Context, limit: int = 500) -> list[str]:
 def sweep(ctx: Context) -> DrainReport:
     """The scheduled safety net: drain every user that has due events whose nudge was lost."""
     report = DrainReport()
-    if (ctx.paths.global_controls().get().to_dict() or {}).get("projection_disabled"):
+    if controls.is_on(ctx, controls.PROJECTION):
         report.skipped = "projection_disabled"
         return report
+    report.oldest_due_age_s = oldest_due_age(ctx)
     for uid in users_with_due_events(ctx):
         report.add(drain_user(ctx, uid))
     return report
+
+
+def oldest_due_age(ctx: Context) -> float:
+    """Seconds the oldest due (pending or lease-expired) event has waited, 0 when none is due: the
+    drain lag the sweep logs for the alert on it."""
+    group = ctx.client.collection_group("memory_outbox")
+    now = ctx.now()
+    first = list(build(group, "outbox_due_all_users", {"state": ["pending", "leased"], "due_at": now},
+                       limit=1).stream())
+    due = (first[0].to_dict() or {}).get("due_at") if first else None
+    return max(0.0, (now - due).total_seconds()) if due else 0.0
 
 
 def pending_counts(ctx: Context, uid: str) -> dict[str, int]:
@@ -319,3 +371,42 @@ def pending_counts(ctx: Context, uid: str) -> dict[str, int]:
         state = (snap.to_dict() or {}).get("state", "pending")
         counts[state] = counts.get(state, 0) + 1
     return counts
+
+
+@dataclass
+class OutboxState:
+    """What is left in one user's outbox and when the earliest of it may be drained."""
+
+    pending: int = 0
+    leased: int = 0
+    dead: int = 0
+    next_due_at: datetime | None = None
+
+    @property
+    def waiting(self) -> int:
+        return self.pending + self.leased
+
+
+def outbox_state(ctx: Context, uid: str) -> OutboxState:
+    """Counts per state; an event's due time is its ``due_at``, or its live lease's expiry."""
+    state, now = OutboxState(), ctx.now()
+    for snap in ctx.paths.col(uid, "memory_outbox").stream():
+        event = snap.to_dict() or {}
+        kind = event.get("state", "pending")
+        if kind == "dead":
+            state.dead += 1
+            continue
+        if kind == "leased":
+            state.leased += 1
+        else:
+            state.pending += 1
+        due = event.get("due_at") or now
+        if kind == "leased" and _lease_live(event, now):
+            due = max(due, event["lease_expires_at"])
+        state.next_due_at = due if state.next_due_at is None else min(state.next_due_at, due)
+    return state
+
+
+def _lease_live(event: dict[str, Any], now: datetime) -> bool:
+    expires = event.get("lease_expires_at")
+    return bool(expires and expires > now)

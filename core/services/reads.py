@@ -1,4 +1,10 @@
-"""Reads: lists with a stable ``(updated_at, memory_id)`` cursor, one memory, its history.
+"""Reads: lists with a stable ``(created_at, memory_id)`` cursor, one memory, its history.
+
+The list is ordered newest-created first on keys no revision changes (``created_at`` is carried
+over by every apply, ids never change), so an item edited, promoted or archived between two pages
+keeps its position relative to the cursor: a walk returns every item that stayed listed from its
+first page to its last exactly once. Items created during a walk sort ahead of it and are left out.
+Historical rows join the same order (:mod:`core.services.legacy`); materialising one keeps its key.
 
 Reading is pure: no read writes, embeds, promotes or graphs anything.
 """
@@ -6,10 +12,11 @@ Reading is pure: no read writes, embeds, promotes or graphs anything.
 from __future__ import annotations
 
 import base64
+import heapq
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from core.adapters.firestore.client import stream_dicts
@@ -18,9 +25,11 @@ from core.bootstrap import Context
 from core.domain.records import MemoryItem
 from core.domain.visibility import collapse_lineage
 from core.errors import BadRequest, NotFound
+from core.services import legacy
 
 LAYERS = ("short_term", "long_term", "archive")
 MAX_LIMIT = 500
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -34,7 +43,7 @@ class ListQuery:
 
 
 def encode_cursor(item: MemoryItem) -> str:
-    raw = json.dumps({"u": item.updated_at.isoformat() if item.updated_at else "", "id": item.id})
+    raw = json.dumps({"c": item.created_at.isoformat() if item.created_at else "", "id": item.id})
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
@@ -42,7 +51,10 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         data = json.loads(raw)
-        return datetime.fromisoformat(data["u"]), str(data["id"])
+        created = datetime.fromisoformat(data["c"])
+        if created.tzinfo is None:
+            raise ValueError("naive timestamp")
+        return created, str(data["id"])
     except (ValueError, KeyError, TypeError) as exc:
         raise BadRequest("cursor is not one this API issued", code="bad_cursor") from exc
 
@@ -54,41 +66,58 @@ def _read_classes(query: ListQuery) -> list[str]:
 
 
 def list_memories(ctx: Context, uid: str, query: ListQuery) -> tuple[list[MemoryItem], str | None]:
+    """One page of the user's memories: the canonical store and — for the default and Long-term
+    views — the historical rows (:mod:`core.services.legacy`), merged under one order. Both are
+    ordered by ``(created_at, id)`` descending, keys a materialisation keeps (same id, same
+    ``created_at``), so a legacy row that becomes canonical between two pages keeps its place."""
     if query.layer is not None and query.layer not in LAYERS:
         raise BadRequest(f"layer must be one of {', '.join(LAYERS)}", code="validation_error")
     if not 1 <= query.limit <= MAX_LIMIT:
         raise BadRequest(f"limit must be between 1 and {MAX_LIMIT}", code="validation_error")
-    collection = ctx.paths.col(uid, "memory_items")
-    params: dict[str, Any] = {"read_class": _read_classes(query)}
-    name = "items_by_read_class"
-    if query.layer:
-        params["layer"] = query.layer
-        name = "items_by_read_class_and_layer"
-    start_after: Any = None
-    if query.cursor:
-        updated, memory_id = decode_cursor(query.cursor)
-        start_after = {"updated_at": updated, "__name__": collection.document(memory_id)}
+    after = decode_cursor(query.cursor) if query.cursor else None
+    # Started first: the legacy collections' first pages are read while the canonical query runs.
+    historical = legacy.stream(ctx, uid, after) if query.layer in (None, "long_term") else iter(())
+    merged = heapq.merge(_canonical(ctx, uid, query, after), historical, key=_order_key, reverse=True)
     out: list[MemoryItem] = []
     skipped = 0
-    page = max(query.limit, 50)
-    exhausted = False
-    while len(out) < query.limit and not exhausted:
-        rows = stream_dicts(build(collection, name, params, limit=page, start_after=start_after))
-        exhausted = len(rows) < page
-        for reference, data in rows:
-            item = MemoryItem.from_store(data)
-            start_after = {"updated_at": item.updated_at, "__name__": reference}
-            if not _device_match(item, query.device_ids):
-                continue
-            if skipped < query.offset:
-                skipped += 1
-                continue
-            out.append(item)
-            if len(out) == query.limit:
-                break
+    for item in merged:
+        if not _device_match(item, query.device_ids):
+            continue
+        if skipped < query.offset:
+            skipped += 1
+            continue
+        out.append(item)
+        if len(out) == query.limit:
+            break
     items = collapse_lineage(out)
     next_cursor = encode_cursor(out[-1]) if len(out) == query.limit else None
     return items, next_cursor
+
+
+def _order_key(item: MemoryItem) -> tuple[datetime, str]:
+    return item.created_at or EPOCH, item.id
+
+
+def _canonical(ctx: Context, uid: str, query: ListQuery, after: tuple[datetime, str] | None) -> Iterator[MemoryItem]:
+    """The canonical items of the view, in list order, strictly after ``after``, read in pages."""
+    collection = ctx.paths.col(uid, "memory_items")
+    params: dict[str, Any] = {"read_class": _read_classes(query)}
+    name = "list_by_read_class"
+    if query.layer:
+        params["layer"] = query.layer
+        name = "list_by_read_class_and_layer"
+    start_after: Any = None
+    if after is not None:
+        start_after = {"created_at": after[0], "__name__": collection.document(after[1])}
+    page = max(query.limit, 50)
+    while True:
+        rows = stream_dicts(build(collection, name, params, limit=page, start_after=start_after))
+        for reference, data in rows:
+            item = MemoryItem.from_store(data)
+            start_after = {"created_at": item.created_at, "__name__": reference}
+            yield item
+        if len(rows) < page:
+            return
 
 
 def _device_match(item: MemoryItem, device_ids: frozenset[str] | None) -> bool:
@@ -96,9 +125,14 @@ def _device_match(item: MemoryItem, device_ids: frozenset[str] | None) -> bool:
 
 
 def get_memory(ctx: Context, uid: str, memory_id: str, *, include_hidden: bool = False) -> MemoryItem:
+    """One memory: the canonical item, else the historical row under the same id (a canonical
+    tombstone suppresses it: 404)."""
     snap = ctx.paths.doc(uid, "memory_items", memory_id).get()
     if not snap.exists:
-        raise NotFound("no such memory")
+        found = legacy.get(ctx, uid, memory_id)
+        if found is None:
+            raise NotFound("no such memory")
+        return found
     item = MemoryItem.from_store(snap.to_dict())
     if item.record_status == "tombstoned" and not include_hidden:
         raise NotFound("no such memory")

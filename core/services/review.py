@@ -47,9 +47,9 @@ def resolve(ctx: Context, uid: str, review_id: str, decision: str, correction: s
     if decision not in ("accept", "reject", "correct"):
         raise BadRequest("decision must be accept, reject or correct", code="validation_error")
     if decision == "correct":
-        correction = " ".join((correction or "").split())
-        if not correction:
+        if not (correction or "").strip():
             raise BadRequest("a correction needs the corrected text", code="validation_error")
+        correction = intake.checked_content(ctx, correction, "correction")
         intake.refuse_secrets(correction)
     parts = review_id.split(":")
     if len(parts) < 3 or parts[0] != "review":
@@ -84,6 +84,7 @@ def resolve(ctx: Context, uid: str, review_id: str, decision: str, correction: s
                     source_type="explicit", source_id=memory_id, source_signal="review_correction",
                     extractor_id="review", extractor_version="1",
                     quote_refs=[QuoteRef(segment_id="explicit", quote=correction)], captured_at=view.now))
+                item = intake.processed(item)  # the corrected text is labelled like any new content
             item.route = "promote"
             out.docs[f"memory_graph_assertions/{memory_id}"] = admit(
                 item, revision=view.next_revision(memory_id), commit_id=view.commit_id, now=view.now,

@@ -3,6 +3,7 @@ it is no longer visible (a delayed projection can never resurrect a deleted memo
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -12,10 +13,12 @@ from core.domain.records import MemoryItem
 from core.domain.visibility import collapse_lineage, is_default_visible
 from core.errors import BadRequest
 from core.ports import Hit
+from core.services import legacy
 from core.services.reads import hydrate
 
 DEFAULT_LAYERS = ("short_term", "long_term")
 _WORD = re.compile(r"\w+")
+LEGACY_SCAN = 1000
 
 
 @dataclass
@@ -59,14 +62,36 @@ def keyword_terms(query: str) -> str:
 def keyword(ctx: Context, uid: str, query: str, limit: int = 10) -> list[Scored]:
     query = _check(query, limit)
     hits = ctx.keyword_index.search(uid, keyword_terms(query), layers=DEFAULT_LAYERS, limit=limit * 2)
-    return _hydrated(ctx, uid, hits, limit)
+    return _with_legacy(_hydrated(ctx, uid, hits, limit), historical(ctx, uid, query, limit), limit)
 
 
 def vector(ctx: Context, uid: str, query: str, limit: int = 10) -> list[Scored]:
     query = _check(query, limit)
     [embedding] = ctx.embedder.embed([query])
     hits = ctx.vector_index.search(uid, embedding, layers=DEFAULT_LAYERS, limit=limit * 2)
-    return _hydrated(ctx, uid, hits, limit)
+    return _with_legacy(_hydrated(ctx, uid, hits, limit), historical(ctx, uid, query, limit), limit)
+
+
+def historical(ctx: Context, uid: str, query: str, limit: int, scan: int = LEGACY_SCAN) -> list[Scored]:
+    """Historical rows matching the query's content words, best overlap first. Legacy rows are in
+    no index (reading never embeds or projects them), so they are ranked by term overlap over a
+    bounded scan of ``scan`` rows, like the archive; a materialised row is indexed as usual."""
+    terms = {w.casefold() for w in _WORD.findall(keyword_terms(query))}
+    scored = []
+    for item in itertools.islice(legacy.every(ctx, uid), scan):
+        if item.restricted:
+            continue
+        overlap = len(terms & {w.casefold() for w in _WORD.findall(item.content)})
+        if overlap:
+            scored.append(Scored(item, overlap / max(1, len(terms))))
+    scored.sort(key=lambda s: (-s.score, s.item.id))
+    return scored[:limit]
+
+
+def _with_legacy(canonical: list[Scored], historical: list[Scored], limit: int) -> list[Scored]:
+    """Interleave by rank (the two scores are on different scales): canonical first at each rank."""
+    merged = [s for pair in itertools.zip_longest(canonical, historical) for s in pair if s is not None]
+    return merged[:limit]
 
 
 def hybrid(ctx: Context, uid: str, query: str, limit: int = 10, k: int = 60) -> list[Scored]:

@@ -1,27 +1,177 @@
-"""The developer webhook. ``memory_created`` is a frozen legacy name: it fires on *conversation*
-creation and ships the conversation payload. It is never renamed."""
+"""Developer webhooks: a per-user URL and on/off switch per type, delivered through Cloud Tasks.
+
+``memory_created`` is a frozen legacy name: it fires when a *conversation* is first seen completed
+and POSTs that conversation (dates as ISO strings) to the user's URL with ``?uid=`` appended.
+
+Guarantees:
+- Capture never waits for or fails because of a webhook: the trigger only reads the user's config
+  and enqueues one task after capture ran, and nothing here raises into it.
+- One delivery per (type, conversation): ``users/{uid}/webhook_deliveries/{delivery_id}`` is
+  created before the task is enqueued (a duplicate trigger finds it and stops), and a delivery that
+  already succeeded or gave up is not posted again when Cloud Tasks runs the task twice.
+- Bounded: each POST is bounded by ``webhook_timeout_s``; at most :data:`MAX_ATTEMPTS` attempts,
+  counted here as well as by the queue's retry config. 5xx / 408 / 429 / timeouts are retried;
+  other answers are final.
+- Server-side request forgery: the URL is checked when saved and again at delivery, on the
+  addresses the host resolves to then; the POST connects to the checked address only.
+- Delivery reads the config and the conversation when it runs: a webhook switched off or removed,
+  or a conversation deleted meanwhile, sends nothing.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
+from datetime import timedelta
 from typing import Any
 
-from core.bootstrap import Context
+from core.bootstrap import Context, log_json
+from core.domain import webhooks as policy
+from core.domain.webhooks import MAX_ATTEMPTS, MEMORY_CREATED
+from core.errors import BadRequest, DeliveryPending, NotFound, RetryableError, TargetRefused, WritesBlocked
 
 log = logging.getLogger(__name__)
-MEMORY_CREATED = "memory_created"  # frozen: means "conversation created"
+CONFIG_COLLECTION = "developer_webhooks"
+DELIVERY_COLLECTION = "webhook_deliveries"
+FINAL_STATES = ("delivered", "failed", "refused", "cancelled")
+RECORD_DAYS = 30  # delivery records carry ``expire_at`` (a Firestore TTL policy in Terraform removes them)
+
+__all__ = ["MEMORY_CREATED", "get_config", "put_config", "delete_config", "conversation_written", "deliver"]
 
 
-def conversation_created(ctx: Context, uid: str, conversation_id: str, conversation: dict[str, Any]) -> bool:
-    url = ctx.settings.webhook_url
-    if not url:
-        return False
-    import httpx
+def _known(webhook_type: str) -> str:
+    if webhook_type not in policy.TYPES:
+        raise NotFound(f"unknown webhook type; known types: {', '.join(policy.TYPES)}", code="unknown_webhook_type")
+    return webhook_type
 
-    payload = {"type": MEMORY_CREATED, "uid": uid, "conversation": {"id": conversation_id, **conversation}}
+
+def _public(webhook_type: str, data: dict[str, Any] | None) -> dict[str, Any]:
+    data = data or {}
+    return {"type": webhook_type, "url": data.get("url"), "enabled": bool(data.get("enabled", False))}
+
+
+# ------------------------------------------------------------------------------------ configuration
+def get_config(ctx: Context, uid: str, webhook_type: str) -> dict[str, Any]:
+    """``{type, url, enabled}``; ``url`` is null and ``enabled`` false when none is set."""
+    snap = ctx.paths.doc(uid, CONFIG_COLLECTION, _known(webhook_type)).get()
+    return _public(webhook_type, snap.to_dict() if snap.exists else None)
+
+
+def check_target(ctx: Context, url: str) -> list[str]:
+    """The URL's checked addresses; :class:`TargetRefused` if its form or any address is refused."""
+    local = ctx.settings.local
+    host, port = policy.check_url(url, local=local)
+    return policy.check_addresses(ctx.webhook_sender.resolve(host, port), local=local)
+
+
+def put_config(ctx: Context, uid: str, webhook_type: str, url: str, enabled: bool) -> dict[str, Any]:
+    _known(webhook_type)
     try:
-        httpx.post(url, json=payload, timeout=5.0, params={"uid": uid}).raise_for_status()
-    except httpx.HTTPError as exc:
-        log.warning("webhook %s failed: %s", MEMORY_CREATED, exc)
-        return False
-    return True
+        check_target(ctx, url)
+    except TargetRefused as exc:
+        raise BadRequest(f"url refused: {exc}", code="webhook_url_refused") from exc
+    fence = ctx.paths.account_deletion(uid).get()
+    if fence.exists and (fence.to_dict() or {}).get("state") in ("fenced", "purging"):
+        raise WritesBlocked("this account is being deleted")
+    data = {"type": webhook_type, "url": url, "enabled": enabled, "updated_at": ctx.now()}
+    ctx.paths.doc(uid, CONFIG_COLLECTION, webhook_type).set(data)
+    log_json("webhook_configured", uid=uid, type=webhook_type, enabled=enabled)
+    return _public(webhook_type, data)
+
+
+def delete_config(ctx: Context, uid: str, webhook_type: str) -> dict[str, Any]:
+    ref = ctx.paths.doc(uid, CONFIG_COLLECTION, _known(webhook_type))
+    existed = ref.get().exists
+    ref.delete()
+    return {"type": webhook_type, "deleted": existed}
+
+
+# ------------------------------------------------------------------------------------ the trigger
+def conversation_written(ctx: Context, uid: str, conversation_id: str, old: dict[str, Any] | None,
+                         new: dict[str, Any] | None) -> str | None:
+    """Enqueue the ``memory_created`` delivery if this write completes the conversation and the
+    user's webhook is on. Never raises: a webhook problem is logged, capture goes on."""
+    try:
+        return _enqueue(ctx, uid, conversation_id, old, new)
+    except Exception:  # noqa: BLE001 - a webhook never fails or retries capture
+        log.exception("webhook enqueue failed for %s/%s", uid, conversation_id)
+        return None
+
+
+def _enqueue(ctx: Context, uid: str, conversation_id: str, old: dict[str, Any] | None,
+             new: dict[str, Any] | None) -> str | None:
+    if not policy.fires(old, new):
+        return None
+    config = get_config(ctx, uid, MEMORY_CREATED)
+    if not (config["enabled"] and config["url"]):
+        return None
+    target = ctx.settings.consolidate_url
+    if not target:
+        log.warning("webhook %s not sent: STRATA_CONSOLIDATE_URL (the task worker) is not set", MEMORY_CREATED)
+        return None
+    delivery_id = policy.delivery_id(MEMORY_CREATED, conversation_id)
+    record = ctx.paths.doc(uid, DELIVERY_COLLECTION, delivery_id)
+    from google.api_core.exceptions import AlreadyExists
+
+    try:
+        record.create({"type": MEMORY_CREATED, "conversation_id": conversation_id, "state": "enqueued",
+                       "attempts": 0, "enqueued_at": ctx.now(), "updated_at": ctx.now(),
+                       "expire_at": ctx.now() + timedelta(days=RECORD_DAYS)})
+    except AlreadyExists:  # a duplicate or retried trigger: the first one enqueued it
+        return None
+    payload = {"webhook": MEMORY_CREATED, "uid": uid, "conversation_id": conversation_id}
+    try:
+        ctx.tasks.enqueue(target, payload, task_id=delivery_id, queue=ctx.settings.webhook_queue)
+    except Exception:
+        record.delete()  # so that a retried trigger may enqueue it again
+        raise
+    log_json("webhook_enqueued", uid=uid, type=MEMORY_CREATED, conversation_id=conversation_id)
+    return delivery_id
+
+
+# ------------------------------------------------------------------------------------ delivery
+def deliver(ctx: Context, uid: str, webhook_type: str, conversation_id: str, retry_count: int = 0) -> dict[str, Any]:
+    """One delivery attempt (a Cloud Task calls this). Returns the outcome when final; raises
+    :class:`DeliveryPending` when the receiver may take it later and attempts remain."""
+    _known(webhook_type)
+    record = ctx.paths.doc(uid, DELIVERY_COLLECTION, policy.delivery_id(webhook_type, conversation_id))
+    snap = record.get()
+    state = (snap.to_dict() or {}) if snap.exists else {}
+    if state.get("state") in FINAL_STATES:  # Cloud Tasks ran the task again: nothing to do
+        return {"state": state["state"], "duplicate": True}
+    attempt = max(int(state.get("attempts", 0)) + 1, retry_count + 1)
+
+    def finish(outcome: str, **fields: Any) -> dict[str, Any]:
+        update = {"type": webhook_type, "conversation_id": conversation_id, "state": outcome,
+                  "attempts": attempt, "updated_at": ctx.now(), **fields}
+        record.set(update, merge=True)
+        log_json("webhook_delivery", uid=uid, **{k: v for k, v in update.items() if k != "updated_at"})
+        return {"state": outcome, "attempts": attempt, **fields}
+
+    config = get_config(ctx, uid, webhook_type)
+    if not (config["enabled"] and config["url"]):
+        return finish("cancelled", reason="webhook_disabled")
+    conversation = ctx.paths.doc(uid, "conversations", conversation_id).get()
+    if not conversation.exists:
+        return finish("cancelled", reason="conversation_deleted")
+    url = config["url"]
+    try:
+        addresses = check_target(ctx, url)
+    except TargetRefused as exc:
+        return finish("refused", reason=str(exc))
+    body = json.dumps(policy.conversation_body(conversation_id, conversation.to_dict() or {}),
+                      ensure_ascii=False, allow_nan=False).encode()
+    try:
+        status = ctx.webhook_sender.post(policy.target_url(url, uid), addresses[0], body,
+                                         timeout_s=ctx.settings.webhook_timeout_s)
+    except RetryableError as exc:
+        status, error = 0, exc.message
+    else:
+        error = ""
+        if 200 <= status < 300:
+            return finish("delivered", last_status=status, delivered_at=ctx.now())
+    worth_retrying = status == 0 or policy.retry_worthy(status)
+    if worth_retrying and attempt < MAX_ATTEMPTS:
+        finish("retrying", last_status=status or None, last_error=error or None)
+        raise DeliveryPending(f"webhook attempt {attempt} of {MAX_ATTEMPTS} failed: {error or status}")
+    return finish("failed", last_status=status or None, last_error=error or None)

@@ -1,8 +1,14 @@
 """The ``api`` function: Strata's HTTP API (routes in core/api/routes.py)."""
 
 import functions_framework
+from werkzeug.exceptions import HTTPException
 
-from core.api.app import handle_flask
+from core.api.app import handle_flask, http_error
+
+
+@functions_framework.errorhandler(HTTPException)
+def json_error(exc):
+    return http_error(exc)
 
 
 @functions_framework.http

@@ -22,7 +22,26 @@ resource "google_firestore_database" "main" {
 
 locals {
   composite_indexes = {
-    # items_by_read_class: default list, newest first.
+    # list_by_read_class: the list endpoint, newest created first (a cursor on immutable keys).
+    items_read_class_created = {
+      collection = "memory_items"
+      scope      = "COLLECTION"
+      fields = [
+        { field_path = "read_class", mode = "ASCENDING" },
+        { field_path = "created_at", mode = "DESCENDING" },
+      ]
+    }
+    # list_by_read_class_and_layer: the list endpoint for one layer, newest created first.
+    items_read_class_layer_created = {
+      collection = "memory_items"
+      scope      = "COLLECTION"
+      fields = [
+        { field_path = "read_class", mode = "ASCENDING" },
+        { field_path = "layer", mode = "ASCENDING" },
+        { field_path = "created_at", mode = "DESCENDING" },
+      ]
+    }
+    # items_by_read_class: most recently updated first (archive search).
     items_read_class_updated = {
       collection = "memory_items"
       scope      = "COLLECTION"
@@ -31,7 +50,7 @@ locals {
         { field_path = "updated_at", mode = "DESCENDING" },
       ]
     }
-    # items_by_read_class_and_layer: one layer, newest first.
+    # items_by_read_class_and_layer: one layer, most recently updated first (Long-term neighbours).
     items_read_class_layer_updated = {
       collection = "memory_items"
       scope      = "COLLECTION"
@@ -60,7 +79,7 @@ locals {
         { field_path = "expires_at", mode = "ASCENDING" },
       ]
     }
-    # pending_route_items_all_users: consolidation fan-out across users.
+    # pending_route_items_all_users: `strata consolidate` backfill of users the registry lacks.
     items_pending_route_expires_group = {
       collection = "memory_items"
       scope      = "COLLECTION_GROUP"
@@ -140,6 +159,19 @@ resource "google_firestore_index" "composite" {
 
 # items_by_source (conversation delete, complete-source replacement) relies on array-contains on
 # source_ids; declared so that it survives any change to automatic indexing.
+# Developer webhook delivery records (one per delivered conversation, ids and status only) expire
+# 30 days after they were enqueued: Firestore's TTL policy deletes them by `expire_at`.
+resource "google_firestore_field" "webhook_deliveries_ttl" {
+  project    = var.project_id
+  database   = google_firestore_database.main.name
+  collection = "webhook_deliveries"
+  field      = "expire_at"
+
+  ttl_config {}
+
+  index_config {}
+}
+
 resource "google_firestore_field" "items_source_ids" {
   project    = var.project_id
   database   = google_firestore_database.main.name

@@ -9,21 +9,27 @@ locals {
   consolidate_url = "https://${var.region}-${var.project_id}.cloudfunctions.net/consolidate"
 
   environment = { for k, v in {
-    STRATA_PROJECT_ID         = var.project_id
-    STRATA_REGION             = var.region
-    STRATA_PROJECTION_TOPIC   = google_pubsub_topic.projection.name
-    STRATA_TASKS_QUEUE        = google_cloud_tasks_queue.consolidation.name
-    STRATA_CONSOLIDATE_URL    = local.consolidate_url
-    STRATA_TASKS_INVOKER      = google_service_account.consolidation_invoker.email
-    STRATA_TYPESENSE_URL      = var.typesense_url
-    STRATA_PINECONE_HOST      = var.pinecone_host
-    STRATA_PINECONE_NAMESPACE = var.pinecone_namespace
-    STRATA_EMBEDDER           = var.embedder
-    STRATA_EMBEDDING_DIM      = tostring(var.embedding_dim)
-    STRATA_EXTRACTOR          = var.extractor
-    STRATA_ROUTER             = var.router
-    STRATA_LLM_BASE_URL       = var.llm_base_url
-    STRATA_LLM_MODEL          = var.llm_model
+    STRATA_PROJECT_ID               = var.project_id
+    STRATA_REGION                   = var.region
+    STRATA_PROJECTION_TOPIC         = google_pubsub_topic.projection.name
+    STRATA_TASKS_QUEUE              = google_cloud_tasks_queue.consolidation.name
+    STRATA_WEBHOOK_QUEUE            = google_cloud_tasks_queue.webhooks.name
+    STRATA_WEBHOOK_TIMEOUT_S        = tostring(var.webhook_timeout_s)
+    STRATA_CONSOLIDATE_URL          = local.consolidate_url
+    STRATA_TASKS_INVOKER            = google_service_account.consolidation_invoker.email
+    STRATA_CONSOLIDATION_INTERVAL_S = tostring(var.consolidation_interval_seconds)
+    STRATA_CONSOLIDATION_PASS_LIMIT = tostring(var.consolidation_pass_limit)
+    STRATA_WALK_PAGE_SIZE           = tostring(var.consolidation_walk.page_size)
+    STRATA_WALK_PAGES               = tostring(var.consolidation_walk.pages)
+    STRATA_TYPESENSE_URL            = var.typesense_url
+    STRATA_PINECONE_HOST            = var.pinecone_host
+    STRATA_PINECONE_NAMESPACE       = var.pinecone_namespace
+    STRATA_EMBEDDER                 = var.embedder
+    STRATA_EMBEDDING_DIM            = tostring(var.embedding_dim)
+    STRATA_EXTRACTOR                = var.extractor
+    STRATA_ROUTER                   = var.router
+    STRATA_LLM_BASE_URL             = var.llm_base_url
+    STRATA_LLM_MODEL                = var.llm_model
   } : k => v if v != "" }
 
   # Secret environment variables by the secrets each function's code reaches.
@@ -190,7 +196,7 @@ module "consolidate" {
   project_id                   = var.project_id
   region                       = var.region
   name                         = "consolidate"
-  description                  = "Consolidation: fan-out over users (scheduler) or one user's pass (Cloud Tasks)."
+  description                  = "Consolidation: safety-net walk over users (scheduler) or one user's pass (Cloud Tasks)."
   entry_point                  = "consolidate"
   runtime                      = var.python_runtime
   source_dir                   = "${local.package_dir}/consolidate"

@@ -13,8 +13,9 @@ locals {
   # Every function that commits memory changes nudges the outbox drain.
   projection_publishers = ["api", "on_conversation_complete", "delete_cascade", "outbox_drain", "consolidate"]
 
-  # Functions that enqueue per-user consolidation tasks (and so sign them as the invoker).
-  task_enqueuers = ["api", "on_conversation_complete", "consolidate"]
+  # Functions that enqueue per-user consolidation tasks (and so sign them as the invoker): the
+  # outbox drain (a write's task), consolidate (a pass's continuation, the walk's repairs).
+  task_enqueuers = ["outbox_drain", "consolidate"]
 }
 
 resource "google_pubsub_topic_iam_member" "projection_publisher" {
@@ -34,6 +35,15 @@ resource "google_cloud_tasks_queue_iam_member" "enqueuer" {
   name     = google_cloud_tasks_queue.consolidation.name
   role     = "roles/cloudtasks.enqueuer"
   member   = "serviceAccount:${local.function_sa[each.value]}"
+}
+
+# The trigger enqueues developer webhook deliveries (signed as the same invoker).
+resource "google_cloud_tasks_queue_iam_member" "webhook_enqueuer" {
+  project  = var.project_id
+  location = var.region
+  name     = google_cloud_tasks_queue.webhooks.name
+  role     = "roles/cloudtasks.enqueuer"
+  member   = "serviceAccount:${local.function_sa.on_conversation_complete}"
 }
 
 # Creating a task with an OIDC token for the invoker requires acting as it.

@@ -3,7 +3,8 @@
 # periodic fan-out and sweep, Secret Manager for provider keys.
 #
 # Files: firestore.tf (database, indexes, rules), messaging.tf (Pub/Sub, Tasks, Scheduler),
-# secrets.tf, functions.tf (the five functions), iam.tf (bindings on shared resources).
+# secrets.tf, functions.tf (the five functions), iam.tf (bindings on shared resources),
+# monitoring.tf (log-based metrics and alert policies; docs/runbook.md).
 
 provider "google" {
   project = var.project_id
@@ -37,6 +38,7 @@ locals {
     "firestore.googleapis.com",
     "iam.googleapis.com",
     "logging.googleapis.com",
+    "monitoring.googleapis.com",
     "pubsub.googleapis.com",
     "run.googleapis.com",
     "secretmanager.googleapis.com",

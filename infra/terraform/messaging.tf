@@ -62,13 +62,43 @@ resource "google_cloud_tasks_queue" "consolidation" {
   depends_on = [google_project_service.services]
 }
 
-# Consolidation fan-out: consolidate({"mode": "fanout"}) finds users with pending items and
-# enqueues one task per user on the queue above.
+# Developer webhook deliveries (memory_created): one task per completed conversation of a user
+# whose webhook is on, run by the consolidate function (private to the invoker service account).
+# Its own queue, so a slow receiver never delays consolidation; retries are bounded here and again
+# by the delivery code (5 attempts).
+resource "google_cloud_tasks_queue" "webhooks" {
+  project  = var.project_id
+  name     = var.webhook_queue
+  location = var.region
+
+  rate_limits {
+    max_dispatches_per_second = var.webhook_rate.max_dispatches_per_second
+    max_concurrent_dispatches = var.webhook_rate.max_concurrent_dispatches
+  }
+
+  retry_config {
+    max_attempts       = var.webhook_retry.max_attempts
+    min_backoff        = var.webhook_retry.min_backoff
+    max_backoff        = var.webhook_retry.max_backoff
+    max_doublings      = var.webhook_retry.max_doublings
+    max_retry_duration = var.webhook_retry.max_retry_duration
+  }
+
+  stackdriver_logging_config {
+    sampling_ratio = 1.0
+  }
+
+  depends_on = [google_project_service.services]
+}
+
+# Consolidation safety net: consolidate({"mode": "fanout"}) walks the per-user schedule registry
+# (a persisted cursor, bounded pages, round robin) and enqueues a repair task for each pending user
+# whose write-scheduled task is overdue. It reads users, never items.
 resource "google_cloud_scheduler_job" "consolidation" {
   project          = var.project_id
   region           = var.region
   name             = "strata-consolidation-fanout"
-  description      = "Periodic consolidation fan-out (one Cloud Task per user with pending items)."
+  description      = "Consolidation safety net: walks pending users, re-enqueues overdue per-user tasks."
   schedule         = var.consolidation_schedule
   time_zone        = var.scheduler_time_zone
   attempt_deadline = "320s"

@@ -29,6 +29,11 @@ output "consolidation_invoker_email" {
   value       = google_service_account.consolidation_invoker.email
 }
 
+output "webhook_queue" {
+  description = "Full id of the Cloud Tasks queue that delivers developer webhooks."
+  value       = google_cloud_tasks_queue.webhooks.id
+}
+
 output "projection_topic" {
   description = "Full id of the projection Pub/Sub topic."
   value       = google_pubsub_topic.projection.id

@@ -86,6 +86,35 @@ variable "consolidation_schedule" {
   default     = "*/10 * * * *"
 }
 
+variable "consolidation_interval_seconds" {
+  description = "Period of consolidation_schedule in seconds: the delay of a user's write-scheduled consolidation task and the width of the window its name is keyed by."
+  type        = number
+  default     = 600
+
+  validation {
+    condition     = var.consolidation_interval_seconds >= 60
+    error_message = "consolidation_interval_seconds must be at least 60 (the scheduler's resolution)."
+  }
+}
+
+variable "consolidation_pass_limit" {
+  description = "Most pending items one consolidation pass selects; a pass that leaves more enqueues its continuation."
+  type        = number
+  default     = 500
+}
+
+variable "consolidation_walk" {
+  description = "The scheduler job's safety-net walk over users: users per page and pages per invocation."
+  type = object({
+    page_size = number
+    pages     = number
+  })
+  default = {
+    page_size = 500
+    pages     = 4
+  }
+}
+
 variable "outbox_sweep_schedule" {
   description = "Cron (unix-cron) of the outbox sweep message on the projection topic. The local stack's tick loop reads this default."
   type        = string
@@ -126,6 +155,53 @@ variable "consolidation_retry" {
     max_doublings      = 5
     max_retry_duration = "3600s"
   }
+}
+
+variable "webhook_queue" {
+  description = "Cloud Tasks queue for developer webhook deliveries (STRATA_WEBHOOK_QUEUE)."
+  type        = string
+  default     = "strata-webhooks"
+}
+
+variable "webhook_rate" {
+  description = "Cloud Tasks dispatch limits of the webhook queue."
+  type = object({
+    max_dispatches_per_second = number
+    max_concurrent_dispatches = number
+  })
+  default = {
+    max_dispatches_per_second = 20
+    max_concurrent_dispatches = 50
+  }
+}
+
+variable "webhook_retry" {
+  description = "Cloud Tasks retry limits of the webhook queue (durations in seconds, e.g. \"10s\"); the delivery code also stops after 5 attempts."
+  type = object({
+    max_attempts       = number
+    min_backoff        = string
+    max_backoff        = string
+    max_doublings      = number
+    max_retry_duration = string
+  })
+  default = {
+    max_attempts       = 5
+    min_backoff        = "10s"
+    max_backoff        = "300s"
+    max_doublings      = 4
+    max_retry_duration = "3600s"
+  }
+
+  validation {
+    condition     = var.webhook_retry.max_attempts >= 1 && var.webhook_retry.max_attempts <= 10
+    error_message = "Webhook deliveries are bounded: 1 to 10 attempts."
+  }
+}
+
+variable "webhook_timeout_s" {
+  description = "Bound on each phase (connect, send, wait for the answer) of one webhook POST, in seconds (STRATA_WEBHOOK_TIMEOUT_S)."
+  type        = number
+  default     = 10
 }
 
 variable "typesense_url" {
@@ -195,4 +271,22 @@ variable "labels" {
   description = "Labels applied to every labelled resource."
   type        = map(string)
   default     = { app = "strata" }
+}
+
+variable "alert_notification_channels" {
+  description = "Monitoring notification channel ids (projects/P/notificationChannels/N) the alert policies notify; empty: incidents are only shown in the console."
+  type        = list(string)
+  default     = []
+}
+
+variable "alert_drain_lag_seconds" {
+  description = "Drain lag alert: the oldest due outbox event (logged by each sweep) has waited longer than this many seconds."
+  type        = number
+  default     = 900
+}
+
+variable "alert_api_5xx_per_5min" {
+  description = "5xx alert: more than this many API responses with a 5xx status within 5 minutes."
+  type        = number
+  default     = 5
 }

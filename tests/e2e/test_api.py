@@ -24,6 +24,7 @@ from tests.support.firestore_checks import (
 pytestmark = pytest.mark.e2e
 PROJECT = "demo-strata"
 SCOPE = "X-Omi-Memory-Device-Scope-Supported"
+JSON_TYPE = {"Content-Type": "application/json"}  # bodies sent as raw bytes say what they are (else 415)
 
 
 def _uid() -> str:
@@ -163,8 +164,9 @@ def test_bad_input_is_rejected_and_writes_nothing(http: httpx.Client, ctx: Conte
     uid = _uid()
     _create(http, uid, "I grow basil on the balcony")
     before = user_documents(ctx, uid)
-    _assert_error(http.post("/v3/memories", content=json.dumps(body), headers=_auth(uid)), status)
-    _assert_error(http.post("/v3/memories/batch", content=json.dumps({"memories": [body]}), headers=_auth(uid)),
+    headers = _auth(uid, **JSON_TYPE)
+    _assert_error(http.post("/v3/memories", content=json.dumps(body), headers=headers), status)
+    _assert_error(http.post("/v3/memories/batch", content=json.dumps({"memories": [body]}), headers=headers),
                   400)
     assert_nothing_written(ctx, uid, before)
 
@@ -172,11 +174,12 @@ def test_bad_input_is_rejected_and_writes_nothing(http: httpx.Client, ctx: Conte
 def test_malformed_json_oversized_body_and_big_batch_write_nothing(http: httpx.Client, ctx: Context) -> None:
     uid = _uid()
     assert user_doc_count(ctx, uid) == 0
-    error = _assert_error(http.post("/v3/memories", content=b'{"content": "I like figs"', headers=_auth(uid)), 400)
+    headers = _auth(uid, **JSON_TYPE)
+    error = _assert_error(http.post("/v3/memories", content=b'{"content": "I like figs"', headers=headers), 400)
     assert error["code"] == "malformed_json"
-    _assert_error(http.post("/v3/memories", content=b"\xff\xfe garbage", headers=_auth(uid)), 400)
+    _assert_error(http.post("/v3/memories", content=b"\xff\xfe garbage", headers=headers), 400)
     huge = json.dumps({"content": "b" * (2 * 1024 * 1024)})
-    _assert_error(http.post("/v3/memories", content=huge, headers=_auth(uid)), 413)
+    _assert_error(http.post("/v3/memories", content=huge, headers=headers), 413)
     batch = {"memories": [{"content": f"I know fact {n}"} for n in range(101)]}
     _assert_error(http.post("/v3/memories/batch", json=batch, headers=_auth(uid)), 400)
     _assert_error(http.post("/v3/memories/batch", json={"memories": []}, headers=_auth(uid)), 400)
@@ -193,11 +196,21 @@ def test_cursor_pagination_returns_every_item_exactly_once(http: httpx.Client) -
     body = {"memories": [{"content": f"I have read book number {n}"} for n in range(13)]}
     created = http.post("/v3/memories/batch", json=body, headers=_auth(uid)).json()["memories"]
     expected = {m["id"] for m in created}
-    # An edit in between moves one item's updated_at; the cursor must still not lose or repeat rows.
+    # Visibility edits between pages move items' updated_at (one already returned, one not yet returned, on
+    # every page turn); the cursor must still neither lose nor repeat a row.
     seen: list[str] = []
     cursor = None
     pages = 0
+    edited: list[str] = []
     while True:
+        if cursor:
+            unseen = sorted(expected - set(seen) - set(edited))
+            for target in ([seen[0]] if seen[0] not in edited else []) + unseen[:1]:
+                # Explicit memories start private: making one public is a real change.
+                response = http.patch(f"/v3/memories/{target}/visibility", params={"value": "public"},
+                                      headers=_auth(uid))
+                assert response.status_code == 200, response.text
+                edited.append(target)
         params = {"limit": "4", **({"cursor": cursor} if cursor else {})}
         page = http.get("/v1/memories", params=params, headers=_auth(uid))
         assert page.status_code == 200, page.text
@@ -209,6 +222,7 @@ def test_cursor_pagination_returns_every_item_exactly_once(http: httpx.Client) -
         if not cursor:
             break
         assert pages < 10
+    assert len(edited) >= 3, "the walk made edits between pages"
     assert sorted(seen) == sorted(expected)
     assert len(seen) == len(set(seen)) == 13
     everything = http.get("/v1/memories", params={"limit": "500"}, headers=_auth(uid)).json()
@@ -302,3 +316,55 @@ def test_any_request_registers_its_capture_device(http: httpx.Client, ctx: Conte
     bad = {**_auth(uid), "X-Device-Id-Hash": "not-hex!", "X-App-Platform": "android"}
     assert http.get("/v1/memories", headers=bad).status_code == 200
     assert [s.id for s in ctx.paths.col(uid, "client_devices").stream()] == ["android_0a1b2c3d"]
+
+
+# ----------------------------------------------------------------------- Long-term edits
+def _consolidate_via_task(stack: dict[str, Any], ctx: Context, uid: str) -> None:
+    """One pass the deployed way: a Cloud Task calls the consolidate function; done when the
+    function has recorded that task's pass."""
+    from tests.support.firestore_checks import wait_for
+
+    task = f"api-{uuid.uuid4().hex[:12]}"
+    ctx.tasks.enqueue(stack["consolidate_url"], {"uid": uid}, task_id=task)
+
+    def ran() -> bool:
+        snap = ctx.paths.doc(uid, "memory_state", "last_consolidation").get()
+        trigger = ((snap.to_dict() or {}).get("trigger") or {}) if snap.exists else {}
+        return str(trigger.get("task_name") or "").endswith(task)
+
+    wait_for(ran, timeout=90, interval=0.2, what="the Cloud Task's consolidation pass")
+
+
+def test_visibility_of_a_long_term_memory_can_be_changed(http: httpx.Client, ctx: Context,
+                                                         stack: dict[str, Any]) -> None:
+    """CONTRACT §4: PATCH visibility is a plain flag on any memory the user owns; a Long-term one
+    stays admitted (its receipt is re-bound), it is never a 5xx."""
+    uid = _uid()
+    memory = _create(http, uid, "I keep a blue notebook for recipes")
+    _consolidate_via_task(stack, ctx, uid)
+    assert http.get(f"/v1/memories/{memory['id']}", headers=_auth(uid)).json()["layer"] == "long_term"
+    response = http.patch(f"/v3/memories/{memory['id']}/visibility", params={"value": "public"}, headers=_auth(uid))
+    assert response.status_code == 200, response.text
+    assert response.json()["visibility"] == "public" and response.json()["layer"] == "long_term"
+    assert_all_items_legal(ctx, uid)
+
+
+def test_a_retried_content_edit_of_a_long_term_memory_changes_nothing(http: httpx.Client, ctx: Context,
+                                                                      stack: dict[str, Any]) -> None:
+    """An edit of a Long-term memory sends it back to Short-term/pending until consolidation
+    re-admits it (REFERENCE); the same request again (a client retry) must change nothing: no new
+    commit, and the item does not become visible without re-admission."""
+    from tests.support.firestore_checks import canonical_snapshot, ledger_head
+
+    uid = _uid()
+    memory = _create(http, uid, "I keep a blue notebook for recipes")
+    _consolidate_via_task(stack, ctx, uid)
+    edit = {"value": "I keep a red notebook for recipes"}
+    first = http.patch(f"/v3/memories/{memory['id']}", params=edit, headers=_auth(uid))
+    assert first.status_code == 200, first.text
+    assert memory["id"] not in {m["id"] for m in http.get("/v1/memories", headers=_auth(uid)).json()["memories"]}
+    head, before = ledger_head(ctx, uid), canonical_snapshot(ctx, uid)
+    again = http.patch(f"/v3/memories/{memory['id']}", params=edit, headers=_auth(uid))
+    assert again.status_code == 200, again.text
+    assert ledger_head(ctx, uid) == head
+    assert canonical_snapshot(ctx, uid) == before

@@ -1,4 +1,4 @@
-"""core.packaging: reproducible per-function sources that import in a clean virtualenv."""
+"""strata_dev.packaging: reproducible per-function sources that import in a clean virtualenv."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from infra_hcl import REPO
 
-from core import packaging
+from strata_dev import packaging
 
 
 def _fake_repo(tmp_path: Path, names: list[str]) -> Path:
@@ -154,3 +154,16 @@ def test_packaged_function_imports_in_a_clean_venv(name, packaged, clean_venv, t
     )
     assert proc.returncode == 0, f"{name} does not load from its package:\n{proc.stderr[-3000:]}"
     assert f"ok {packaging.FUNCTIONS[name]}" in proc.stdout
+
+
+def test_no_zip_carries_the_developer_tooling(packaged):
+    """Only ``core/`` (and the function's own files) deploy: the local stack, the benchmarks and
+    their data, the CLI and the packager live in ``strata_dev/`` and stay out of every zip."""
+    import zipfile
+
+    for name in packaging.FUNCTIONS:
+        entries = zipfile.ZipFile(packaged / f"{name}.zip").namelist()
+        assert any(e.startswith("core/") for e in entries), name
+        leaked = [e for e in entries if e.startswith("strata_dev/") or "/localstack/" in e or "/bench/" in e
+                  or e.startswith(("core/cli/", "core/packaging"))]
+        assert not leaked, (name, leaked[:5])

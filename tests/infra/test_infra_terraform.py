@@ -15,8 +15,9 @@ import subprocess
 import pytest
 from infra_hcl import REPO, TF_MODULE, TF_ROOT, declared_indexes, load_dir, missing_indexes, walk_strings
 
-from core import packaging
+from core import config
 from core.adapters.firestore.queries import Clause, Order, QuerySpec, composite_indexes
+from strata_dev import packaging
 
 PRIMITIVE_ROLES = {"roles/owner", "roles/editor", "roles/viewer"}
 CONVERSATION_PATTERN = "users/{uid}/conversations/{conversation_id}"
@@ -145,7 +146,8 @@ def test_function_environment_and_secrets(root):
     for key in ("STRATA_PROJECT_ID", "STRATA_REGION", "STRATA_PROJECTION_TOPIC", "STRATA_TASKS_QUEUE",
                 "STRATA_CONSOLIDATE_URL", "STRATA_TYPESENSE_URL", "STRATA_PINECONE_HOST",
                 "STRATA_PINECONE_NAMESPACE", "STRATA_EMBEDDER", "STRATA_EMBEDDING_DIM", "STRATA_EXTRACTOR",
-                "STRATA_ROUTER", "STRATA_LLM_BASE_URL", "STRATA_LLM_MODEL"):
+                "STRATA_ROUTER", "STRATA_LLM_BASE_URL", "STRATA_LLM_MODEL", "STRATA_CONSOLIDATION_INTERVAL_S",
+                "STRATA_CONSOLIDATION_PASS_LIMIT", "STRATA_WALK_PAGE_SIZE", "STRATA_WALK_PAGES"):
         assert re.search(rf"\b{key} = ", env_expr), f"{key} is not set on the functions"
     secret_envs = {s["env"] for s in root.locals["secrets"].values()}
     assert secret_envs == {"STRATA_TYPESENSE_API_KEY", "PINECONE_API_KEY", "STRATA_LLM_API_KEY"}
@@ -196,6 +198,26 @@ def test_tasks_queue_has_rate_and_retry_limits(root):
     assert 0 < defaults["max_attempts"] <= 10
 
 
+def test_webhook_queue_is_separate_and_bounded(root):
+    """Developer webhook deliveries have their own queue (a slow receiver never delays
+    consolidation) with a bounded retry config, and the trigger may enqueue on it."""
+    queue = root.resources_of("google_cloud_tasks_queue")["webhooks"]
+    assert queue["name"] == "${var.webhook_queue}"
+    assert root.variables["webhook_queue"]["default"] == "strata-webhooks"
+    retry = queue["retry_config"][0]
+    assert {"max_attempts", "min_backoff", "max_backoff", "max_retry_duration"} <= set(retry)
+    assert 0 < root.variables["webhook_retry"]["default"]["max_attempts"] <= 10
+    assert queue["rate_limits"][0]
+    env_expr = root.locals["environment"]
+    assert re.search(r"\bSTRATA_WEBHOOK_QUEUE = google_cloud_tasks_queue\.webhooks\.name", env_expr)
+    assert "STRATA_WEBHOOK_URL" not in env_expr
+    enqueuer = root.resources_of("google_cloud_tasks_queue_iam_member")["webhook_enqueuer"]
+    assert enqueuer["name"] == "${google_cloud_tasks_queue.webhooks.name}"
+    assert enqueuer["member"] == "serviceAccount:${local.function_sa.on_conversation_complete}"
+    ttl = root.resources_of("google_firestore_field")["webhook_deliveries_ttl"]
+    assert (ttl["collection"], ttl["field"]) == ("webhook_deliveries", "expire_at") and "ttl_config" in ttl
+
+
 def test_scheduler_jobs(root):
     assert root.variables["consolidation_schedule"]["default"] == "*/10 * * * *"
     assert root.variables["outbox_sweep_schedule"]["default"] == "*/5 * * * *"
@@ -211,6 +233,14 @@ def test_scheduler_jobs(root):
     assert oidc["service_account_email"] == "${google_service_account.consolidation_invoker.email}"
     assert _ref(oidc["audience"]) == "module.consolidate.uri"
 
+    # A write's task is due one interval after it, and the walk runs every interval: both are the
+    # cron's period, which the functions and the code's default agree on.
+    interval = root.variables["consolidation_interval_seconds"]["default"]
+    minutes = re.fullmatch(r"\*/(\d+) \* \* \* \*", root.variables["consolidation_schedule"]["default"])
+    assert minutes and int(minutes.group(1)) * 60 == interval == config.Settings().consolidation_interval_s
+    assert re.search(r"\bSTRATA_CONSOLIDATION_INTERVAL_S = tostring\(var\.consolidation_interval_seconds\)",
+                     root.locals["environment"])
+
     sweep = jobs["outbox_sweep"]
     assert sweep["schedule"] == "${var.outbox_sweep_schedule}"
     target = sweep["pubsub_target"][0]
@@ -221,6 +251,14 @@ def test_scheduler_jobs(root):
 
 
 # -- IAM ---------------------------------------------------------------------------------------
+
+
+def test_consolidation_task_enqueuers(root):
+    """The outbox drain enqueues a write's task, consolidate a continuation or a walk's repair."""
+    assert sorted(root.locals["task_enqueuers"]) == ["consolidate", "outbox_drain"]
+    enqueuer = root.resources_of("google_cloud_tasks_queue_iam_member")["enqueuer"]
+    assert enqueuer["name"] == "${google_cloud_tasks_queue.consolidation.name}"
+    assert enqueuer["for_each"] == "${toset(local.task_enqueuers)}"
 
 
 def test_no_primitive_roles_anywhere(root, module):

@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from core.localstack.pinecone_local import PineconeLocalServer, serve
+from strata_dev.localstack.pinecone_local import PineconeLocalServer, serve
 
 TYPESENSE_API_KEY = "strata-test-key"
 PINECONE_DIMENSION = 384

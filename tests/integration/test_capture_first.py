@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from core.bench.counting import counting_client
 from core.bootstrap import Context
 from core.domain.extraction import drop_secret_candidates, source_from_conversation
 from core.services import capture
+from strata_dev.bench.counting import counting_client
 
 pytestmark = pytest.mark.integration
 

@@ -25,8 +25,8 @@ from core.adapters import pinecone_index
 from core.adapters.embeddings import HashingEmbedder
 from core.adapters.pinecone_index import PineconeIndex
 from core.errors import PermanentError, ProviderUnavailable
-from core.localstack.pinecone_local import serve
 from core.ports import ProjectionDoc
+from strata_dev.localstack.pinecone_local import serve
 
 pytestmark = pytest.mark.integration
 
@@ -249,7 +249,7 @@ def test_persistence_across_restart(tmp_path, unique_uid):
 def test_runs_as_a_module(tmp_path):
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "core.localstack.pinecone_local", "--host", "127.0.0.1", "--port", str(port),
+        [sys.executable, "-m", "strata_dev.localstack.pinecone_local", "--host", "127.0.0.1", "--port", str(port),
          "--data-dir", str(tmp_path), "--dimension", "16"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )

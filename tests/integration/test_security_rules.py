@@ -1,7 +1,8 @@
 """infra/firestore.rules, enforced by the Firestore emulator, over the REST API a client uses.
 
-An app signed in as ``uid`` may write and read its own conversations and read its own memory
-items; every other client write or read is denied (403), whatever the collection.
+An app signed in as ``uid`` may write and read its own conversations; every other client write or
+read is denied (403), whatever the collection: memory items included (their processing state,
+receipts and rejected content are internals; clients read memories through the API).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from core.localstack.tokens import emulator_token
+from strata_dev.localstack.tokens import emulator_token
 
 pytestmark = pytest.mark.integration
 
@@ -76,17 +77,18 @@ def test_other_users_conversation_is_denied(docs: str) -> None:
     assert _call("DELETE", url, me).status_code == 403
 
 
-def test_own_memory_items_are_readable_and_others_are_not(docs: str) -> None:
-    me, other = _uid(), _uid()
-    _admin_write(docs, f"users/{me}/memory_items/m1", _fields(content="likes tea", layer="short_term"))
-    _admin_write(docs, f"users/{other}/memory_items/m1", _fields(content="secret", layer="short_term"))
-    mine = _call("GET", f"{docs}/users/{me}/memory_items/m1", me)
-    assert mine.status_code == 200, mine.text
-    assert mine.json()["fields"]["content"]["stringValue"] == "likes tea"
+def test_own_memory_items_are_not_readable_by_the_client(docs: str) -> None:
+    me = _uid()
+    _admin_write(docs, f"users/{me}/memory_items/m1", _fields(content="likes tea", layer="short_term",
+                                                              processing_state="rejected"))
+    assert _call("GET", f"{docs}/users/{me}/memory_items/m1", me).status_code == 403
     listed = _call("GET", f"{docs}/users/{me}/memory_items", me)
-    assert listed.status_code == 200
-    assert [d["name"].rsplit("/", 1)[-1] for d in listed.json()["documents"]] == ["m1"]
-    assert _call("GET", f"{docs}/users/{other}/memory_items/m1", me).status_code == 403
+    assert listed.status_code == 403, listed.text
+    assert "likes tea" not in listed.text
+    query = _call("POST", f"{docs}/users/{me}:runQuery", me,
+                  {"structuredQuery": {"from": [{"collectionId": "memory_items"}]}})
+    assert query.status_code == 403, query.text
+    assert "likes tea" not in query.text
 
 
 def test_signed_out_client_is_denied(docs: str) -> None:
@@ -98,6 +100,8 @@ def test_signed_out_client_is_denied(docs: str) -> None:
 @pytest.mark.parametrize(
     "path",
     [
+        "users/{uid}/memory_items/m1",
+        "users/{uid}/capture_runs/c1",
         "users/{uid}/memory_commits/c1",
         "users/{uid}/memory_operations/o1",
         "users/{uid}/memory_state/apply_control",
@@ -109,6 +113,8 @@ def test_signed_out_client_is_denied(docs: str) -> None:
         "users/{uid}/action_items/a1",
         "users/{uid}/goals/g1",
         "users/{uid}/client_devices/d1",
+        "users/{uid}/developer_webhooks/memory_created",  # set through the API only (URL checks)
+        "users/{uid}/webhook_deliveries/w1",
         "users/{uid}/memories/m1",
         "users/{uid}/short_term/s1",
         "users/{uid}",

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from core.domain.states import is_legal_state_combination
+from tests.support.spec_model import legal
 
 T = TypeVar("T")
 
@@ -134,11 +134,11 @@ def ledger_head(ctx: Any, uid: str) -> dict[str, Any]:
 
 # -------------------------------------------------------------------------------------- assertions
 def assert_all_items_legal(ctx: Any, uid: str) -> dict[str, dict[str, Any]]:
-    """Every stored item's (layer, status, processing_state) is legal per §1.3; returns the items."""
+    """Every stored item's (layer, status, processing_state) is legal per §1.3 (the tests' own
+    reference model, :mod:`tests.support.spec_model`); returns the items."""
     items = all_items(ctx, uid)
     bad = {mid: (d.get("layer"), d.get("status"), d.get("processing_state")) for mid, d in items.items()
-           if not is_legal_state_combination(str(d.get("layer")), str(d.get("status")),
-                                             str(d.get("processing_state")))}
+           if not legal(d.get("layer"), d.get("status"), d.get("processing_state"))}
     assert not bad, f"illegal stored state combinations: {bad}"
     return items
 
@@ -189,6 +189,21 @@ def wait_for(probe: Callable[[], T], *, timeout: float = 10.0, interval: float =
         if time.monotonic() >= deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(interval)
+
+
+def relay_deliveries(stack: dict[str, Any], document: str, function: str = "on_conversation_complete") -> int:
+    """How many trigger events for ``document`` (e.g. ``users/u/conversations/c``) the local
+    Eventarc relay has delivered to ``function`` and seen answered 2xx (read from its log). A
+    negative check waits for this count to grow before it asserts that nothing changed: it then
+    knows the event it is about has been processed, instead of hoping a sleep was long enough."""
+    log = Path(stack["state_dir"]) / "logs" / "relay.log"
+    import re
+
+    url = str(stack["function_urls"][function]).rstrip("/")
+    if not log.exists():
+        return 0
+    pattern = re.compile(rf" delivered \S+ {re.escape(document)} id=\S+ to {re.escape(url)}/? ")
+    return sum(1 for line in log.read_text(errors="replace").splitlines() if pattern.search(line))
 
 
 # ------------------------------------------------------------------------------------ sample data

@@ -165,10 +165,13 @@ def items(ctx: Context, uid: str) -> dict[str, MemoryItem]:
 
 
 def expected_provider_ids(ctx: Context, uid: str) -> set[str]:
-    """``memproj:`` ids of the user's default-visible, unrestricted memories (what providers must hold)."""
-    from core.adapters.firestore.apply import is_projectable
+    """``memproj:`` ids of the user's default-visible, unrestricted memories (what providers must
+    hold), decided by the spec's reference model on the stored documents, not by the code's own
+    projectability rule."""
+    from tests.support import spec_model
 
-    return {ids.provider_id(uid, m.id) for m in items(ctx, uid).values() if is_projectable(m)}
+    stored = {s.id: s.to_dict() for s in ctx.paths.col(uid, "memory_items").stream()}
+    return {ids.provider_id(uid, mid) for mid, item in stored.items() if spec_model.projectable(item)}
 
 
 def provider_sets(ctx: Context, uid: str) -> tuple[set[str], set[str]]:

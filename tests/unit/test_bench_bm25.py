@@ -2,7 +2,7 @@
 
 import math
 
-from core.bench.bm25 import BM25, tokenize
+from strata_dev.bench.bm25 import BM25, tokenize
 
 
 def test_tokenize_folds_case_and_drops_question_words():

@@ -2,8 +2,8 @@
 
 import json
 
-from core.bench import locomo
-from core.bench.recall import evaluate
+from strata_dev.bench import locomo
+from strata_dev.bench.recall import evaluate
 
 
 def _raw():

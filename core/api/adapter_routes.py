@@ -1,0 +1,100 @@
+"""The assistant adapters: ``/v1/mcp/memories`` and ``/v1/tools/memories`` (list, search, create,
+delete) in the original's request and response shapes.
+
+They are thin: each handler calls the same service as ``/v3`` and ``/v1`` (reads, search, intake,
+deletion), so the same visibility rules apply and historical rows are included the same way.
+``/v1/mcp/memories`` answers the original's compact memories (``id``, ``content``, ``category``);
+``/v1/tools/memories`` answers the original's tool envelope (``tool_name``, ``result_text``,
+``is_error``), the result written as text for an agent. Locked memories show 70 characters of
+content and cannot be deleted one by one (402), as on ``/v3``.
+"""
+
+from __future__ import annotations
+
+from core.api.app import Query, Request, Response, route
+from core.api.routes import CATEGORIES, _create, _request_key, locked_content
+from core.api.schemas import McpMemoryArray, Memory, MemoryCreate, StatusOk, ToolResult, ToolSearch
+from core.domain.records import MemoryItem, primary_category, to_public
+from core.services import deletion, reads, search
+
+OFFSET = Query("offset", "integer", 0, 0, 10_000)
+
+
+def _compact(items: list[MemoryItem]) -> list[dict[str, str]]:
+    return [{"id": i.id, "content": locked_content(i), "category": primary_category(i.category)} for i in items]
+
+
+def _in_categories(req: Request, items: list[MemoryItem]) -> list[MemoryItem]:
+    wanted = set(req.value("categories"))
+    return [i for i in items if primary_category(i.category) in wanted] if wanted else items
+
+
+# ------------------------------------------------------------------------------------------- MCP
+@route("GET", "/v1/mcp/memories", "MCP adapter: memories (a search when q is given), compact",
+       response=McpMemoryArray,
+       query=(Query("limit", "integer", 25, 1, 500), OFFSET, CATEGORIES,
+              Query("q", max_length=1_000, description="search text: ranked search instead of the list")))
+def mcp_list(req: Request) -> Response:
+    if req.value("q"):
+        items = [s.item for s in search.hybrid(req.ctx, req.uid, req.value("q"), min(req.value("limit"), 100))]
+    else:
+        items, _ = reads.list_memories(req.ctx, req.uid,
+                                       reads.ListQuery(limit=req.value("limit"), offset=req.value("offset")))
+    return 200, _compact(_in_categories(req, items))
+
+
+@route("POST", "/v1/mcp/memories", "MCP adapter: create a memory (enters Short-term)", body=MemoryCreate,
+       response=Memory)
+def mcp_create(req: Request) -> Response:
+    [item] = _create(req, [req.body])
+    return 200, to_public(item, req.ctx.now())
+
+
+@route("DELETE", "/v1/mcp/memories/{memory_id}", "MCP adapter: delete a memory (402: locked)", response=StatusOk,
+       errors=(402,))
+def mcp_delete(req: Request) -> Response:
+    deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"], _request_key(req))
+    return 200, {"status": "ok"}
+
+
+# ----------------------------------------------------------------------------------------- tools
+def _text(items: list[MemoryItem]) -> str:
+    lines = []
+    for item in items:
+        day = item.created_at.date().isoformat() if item.created_at else "undated"
+        lines.append(f"- {locked_content(item)} ({primary_category(item.category)}, {day}, id {item.id})")
+    return "\n".join(lines)
+
+
+@route("GET", "/v1/tools/memories", "Tool adapter: the user's memories as text", response=ToolResult,
+       query=(Query("limit", "integer", 50, 1, 500), OFFSET))
+def tools_list(req: Request) -> Response:
+    items, _ = reads.list_memories(req.ctx, req.uid, reads.ListQuery(limit=req.value("limit"),
+                                                                       offset=req.value("offset")))
+    text = f"{len(items)} memories:\n{_text(items)}" if items else "No memories found."
+    return 200, {"tool_name": "get_memories", "result_text": text, "is_error": False}
+
+
+@route("POST", "/v1/tools/memories/search", "Tool adapter: search the user's memories", body=ToolSearch,
+       response=ToolResult)
+def tools_search(req: Request) -> Response:
+    items = [s.item for s in search.hybrid(req.ctx, req.uid, req.body.query, req.body.limit)]
+    text = (f"{len(items)} memories match '{req.body.query}':\n{_text(items)}" if items
+            else f"No memories found matching '{req.body.query}'.")
+    return 200, {"tool_name": "search_memories", "result_text": text, "is_error": False}
+
+
+@route("POST", "/v1/tools/memories", "Tool adapter: create a memory (enters Short-term)", body=MemoryCreate,
+       response=ToolResult)
+def tools_create(req: Request) -> Response:
+    [item] = _create(req, [req.body])
+    text = f"Saved memory {item.id}: {item.content}"
+    return 200, {"tool_name": "create_memory", "result_text": text, "is_error": False}
+
+
+@route("DELETE", "/v1/tools/memories/{memory_id}", "Tool adapter: delete a memory (402: locked)",
+       response=ToolResult, errors=(402,))
+def tools_delete(req: Request) -> Response:
+    deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"], _request_key(req))
+    text = f"Deleted memory {req.params['memory_id']}."
+    return 200, {"tool_name": "delete_memory", "result_text": text, "is_error": False}

@@ -1,0 +1,228 @@
+"""The Model Context Protocol server at ``/mcp`` (streamable HTTP, stateless, JSON responses).
+
+The ``api`` function is a WSGI (Flask) app and the SDK's HTTP transport is ASGI. Each POST to
+``/mcp`` is served whole inside the request that carries it: the token is checked here (the same
+Firebase ID token as every other route), then one event loop runs the SDK's own stateless
+session manager in JSON-response mode over that single request and returns its answer. Stateless
+JSON mode is what makes this sound on a function: no session outlives a request, no SSE stream is
+held open, and any instance can serve any request, so nothing is shared between workers.
+
+Every tool and resource calls the services the REST routes call (``reads``, ``search``,
+``intake``, ``deletion``); reads stay pure. A service refusal (unknown id, bad value, writes
+switched off) is a tool error (``isError``) carrying the same code as the REST answer, and
+arguments that do not fit a tool's schema are a tool error too, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, MutableMapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Annotated, Any, Literal, TypeVar
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from pydantic import Field
+
+from core.adapters.firestore import fence
+from core.api.app import MCP_PATH as PATH
+from core.api.app import MethodNotAllowed
+from core.api.auth import uid_from_authorization
+from core.api.edge import valid_id
+from core.bootstrap import Context
+from core.domain.records import MemoryItem, to_public
+from core.errors import NotFound, PayloadTooLarge, StrataError, Unauthorized
+from core.services import deletion, intake, reads, search
+
+_CALLER: ContextVar[tuple[Context, str]] = ContextVar("strata_mcp_caller")
+T = TypeVar("T")
+
+server: MCPServer[Any] = MCPServer(
+    name="strata", version="1",
+    instructions="The user's layered memory. Search or list memories, read one and its history, add a fact "
+                 "(it enters Short-term and is settled by consolidation), or delete one with its lineage.",
+)
+
+
+def _caller() -> tuple[Context, str]:
+    return _CALLER.get()
+
+
+def _json(value: Any) -> Any:
+    """The exact JSON the REST routes send (timestamps as strings)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _public(ctx: Context, items: list[MemoryItem]) -> list[dict[str, Any]]:
+    now = ctx.now()
+    return [_json(to_public(item, now)) for item in items]
+
+
+def _checked_id(memory_id: str) -> str:
+    if not valid_id(memory_id):  # what the REST edge answers for an id no document can have
+        raise NotFound("no such memory")
+    return memory_id
+
+
+def _service(call: Callable[[], T]) -> T:
+    """Run one service call; a refusal becomes a tool error with the REST error's code."""
+    try:
+        return call()
+    except StrataError as exc:
+        raise ToolError(f"{exc.code}: {exc.message}") from exc
+
+
+@contextmanager
+def _write(ctx: Context, uid: str) -> Iterator[None]:
+    """A write belongs to the account generation it started in (as the REST dispatcher does)."""
+    with fence.expect(uid, fence.read(ctx.client, uid).generation):
+        yield
+
+
+# ---------------------------------------------------------------------------------------------- tools
+Limit = Annotated[int, Field(ge=1, le=100, description="at most this many memories")]
+MemoryId = Annotated[str, Field(min_length=1, max_length=1_500, description="the memory's public id")]
+IdempotencyKey = Annotated[str, Field(max_length=200, description="a retry with the same key replays")]
+
+
+@server.tool(description="Hybrid (keyword + vector) search over the user's memories, like GET /v1/mcp/memories?q=")
+async def search_memories(query: Annotated[str, Field(min_length=1, max_length=1_000, description="the search text")],
+                          limit: Limit = 10) -> dict[str, Any]:
+    ctx, uid = _caller()
+    results = _service(lambda: search.hybrid(ctx, uid, query, limit))
+    now = ctx.now()
+    return {"memories": [_json(dict(to_public(s.item, now), score=round(s.score, 6))) for s in results]}
+
+
+@server.tool(description="List memories newest first with a stable cursor, like GET /v1/memories")
+async def list_memories(layer: Literal["short_term", "long_term", "archive"] | None = None,
+                        include_archive: bool = False,
+                        limit: Annotated[int, Field(ge=1, le=500)] = 25,
+                        cursor: Annotated[str | None, Field(max_length=2_000,
+                                                            description="next_cursor of the previous page")] = None,
+                        ) -> dict[str, Any]:
+    ctx, uid = _caller()
+    query = reads.ListQuery(layer=layer, include_archive=include_archive, limit=limit, cursor=cursor)
+    items, next_cursor = _service(lambda: reads.list_memories(ctx, uid, query))
+    return {"memories": _public(ctx, items), "next_cursor": next_cursor}
+
+
+@server.tool(description="One memory by id, like GET /v1/memories/{id}")
+async def get_memory(memory_id: MemoryId) -> dict[str, Any]:
+    ctx, uid = _caller()
+    item = _service(lambda: reads.get_memory(ctx, uid, _checked_id(memory_id)))
+    return _public(ctx, [item])[0]
+
+
+@server.tool(description="Add an explicit memory; it enters Short-term like every intake, like POST /v3/memories")
+async def create_memory(content: Annotated[str, Field(min_length=1, description="the fact, in the user's words")],
+                        category: Annotated[str | None, Field(max_length=64)] = None,
+                        visibility: Literal["public", "private"] = "private",
+                        idempotency_key: IdempotencyKey = "") -> dict[str, Any]:
+    ctx, uid = _caller()
+    request = intake.ExplicitMemory(content=content, category=category or "manual", visibility=visibility,
+                                    idempotency_key=idempotency_key)
+    with _write(ctx, uid):
+        items = _service(lambda: intake.create_explicit(ctx, uid, [request]))
+    return _public(ctx, items)[0]
+
+
+@server.tool(description="Delete a memory and its whole lineage everywhere, like DELETE /v3/memories/{id}")
+async def delete_memory(memory_id: MemoryId, idempotency_key: IdempotencyKey = "") -> dict[str, Any]:
+    ctx, uid = _caller()
+    with _write(ctx, uid):
+        result = _service(lambda: deletion.delete_memory(ctx, uid, _checked_id(memory_id), idempotency_key or None))
+    return _json(result)
+
+
+# ------------------------------------------------------------------------------------------ resources
+def _resource(call: Callable[[], T]) -> T:
+    try:
+        return call()
+    except NotFound as exc:
+        raise ResourceNotFoundError(exc.message) from exc
+
+
+@server.resource("strata://memories/{memory_id}", name="memory", mime_type="application/json",
+                 description="One memory (the Memory JSON of GET /v1/memories/{id})")
+async def memory_resource(memory_id: str) -> str:
+    ctx, uid = _caller()
+    item = _resource(lambda: reads.get_memory(ctx, uid, _checked_id(memory_id)))
+    return json.dumps(_public(ctx, [item])[0])
+
+
+@server.resource("strata://memories/{memory_id}/history", name="memory_history", mime_type="application/json",
+                 description="The ledger commits that touched a memory (GET /v1/memories/{id}/history)")
+async def history_resource(memory_id: str) -> str:
+    ctx, uid = _caller()
+    commits = _resource(lambda: reads.history(ctx, uid, _checked_id(memory_id)))
+    return json.dumps({"commits": commits}, default=str)
+
+
+# ----------------------------------------------------------------------------------- WSGI → ASGI bridge
+Answer = tuple[int, list[tuple[str, str]], bytes]
+
+
+def _error(exc: StrataError, extra: list[tuple[str, str]] | None = None) -> Answer:
+    return exc.status, [("content-type", "application/json"), *(extra or [])], json.dumps(exc.to_json()).encode()
+
+
+async def _exchange(method: str, headers: dict[str, str], body: bytes) -> Answer:
+    """One HTTP request through the SDK's stateless JSON-response transport, as an ASGI call."""
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "https",
+        "path": PATH, "raw_path": PATH.encode(), "root_path": "", "query_string": b"",
+        "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()],
+        "client": None, "server": None,
+    }
+    answered = anyio.Event()
+    delivered = False
+    status = 500
+    out_headers: list[tuple[str, str]] = []
+    chunks: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await answered.wait()  # the client stays connected until the answer is complete
+        return {"type": "http.disconnect"}
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+            out_headers.extend((k.decode("latin-1"), v.decode("latin-1")) for k, v in message.get("headers", []))
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                answered.set()
+
+    manager = StreamableHTTPSessionManager(app=server._lowlevel_server, json_response=True, stateless=True)
+    async with manager.run():
+        await manager.handle_request(scope, receive, send)
+    return status, out_headers, b"".join(chunks)
+
+
+def handle(ctx: Context, method: str, headers: dict[str, str], body: bytes, content_length: int | None) -> Answer:
+    """Serve one request to ``/mcp``: method (405), token (401), size (413), then the SDK's transport
+    (which answers a bad Accept or content type, malformed JSON-RPC and protocol errors itself)."""
+    if method != "POST":  # stateless: no SSE stream to GET, no session to DELETE
+        return _error(MethodNotAllowed(f"{method} is not allowed on {PATH}; MCP messages are POSTed", ["POST"]),
+                      [("allow", "POST")])
+    try:
+        uid = uid_from_authorization(headers.get("authorization"), ctx.settings)
+    except Unauthorized as exc:
+        return _error(exc, [("www-authenticate", "Bearer")])
+    limit = ctx.settings.max_body_bytes
+    if (content_length or 0) > limit or len(body) > limit:
+        return _error(PayloadTooLarge(f"request body is larger than {limit} bytes"))
+    token = _CALLER.set((ctx, uid))
+    try:
+        return anyio.run(_exchange, method, headers, body)
+    finally:
+        _CALLER.reset(token)

@@ -1,0 +1,209 @@
+"""Structured logging for the functions: the one place logging is configured.
+
+Each record becomes one JSON object on one line, the shape Cloud Logging reads as a structured
+entry: ``severity`` (its names), ``message``, ``logger``, and when the request carried a trace
+header (``X-Cloud-Trace-Context`` or W3C ``traceparent``, or a CloudEvent's ``traceparent``)
+``logging.googleapis.com/trace`` as ``projects/{project}/traces/{trace_id}``. A message that is a
+JSON object (``log.info(json.dumps({...}))``, :func:`core.bootstrap.log_json`) is merged in as
+fields, its ``event`` becoming the ``message``.
+
+Users are pseudonymous in logs: a ``uid`` field becomes ``uid_hash`` (``uids`` → ``uid_hashes``),
+and the raw uid of the request in scope is replaced by its hash anywhere in the text, exceptions
+included (URL-encoded too); every line written in a user's scope carries its ``uid_hash``. Fields that could carry memory or transcript text (``content``, ``text``, ``quote``,
+``transcript``, ``transcript_segments``) are dropped, never logged.
+
+:func:`configure` is idempotent and called by each function entry point on its first event (not at
+import time); it routes Python warnings and every library logger through the same handler, so no
+other line format reaches the function's output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import logging
+import os
+import re
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
+from datetime import UTC, datetime
+from typing import IO, Any
+from urllib.parse import quote, quote_plus
+
+TRACE_FIELD = "logging.googleapis.com/trace"
+QUIET_LOGGERS = ("httpx", "httpcore", "urllib3", "google.auth", "grpc")
+REDACTED_FIELDS = frozenset({"content", "text", "quote", "transcript", "transcript_segments"})
+_SEVERITY = {logging.DEBUG: "DEBUG", logging.INFO: "INFO", logging.WARNING: "WARNING", logging.ERROR: "ERROR",
+             logging.CRITICAL: "CRITICAL"}
+_CLOUD_TRACE = re.compile(r"^([0-9a-fA-F]{32})(?:/|$)")
+_TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
+
+_trace: ContextVar[str | None] = ContextVar("strata_trace", default=None)
+_uid: ContextVar[str | None] = ContextVar("strata_uid", default=None)
+_lock = threading.Lock()
+_handler: logging.Handler | None = None
+
+
+def hash_uid(uid: str) -> str:
+    """A stable pseudonym of ``uid`` (the same in every log line, not reversible from the log)."""
+    return "uh_" + hashlib.sha256(f"strata-log:{uid}".encode()).hexdigest()[:16]
+
+
+def trace_id(headers: Mapping[str, str]) -> str | None:
+    """The trace id of ``X-Cloud-Trace-Context`` or ``traceparent`` (keys case-insensitive)."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    cloud = _CLOUD_TRACE.match(lowered.get("x-cloud-trace-context", "").strip())
+    if cloud:
+        return cloud.group(1).lower()
+    parent = _TRACEPARENT.match(lowered.get("traceparent", "").strip().lower())
+    return parent.group(1) if parent else None
+
+
+def _project() -> str:
+    return os.environ.get("STRATA_PROJECT_ID") or os.environ.get("GOOGLE_CLOUD_PROJECT") or "demo-strata"
+
+
+@contextlib.contextmanager
+def scope(*, uid: str | None = None, headers: Mapping[str, str] | None = None) -> Iterator[None]:
+    """Log lines written inside carry the request's trace and hide its uid."""
+    trace_token = _trace.set(trace_id(headers or {}) or _trace.get())
+    uid_token = _uid.set(uid or _uid.get())
+    try:
+        yield
+    finally:
+        _trace.reset(trace_token)
+        _uid.reset(uid_token)
+
+
+def set_uid(uid: str | None) -> None:
+    """Name the user of the request in scope once it is known (after decoding or auth)."""
+    if uid:
+        _uid.set(uid)
+
+
+def _hide(text: str, uid: str) -> str:
+    for form in {uid, quote(uid, safe=""), quote_plus(uid, safe="")}:
+        if form in text:
+            text = text.replace(form, hash_uid(uid))
+    return text
+
+
+def _clean(value: Any, uid: str | None) -> Any:
+    if isinstance(value, str):
+        return _hide(value, uid) if uid else value
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            key = str(key)
+            if key in REDACTED_FIELDS:
+                continue
+            if key == "uid" and isinstance(item, str):
+                out["uid_hash"] = hash_uid(item)
+            elif key == "uids" and isinstance(item, list):
+                out["uid_hashes"] = [hash_uid(str(u)) for u in item]
+            else:
+                out[key] = _clean(item, uid)
+        return out
+    if isinstance(value, list | tuple):
+        return [_clean(v, uid) for v in value]
+    return value
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per record (see the module docstring)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        uid = _uid.get()
+        message = record.getMessage()
+        fields: dict[str, Any] = {}
+        if message.startswith("{"):
+            try:
+                parsed = json.loads(message)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, dict):
+                fields = parsed
+                message = str(fields.pop("event", "event"))
+        entry: dict[str, Any] = {
+            "severity": _SEVERITY.get(record.levelno, "DEFAULT"),
+            "message": message,
+            "logger": record.name,
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(),
+            **fields,
+        }
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        trace = _trace.get()
+        if trace:
+            entry[TRACE_FIELD] = f"projects/{_project()}/traces/{trace}"
+        cleaned = _clean(entry, uid)
+        if uid and "uid_hash" not in cleaned:
+            cleaned["uid_hash"] = hash_uid(uid)  # every line of a user's request can be found by it
+        return json.dumps(cleaned, default=str)
+
+
+def configure(stream: IO[str] | None = None, level: int = logging.INFO) -> logging.Handler:
+    """Route every logger (and warnings) through one JSON handler on ``stream`` (stderr)."""
+    global _handler
+    with _lock:
+        if _handler is not None and stream is None:
+            return _handler
+        handler = logging.StreamHandler(stream or sys.stderr)
+        handler.setFormatter(JsonFormatter())
+        root = logging.getLogger()
+        for old in list(root.handlers):
+            root.removeHandler(old)
+        root.addHandler(handler)
+        root.setLevel(level)
+        # Libraries that installed their own stream handler (Flask's app logger, werkzeug) go through ours.
+        for logger in list(logging.root.manager.loggerDict.values()):
+            if isinstance(logger, logging.Logger):
+                for old in list(logger.handlers):
+                    if isinstance(old, logging.StreamHandler):
+                        logger.removeHandler(old)
+                logger.propagate = True
+        for chatty in QUIET_LOGGERS:  # a line per provider call, with uids in query strings
+            logging.getLogger(chatty).setLevel(logging.WARNING)
+        logging.captureWarnings(True)
+        _handler = handler
+        return handler
+
+
+
+
+def _event_headers(cloud_event: Any) -> dict[str, str]:
+    try:
+        parent = cloud_event.get("traceparent")
+    except (AttributeError, KeyError, TypeError):
+        parent = None
+    return {"traceparent": parent} if isinstance(parent, str) else {}
+
+
+def event_entry(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A CloudEvent function's entry: logging configured, the event's trace in scope."""
+    @functools.wraps(fn)
+    def entry(cloud_event: Any) -> Any:
+        configure()
+        with scope(headers=_event_headers(cloud_event)):
+            return fn(cloud_event)
+
+    return entry
+
+
+def http_entry(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """An HTTP function's entry: logging configured, the request's trace header in scope."""
+    @functools.wraps(fn)
+    def entry(request: Any, *args: Any, **kwargs: Any) -> Any:
+        configure()
+        with scope(headers=dict(request.headers.items())):
+            return fn(request, *args, **kwargs)
+
+    return entry
+
+
+__all__ = ["REDACTED_FIELDS", "TRACE_FIELD", "JsonFormatter", "configure", "event_entry", "hash_uid", "http_entry",
+           "scope", "set_uid", "trace_id"]

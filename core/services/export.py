@@ -1,0 +1,116 @@
+"""The account export (``GET /v1/memories/export``): everything the user owns, streamed as JSON lines.
+
+Every line is ``{"kind": ..., "id": ..., "data": {...}}`` in the public shape: memories as the
+Memory JSON every read returns (no ``processing_state``, ledger fields or receipts), graph
+assertions as the fact they state, review rows as the review queue shows them; ledger internals
+(commits, operations, the outbox, leases, capture runs) are not the user's data and stay out.
+The last line is ``{"kind": "summary", "counts": {...}}``, so a client can tell a complete export
+from a cut one.
+
+Collections are read in pages of :data:`PAGE` documents and each line is yielded as soon as it is
+built, so memory stays bounded by one page whatever the account size. Reading is pure: historical
+rows (``memories``, ``short_term``) are exported as the grandfathered Long-term memories every read
+shows (:mod:`core.services.legacy`), never materialised.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Any
+
+from core.adapters.firestore.queries import build
+from core.bootstrap import Context
+from core.domain.records import MemoryItem, to_public
+from core.domain.states import ProcessingState
+from core.services import legacy
+
+PAGE = 500
+# Memories the user may see: every layer, active or superseded (a lineage's history, readable by
+# id). Tombstoned and rejected rows (physical ``hidden``) are gone for the user and stay out.
+VISIBLE = ["active", "superseded"]
+CONVERSATION_INTERNAL = frozenset({"reprocess_token", "reprocess_requested_at"})
+WORKFLOW_INTERNAL = frozenset({"revision"})
+ASSERTION_FIELDS = ("memory_id", "subject", "predicate", "object", "status", "created_at")
+REVIEW_FIELDS = ("review_id", "memory_id", "content", "conflicting", "reason", "status", "created_at", "expires_at",
+                 "resolved_at", "decision")
+
+
+def export_lines(ctx: Context, uid: str) -> Iterator[str]:
+    """The export, one JSON line at a time (each ending in a newline)."""
+    counts: dict[str, int] = {}
+    now = ctx.now()
+
+    def col(name: str) -> Any:
+        return ctx.paths.col(uid, name).order_by("__name__")
+
+    sections: list[tuple[str, Any, Callable[[Any], dict[str, Any] | None]]] = [
+        ("memory", build(ctx.paths.col(uid, "memory_items"), "items_by_status", {"status": VISIBLE}),
+         lambda data: _memory(data, now)),
+        ("conversation", col("conversations"), lambda data: _without(data, CONVERSATION_INTERNAL)),
+        ("action_item", col("action_items"), lambda data: _without(data, WORKFLOW_INTERNAL)),
+        ("goal", col("goals"), lambda data: _without(data, WORKFLOW_INTERNAL)),
+        ("knowledge_node", col("knowledge_nodes"), dict),
+        ("knowledge_edge", col("knowledge_edges"), dict),
+        ("graph_assertion", col("memory_graph_assertions"), _assertion),
+        ("review", col("memory_review_queue"), lambda data: _pick(data, REVIEW_FIELDS)),
+        ("client_device", col("client_devices"), dict),
+    ]
+    for kind, query, public in sections:
+        for snap in _pages(query):
+            try:
+                data = public(snap.to_dict() or {})
+            except (TypeError, ValueError, KeyError, AttributeError):
+                data = None  # a malformed (e.g. legacy) row is skipped, never a failed export
+            if data is None:
+                continue
+            counts[kind] = counts.get(kind, 0) + 1
+            yield json.dumps({"kind": kind, "id": snap.id, "data": data}, default=_json) + "\n"
+        if kind == "memory":
+            # Historical rows, unless a canonical item or tombstone suppresses them: the same
+            # memory lines (grandfathered Long-term), read as they are, never materialised.
+            for item in legacy.every(ctx, uid):
+                counts[kind] = counts.get(kind, 0) + 1
+                yield json.dumps({"kind": kind, "id": item.id, "data": to_public(item, now)}, default=_json) + "\n"
+    yield json.dumps({"kind": "summary", "counts": counts}) + "\n"
+
+
+def _pages(query: Any) -> Iterator[Any]:
+    """Every document of ``query`` (ordered by document id), :data:`PAGE` at a time."""
+    last = None
+    while True:
+        page = query
+        if last is not None:
+            page = page.start_after(last)
+        snaps = list(page.limit(PAGE).stream())
+        yield from snaps
+        if len(snaps) < PAGE:
+            return
+        last = snaps[-1]
+
+
+def _memory(data: dict[str, Any], now: datetime) -> dict[str, Any] | None:
+    item = MemoryItem.from_store(data)
+    if item.processing_state == ProcessingState.BLOCKED:
+        return None
+    return to_public(item, now)
+
+
+def _without(data: dict[str, Any], internal: frozenset[str]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if k not in internal}
+
+
+def _pick(data: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    return {k: data[k] for k in fields if k in data}
+
+
+def _assertion(data: dict[str, Any]) -> dict[str, Any] | None:
+    """An active assertion as the fact it states (ids, hashes and commit links are ledger internals)."""
+    return _pick(data, ASSERTION_FIELDS) if data.get("status") == "active" else None
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)

@@ -1,0 +1,278 @@
+"""The historical adapter: rows of the legacy ``users/{uid}/memories`` and retired
+``users/{uid}/short_term`` collections, read as grandfathered Long-term memories.
+
+Legacy rows are read-only input, never an authority (spec Q2/Q4, "Historical compatibility and
+reversibility directive"):
+
+* **Reading is pure.** :func:`adapt` turns a row into a :class:`MemoryItem` in memory only; no read
+  here writes, embeds, graphs or calls a model.
+* **Canonical state wins.** A ``memory_items`` document with the same id — live, edited or
+  tombstoned — suppresses the legacy row before it is paged or counted.
+* **Ambiguity fails closed.** The same id in both legacy collections with different text is
+  :class:`LegacyCollision` (409) on a get or a mutation and left out of lists, searches and the
+  export; the same text twice is one memory (the ``memories`` row wins).
+* **Mutation materialises lazily.** A planner that edits or deletes a legacy row builds its
+  successor with :func:`successor` from the rows it read inside the apply transaction (same id, same
+  timestamps), so the canonical write and the decision it rests on are one transaction; the legacy
+  documents are removed afterwards by :func:`cleanup`, which is idempotent and may fail without
+  effect on any read (the canonical successor already suppresses them).
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime
+from typing import Any
+
+from core.adapters.firestore.client import delete_refs, stream_dicts
+from core.adapters.firestore.queries import build
+from core.bootstrap import Context
+from core.domain import ids
+from core.domain.records import Evidence, MemoryItem
+from core.domain.states import Layer, ProcessingState, Status
+from core.errors import LegacyCollision
+
+log = logging.getLogger(__name__)
+
+COLLECTIONS = ("memories", "short_term")  # precedence order: a ``memories`` row wins a same-text tie
+QUERY = {"memories": "legacy_memories_by_created", "short_term": "legacy_short_term_by_created"}
+# Retired Short-term rows in these states were settled away from the user in the original.
+SHORT_TERM_GONE = frozenset({"rejected", "discarded", "deleted", "pruned", "archived", "expired"})
+VISIBILITIES = ("public", "private")
+PAGE = 100
+# First pages of the two collections are read while the caller runs its own query (see stream()).
+_PREFETCH = ThreadPoolExecutor(max_workers=4, thread_name_prefix="legacy-prefetch")
+
+
+def paths(memory_id: str) -> list[str]:
+    """The legacy document paths (relative to the user) that may hold ``memory_id``."""
+    return [f"{collection}/{memory_id}" for collection in COLLECTIONS]
+
+
+def _when(value: Any) -> datetime | None:
+    return value if isinstance(value, datetime) and value.tzinfo is not None else None
+
+
+def adapt(uid: str, memory_id: str, data: dict[str, Any], collection: str) -> MemoryItem | None:
+    """One legacy row as a grandfathered Long-term memory, or None when the row is not one the user
+    sees (deleted, pruned, settled away, without text). Builds nothing outside memory."""
+    content = data.get("content")
+    if not isinstance(content, str) or not content.strip() or data.get("deleted") is True:
+        return None
+    if collection == "short_term" and (data.get("soft_pruned_at") or str(data.get("status", "")) in SHORT_TERM_GONE):
+        return None
+    created = _when(data.get("created_at"))
+    updated = _when(data.get("updated_at")) or created
+    # ``memory_id`` is the original's older name for the conversation a row came from.
+    conversation = data.get("conversation_id") or data.get("memory_id")
+    try:
+        item = _item(uid, memory_id, data, content, conversation, created, updated)
+    except ValueError:  # a malformed row (a field of the wrong type) is not a memory anyone can see
+        log.warning("legacy row %s/%s of %s is malformed; skipped", collection, memory_id, uid)
+        return None
+    return item.settle()
+
+
+def _item(uid: str, memory_id: str, data: dict[str, Any], content: str, conversation: Any,
+          created: datetime | None, updated: datetime | None) -> MemoryItem:
+    visibility = data.get("visibility")
+    user_review = data.get("user_review")
+    return MemoryItem(
+        id=memory_id, uid=uid, content=content, layer=Layer.LONG_TERM.value, status=Status.ACTIVE.value,
+        processing_state=ProcessingState.PROCESSED.value, grandfathered_long_term=True,
+        category=str(data.get("category") or "other"), subject_attribution="legacy_assumed",
+        visibility=visibility if visibility in VISIBILITIES else "public",
+        conversation_id=conversation if isinstance(conversation, str) and conversation else None,
+        evidence=_evidence(memory_id, conversation, created),
+        created_at=created, updated_at=updated,
+        reviewed=data.get("reviewed") is True, user_review=user_review if isinstance(user_review, bool) else None,
+        manually_added=data.get("manually_added") is True, edited=data.get("edited") is True,
+        locked=data.get("is_locked") is True,
+    )
+
+
+def _evidence(memory_id: str, conversation: Any, created: datetime | None) -> list[Evidence]:
+    """The row's provenance as one evidence entry of its conversation (no quote: legacy rows kept
+    none), so a materialised successor is in that conversation's live cohort and a conversation
+    delete withdraws it like any other memory."""
+    if not isinstance(conversation, str) or not conversation:
+        return []
+    return [Evidence(evidence_id=ids.evidence_id(conversation, "conversation", "legacy_row", "legacy", "1",
+                                                 {"memory_id": memory_id}),
+                     source_type="conversation", source_id=conversation, source_signal="legacy_row",
+                     extractor_id="legacy", extractor_version="1", captured_at=created)]
+
+
+def resolve(uid: str, memory_id: str, rows: dict[str, dict[str, Any] | None]) -> MemoryItem | None:
+    """The one memory the legacy rows under ``memory_id`` state (``rows``: collection → data or
+    None), None when they state none; :class:`LegacyCollision` when they state two."""
+    winner = _winner(uid, memory_id, rows)
+    return winner[1] if winner else None
+
+
+def _winner(uid: str, memory_id: str, rows: dict[str, dict[str, Any] | None]) -> tuple[str, MemoryItem] | None:
+    found = [(collection, item) for collection in COLLECTIONS
+             if (data := rows.get(collection)) is not None and (item := adapt(uid, memory_id, data, collection))]
+    if len({item.content for _, item in found}) > 1:
+        raise LegacyCollision(f"memory {memory_id} exists twice in the historical store with different text; "
+                              "it is withheld until the rows are reconciled")
+    return found[0] if found else None
+
+
+def successor(uid: str, memory_id: str, docs: dict[str, dict[str, Any] | None]) -> MemoryItem | None:
+    """For a planner: the legacy memory ``memory_id`` from the documents an apply read through
+    ``doc_paths`` (:func:`paths`), as the canonical successor's starting point (revision 0, same
+    id and timestamps)."""
+    rows = {collection: docs.get(f"{collection}/{memory_id}") for collection in COLLECTIONS}
+    return resolve(uid, memory_id, rows)
+
+
+def get(ctx: Context, uid: str, memory_id: str) -> MemoryItem | None:
+    """The legacy memory ``memory_id`` (not suppressed here: the caller has checked the canonical
+    store), or None."""
+    refs = [ctx.paths.doc(uid, collection, memory_id) for collection in COLLECTIONS]
+    rows = {snap.reference.parent.id: snap.to_dict() for snap in ctx.client.get_all(refs) if snap.exists}
+    return resolve(uid, memory_id, rows)
+
+
+def _page(ctx: Context, uid: str, collection: str, start: Any) -> list[tuple[Any, dict[str, Any]]]:
+    base = ctx.paths.col(uid, collection)
+    return stream_dicts(build(base, QUERY[collection], {}, limit=PAGE, start_after=start))
+
+
+def _collection_rows(ctx: Context, uid: str, collection: str,
+                     first: Future[list[tuple[Any, dict[str, Any]]]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``collection``'s rows newest-created first (then id, descending), from the prefetched
+    ``first`` page on."""
+    rows = first.result()
+    while True:
+        for reference, data in rows:
+            yield reference.id, data
+        if len(rows) < PAGE:
+            return
+        reference, data = rows[-1]
+        rows = _page(ctx, uid, collection, {"created_at": data["created_at"], "__name__": reference})
+
+
+def stream(ctx: Context, uid: str, after: tuple[datetime, str] | None = None) -> Iterator[MemoryItem]:
+    """Every unsuppressed legacy memory, newest-created first by ``(created_at, id)`` — the list
+    order — strictly after ``after``. Rows without a ``created_at`` are not in this order (a get by
+    id still reads them); colliding and suppressed rows are left out. Bounded reads: pages of
+    :data:`PAGE` per collection and one batched read per page of the canonical document and the
+    other collection's row under each id.
+
+    The first page of each collection is requested when this is called, in the background, so a
+    caller that calls it before its own query (the list) pays one round trip for all of them; an
+    account without legacy rows costs two empty queries that overlap the canonical one."""
+    firsts = {}
+    for collection in COLLECTIONS:
+        start = None
+        if after is not None:
+            start = {"created_at": after[0], "__name__": ctx.paths.col(uid, collection).document(after[1])}
+        firsts[collection] = _PREFETCH.submit(_page, ctx, uid, collection, start)
+    return _merged(ctx, uid, [_adapted(uid, collection, _collection_rows(ctx, uid, collection, firsts[collection]))
+                              for collection in COLLECTIONS])
+
+
+def _merged(ctx: Context, uid: str, sources: list[Iterator[tuple[str, MemoryItem]]]) -> Iterator[MemoryItem]:
+    merged = heapq.merge(*sources, key=lambda pair: (pair[1].created_at, pair[1].id), reverse=True)
+    window: list[tuple[str, MemoryItem]] = []
+    for pair in merged:
+        window.append(pair)
+        if len(window) >= PAGE:
+            yield from _checked(ctx, uid, window)
+            window = []
+    yield from _checked(ctx, uid, window)
+
+
+def _adapted(uid: str, collection: str, rows: Iterator[tuple[str, dict[str, Any]]]) -> Iterator[tuple[str, MemoryItem]]:
+    for memory_id, data in rows:
+        item = adapt(uid, memory_id, data, collection)
+        if item is not None and item.created_at is not None:
+            yield collection, item
+
+
+def _checked(ctx: Context, uid: str, window: list[tuple[str, MemoryItem]]) -> Iterator[MemoryItem]:
+    """The window's memories that are neither suppressed by a canonical document nor ambiguous. A
+    row whose id also has a row in the other collection is emitted only at the position of the row
+    :func:`resolve` picks, so one memory appears once."""
+    if not window:
+        return
+    memory_ids = list(dict.fromkeys(item.id for _, item in window))
+    refs = [ctx.paths.doc(uid, name, mid) for mid in memory_ids for name in ("memory_items", *COLLECTIONS)]
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for snap in ctx.client.get_all(refs):
+        if snap.exists:
+            found[(snap.reference.parent.id, snap.id)] = snap.to_dict() or {}
+    for collection, item in window:
+        if ("memory_items", item.id) in found:
+            continue  # canonical state (a successor, an override or a tombstone) wins
+        rows = {name: found.get((name, item.id)) for name in COLLECTIONS}
+        try:
+            winner = _winner(uid, item.id, rows)
+        except LegacyCollision:
+            log.warning("legacy memory %s of %s collides across the historical collections; withheld", item.id, uid)
+            continue
+        if winner is not None and winner[0] == collection:  # None: the row went away since its page was read
+            yield winner[1]
+
+
+def every(ctx: Context, uid: str) -> Iterator[MemoryItem]:
+    """Every unsuppressed legacy memory, dated or not, by collection then document id, in pages of
+    :data:`PAGE` (the export, search's bounded scan)."""
+    for collection in COLLECTIONS:
+        base = ctx.paths.col(uid, collection).order_by("__name__")
+        last = None
+        while True:
+            snaps = list((base.start_after(last) if last is not None else base).limit(PAGE).stream())
+            pairs = [(collection, item) for snap in snaps
+                     if (item := adapt(uid, snap.id, snap.to_dict() or {}, collection)) is not None]
+            yield from _checked(ctx, uid, pairs)
+            if len(snaps) < PAGE:
+                break
+            last = snaps[-1]
+
+
+def ids_citing(ctx: Context, uid: str, conversation_id: str, limit: int) -> list[str]:
+    """Ids of legacy rows that cite ``conversation_id`` (under either field name), bounded."""
+    out: dict[str, None] = {}
+    for collection in COLLECTIONS:
+        for field in ("conversation_id", "memory_id"):
+            query = build(ctx.paths.col(uid, collection), f"legacy_{collection}_by_{field}", {field: conversation_id},
+                          limit=limit)
+            out.update((snap.id, None) for snap in query.select([]).stream())
+    return list(out)[:limit]
+
+
+def first_ids(ctx: Context, uid: str, limit: int) -> list[str]:
+    """Ids of up to ``limit`` legacy rows of either collection (any row: delete-all removes what is
+    there, shown or not), by document id."""
+    out: dict[str, None] = {}
+    for collection in COLLECTIONS:
+        snaps = ctx.paths.col(uid, collection).order_by("__name__").limit(limit).select([]).stream()
+        out.update((snap.id, None) for snap in snaps)
+    return sorted(out)[:limit]
+
+
+def cleanup(ctx: Context, uid: str, memory_ids: Iterable[str]) -> bool:
+    """Remove the legacy documents of memories whose canonical successor or tombstone is written.
+    Idempotent; a failure is logged and reported (False) but harmless: the canonical document
+    already suppresses the rows, and any later mutation, delete-all or account wipe removes them."""
+    memory_ids = list(memory_ids)
+    if not memory_ids:
+        return True
+    try:
+        _delete_rows(ctx, uid, memory_ids)
+    except Exception as exc:  # noqa: BLE001 - cleanup is best effort by design; the reason is logged
+        log.warning("legacy cleanup of %d rows for %s failed (suppressed, retried later): %s",
+                    len(memory_ids), uid, exc)
+        return False
+    return True
+
+
+def _delete_rows(ctx: Context, uid: str, memory_ids: list[str]) -> None:
+    delete_refs(ctx.client, [ctx.paths.doc(uid, collection, memory_id)
+                             for memory_id in memory_ids for collection in COLLECTIONS])

@@ -1,0 +1,153 @@
+"""Rebuild one projection from canonical state, through the outbox.
+
+For each user the rebuild writes one ``purge_user`` event naming the provider, then walks the
+user's items in pages (by document id) and writes one ``rebuild`` event per projectable item. The
+drain does every provider write: it takes events in ``due_at`` order, so the purge (due first) runs
+before or with the items' events, and each event projects its memory's *current* state. A memory
+deleted while the rebuild runs is therefore deleted by whichever of its events comes last, never
+resurrected; a memory that becomes projectable after the walk brings its own upsert event, due
+after the purge.
+
+Resumable: ``users/{uid}/memory_state/rebuild_{provider}`` keeps the run id and the last item id
+enqueued, and ``projection_rebuilds/{provider}`` the run of ``--all``; a rebuild that stopped
+part-way (Ctrl-C, a crash) continues where it left off when run again, and users an interrupted
+``--all`` finished are not redone. Accounts being wiped are skipped (the wipe purges them).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from core.adapters.firestore import fence
+from core.adapters.firestore.apply import is_projectable
+from core.bootstrap import Context
+from core.domain import ids
+from core.domain.records import MemoryItem
+from core.services import graph
+from core.services.doctor import users
+
+PAGE = 200
+PROVIDERS = ("typesense", "vector", "graph")
+
+
+@dataclass
+class RebuildReport:
+    provider: str
+    run_id: str = ""
+    users: int = 0
+    resumed_users: int = 0
+    enqueued: int = 0
+    skipped_users: int = 0  # finished earlier in the same run, or being wiped
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _state_ref(ctx: Context, uid: str, provider: str) -> Any:
+    return ctx.paths.doc(uid, "memory_state", f"rebuild_{provider}")
+
+
+def _run_ref(ctx: Context, provider: str) -> Any:
+    return ctx.client.collection("projection_rebuilds").document(provider)
+
+
+def _event(uid: str, run_id: str, memory_id: str | None, action: str, provider: str, now: Any) -> tuple[str, dict[str, Any]]:
+    event_id = ids.outbox_event_id(f"rebuild:{run_id}", memory_id or "", action)
+    return event_id, {
+        "event_id": event_id, "uid": uid, "memory_id": memory_id, "action": action, "provider": provider,
+        "revision": None, "content_hash": None, "reason": "rebuild", "commit_id": None, "sequence": None,
+        "state": "pending", "attempts": 0, "due_at": now, "lease_expires_at": None, "lease_epoch": 0,
+        "created_at": now, "last_error": None}
+
+
+def _after(now: datetime, purge_due: datetime) -> datetime:
+    """An item event's due time: strictly after the purge's, so no drain round takes it first."""
+    return max(now, purge_due + timedelta(milliseconds=1))
+
+
+def _wanted(item: MemoryItem, provider: str) -> bool:
+    return graph.is_fact(item) if provider == "graph" else is_projectable(item)
+
+
+def rebuild_user(ctx: Context, uid: str, provider: str, run_id: str, report: RebuildReport, *,
+                 page: int = PAGE, after_page: Callable[[int], None] | None = None) -> None:
+    """Enqueue ``uid``'s purge and re-projection for ``provider`` (resuming an unfinished run)."""
+    state_ref = _state_ref(ctx, uid, provider)
+    state = state_ref.get().to_dict() or {}
+    if state.get("run_id") == run_id and state.get("done"):
+        report.skipped_users += 1
+        return
+    if fence.read(ctx.client, uid).deleting:
+        report.skipped_users += 1
+        return
+    report.users += 1
+    if state.get("run_id") and not state.get("done"):
+        # An interrupted rebuild of this user: its purge is queued (or done), continue the walk.
+        run_id, cursor, purge_due = state["run_id"], state.get("cursor"), state["purge_due_at"]
+        report.resumed_users += 1
+    else:
+        cursor, purge_due = None, ctx.now()
+        event_id, event = _event(uid, run_id, None, "purge_user", provider, purge_due)
+        batch = ctx.client.batch()
+        batch.set(ctx.paths.doc(uid, "memory_outbox", event_id), event)
+        batch.set(state_ref, {"run_id": run_id, "provider": provider, "cursor": None, "done": False,
+                              "started_at": purge_due, "purge_due_at": purge_due})
+        batch.commit()
+        report.enqueued += 1
+    collection = ctx.paths.col(uid, "memory_items")
+    while True:
+        query = collection.order_by("__name__").limit(page)
+        if cursor:
+            query = query.start_after({"__name__": collection.document(cursor)})
+        snaps = list(query.stream())
+        if not snaps:
+            break
+        batch, now, count = ctx.client.batch(), _after(ctx.now(), purge_due), 0
+        for snap in snaps:
+            if _wanted(MemoryItem.from_store(snap.to_dict()), provider):
+                event_id, event = _event(uid, run_id, snap.id, "rebuild", provider, now)
+                batch.set(ctx.paths.doc(uid, "memory_outbox", event_id), event)
+                count += 1
+        cursor = snaps[-1].id
+        batch.set(state_ref, {"cursor": cursor}, merge=True)  # the events and the cursor land together
+        batch.commit()
+        report.enqueued += count
+        if after_page is not None:
+            after_page(count)
+        if len(snaps) < page:
+            break
+    state_ref.set({"done": True, "finished_at": ctx.now()}, merge=True)
+    ctx.nudge_projection(uid, 0)
+
+
+def rebuild(ctx: Context, provider: str, uids: Iterable[str] | None = None, *, page: int = PAGE,
+            progress: Callable[[RebuildReport], None] | None = None,
+            population: Callable[[Context], Iterable[str]] = users) -> RebuildReport:
+    """Rebuild ``provider`` for ``uids``, or for every user (``population``) when None, resuming
+    an unfinished ``--all`` run: users it finished are skipped, a user it left part-way resumes."""
+    if provider not in PROVIDERS:
+        raise ValueError(f"unknown provider {provider!r}; choose one of {', '.join(PROVIDERS)}")
+    report = RebuildReport(provider)
+    if uids is None:
+        run = _run_ref(ctx, provider).get().to_dict() or {}
+        report.run_id = run["run_id"] if run and not run.get("done") else uuid.uuid4().hex[:16]
+        _run_ref(ctx, provider).set({"run_id": report.run_id, "done": False, "started_at": ctx.now()}, merge=True)
+        for uid in population(ctx):
+            rebuild_user(ctx, uid, provider, report.run_id, report, page=page)
+            if progress is not None:
+                progress(report)
+        _run_ref(ctx, provider).set({"done": True, "finished_at": ctx.now()}, merge=True)
+        return report
+    report.run_id = uuid.uuid4().hex[:16]
+    for uid in uids:
+        rebuild_user(ctx, uid, provider, report.run_id, report, page=page)
+        if progress is not None:
+            progress(report)
+    return report
+
+
+__all__ = ["PAGE", "PROVIDERS", "RebuildReport", "rebuild", "rebuild_user"]

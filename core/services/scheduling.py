@@ -1,0 +1,166 @@
+"""Consolidation scheduling: each user's pass is scheduled by that user's own work.
+
+* **On write.** An apply that makes an item of a user pending (new, or not pending before) carries
+  one extra outbox event, ``schedule_consolidation`` (added by ``hooks.SchedulingEngine``, which
+  wraps every planner; the apply transaction itself is unchanged). The outbox drain turns it into
+  a named Cloud Task for the user, due one interval after the write. The name is derived from the
+  uid and the interval window of the write, so every write of a window shares one task, and the
+  task runs after the window ends: no write of the window is left behind by it.
+* **Overflow.** A pass that leaves more than it may select enqueues its own continuation at once.
+* **Safety net.** The scheduler job walks the per-user registry ``consolidation_schedule/{uid}``
+  (``pending``, ``due_at``, ``marked_at``), never items: a persisted cursor, at most
+  ``walk_pages`` pages of ``walk_page_size`` users per invocation, wrapping round. A pending user
+  whose task should have run by now (lost, deleted, failed, or skipped while consolidation was
+  disabled) gets a repair task. A pass that finds nothing more to do clears ``pending`` unless the
+  user was marked again after the pass started.
+
+With ``STRATA_CONSOLIDATION_ON_WRITE=0`` the drain only marks the user and the walk alone schedules
+(the test suite's shared stack runs so: its tick is a day, and a day-delayed task per test user
+would pile up in the Tasks emulator, which rescans its whole queue ten times a second).
+
+``consolidation_disabled`` stops both the enqueueing and the passes; the registry keeps marking
+users meanwhile, so the first walk after it is lifted schedules every one of them. The interval is
+``Settings.schedule_interval_s`` (``STRATA_TICK_SECONDS`` on the local stack).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from core.adapters.firestore.apply import head_sequence
+from core.adapters.firestore.queries import build
+from core.domain import ids
+from core.services import controls
+
+REGISTRY = "consolidation_schedule"
+WALK_STATE = ("consolidation_walk", "cursor")
+
+
+# ------------------------------------------------------------------------------------ task names
+def window(ctx: Any, at: datetime) -> int:
+    return int(at.timestamp() // ctx.settings.schedule_interval_s)
+
+
+def task_id(uid: str, source: str, key: int) -> str:
+    """``source``: ``write`` (keyed by window), ``walk`` (window) or ``more`` (ledger sequence)."""
+    return "consolidate-" + ids.contract_hash("consolidation-task", [uid, source, key])[:32]
+
+
+def _registry(ctx: Any, uid: str) -> Any:
+    return ctx.client.collection(REGISTRY).document(uid)
+
+
+def _enqueue(ctx: Any, uid: str, name: str, at: datetime) -> None:
+    ctx.tasks.enqueue(ctx.settings.consolidate_url, {"uid": uid}, task_id=name, schedule_at=at)
+
+
+# ----------------------------------------------------------------------------------- the drain
+def on_schedule_events(ctx: Any, uid: str, events: list[dict[str, Any]]) -> int:
+    """Drained ``schedule_consolidation`` events of ``uid``: one task per window not yet covered.
+
+    Returns the number of tasks enqueued. An enqueue failure raises, so the drain retries the events.
+    """
+    if not events:
+        return 0
+    interval = timedelta(seconds=ctx.settings.schedule_interval_s)
+    first_write = min(e["created_at"] for e in events)
+    last_write = max(e["created_at"] for e in events)
+    ref = _registry(ctx, uid)
+    snap = ref.get()
+    row = (snap.to_dict() or {}) if snap.exists else {}
+    now = ctx.now()
+    update: dict[str, Any] = {"uid": uid, "pending": True, "marked_at": now}
+    enqueued = 0
+    covered = int(row.get("write_window", -1))
+    if ctx.settings.consolidation_on_write and not controls.is_on(ctx, controls.CONSOLIDATION):
+        # Each window's first write names its task; a later window's task runs after every write
+        # of the earlier ones, so only windows beyond the one already covered need a task.
+        for at in sorted({first_write, last_write}):
+            w = window(ctx, at)
+            if w <= covered:
+                continue
+            due = max(at + interval, now)
+            _enqueue(ctx, uid, task_id(uid, "write", w), due)
+            covered, enqueued = w, enqueued + 1
+            update.update(write_window=w, due_at=due)
+    ref.set(update, merge=True)
+    return enqueued
+
+
+# ------------------------------------------------------------------------------ after a pass
+def after_pass(ctx: Any, uid: str, started: datetime, overflow: bool) -> None:
+    """Continue an overflowing pass at once (named by the ledger head it left, so a second
+    delivery of the same pass adds no second continuation); otherwise the user is done when
+    nothing is pending any more, unless marked again since the pass started."""
+    ref = _registry(ctx, uid)
+    now = ctx.now()
+    if overflow:
+        _enqueue(ctx, uid, task_id(uid, "more", head_sequence(ctx.client, uid)), now)
+        ref.set({"uid": uid, "pending": True, "marked_at": now, "due_at": now}, merge=True)
+        return
+
+    # Items the pass left pending (a router failure records a retry and moves on) keep the user
+    # marked: its task is now past due, so the next walk enqueues another pass.
+    if list(build(ctx.paths.col(uid, "memory_items"), "pending_route_items", {"pending_route": True}, limit=1)
+            .stream()):
+        return
+
+    from google.cloud import firestore
+
+    @firestore.transactional
+    def clear(transaction: Any) -> None:
+        snap = ref.get(transaction=transaction)
+        row = snap.to_dict() if snap.exists else None
+        if row and row.get("pending") and row.get("marked_at") and row["marked_at"] <= started:
+            transaction.update(ref, {"pending": False, "cleared_at": now})
+
+    clear(ctx.client.transaction())
+
+
+# --------------------------------------------------------------------------------- the walk
+def walk(ctx: Any) -> dict[str, Any]:
+    """The periodic safety net: one bounded, round-robin stretch of the pending users."""
+    if controls.is_on(ctx, controls.CONSOLIDATION):
+        return {"users": 0, "enqueued": 0, "skipped": "consolidation_disabled"}
+    settings = ctx.settings
+    state = ctx.client.collection(WALK_STATE[0]).document(WALK_STATE[1])
+    snap = state.get()
+    after = (snap.to_dict() or {}).get("after") if snap.exists else None
+    now = ctx.now()
+    w = window(ctx, now)
+    users = enqueued = 0
+    wrapped = False
+    for _ in range(max(1, settings.walk_pages)):
+        start = {"__name__": _registry(ctx, after)} if after else None
+        page = list(build(ctx.client.collection(REGISTRY), "scheduled_users_pending", {"pending": True},
+                          limit=settings.walk_page_size + 1, start_after=start).stream())
+        more = len(page) > settings.walk_page_size
+        for user in page[:settings.walk_page_size]:
+            users += 1
+            row = user.to_dict() or {}
+            due = row.get("due_at")
+            if due is None or due <= now:  # its task should have run by now: repair it
+                _enqueue(ctx, user.id, task_id(user.id, "walk", w), now)
+                user.reference.update({"due_at": now})
+                enqueued += 1
+            after = user.id
+        if not more:
+            after, wrapped = None, True  # the end: the next invocation starts over
+            break
+    state.set({"after": after, "walked_at": now, "wrapped": wrapped})
+    return {"users": users, "enqueued": enqueued, "wrapped": wrapped}
+
+
+def pending_users(ctx: Any, page: int = 500) -> list[str]:
+    """Every user the registry holds as pending, in id order (for the manual CLI pass)."""
+    out: list[str] = []
+    after: str | None = None
+    while True:
+        start = {"__name__": _registry(ctx, after)} if after else None
+        rows = list(build(ctx.client.collection(REGISTRY), "scheduled_users_pending", {"pending": True},
+                          limit=page, start_after=start).stream())
+        out.extend(r.id for r in rows)
+        if len(rows) < page:
+            return out
+        after = rows[-1].id

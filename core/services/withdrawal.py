@@ -1,0 +1,119 @@
+"""Withdrawing a source from the memories it supports — shared by complete-source replacement
+(capture), the conversation cascade and the user's deletes.
+
+A withdrawal tombstones the source's evidence; an item left with no active evidence is retracted:
+tombstoned with content, quotes, the route audit / admission receipt and the subject label cleared,
+whatever its status was (active, superseded, hidden, expired). A retraction the user asked for is
+marked ``deleted_by_user`` so re-extracting the same words from the same source cannot undo it.
+A source's *live cohort* (the items its active evidence supports, ``active_source_ids``) is read in
+cursor pages, so a cohort of any size is walked in bounded transactions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.adapters.firestore.apply import ApplyView, Plan
+from core.adapters.firestore.queries import build
+from core.bootstrap import Context
+from core.domain.admission import admit
+from core.domain.records import MemoryItem
+from core.domain.states import Layer, ProcessingState, Status
+
+
+def withdraw_source(item: MemoryItem, source_id: str, *, by_user: bool = False) -> MemoryItem:
+    """Tombstone this source's evidence on ``item``; retract the item when nothing else supports it
+    (``by_user``: the user deleted the source, so the retraction is the user's delete)."""
+    item = item.model_copy(deep=True)
+    for evidence in item.evidence:
+        if evidence.source_id == source_id:
+            evidence.status = "tombstoned"
+            evidence.quote_refs = []
+    if item.conversation_id == source_id:
+        item.conversation_id = next((e.source_id for e in item.evidence if e.status == "active"
+                                     and e.source_type == "conversation"), None)
+    if not any(e.status == "active" for e in item.evidence):
+        retract(item, by_user=by_user)
+    return item
+
+
+def scrubbed(item: MemoryItem) -> bool:
+    """Physically tombstoned with nothing left to clear (``hidden`` items still hold content)."""
+    return item.status == Status.TOMBSTONED.value and not item.content
+
+
+def retract(item: MemoryItem, *, by_user: bool = False) -> None:
+    """Tombstone with content cleared and evidence scrubbed, whatever the item's status was (active,
+    superseded, hidden, expired). The route audit and admission receipt (``promotion``) and the
+    subject label go too: a tombstone keeps no text. ``by_user`` marks a user's delete, which a
+    re-extraction of the same words from the same source must not undo."""
+    item.status = Status.TOMBSTONED.value
+    item.content = ""
+    item.route = item.route or None
+    item.promotion = None
+    item.subject_label = None
+    for evidence in item.evidence:
+        evidence.status = "tombstoned"
+        evidence.quote_refs = []
+    if item.layer == Layer.LONG_TERM or item.layer == Layer.ARCHIVE:
+        item.processing_state = ProcessingState.PROCESSED.value
+    item.graph_ready = False
+    if by_user:
+        item.deleted_by_user = True
+
+
+def review_rows(ctx: Context, uid: str, memory_ids: Any) -> dict[str, dict[str, Any]]:
+    """Review-queue rows that show these memories (read before an apply that reads them again
+    through ``doc_paths``), so retracting the memories can redact their reviews."""
+    rows: dict[str, dict[str, Any]] = {}
+    for memory_id in memory_ids:
+        query = build(ctx.paths.col(uid, "memory_review_queue"), "reviews_by_memory", {"memory_id": memory_id})
+        for snap in query.stream():
+            rows[snap.id] = snap.to_dict()
+    return rows
+
+
+def live_page(ctx: Context, uid: str, source_id: str, size: int, after: str | None) -> list[str]:
+    """Ids of one page of the source's live cohort, read outside the transaction (to find the review
+    rows the transaction must read too)."""
+    cursor = {"__name__": after} if after else None
+    query = build(ctx.paths.col(uid, "memory_items"), "items_by_active_source", {"active_source_ids": source_id},
+                  limit=size, start_after=cursor)
+    return [snap.id for snap in query.select([]).stream()]
+
+
+def apply_withdrawal(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], planner: str,
+                     reviews: dict[str, dict[str, Any]] | None = None) -> None:
+    """Finish a plan that withdrew evidence: Long-term survivors are re-admitted (their evidence
+    changed), retracted survivors lose their graph assertion and have their review entries redacted,
+    and superseded Long-term items they replaced come back when independent active evidence still
+    supports them."""
+    for review_id, row in (reviews or {}).items():
+        path = f"memory_review_queue/{review_id}"
+        current = view.docs.get(path, row)
+        retracted = changed.get((current or {}).get("memory_id", ""))
+        if current and retracted is not None and retracted.record_status == Status.TOMBSTONED:
+            plan.docs[path] = {**current, "content": "", "conflicting": [], "status": "redacted",
+                               "redacted_at": view.now}
+    for item in list(changed.values()):
+        path = f"memory_graph_assertions/{item.id}"
+        if item.layer == Layer.LONG_TERM and item.record_status == Status.ACTIVE:
+            plan.docs[path] = admit(item, revision=view.next_revision(item.id), commit_id=view.commit_id,
+                                    now=view.now, planner="capture.readmit")
+        elif item.record_status == Status.TOMBSTONED:
+            plan.docs[path] = None
+            for ancestor_id in item.supersedes:
+                ancestor = changed.get(ancestor_id) or view.items.get(ancestor_id)
+                if (ancestor is None or ancestor.layer != Layer.LONG_TERM
+                        or ancestor.record_status != Status.SUPERSEDED
+                        or not any(e.status == "active" for e in ancestor.evidence)):
+                    continue
+                ancestor = ancestor.model_copy(deep=True)
+                ancestor.status = Status.ACTIVE.value
+                ancestor.superseded_by = None
+                ancestor.canonical_memory_id = None
+                plan.docs[f"memory_graph_assertions/{ancestor.id}"] = admit(
+                    ancestor, revision=view.next_revision(ancestor.id), commit_id=view.commit_id, now=view.now,
+                    planner=planner + ".reactivate")
+                changed[ancestor.id] = ancestor
+    plan.items = list(changed.values())

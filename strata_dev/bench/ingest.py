@@ -1,0 +1,144 @@
+"""ingest: conversations written to Firestore, captured through the real trigger path.
+
+Measured path: this process writes ``users/{uid}/conversations/{id}`` (status completed) one after
+the other; the Firestore emulator fires the trigger → relay → ``on_conversation_complete`` →
+capture. A conversation is *visible* when its ``capture_runs/{id}`` document exists: capture
+writes it after the memories' apply transaction committed, so its memories are readable then.
+
+Document reads and writes per memory cannot be observed inside the function process, so the same
+conversations are captured once more *in this process* (a shadow user, projection nudges dropped)
+through a client that counts every RPC (:mod:`strata_dev.bench.counting`). That replay also records the
+documents it wrote; the baseline writes exactly those documents again, one raw transaction per
+conversation, on a third user, in two forms: through the SDK from Python dicts (what any client
+pays to write those documents; the ratio's denominator) and as a replay of the recorded, already
+encoded ``Write`` messages (a floor no client reaches; reported as ``ratio_to_floor``).
+
+Ten conversations for another user go through the trigger path first and are not timed: the first
+events of a process pay its start-up (imports, clients, channels) and a fresh emulator runs several
+times slower until its JIT has warmed up; ``warm_up_ms`` is how long they took. The measured run is
+the steady state. The headline figures are for one
+user (its captures queue on its ledger); ``spread_over_users`` repeats the run with the same number
+of conversations spread round-robin over four users, as a service with many users sees them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from strata_dev.bench import harness, stats
+from strata_dev.bench.counting import replay
+
+SPREAD_USERS = 4
+WARM_UP = 10  # conversations through the trigger path before anything is timed
+
+
+def _watch(ctx: Any, where: dict[str, str], written: dict[str, float], visible: dict[str, float],
+           stop: threading.Event, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while len(visible) < len(where) and not stop.is_set() and time.monotonic() < deadline:
+        waiting = [cid for cid in list(written) if cid not in visible]
+        if waiting:
+            refs = [ctx.paths.doc(where[cid], "capture_runs", cid) for cid in waiting]
+            for snap in ctx.client.get_all(refs):
+                if snap.exists and (snap.to_dict() or {}).get("jobs", {}).get("memories") is True:
+                    visible.setdefault(snap.id, time.monotonic())
+        time.sleep(0.05)
+
+
+def trigger_path(ctx: Any, uids: list[str], convs: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Write ``convs`` one after the other (round-robin over ``uids``) and wait until each is captured."""
+    where = {cid: uids[i % len(uids)] for i, (cid, _) in enumerate(convs)}
+    written: dict[str, float] = {}
+    visible: dict[str, float] = {}
+    stop = threading.Event()
+    watcher = threading.Thread(target=_watch, args=(ctx, where, written, visible, stop, 120.0), daemon=True)
+    started = time.monotonic()
+    watcher.start()
+    for cid, doc in convs:
+        ctx.paths.doc(where[cid], "conversations", cid).set(doc)
+        written[cid] = time.monotonic()
+    watcher.join()
+    stop.set()
+    if len(visible) < len(convs):
+        raise TimeoutError(f"only {len(visible)} of {len(convs)} conversations were captured within 120 s")
+    elapsed = max(visible.values()) - started
+    return {"seconds": elapsed, "latencies": [visible[cid] - written[cid] for cid, _ in convs],
+            "memories": sum(harness.count_docs(ctx, uid, "memory_items") for uid in uids)}
+
+
+def run(args: Any) -> dict[str, Any]:
+    size = args.size or (8 if args.quick else 40)
+    ctx = harness.context()
+    uid = harness.new_uid("ingest")
+    convs = harness.conversations(size, "ing")
+
+    # ---- warm-up (not timed): the first events of a process pay its start-up, and a fresh
+    # emulator is several times slower until its JIT has compiled the hot paths
+    warm_uid = harness.new_uid("ingest-warm")
+    warm_started = time.monotonic()
+    trigger_path(ctx, [warm_uid], harness.conversations(WARM_UP, "warm"))
+    warm_up_ms = round((time.monotonic() - warm_started) * 1000, 1)
+
+    # ---- the real path: one user (every capture of that user queues on its ledger)
+    real = trigger_path(ctx, [uid], convs)
+    elapsed, memories, latencies = real["seconds"], real["memories"], real["latencies"]
+    # ---- the same number of conversations spread over four users (captures run side by side)
+    spread_uids = [harness.new_uid(f"ingest-spread{i}") for i in range(SPREAD_USERS)]
+    spread = trigger_path(ctx, spread_uids, harness.conversations(size, "ings"))
+
+    # Let the projections those captures started finish, so they do not slow what is timed next.
+    def projected() -> bool:
+        return all(harness.count_docs(ctx, u, "memory_outbox") == 0 for u in [uid, *spread_uids])
+
+    harness.wait_for(projected, 60.0, every=0.1)
+
+    # ---- the same captures in process, counted and recorded
+    counted = harness.counted_context(publisher=harness.NullPublisher())
+    shadow = harness.new_uid("ingest-shadow")
+    per_conversation: list[list[Any]] = []
+    reads = writes = shadow_memories = 0
+    shadow_started = time.monotonic()
+    for cid, doc in convs:
+        counted.client.counts.reset(record=True)
+        shadow_memories += harness.capture_in_process(counted, shadow, [(cid, doc)])
+        reads += counted.client.counts.reads
+        writes += counted.client.counts.writes
+        per_conversation.append([w for commit in counted.client.counts.recording or [] for w in commit])
+    shadow_elapsed = time.monotonic() - shadow_started
+
+    # ---- baseline and floor: one transaction per conversation with the same documents
+    replayed = replay(ctx.client, per_conversation, shadow, "ingest")
+    baseline_elapsed, floor_elapsed = replayed.sdk_seconds, replayed.floor_seconds
+
+    throughput = stats.rate(size, elapsed)
+    baseline_throughput = stats.rate(size, baseline_elapsed)
+    floor_throughput = stats.rate(size, floor_elapsed)
+    return {
+        "conversations": size, "memories": memories, "seconds": round(elapsed, 3),
+        "conversations_per_s": throughput, "memories_per_s": stats.rate(memories, elapsed),
+        "completion_to_visible": stats.latency_ms(latencies),
+        "firestore": {
+            "reads_per_memory": stats.ratio(reads, shadow_memories),
+            "writes_per_memory": stats.ratio(writes, shadow_memories),
+            "reads": reads, "writes": writes, "memories": shadow_memories,
+            "method": "same conversations captured in process through an RPC-counting client "
+                      "(lookups count every requested document, queries their results or 1, commits their writes)",
+        },
+        "warm_up_ms": warm_up_ms,
+        "spread_over_users": {
+            "users": SPREAD_USERS, "conversations_per_s": stats.rate(size, spread["seconds"]),
+            "completion_to_visible": stats.latency_ms(spread["latencies"]),
+            "ratio": stats.ratio(stats.rate(size, spread["seconds"]), baseline_throughput)},
+        "in_process_capture_conversations_per_s": stats.rate(size, shadow_elapsed),
+        "baseline": {"what": "one SDK transaction per conversation (begin + commit, no reads) writing, from "
+                             "Python dicts, the documents capture wrote",
+                     "documents": replayed.documents, "seconds": round(baseline_elapsed, 3),
+                     "conversations_per_s": baseline_throughput},
+        "floor": {"what": "the same commits replayed as the recorded, already encoded Write messages",
+                  "seconds": round(floor_elapsed, 3), "conversations_per_s": floor_throughput},
+        "ratio": stats.ratio(throughput, baseline_throughput),
+        "in_process_ratio": stats.ratio(stats.rate(size, shadow_elapsed), baseline_throughput),
+        "ratio_to_floor": stats.ratio(throughput, floor_throughput),
+    }

@@ -1,0 +1,169 @@
+"""recall: retrieval quality on LoCoMo-format conversations, against BM25 over the raw turns.
+
+Each session is written to Firestore as a completed conversation (segment ids = dia_ids, owner =
+``speaker_a``); the real trigger path captures it. Then one consolidation pass (or more, while it
+overflows) and an outbox drain run in this process — the same service code the scheduled
+functions run. For every question with evidence, keyword / vector / hybrid search (limit 10) return
+memories; the evidence turns *reached* at k are the segment ids cited by the quote references of
+the first k memories. recall@k = share of the question's evidence turns reached. The baseline ranks
+the raw turns with BM25 and reaches its first k turns. Extraction coverage = share of the gold
+``observation`` facts whose turn is cited by some extracted memory (any layer or state).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import time
+from typing import Any
+
+from strata_dev.bench import harness, locomo, stats
+from strata_dev.bench.bm25 import BM25
+from strata_dev.bench.coverage import Tally
+
+MODES = ("keyword", "vector", "hybrid")
+KS = (5, 10)
+
+
+def _cited(item: Any) -> list[str]:
+    out: list[str] = []
+    for evidence in item.evidence:
+        for ref in evidence.quote_refs:
+            if ref.segment_id not in out:
+                out.append(ref.segment_id)
+    return out
+
+
+def _reached(results: list[Any], k: int) -> set[str]:
+    return {sid for scored in results[:k] for sid in _cited(scored.item)}
+
+
+def _share(reached: set[str], evidence: tuple[str, ...]) -> float:
+    return len(reached & set(evidence)) / len(set(evidence))
+
+
+def _ingest(ctx: Any, uid: str, sample: locomo.Sample, owner: str) -> None:
+    ids = []
+    for session in sample.sessions:
+        cid = f"{sample.sample_id}-session-{session.index}"
+        ids.append(cid)
+        ctx.paths.doc(uid, "conversations", cid).set(locomo.conversation_doc(sample, session, owner))
+
+    def captured() -> bool:
+        snaps = ctx.client.get_all([ctx.paths.doc(uid, "capture_runs", cid) for cid in ids])
+        return all(s.exists for s in snaps)
+
+    harness.wait_for(captured, timeout_s=180, every=0.2)
+
+
+def _settle(ctx: Any, uid: str) -> dict[str, int]:
+    from core.services import consolidation
+
+    routes: dict[str, int] = {}
+    for _ in range(40):
+        summary = consolidation.run_pass(ctx, uid)
+        if summary.get("skipped") == "lease_held":
+            time.sleep(0.5)
+            continue
+        for route, count in summary["routes"].items():
+            routes[route] = routes.get(route, 0) + count
+        if not summary["overflow"]:
+            break
+    harness.drain(ctx, uid)
+    harness.wait_for(lambda: harness.count_docs(ctx, uid, "memory_outbox") == 0, timeout_s=60, every=0.2)
+    return routes
+
+
+def in_owner_voice(question: str, owner: str) -> str:
+    """The question as the owner would ask their own assistant: "What was Priya's thesis about?" →
+    "What was my thesis about?" (memories speak of the owner as "User", never by name)."""
+    name = re.escape(owner)
+    question = re.sub(rf"\b{name}['’]s\b", "my", question)
+    return re.sub(rf"\b{name}\b", "I", question)
+
+
+def evaluate(sample: locomo.Sample, owner: str, searches: dict[str, Any], *,
+             owner_voice: bool = False) -> dict[str, Any]:
+    """recall@k per mode and for BM25 over raw turns; ``searches[mode](question)`` → ranked Scored.
+    With ``owner_voice`` both BM25 and the searches get the question in the owner's voice."""
+    turns = sample.turns()
+    bm25 = BM25([t.text for t in turns])
+    speaker = {t.dia_id: t.speaker for t in turns}
+    rows = []
+    for question in sample.questions:
+        evidence = tuple(e for e in question.evidence if e in speaker)
+        if not evidence:
+            continue
+        row: dict[str, Any] = {"owner_only": all(speaker[e] == owner for e in evidence)}
+        text = in_owner_voice(question.question, owner) if owner_voice else question.question
+        ranked_turns = [turns[i].dia_id for i in bm25.rank(text, max(KS))]
+        for k in KS:
+            row[f"bm25@{k}"] = _share(set(ranked_turns[:k]), evidence)
+        for mode, fn in searches.items():
+            results = fn(text)
+            for k in KS:
+                row[f"{mode}@{k}"] = _share(_reached(results, k), evidence)
+        rows.append(row)
+    return {"rows": rows}
+
+
+def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"questions": len(rows)}
+    for name in ("bm25", *MODES):
+        for k in KS:
+            out[f"{name}_recall@{k}"] = stats.mean(r.get(f"{name}@{k}") for r in rows)
+    return out
+
+
+def run(args: Any) -> dict[str, Any]:
+    from core.services import search
+
+    path = args.data or str(locomo.default_sample_path())
+    samples = locomo.load(path)
+    if args.size:
+        samples = samples[:args.size]
+    elif args.quick:
+        samples = samples[:1]
+    ctx = harness.context()
+    all_rows: list[dict[str, Any]] = []
+    voice_rows: list[dict[str, Any]] = []
+    tally = Tally()
+    memories = 0
+    routes_total: dict[str, int] = {}
+    started = time.monotonic()
+    for sample in samples:
+        owner = sample.speaker_a
+        uid = harness.new_uid("recall")
+        _ingest(ctx, uid, sample, owner)
+        items = [harness_item(s) for s in ctx.paths.col(uid, "memory_items").stream()]
+        memories += len(items)
+        tally.add(sample, {sid for item in items for sid in _cited(item)}, owner)
+        for route, count in _settle(ctx, uid).items():
+            routes_total[route] = routes_total.get(route, 0) + count
+        searches = {mode: functools.partial(_search, getattr(search, mode), ctx, uid) for mode in MODES}
+        all_rows.extend(evaluate(sample, owner, searches)["rows"])
+        voice_rows.extend(evaluate(sample, owner, searches, owner_voice=True)["rows"])
+    owner_rows = [r for r in all_rows if r["owner_only"]]
+    return {
+        "data": path, "samples": len(samples), "owner": "speaker_a", "embedder": ctx.settings.embedder,
+        "memories_extracted": memories,
+        "routes": routes_total, "seconds": round(time.monotonic() - started, 2),
+        "all_questions": _summary(all_rows), "owner_evidence_questions": _summary(owner_rows),
+        "owner_voice": {**_summary(voice_rows),
+                        "what": "the same questions, the owner's name replaced by the first person (as the "
+                                "owner asks their own assistant), for BM25 and the searches alike"},
+        "extraction_coverage": {"all_observations": stats.ratio(tally.hit_all, tally.gold),
+                                "owner_observations": stats.ratio(tally.hit_owner, tally.gold_owner),
+                                "observations": tally.gold, "owner_observations_count": tally.gold_owner},
+        "baseline": "BM25 (k1=1.5, b=0.75) over the raw turns of the same conversations; reaches its top-k turns",
+    }
+
+
+def _search(fn: Any, ctx: Any, uid: str, question: str) -> list[Any]:
+    return list(fn(ctx, uid, question, 10))
+
+
+def harness_item(snap: Any) -> Any:
+    from core.domain.records import MemoryItem
+
+    return MemoryItem.from_store(snap.to_dict())

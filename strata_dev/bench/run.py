@@ -1,0 +1,41 @@
+"""``strata bench NAME``: run one benchmark (or all) on the local stack; one JSON object each."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import traceback
+from typing import Any
+
+NAMES = ("ingest", "consolidate", "schedule", "project", "read", "recall", "doctor")
+
+
+def _module(name: str) -> Any:
+    import importlib
+
+    return importlib.import_module(f"strata_dev.bench.{name}")
+
+
+def main(args: Any) -> int:
+    from strata_dev.bench import harness
+
+    names = NAMES if args.name == "all" else (args.name,)
+    failed = 0
+    overall = time.monotonic()
+    with harness.local_stack() as info:
+        args.stack_info = info
+        for name in names:
+            started = time.monotonic()
+            try:
+                result = _module(name).run(args)
+            except Exception as exc:  # noqa: BLE001 - report and go on with the next benchmark
+                traceback.print_exc(file=sys.stderr)
+                result = {"error": f"{type(exc).__name__}: {exc}"}
+                failed += 1
+            print(json.dumps({"benchmark": name, "quick": bool(args.quick), "size": args.size, **result,
+                              "wall_seconds": round(time.monotonic() - started, 2)}), flush=True)
+    if len(names) > 1:
+        sys.stderr.write(f"bench all: {len(names) - failed} of {len(names)} ran, "
+                         f"{time.monotonic() - overall:.1f} s in total\n")
+    return 1 if failed else 0

@@ -1,0 +1,376 @@
+"""The ``strata`` command: the local stack and operations on a stack or a real project.
+
+Operations read their settings from the environment; when no emulator variables are set and a
+local stack is running (state in ``.strata/stack``), they talk to that stack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from strata_dev.cli import stack_cmd
+
+
+def _use_running_stack() -> None:
+    from core import config
+
+    settings = config.load()
+    if settings.firestore_emulator_host or settings.real_project:
+        return
+    from strata_dev.localstack import stack
+
+    state = stack.status()
+    info = state.get("info") if isinstance(state, dict) else None
+    if info:
+        os.environ.update(stack.stack_env(info))
+
+
+def _context() -> Any:
+    _use_running_stack()
+    from core.bootstrap import Context
+
+    return Context()
+
+
+def _progress(label: str) -> Any:
+    """A one-line progress indicator on stderr (only on a terminal)."""
+    def show(report: Any) -> None:
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\r{label}: {report.acknowledged} acknowledged, {report.retried} retrying, "
+                             f"{report.dead} dead")
+            sys.stderr.flush()
+
+    return show
+
+
+def cmd_consolidate(args: argparse.Namespace) -> int:
+    from core.services import consolidation, scheduling
+
+    ctx = _context()
+    # Every user the schedule registry holds as pending, then any the item scan finds (items that
+    # predate the registry).
+    uids = [args.uid] if args.uid else list(dict.fromkeys(
+        scheduling.pending_users(ctx) + consolidation.users_with_pending(ctx)))
+    totals: dict[str, int] = {}
+    disabled = False
+    for index, uid in enumerate(uids, 1):
+        summary = consolidation.run_pass(ctx, uid)
+        disabled = disabled or summary.get("skipped") == "consolidation_disabled"
+        for route, count in summary["routes"].items():
+            totals[route] = totals.get(route, 0) + count
+        print(json.dumps(summary))
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\rconsolidated {index}/{len(uids)} users")
+    print(json.dumps({"users": len(uids), "routes": totals}))
+    if disabled:
+        sys.stderr.write("strata consolidate: consolidation_disabled is on; nothing was routed\n")
+    return 1 if disabled else 0
+
+
+def cmd_outbox_drain(args: argparse.Namespace) -> int:
+    """Drain until the outbox is empty, waiting out backoff for up to ``--max-wait`` seconds.
+
+    Exits 0 only when nothing is left; otherwise it says how many events remain and when the
+    earliest is due, and exits 1 (also when the ``projection_disabled`` switch holds them back).
+    """
+    from datetime import timedelta
+
+    from core.services import projection
+
+    ctx = _context()
+    deadline = time.monotonic() + args.max_wait
+    total = projection.DrainReport()
+    left: dict[str, Any] = {}
+    while True:
+        uids = [args.uid] if args.uid else projection.users_with_due_events(ctx)
+        skipped = set()
+        for uid in uids:
+            report = projection.drain_user(ctx, uid, progress=_progress(f"draining {uid}"))
+            total.add(report)
+            if report.skipped:
+                skipped.add(report.skipped)
+        total.skipped = ",".join(sorted(skipped)) or None
+        horizon = ctx.now() + timedelta(seconds=projection.BACKOFF_MAX_S * 2 + args.max_wait)
+        watch = [args.uid] if args.uid else projection.users_with_due_events(ctx, until=horizon)
+        left = {uid: state for uid in watch if (state := projection.outbox_state(ctx, uid)).waiting or state.dead}
+        waiting = [s for s in left.values() if s.waiting]
+        if not waiting or "projection_disabled" in skipped:
+            break
+        due = min(s.next_due_at or ctx.now() for s in waiting)
+        pause = max(1.0, (due - ctx.now()).total_seconds() + 0.5)
+        if time.monotonic() + pause > deadline:
+            break
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\rwaiting {pause:.0f}s for {sum(s.waiting for s in waiting)} events in backoff")
+            sys.stderr.flush()
+        time.sleep(pause)
+    if sys.stderr.isatty():
+        sys.stderr.write("\n")
+    pending = sum(s.waiting for s in left.values())
+    dead = sum(s.dead for s in left.values())
+    dues = [s.next_due_at for s in left.values() if s.waiting and s.next_due_at]
+    next_due = min(dues) if dues else None
+    print(json.dumps({**total.as_dict(), "remaining": {"pending": pending, "dead": dead},
+                      "next_due_at": next_due.isoformat() if next_due else None,
+                      "users_remaining": sorted(left)}))
+    if pending:
+        when = f"the earliest is due at {next_due.isoformat()}" if next_due else "none is due yet"
+        reason = " (projection_disabled is on)" if total.skipped and "projection_disabled" in total.skipped else ""
+        sys.stderr.write(f"strata outbox drain: {pending} events still pending{reason}; {when}; "
+                         "run again or pass a larger --max-wait\n")
+    if dead:
+        sys.stderr.write(f"strata outbox drain: {dead} events are dead-lettered\n")
+    return 1 if pending or dead or total.dead else 0
+
+
+def _timestamp(value: str) -> datetime:
+    """An ISO-8601 time for ``--since`` (a date alone means its midnight; no zone means UTC)."""
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not an ISO-8601 time: {value!r} (e.g. 2026-11-30T22:00:00Z)") from exc
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def cmd_outbox_list(args: argparse.Namespace) -> int:
+    """The dead-lettered events, one JSON object per line, then a summary line."""
+    from core.services import redrive
+
+    ctx = _context()
+    count = 0
+    for event in redrive.dead_events(ctx, args.uid, args.since):
+        count += 1
+        print(json.dumps(event.as_dict()))
+    print(json.dumps({"dead": count}))
+    return 0
+
+
+def cmd_outbox_redrive(args: argparse.Namespace) -> int:
+    """Dead events back to pending with a fresh attempt budget; each user's drain is nudged."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
+    from core.services import redrive
+
+    ctx = _context()
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=_stderr_console(),
+                  transient=True) as bar:
+        task = bar.add_task("redriving dead events", total=None)
+        report = redrive.redrive(ctx, args.uid, args.since, progress=lambda r: bar.update(
+            task, description=f"redriven {r.redriven} events of {len(r.uids)} users"))
+    print(json.dumps(report.as_dict()))
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Canonical state vs Typesense, the vector index and the graph; exits 1 on drift."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
+    from core.services import doctor
+
+    ctx = _context()
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=_stderr_console(),
+                  transient=True) as bar:
+        task = bar.add_task("checking", total=None)
+        report = doctor.run(ctx, args.uid, progress=lambda uid, r: bar.update(
+            task, description=f"checked {r.users} users, {r.canonical} projectable memories, "
+                              f"{len(r.findings)} findings"))
+        if args.repair and report.drift:
+            bar.update(task, description=f"enqueueing repairs for {len(report.findings)} findings")
+            doctor.repair(ctx, report)
+    if args.json:
+        print(json.dumps(report.as_dict()))
+    else:
+        _print_doctor(report)
+    return 1 if report.drift else 0
+
+
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    """Queue a provider's purge and re-projection per user; the drain does the writes."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
+    from core.services import rebuild
+
+    ctx = _context()
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=_stderr_console(),
+                  transient=True) as bar:
+        task = bar.add_task(f"rebuilding {args.provider}", total=None)
+        report = rebuild.rebuild(ctx, args.provider, None if args.all else [args.uid], progress=lambda r: bar.update(
+            task, description=f"rebuilding {args.provider}: {r.users} users, {r.enqueued} events enqueued"))
+    print(json.dumps(report.as_dict()))
+    sys.stderr.write(f"strata rebuild: {report.enqueued} events queued for the drain (nudged); "
+                     "`strata outbox drain` waits for them, `strata doctor` checks the result\n")
+    return 0
+
+
+def _scheduled_jobs() -> Any:
+    """Cloud Scheduler on a real project (``STRATA_REAL_PROJECT=1``), else the local stack's tick."""
+    from core import config
+    from strata_dev import scheduler
+
+    settings = config.load()
+    if settings.real_project:
+        return scheduler.CloudJobs(settings.project_id, settings.region)
+    ctx = _context()
+    return scheduler.LocalJobs(ctx.client)
+
+
+def cmd_scheduler(args: argparse.Namespace) -> int:
+    """status | pause JOB | resume JOB | run JOB: one JSON line per job (the same on both backends)."""
+    from strata_dev import scheduler
+
+    jobs = _scheduled_jobs()
+    try:
+        if args.action == "status":
+            rows = jobs.status()
+        else:
+            if not args.job:
+                raise scheduler.UnknownJob(f"`strata scheduler {args.action}` needs a job: {', '.join(scheduler.JOBS)}")
+            rows = [getattr(jobs, args.action)(args.job)]
+    except scheduler.UnknownJob as exc:
+        sys.stderr.write(f"strata scheduler: {exc}\n")
+        return 2
+    for row in rows:
+        print(json.dumps(row.as_dict()))
+    return 0
+
+
+def _print_doctor(report: Any) -> None:
+    from rich.table import Table
+
+    from core.services import doctor
+
+    console = _stdout_console()
+    summary = Table(title=f"{report.users} users · {report.canonical} projectable memories · {report.facts} graph facts")
+    for column in ("provider", "rows", "missing", "extra", "stale"):
+        summary.add_column(column, justify="left" if column == "provider" else "right")
+    counts = report.counts()
+    for provider in doctor.PROVIDERS:
+        summary.add_row(provider, str(report.rows[provider]), *(str(counts[provider][k]) for k in ("missing", "extra", "stale")))
+    console.print(summary)
+    if report.findings:
+        table = Table(title="drift")
+        for column in ("provider", "kind", "uid", "memory_id", "provider_id", "reason"):
+            table.add_column(column)
+        for f in report.findings:
+            table.add_row(f.provider, f.kind, f.uid, f.memory_id, f.provider_id, f.reason)
+        console.print(table)
+    if report.repairs:
+        console.print(f"{report.repairs} repair events enqueued; run `strata outbox drain`, then doctor again")
+    for uid in report.skipped_repairs:
+        console.print(f"{uid}: account being deleted, nothing enqueued (the wipe purges its rows)")
+
+
+def _stdout_console() -> Any:
+    from rich.console import Console
+
+    return Console(width=200 if not sys.stdout.isatty() else None)
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from core.services import reads
+
+    ctx = _context()
+    items, _ = reads.list_memories(ctx, args.uid, reads.ListQuery(include_archive=True, limit=500))
+    by_layer: dict[str, list[Any]] = {}
+    for item in items:
+        by_layer.setdefault(item.layer, []).append(item)
+    for layer in ("short_term", "long_term", "archive"):
+        rows = by_layer.get(layer, [])
+        print(f"\n{layer} ({len(rows)})")
+        print(f"  {'id':<28} {'state':<10} {'route':<8} {'flags':<22} content")
+        for item in rows:
+            flags = ",".join(f for f, on in (("restricted", item.restricted), ("expired", False),
+                                             (item.subject_attribution, item.subject_attribution != "user")) if on)
+            print(f"  {item.id:<28} {item.processing_state:<10} {item.route or '-':<8} {flags:<22} {item.content[:70]}")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    _use_running_stack()
+    import strata_dev.bench.run
+
+    return strata_dev.bench.run.main(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="strata", description="Strata memory service tools")
+    sub = parser.add_subparsers(dest="command", required=True)
+    stack_cmd.register(sub)
+    p = sub.add_parser("consolidate", help="run a consolidation pass now and print routes per kind")
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--uid")
+    group.add_argument("--all", action="store_true")
+    p.set_defaults(func=cmd_consolidate)
+    p = sub.add_parser("outbox", help="projection outbox operations")
+    outbox = p.add_subparsers(dest="outbox_command", required=True)
+    d = outbox.add_parser("drain", help="drain until empty (waiting out backoff) and report counts; "
+                                        "exits 1 when events are left")
+    d.add_argument("--uid")
+    d.add_argument("--max-wait", type=float, default=300.0, metavar="SECONDS",
+                   help="how long to wait for events backing off to fall due (default 300; 0: do not wait)")
+    d.set_defaults(func=cmd_outbox_drain)
+    d = outbox.add_parser("list", help="list dead-lettered events, one JSON object per line")
+    d.add_argument("--dead", action="store_true", required=True, help="the dead-lettered events (the only listing)")
+    d.add_argument("--uid")
+    d.add_argument("--since", type=_timestamp, metavar="TIME", help="only events dead at or after TIME (ISO-8601)")
+    d.set_defaults(func=cmd_outbox_list)
+    d = outbox.add_parser("redrive", help="move dead events back to pending with a fresh attempt budget")
+    d.add_argument("--uid")
+    d.add_argument("--since", type=_timestamp, metavar="TIME", help="only events dead at or after TIME (ISO-8601)")
+    d.set_defaults(func=cmd_outbox_redrive)
+    p = sub.add_parser("doctor", help="compare canonical state with Typesense, the vector index and the graph; "
+                                      "exits 1 on drift")
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--uid")
+    group.add_argument("--all", action="store_true")
+    p.add_argument("--json", action="store_true", help="one JSON object instead of tables")
+    p.add_argument("--repair", action="store_true",
+                   help="enqueue the outbox events that converge each drifted memory (purge_user for a uid with "
+                        "no canonical items)")
+    p.set_defaults(func=cmd_doctor)
+    p = sub.add_parser("rebuild", help="purge one provider by uid and re-project the current state through the "
+                                       "outbox (resumable)")
+    p.add_argument("--provider", required=True, choices=["typesense", "vector", "graph"])
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--uid")
+    group.add_argument("--all", action="store_true")
+    p.set_defaults(func=cmd_rebuild)
+    p = sub.add_parser("scheduler", help="the scheduled jobs Terraform declares: status, pause, resume, run now")
+    p.add_argument("action", choices=["status", "pause", "resume", "run"])
+    p.add_argument("job", nargs="?", help="strata-consolidation-fanout | strata-outbox-sweep")
+    p.set_defaults(func=cmd_scheduler)
+    p = sub.add_parser("inspect", help="memories per layer, as a table")
+    p.add_argument("--uid", required=True)
+    p.set_defaults(func=cmd_inspect)
+    p = sub.add_parser("bench", help="benchmarks (JSON, ratios against an in-run baseline)")
+    p.add_argument("name", choices=["ingest", "consolidate", "schedule", "project", "read", "recall", "doctor",
+                                    "all"])
+    p.add_argument("--size", type=int, default=None)
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--data", default=None, help="LoCoMo-format JSON file for the recall benchmark")
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

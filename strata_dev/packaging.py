@@ -1,0 +1,157 @@
+"""Build each function's deployable source, reproducibly.
+
+``python -m strata_dev.packaging --out build/functions`` writes, for every function in
+:data:`FUNCTIONS`:
+
+* ``<out>/<name>/`` — the tree Cloud Functions builds from: the function's ``main.py`` (and any
+  other file beside it), the whole ``core`` package, and ``requirements.txt``;
+* ``<out>/<name>.zip`` — the same tree as a deterministic zip (sorted entries, fixed timestamps
+  and modes), so identical sources give identical bytes;
+* ``<out>/manifest.json`` — each zip's sha256 and entry point.
+
+Terraform (``infra/terraform/modules/function``) zips the tree and names the bucket object by its
+hash, so a changed source redeploys and an unchanged one does not. ``requirements.txt`` holds the
+``[project].dependencies`` of ``pyproject.toml``, which are all pinned; an unpinned one is refused
+because a function built from it would not be reproducible.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import shutil
+import sys
+import tomllib
+import zipfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.errors import PackagingError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# Function name (directory under functions/) -> entry point in its main.py.
+FUNCTIONS: dict[str, str] = {
+    "api": "api",
+    "on_conversation_complete": "on_conversation_complete",
+    "delete_cascade": "delete_cascade",
+    "outbox_drain": "outbox_drain",
+    "consolidate": "consolidate",
+}
+
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip entry can carry
+_SKIP_DIRS = {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+_SKIP_SUFFIXES = {".pyc", ".pyo"}
+_PINNED = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[A-Za-z0-9.+!-]+(\s*;.*)?$")
+
+
+@dataclass(frozen=True)
+class Package:
+    name: str
+    entry_point: str
+    tree: Path
+    zip_path: Path
+    sha256: str
+
+
+def pinned_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[str]:
+    """``[project].dependencies``, sorted case-insensitively; each must be pinned with ``==``."""
+    data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    deps = [d.strip() for d in data.get("project", {}).get("dependencies", [])]
+    unpinned = [d for d in deps if not _PINNED.match(d)]
+    if unpinned:
+        raise PackagingError(f"unpinned dependencies in {pyproject.name}: {', '.join(unpinned)}")
+    return sorted(deps, key=str.lower)
+
+
+def _files(root: Path) -> Iterator[Path]:
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if any(part in _SKIP_DIRS for part in rel.parts) or path.suffix in _SKIP_SUFFIXES:
+            continue
+        if path.is_file():
+            yield path
+
+
+def source_files(name: str, repo_root: Path = REPO_ROOT) -> dict[str, bytes]:
+    """Archive name -> bytes for one function (without requirements.txt)."""
+    fn_dir = repo_root / "functions" / name
+    if not (fn_dir / "main.py").is_file():
+        raise PackagingError(f"functions/{name}/main.py does not exist")
+    out: dict[str, bytes] = {}
+    for path in _files(fn_dir):
+        out[path.relative_to(fn_dir).as_posix()] = path.read_bytes()
+    core = repo_root / "core"
+    for path in _files(core):
+        out["core/" + path.relative_to(core).as_posix()] = path.read_bytes()
+    return out
+
+
+def write_zip(entries: dict[str, bytes], zip_path: Path) -> str:
+    """Write ``entries`` as a deterministic zip; return its sha256."""
+    zip_path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(zip_path, "w") as zf:
+        for arcname in sorted(entries):
+            info = zipfile.ZipInfo(arcname, date_time=ZIP_EPOCH)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3  # unix, so external_attr carries the mode on every host
+            info.external_attr = (0o100644 & 0xFFFF) << 16
+            zf.writestr(info, entries[arcname], compresslevel=9)
+    return hashlib.sha256(zip_path.read_bytes()).hexdigest()
+
+
+def write_tree(entries: dict[str, bytes], tree: Path) -> None:
+    """Replace ``tree`` with exactly ``entries`` (no stale files from an earlier build)."""
+    if tree.exists():
+        shutil.rmtree(tree)
+    for arcname, data in entries.items():
+        target = tree / arcname
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        target.chmod(0o644)
+
+
+def build(out: Path, names: Sequence[str] | None = None, repo_root: Path = REPO_ROOT) -> list[Package]:
+    """Package ``names`` (default: every function) into ``out``. Fails if any is missing."""
+    selected = list(names) if names else list(FUNCTIONS)
+    unknown = [n for n in selected if n not in FUNCTIONS]
+    if unknown:
+        raise PackagingError(f"unknown functions: {', '.join(unknown)}")
+    missing = [n for n in selected if not (repo_root / "functions" / n / "main.py").is_file()]
+    if missing:
+        raise PackagingError("missing function sources: " + ", ".join(f"functions/{n}/main.py" for n in missing))
+    requirements = ("\n".join(pinned_requirements(repo_root / "pyproject.toml")) + "\n").encode()
+    out.mkdir(parents=True, exist_ok=True)
+    packages: list[Package] = []
+    for name in selected:
+        entries = source_files(name, repo_root)
+        entries["requirements.txt"] = requirements
+        tree, zip_path = out / name, out / f"{name}.zip"
+        write_tree(entries, tree)
+        digest = write_zip(entries, zip_path)
+        packages.append(Package(name, FUNCTIONS[name], tree, zip_path, digest))
+    manifest = {p.name: {"entry_point": p.entry_point, "zip": p.zip_path.name, "sha256": p.sha256} for p in packages}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return packages
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m strata_dev.packaging", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("build/functions"), help="output directory")
+    parser.add_argument("names", nargs="*", help="functions to package (default: all)")
+    args = parser.parse_args(argv)
+    try:
+        packages = build(args.out, args.names)
+    except PackagingError as exc:
+        print(f"packaging failed: {exc}", file=sys.stderr)
+        return 1
+    for p in packages:
+        print(f"{p.zip_path}  sha256={p.sha256}  entry={p.entry_point}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
