@@ -1,45 +1,45 @@
 """Every setting Strata reads, from the environment, in one place.
 
-Functions, the CLI and the local stack all build a :class:`Settings` with :func:`load`; nothing
-else in the code base reads ``os.environ``. The README's configuration table mirrors this module.
+:class:`Settings` declares each setting once: its type, its default and its environment variable
+(``STRATA_<NAME>``, or the name given in ``validation_alias`` for the variables Google's tools and
+emulators define). Functions, the CLI and the local stack build one with :func:`load`; tests and
+benchmarks pass settings explicitly with ``load(name=value, ...)`` (the environment, then those
+values) or ``settings.replace(name=value, ...)``, never by changing ``os.environ``. Nothing else in
+the code base reads ``os.environ``. The README's configuration table mirrors this module.
+
+An empty variable is the default; a value that does not parse (``STRATA_EMBEDDING_DIM=abc``) is a
+:class:`~core.errors.ConfigurationError` naming the variable, raised when the settings are built
+(a function's cold start, the CLI's first line).
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
+from typing import Any
+
+from pydantic import AliasChoices, Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from core.errors import ConfigurationError
 
 
-def _env(name: str, default: str = "") -> str:
-    return os.environ.get(name, default).strip()
+def _env(default: str, *names: str) -> Any:
+    """A setting read from ``names`` (the first one set wins) instead of ``STRATA_<NAME>``."""
+    return Field(default, validation_alias=AliasChoices(*names) if len(names) > 1 else names[0])
 
 
-def _int(name: str, default: int) -> int:
-    raw = _env(name)
-    return int(raw) if raw else default
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="STRATA_", case_sensitive=False, env_ignore_empty=True, str_strip_whitespace=True,
+        frozen=True, extra="forbid", validate_by_name=True, validate_by_alias=True,
+    )
 
-
-def _float(name: str, default: float) -> float:
-    raw = _env(name)
-    return float(raw) if raw else default
-
-
-def _bool(name: str, default: bool = False) -> bool:
-    raw = _env(name).lower()
-    if not raw:
-        return default
-    return raw in {"1", "true", "yes", "on"}
-
-
-@dataclass(frozen=True)
-class Settings:
-    project_id: str = "demo-strata"
+    project_id: str = _env("demo-strata", "STRATA_PROJECT_ID", "GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT")
     region: str = "us-central1"
     # Emulators (empty = talk to the real service).
-    firestore_emulator_host: str = ""
-    pubsub_emulator_host: str = ""
-    tasks_emulator_host: str = ""
-    auth_emulator_host: str = ""
+    firestore_emulator_host: str = _env("", "FIRESTORE_EMULATOR_HOST")
+    pubsub_emulator_host: str = _env("", "PUBSUB_EMULATOR_HOST")
+    tasks_emulator_host: str = _env("", "CLOUD_TASKS_EMULATOR_HOST")
+    auth_emulator_host: str = _env("", "FIREBASE_AUTH_EMULATOR_HOST")
     # Messaging.
     projection_topic: str = "strata-projection"
     tasks_queue: str = "strata-consolidation"
@@ -50,37 +50,37 @@ class Settings:
     typesense_api_key: str = ""
     typesense_collection: str = "memories"
     pinecone_host: str = ""
-    pinecone_api_key: str = ""
+    pinecone_api_key: str = _env("", "PINECONE_API_KEY")
     pinecone_namespace: str = "strata"
     # Models.
     extractor: str = "rules"
     router: str = "rules"
     embedder: str = "hashing"
-    embedding_dim: int = 384
+    embedding_dim: int = Field(384, gt=0)
     llm_base_url: str = ""
     llm_model: str = ""
     llm_api_key: str = ""
-    llm_timeout_s: float = 20.0
+    llm_timeout_s: float = Field(20.0, gt=0)
     embedding_model: str = ""
     # Behaviour.
-    short_term_ttl_days: int = 30
-    long_term_archive_after_days: int = 0  # 0 = never age out
-    max_body_bytes: int = 1_048_576
-    max_content_chars: int = 8_000
+    short_term_ttl_days: int = Field(30, ge=0)
+    long_term_archive_after_days: int = Field(0, ge=0)  # 0 = never age out
+    max_body_bytes: int = Field(1_048_576, gt=0)
+    max_content_chars: int = Field(8_000, gt=0)
     # Developer webhooks: delivered by Cloud Tasks on their own queue, each POST bounded in time.
     webhook_queue: str = "strata-webhooks"
-    webhook_timeout_s: float = 10.0
+    webhook_timeout_s: float = Field(10.0, gt=0)
     # Consolidation scheduling: a user's pass runs one interval after the write that made an item
     # pending (the Terraform cron's period); a pass selects at most ``consolidation_pass_limit``
     # items; the safety-net walk reads at most ``walk_pages`` pages of ``walk_page_size`` users.
-    consolidation_interval_s: float = 600.0
-    consolidation_pass_limit: int = 500
+    consolidation_interval_s: float = Field(600.0, gt=0)
+    consolidation_pass_limit: int = Field(500, gt=0)
     consolidation_on_write: bool = True  # off: writes only mark the user; the walk schedules it
-    walk_page_size: int = 500
-    walk_pages: int = 4
+    walk_page_size: int = Field(500, gt=0)
+    walk_pages: int = Field(4, gt=0)
     # Local tooling (the stack, its scheduler stand-in, the CLI).
     state_dir: str = ""  # default <repo>/.strata/stack
-    tick_seconds: float = 0.0  # 0 = follow the Terraform crons
+    tick_seconds: float = Field(0.0, ge=0)  # 0 = follow the Terraform crons
     real_project: bool = False  # CLI: never look for a local stack
 
     @property
@@ -94,50 +94,35 @@ class Settings:
         """True when pointed at the emulators (unsigned auth tokens are then accepted)."""
         return bool(self.auth_emulator_host or self.firestore_emulator_host)
 
-
-def load() -> Settings:
-    project = _env("STRATA_PROJECT_ID") or _env("GOOGLE_CLOUD_PROJECT") or _env("GCLOUD_PROJECT") or "demo-strata"
-    return Settings(
-        project_id=project,
-        region=_env("STRATA_REGION", "us-central1"),
-        firestore_emulator_host=_env("FIRESTORE_EMULATOR_HOST"),
-        pubsub_emulator_host=_env("PUBSUB_EMULATOR_HOST"),
-        tasks_emulator_host=_env("CLOUD_TASKS_EMULATOR_HOST"),
-        auth_emulator_host=_env("FIREBASE_AUTH_EMULATOR_HOST"),
-        projection_topic=_env("STRATA_PROJECTION_TOPIC", "strata-projection"),
-        tasks_queue=_env("STRATA_TASKS_QUEUE", "strata-consolidation"),
-        consolidate_url=_env("STRATA_CONSOLIDATE_URL"),
-        tasks_invoker=_env("STRATA_TASKS_INVOKER"),
-        typesense_url=_env("STRATA_TYPESENSE_URL"),
-        typesense_api_key=_env("STRATA_TYPESENSE_API_KEY"),
-        typesense_collection=_env("STRATA_TYPESENSE_COLLECTION", "memories"),
-        pinecone_host=_env("STRATA_PINECONE_HOST"),
-        pinecone_api_key=_env("PINECONE_API_KEY"),
-        pinecone_namespace=_env("STRATA_PINECONE_NAMESPACE", "strata"),
-        extractor=_env("STRATA_EXTRACTOR", "rules"),
-        router=_env("STRATA_ROUTER", "rules"),
-        embedder=_env("STRATA_EMBEDDER", "hashing"),
-        embedding_dim=_int("STRATA_EMBEDDING_DIM", 384),
-        llm_base_url=_env("STRATA_LLM_BASE_URL"),
-        llm_model=_env("STRATA_LLM_MODEL"),
-        llm_api_key=_env("STRATA_LLM_API_KEY"),
-        llm_timeout_s=_float("STRATA_LLM_TIMEOUT_S", 20.0),
-        embedding_model=_env("STRATA_EMBEDDING_MODEL"),
-        short_term_ttl_days=_int("STRATA_SHORT_TERM_TTL_DAYS", 30),
-        long_term_archive_after_days=_int("STRATA_LONG_TERM_ARCHIVE_AFTER_DAYS", 0),
-        max_body_bytes=_int("STRATA_MAX_BODY_BYTES", 1_048_576),
-        max_content_chars=_int("STRATA_MAX_CONTENT_CHARS", 8_000),
-        webhook_queue=_env("STRATA_WEBHOOK_QUEUE", "strata-webhooks"),
-        webhook_timeout_s=_float("STRATA_WEBHOOK_TIMEOUT_S", 10.0),
-        consolidation_interval_s=_float("STRATA_CONSOLIDATION_INTERVAL_S", 600.0),
-        consolidation_pass_limit=_int("STRATA_CONSOLIDATION_PASS_LIMIT", 500),
-        consolidation_on_write=_bool("STRATA_CONSOLIDATION_ON_WRITE", True),
-        walk_page_size=_int("STRATA_WALK_PAGE_SIZE", 500),
-        walk_pages=_int("STRATA_WALK_PAGES", 4),
-        state_dir=_env("STRATA_STATE_DIR"),
-        tick_seconds=_float("STRATA_TICK_SECONDS", 0.0),
-        real_project=_bool("STRATA_REAL_PROJECT"),
-    )
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` applied, validated like the environment's values."""
+        return _build({**self.model_dump(), **changes})
 
 
-__all__ = ["Settings", "load"]
+def env_name(field: str) -> str:
+    """The environment variable a setting is read from first (what the README's table names)."""
+    alias = Settings.model_fields[field].validation_alias
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0])
+    return str(alias) if alias else f"STRATA_{field.upper()}"
+
+
+def _build(values: dict[str, Any]) -> Settings:
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            loc = error.get("loc") or ("?",)
+            field = str(loc[0])
+            where = f"{env_name(field)} ({field})" if field in Settings.model_fields else field
+            problems.append(f"{where} = {error.get('input')!r}: {error.get('msg')}")
+        raise ConfigurationError("invalid settings: " + "; ".join(problems)) from None
+
+
+def load(**overrides: Any) -> Settings:
+    """The settings of this process: the environment, then ``overrides`` (by field name)."""
+    return _build(overrides)
+
+
+__all__ = ["Settings", "env_name", "load"]

@@ -37,6 +37,7 @@
     ├── IllegalState                  500 illegal_state (a stored combination outside §1.3: a bug)
     ├── AdmissionRefused              500 admission_refused (a Long-term write without its receipt)
     ├── InvalidRouterOutput           500 invalid_router_output (the router proposed no legal route)
+    ├── ConfigurationError            500 invalid_configuration (a setting's variable does not parse)
     └── ToolingError                  500 (developer tooling only; never raised by a function)
         ├── PackagingError            500 packaging_failed
         ├── StackError                500 stack_failed (the local stack would not start or stop)
@@ -249,6 +250,12 @@ class AdmissionRefused(StrataError):
 
 class InvalidRouterOutput(StrataError):
     code = "invalid_router_output"
+
+
+class ConfigurationError(StrataError):
+    """An environment variable of :mod:`core.config` does not parse or is out of range (startup)."""
+
+    code = "invalid_configuration"
 
 
 # --------------------------------------------------------------------------- developer tooling

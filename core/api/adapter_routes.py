@@ -12,7 +12,7 @@ content and cannot be deleted one by one (402), as on ``/v3``.
 from __future__ import annotations
 
 from core.api.app import Query, Request, Response, route
-from core.api.routes import CATEGORIES, _create, _request_key, locked_content
+from core.api.routes import CATEGORIES, DELETE_ONE, _create, _request_key, locked_content
 from core.api.schemas import McpMemoryArray, Memory, MemoryCreate, StatusOk, ToolResult, ToolSearch
 from core.domain.records import MemoryItem, primary_category, to_public
 from core.services import deletion, reads, search
@@ -51,7 +51,7 @@ def mcp_create(req: Request) -> Response:
 
 
 @route("DELETE", "/v1/mcp/memories/{memory_id}", "MCP adapter: delete a memory (402: locked)", response=StatusOk,
-       errors=(402,))
+       raises=DELETE_ONE)
 def mcp_delete(req: Request) -> Response:
     deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"], _request_key(req))
     return 200, {"status": "ok"}
@@ -93,7 +93,7 @@ def tools_create(req: Request) -> Response:
 
 
 @route("DELETE", "/v1/tools/memories/{memory_id}", "Tool adapter: delete a memory (402: locked)",
-       response=ToolResult, errors=(402,))
+       response=ToolResult, raises=DELETE_ONE)
 def tools_delete(req: Request) -> Response:
     deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"], _request_key(req))
     text = f"Deleted memory {req.params['memory_id']}."

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from werkzeug import exceptions as routing_exceptions
+from werkzeug.routing import Map, Rule
 
 from core import logs
 from core.adapters.firestore import fence
@@ -21,7 +23,19 @@ from core.api import edge
 from core.api.auth import uid_from_authorization
 from core.api.params import Query
 from core.bootstrap import Context, default_context
-from core.errors import BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge, StrataError
+from core.errors import (
+    BadRequest,
+    GenerationChanged,
+    MethodNotAllowed,
+    NotFound,
+    PayloadTooLarge,
+    RetryableError,
+    StrataError,
+    Unauthorized,
+    UnsupportedMediaType,
+    WritesBlocked,
+    WritesDisabled,
+)
 
 log = logging.getLogger(__name__)
 
@@ -51,9 +65,15 @@ Handler = Callable[[Request], Response]
 WRITE_METHODS = ("POST", "PATCH", "PUT", "DELETE")
 MCP_PATH = "/mcp"  # served by core/api/mcp.py, beside the route table
 
+# What a route may answer, by what it is: the error classes of core/errors.py (each knows its status
+# and code) and, rarely, a bare status a handler answers itself (422: reprocessing found no ground).
+Outcome = type[StrataError] | int
+
 
 @dataclass
 class Route:
+    """One operation, declared once: it drives dispatch (a werkzeug rule), validation and OpenAPI."""
+
     method: str
     pattern: str
     handler: Handler
@@ -63,66 +83,86 @@ class Route:
     auth: bool = True
     query_params: tuple[Query, ...] = ()
     status: int = 200
-    errors: tuple[int, ...] = ()
+    raises: tuple[Outcome, ...] = ()
     media_type: str = "application/json"
-    regex: re.Pattern[str] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.regex = re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.pattern) + "$")
 
     @property
     def path_params(self) -> list[str]:
         return re.findall(r"\{(\w+)\}", self.pattern)
 
-    def error_statuses(self) -> list[int]:
-        """Every error status this route can answer (what OpenAPI documents)."""
-        codes = set(self.errors)
+    @property
+    def endpoint(self) -> str:
+        return self.handler.__name__
+
+    def rule(self) -> Rule:
+        """The werkzeug rule: ``{name}`` is one non-empty path segment (werkzeug's ``string``)."""
+        return Rule(re.sub(r"\{(\w+)\}", r"<\1>", self.pattern), methods=[self.method], endpoint=self.endpoint)
+
+    def outcomes(self) -> list[Outcome]:
+        """Everything this route can answer besides its success: what the dispatcher refuses for
+        every route of its kind, then what its handler's services raise (``raises``)."""
+        found: list[Outcome] = [BadRequest]  # an unknown query parameter or value is refused everywhere
         if self.auth:
-            codes |= {401, 503}
-        codes.add(400)  # an unknown query parameter is refused on every route
+            found += [Unauthorized, RetryableError]  # no token; the database or a provider unavailable
         if self.path_params:
-            codes.add(404)
+            found.append(NotFound)
         if self.auth and self.method in WRITE_METHODS:
-            codes.add(409)  # writes blocked: account being deleted or an incident switch
+            # writes blocked (account deletion, the account wiped meanwhile) or switched off (incident)
+            found += [WritesBlocked, GenerationChanged, WritesDisabled]
         if self.body_model is not None:
-            codes |= {413, 415}
-        return sorted(codes)
+            found += [PayloadTooLarge, UnsupportedMediaType]
+        found += [r for r in self.raises if r not in found]
+        return found
+
+    def error_statuses(self) -> dict[int, list[str]]:
+        """Every error status this route can answer, each with the error codes it may carry (what
+        OpenAPI documents)."""
+        codes: dict[int, list[str]] = {}
+        for outcome in self.outcomes():
+            status, code = (outcome, "") if isinstance(outcome, int) else (outcome.status, outcome.code)
+            listed = codes.setdefault(status, [])
+            if code and code not in listed:
+                listed.append(code)
+        return dict(sorted(codes.items()))
 
 
 ROUTES: list[Route] = []
+URL_MAP = Map(strict_slashes=False, merge_slashes=False)
+_BY_ENDPOINT: dict[str, Route] = {}
 
 
 def route(method: str, pattern: str, summary: str, *, body: type[BaseModel] | None = None,
           response: Any = None, auth: bool = True, query: tuple[Query | str, ...] = (),
-          status: int = 200, errors: tuple[int, ...] = (),
+          status: int = 200, raises: tuple[Outcome, ...] = (),
           media_type: str = "application/json") -> Callable[[Handler], Handler]:
     """Register a handler. ``response`` is the success body's pydantic model (or a JSON schema dict);
-    ``errors`` adds statuses beyond the ones every route of its kind can answer (see
-    :meth:`Route.error_statuses`)."""
+    ``raises`` adds the errors its services raise beyond the ones every route of its kind can
+    answer (see :meth:`Route.outcomes`)."""
     params = tuple(q if isinstance(q, Query) else Query(q) for q in query)
 
     def register(handler: Handler) -> Handler:
-        ROUTES.append(Route(method, pattern, handler, summary, body, response, auth, params, status, errors,
-                            media_type))
+        declared = Route(method, pattern, handler, summary, body, response, auth, params, status, raises, media_type)
+        if declared.endpoint in _BY_ENDPOINT:
+            raise ValueError(f"two routes are named {declared.endpoint}")
+        ROUTES.append(declared)
+        _BY_ENDPOINT[declared.endpoint] = declared
+        URL_MAP.add(declared.rule())
         return handler
 
     return register
 
 
 def _match(method: str, path: str) -> tuple[Route, dict[str, str]]:
-    wanted = "GET" if method == "HEAD" else method
-    allowed: set[str] = set()
-    for candidate in sorted(ROUTES, key=lambda r: r.pattern.count("{")):  # static segments win
-        found = candidate.regex.match(path)
-        if found:
-            if candidate.method == wanted:
-                return candidate, found.groupdict()
-            allowed.add(candidate.method)
-    if allowed:
-        if "GET" in allowed:
-            allowed.add("HEAD")
-        raise MethodNotAllowed(f"{method} is not allowed on this route", sorted(allowed))
-    raise NotFound(f"no route {method} {path}", code="no_route")
+    """werkzeug's matcher: static segments win over parameters; a path some rule takes with another
+    method is a 405 naming them (HEAD comes with GET)."""
+    try:
+        endpoint, params = URL_MAP.bind("strata").match(path, method)
+    except routing_exceptions.MethodNotAllowed as exc:
+        allowed = sorted(exc.valid_methods or [])
+        raise MethodNotAllowed(f"{method} is not allowed on this route", allowed) from None
+    except routing_exceptions.HTTPException:  # NotFound (a redirect cannot happen: no slash rules)
+        raise NotFound(f"no route {method} {path}", code="no_route") from None
+    return _BY_ENDPOINT[str(endpoint)], {k: str(v) for k, v in params.items()}
 
 
 def _validation_message(exc: ValidationError) -> str:

@@ -1,7 +1,11 @@
 """OpenAPI 3.1 document generated from the route table and the pydantic models.
 
-Each operation lists exactly the statuses its route can answer (:meth:`Route.error_statuses`), each
-with its body: the success model, or the JSON error shape for every error."""
+The route declarations that drive dispatch (:func:`core.api.app.route`) are the only input: each
+operation lists exactly the statuses its route can answer, derived from the error classes of
+:mod:`core.errors` it may meet (:meth:`Route.error_statuses`), each with its body (the success
+model, or the JSON error shape) and, for errors, the codes that status carries (``x-error-codes``).
+A 405 is no operation's answer (it is the answer to a method no operation of the path takes): it
+is documented once, as ``components.responses.MethodNotAllowed``, with its ``Allow`` header."""
 
 from __future__ import annotations
 
@@ -11,13 +15,16 @@ from pydantic import BaseModel
 
 from core.api.edge import MAX_ID_CHARS
 from core.api.schemas import Error
+from core.errors import MethodNotAllowed
 
 ERROR_TEXT = {
     400: "Bad input (unknown fields, wrong types, bad values); nothing was written",
     401: "No token or a bad one",
+    402: "The memory is locked (the original's paywall lock): it cannot be deleted one by one",
     404: "No such id (another user's ids included), or an id no document can have",
     409: "Conflict: writes are blocked for this account (deletion in progress, incident switch), or the "
          "state moved on",
+    405: "The path does not take this method; Allow lists the ones it takes",
     413: "Request body too large",
     415: "Request body is not application/json",
     422: "The conversation's transcript could not ground any extraction",
@@ -43,11 +50,11 @@ def _operation(r: Any, components: dict[str, Any], error_ref: dict[str, Any]) ->
         "description": "OK" if r.status < 400 else ERROR_TEXT.get(r.status, "Refused"),
         "content": {r.media_type: {"schema": _schema(r.response_model, components)}},
     }}
-    for status in r.error_statuses():
+    for status, codes in r.error_statuses().items():
         if status != r.status:
-            responses[str(status)] = {"description": ERROR_TEXT.get(status, "Error"),
+            responses[str(status)] = {"description": ERROR_TEXT.get(status, "Error"), "x-error-codes": codes,
                                       "content": {"application/json": {"schema": error_ref}}}
-    operation: dict[str, Any] = {"summary": r.summary, "operationId": r.handler.__name__, "responses": responses}
+    operation: dict[str, Any] = {"summary": r.summary, "operationId": r.endpoint, "responses": responses}
     params: list[dict[str, Any]] = [
         {"name": n, "in": "path", "required": True,
          "schema": {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}} for n in r.path_params]
@@ -82,6 +89,10 @@ def document(routes: list[Any]) -> dict[str, Any]:
                                 "(the Model Context Protocol server, JSON-RPC over streamable HTTP) is not a REST "
                                 "operation and is not listed here."},
         "paths": paths,
-        "components": {"schemas": components, "securitySchemes": {
+        "components": {"schemas": components, "responses": {"MethodNotAllowed": {
+            "description": ERROR_TEXT[405], "x-error-codes": [MethodNotAllowed.code],
+            "headers": {"Allow": {"description": "the methods the path takes, comma-separated",
+                                  "schema": {"type": "string"}}},
+            "content": {"application/json": {"schema": error_ref}}}}, "securitySchemes": {
             "firebase": {"type": "http", "scheme": "bearer", "bearerFormat": "Firebase ID token"}}},
     }

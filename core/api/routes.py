@@ -11,7 +11,6 @@ from core.api.schemas import (
     AllDeleted,
     ConversationCreate,
     ConversationCreated,
-    ConversationDeleted,
     Error,
     GraphPage,
     Health,
@@ -30,8 +29,19 @@ from core.api.schemas import (
     V3Memory,
     V3MemoryArray,
 )
+from core.api.schemas import (
+    ConversationDeleted as ConversationDeletedBody,
+)
 from core.domain.records import MemoryItem, to_public
-from core.errors import BadRequest
+from core.errors import (
+    BadRequest,
+    CohortMoved,
+    Conflict,
+    ConversationDeleted,
+    LeaseHeld,
+    LineageMoved,
+    Locked,
+)
 from core.services import devices, edits, intake, reads
 
 SCOPE_HEADER = {"X-Omi-Memory-Device-Scope-Supported": "true"}
@@ -194,13 +204,18 @@ def v1_history(req: Request) -> Response:
 
 
 # ---------------------------------------------------------------------------------------- deletes
+# A one-memory delete: locked (402), or its lineage kept moving under it (409 lineage_moved,
+# delete_contended).
+DELETE_ONE = (Locked, Conflict, LineageMoved)
+
+
 def _request_key(req: Request) -> str | None:
     """The client's ``Idempotency-Key``: a retried request with the same key replays its answer."""
     return req.headers.get("idempotency-key", "")[:200] or None
 
 
 @route("DELETE", "/v3/memories/{memory_id}", "Delete a memory and its whole lineage (402: locked)",
-       response=MemoryDeleted, errors=(402,))
+       response=MemoryDeleted, raises=DELETE_ONE)
 def v3_delete(req: Request) -> Response:
     from core.services import deletion
 
@@ -208,7 +223,7 @@ def v3_delete(req: Request) -> Response:
 
 
 @route("DELETE", "/v3/memories", "Delete every memory (succeeds only after a stable empty rescan)",
-       response=AllDeleted)
+       response=AllDeleted, raises=(Conflict,))
 def v3_delete_all(req: Request) -> Response:
     from core.services import deletion
 
@@ -227,7 +242,7 @@ def v1_conversation_create(req: Request) -> Response:
 
 
 @route("POST", "/v1/conversations/{conversation_id}/reprocess", "Re-extract: complete replacement of its memories",
-       response=Reprocessed, errors=(422,))
+       response=Reprocessed, raises=(422, ConversationDeleted))
 def v1_conversation_reprocess(req: Request) -> Response:
     from core.services import conversations
 
@@ -242,7 +257,8 @@ def v1_conversation_reprocess(req: Request) -> Response:
 
 
 @route("DELETE", "/v1/conversations/{conversation_id}", "Delete a conversation (cascade defaults to true)",
-       query=(Query("cascade", "boolean", True),), response=ConversationDeleted)
+       query=(Query("cascade", "boolean", True),), response=ConversationDeletedBody,
+       raises=(Conflict, CohortMoved))
 def v1_conversation_delete(req: Request) -> Response:
     from core.services import conversations
 
@@ -251,7 +267,7 @@ def v1_conversation_delete(req: Request) -> Response:
 
 # --------------------------------------------------------------------------------------- account
 @route("DELETE", "/v1/users/delete-account", "Wipe the account (resumable; 503 means call again)",
-       response=AccountDeleted)
+       response=AccountDeleted, raises=(LeaseHeld,))
 def v1_delete_account(req: Request) -> Response:
     from core.services import accounts
 
@@ -277,7 +293,7 @@ def v3_review_queue(req: Request) -> Response:
 
 
 @route("POST", "/v3/memories/review-queue/{review_id}/resolve", "Resolve a review: accept, reject or correct",
-       body=ReviewResolve, response=ReviewResolved)
+       body=ReviewResolve, response=ReviewResolved, raises=(Conflict,))
 def v3_review_resolve(req: Request) -> Response:
     from core.services import review
 

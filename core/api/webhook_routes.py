@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from core.api.app import Request, Response, route
 from core.domain.webhooks import MAX_URL_CHARS
+from core.errors import TargetRefused
 from core.services import webhooks
 
 
@@ -39,7 +40,7 @@ PATH = "/v1/users/developer/webhooks/{webhook_type}"
 
 
 @route("PUT", PATH, "Set the user's developer webhook of this type: {url, enabled}", body=WebhookPut,
-       response=WebhookConfig)
+       response=WebhookConfig, raises=(TargetRefused,))
 def webhook_put(req: Request) -> Response:
     return 200, webhooks.put_config(req.ctx, req.uid, req.params["webhook_type"], req.body.url, req.body.enabled)
 

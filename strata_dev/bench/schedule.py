@@ -13,7 +13,6 @@ global fan-out (a collection-group scan over pending items) made on the same dat
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 import uuid
@@ -94,8 +93,7 @@ def project_context(label: str, clock: Callable[[], datetime] | None = None, cou
     (projection nudges dropped: the caller drains) and, if given, its ``router``."""
     from core import config
 
-    base = dataclasses.replace(config.load(), project_id=f"demo-{label}-{uuid.uuid4().hex[:8]}",
-                               consolidation_on_write=True, **settings)
+    base = config.load(project_id=f"demo-{label}-{uuid.uuid4().hex[:8]}", consolidation_on_write=True, **settings)
     overrides: dict[str, Any] = {"publisher": harness.NullPublisher()}
     if clock is not None:
         overrides["clock"] = clock

@@ -57,7 +57,7 @@ class RecordingPublisher(Publisher):
 
 
 def isolated_context(**overrides: Any) -> Context:
-    settings_ = dataclasses.replace(config.load(), project_id=ISOLATED_PROJECT)
+    settings_ = config.load(project_id=ISOLATED_PROJECT)
     overrides.setdefault("publisher", RecordingPublisher())
     return Context(settings_, **overrides)
 

@@ -21,7 +21,6 @@ content. Runs on its own Firestore project so the stack's scheduled passes stay 
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,7 +90,7 @@ ROUTERS = {"review": ReviewAll(), "supersede": SupersedeAll(), "merge": MergeAll
 
 
 def limited_context() -> Context:
-    settings_ = dataclasses.replace(config.load(), project_id=ISOLATED_PROJECT, max_content_chars=LIMIT)
+    settings_ = config.load(project_id=ISOLATED_PROJECT, max_content_chars=LIMIT)
     return Context(settings_, publisher=RecordingPublisher(), router=RuleRouter())
 
 

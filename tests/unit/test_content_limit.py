@@ -3,8 +3,6 @@ which every write path calls before it writes. No servers: the check reads only 
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,7 +16,7 @@ TEXT = st.text(alphabet=st.sampled_from("ab \t\n\u00a0é"), max_size=40)
 
 
 def _ctx(limit: int) -> Context:
-    return Context(dataclasses.replace(config.Settings(), max_content_chars=limit))
+    return Context(config.load(max_content_chars=limit))
 
 
 @given(text=TEXT, limit=st.integers(1, 30))

@@ -7,7 +7,6 @@ import json
 import math
 import threading
 from collections.abc import Iterator
-from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -162,18 +161,18 @@ def test_openai_embedder_unreachable_is_retryable():
 # --------------------------------------------------------------------------- factory
 def test_build_embedder_picks_by_settings_and_checks_dimension(fake_openai):
     settings = Settings()
-    hashing = build_embedder(replace(settings, embedder="hashing", embedding_dim=128))
+    hashing = build_embedder(settings.replace(embedder="hashing", embedding_dim=128))
     assert isinstance(hashing, HashingEmbedder) and hashing.dim == 128
-    openai = build_embedder(replace(settings, embedder="openai", llm_base_url=fake_openai.base_url,
+    openai = build_embedder(settings.replace(embedder="openai", llm_base_url=fake_openai.base_url,
                                     embedding_model="m", embedding_dim=8))
     assert isinstance(openai, OpenAIEmbedder) and len(openai.embed(["x"])[0]) == 8
-    assert isinstance(build_embedder(replace(settings, embedder="minilm", embedding_dim=384)), MiniLMEmbedder)
+    assert isinstance(build_embedder(settings.replace(embedder="minilm", embedding_dim=384)), MiniLMEmbedder)
     with pytest.raises(DimensionMismatch):
-        build_embedder(replace(settings, embedder="minilm", embedding_dim=768))
+        build_embedder(settings.replace(embedder="minilm", embedding_dim=768))
     with pytest.raises(BadRequest):
-        build_embedder(replace(settings, embedder="word2vec"))
+        build_embedder(settings.replace(embedder="word2vec"))
     with pytest.raises(BadRequest):
-        build_embedder(replace(settings, embedder="openai", llm_base_url=""))
+        build_embedder(settings.replace(embedder="openai", llm_base_url=""))
 
 
 # --------------------------------------------------------------------------- MiniLM (optional extra)
