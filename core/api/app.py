@@ -1,7 +1,11 @@
 """HTTP routing for the ``api`` function: auth, body limits, JSON errors, OpenAPI.
 
-Handlers are plain functions ``(req) -> (status, body)`` registered with :func:`route`; this module
-only translates HTTP to service calls and errors to the contract's JSON error shape.
+Handlers are plain functions ``(req) -> (status, body)`` registered with :func:`route`. One
+declaration per operation drives everything: its werkzeug rule in :data:`URL_MAP` (dispatch, 404,
+and a real 405 whose ``Allow`` header lists the methods the path takes), its auth, query, body and
+size checks, and its OpenAPI operation (:mod:`core.api.openapi`: every status it can answer, derived
+from the error classes of :mod:`core.errors`). This module only translates HTTP to service calls and
+errors to the contract's JSON error shape.
 """
 
 from __future__ import annotations
@@ -65,9 +69,10 @@ Handler = Callable[[Request], Response]
 WRITE_METHODS = ("POST", "PATCH", "PUT", "DELETE")
 MCP_PATH = "/mcp"  # served by core/api/mcp.py, beside the route table
 
-# What a route may answer, by what it is: the error classes of core/errors.py (each knows its status
-# and code) and, rarely, a bare status a handler answers itself (422: reprocessing found no ground).
-Outcome = type[StrataError] | int
+# What a route may answer besides its success: an error class of core/errors.py (it knows its status
+# and code), or a (status, code) pair for an answer raised with a more specific code than its class's
+# (``Conflict(..., code="stale_review")``) or answered by the handler itself (422 grounding_failed).
+Outcome = type[StrataError] | tuple[int, str]
 
 
 @dataclass
@@ -101,7 +106,8 @@ class Route:
     def outcomes(self) -> list[Outcome]:
         """Everything this route can answer besides its success: what the dispatcher refuses for
         every route of its kind, then what its handler's services raise (``raises``)."""
-        found: list[Outcome] = [BadRequest]  # an unknown query parameter or value is refused everywhere
+        # an unknown query parameter or a bad value is refused everywhere
+        found: list[Outcome] = [(BadRequest.status, "validation_error")]
         if self.auth:
             found += [Unauthorized, RetryableError]  # no token; the database or a provider unavailable
         if self.path_params:
@@ -110,7 +116,7 @@ class Route:
             # writes blocked (account deletion, the account wiped meanwhile) or switched off (incident)
             found += [WritesBlocked, GenerationChanged, WritesDisabled]
         if self.body_model is not None:
-            found += [PayloadTooLarge, UnsupportedMediaType]
+            found += [PayloadTooLarge, UnsupportedMediaType, (BadRequest.status, "malformed_json")]
         found += [r for r in self.raises if r not in found]
         return found
 
@@ -119,9 +125,9 @@ class Route:
         OpenAPI documents)."""
         codes: dict[int, list[str]] = {}
         for outcome in self.outcomes():
-            status, code = (outcome, "") if isinstance(outcome, int) else (outcome.status, outcome.code)
+            status, code = outcome if isinstance(outcome, tuple) else (outcome.status, outcome.code)
             listed = codes.setdefault(status, [])
-            if code and code not in listed:
+            if code not in listed:
                 listed.append(code)
         return dict(sorted(codes.items()))
 

@@ -3,7 +3,8 @@
 The route declarations that drive dispatch (:func:`core.api.app.route`) are the only input: each
 operation lists exactly the statuses its route can answer, derived from the error classes of
 :mod:`core.errors` it may meet (:meth:`Route.error_statuses`), each with its body (the success
-model, or the JSON error shape) and, for errors, the codes that status carries (``x-error-codes``).
+model, or the JSON error shape) and, for errors, the ``error.code`` values that status carries
+(``x-error-codes``).
 A 405 is no operation's answer (it is the answer to a method no operation of the path takes): it
 is documented once, as ``components.responses.MethodNotAllowed``, with its ``Allow`` header."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from core.api.app import ROUTES, Query, Request, Response, route
+from core.api.app import ROUTES, Outcome, Query, Request, Response, route
 from core.api.schemas import (
     AccountDeleted,
     AllDeleted,
@@ -33,15 +33,7 @@ from core.api.schemas import (
     ConversationDeleted as ConversationDeletedBody,
 )
 from core.domain.records import MemoryItem, to_public
-from core.errors import (
-    BadRequest,
-    CohortMoved,
-    Conflict,
-    ConversationDeleted,
-    LeaseHeld,
-    LineageMoved,
-    Locked,
-)
+from core.errors import BadRequest, CohortMoved, LeaseHeld, LineageMoved, Locked, ProviderUnavailable
 from core.services import devices, edits, intake, reads
 
 SCOPE_HEADER = {"X-Omi-Memory-Device-Scope-Supported": "true"}
@@ -204,9 +196,8 @@ def v1_history(req: Request) -> Response:
 
 
 # ---------------------------------------------------------------------------------------- deletes
-# A one-memory delete: locked (402), or its lineage kept moving under it (409 lineage_moved,
-# delete_contended).
-DELETE_ONE = (Locked, Conflict, LineageMoved)
+# A one-memory delete: locked (402), or its lineage kept moving under it (409).
+DELETE_ONE: tuple[Outcome, ...] = (Locked, LineageMoved, (409, "delete_contended"), (503, "legacy_cleanup_pending"))
 
 
 def _request_key(req: Request) -> str | None:
@@ -223,7 +214,7 @@ def v3_delete(req: Request) -> Response:
 
 
 @route("DELETE", "/v3/memories", "Delete every memory (succeeds only after a stable empty rescan)",
-       response=AllDeleted, raises=(Conflict,))
+       response=AllDeleted, raises=((409, "delete_all_contended"), (503, "legacy_cleanup_pending")))
 def v3_delete_all(req: Request) -> Response:
     from core.services import deletion
 
@@ -242,7 +233,8 @@ def v1_conversation_create(req: Request) -> Response:
 
 
 @route("POST", "/v1/conversations/{conversation_id}/reprocess", "Re-extract: complete replacement of its memories",
-       response=Reprocessed, raises=(422, ConversationDeleted))
+       response=Reprocessed,
+       raises=((409, "conversation_deleted"), (422, "grounding_failed"), (503, "extraction_failed")))
 def v1_conversation_reprocess(req: Request) -> Response:
     from core.services import conversations
 
@@ -258,7 +250,7 @@ def v1_conversation_reprocess(req: Request) -> Response:
 
 @route("DELETE", "/v1/conversations/{conversation_id}", "Delete a conversation (cascade defaults to true)",
        query=(Query("cascade", "boolean", True),), response=ConversationDeletedBody,
-       raises=(Conflict, CohortMoved))
+       raises=(CohortMoved, (409, "cascade_incomplete")))
 def v1_conversation_delete(req: Request) -> Response:
     from core.services import conversations
 
@@ -267,7 +259,7 @@ def v1_conversation_delete(req: Request) -> Response:
 
 # --------------------------------------------------------------------------------------- account
 @route("DELETE", "/v1/users/delete-account", "Wipe the account (resumable; 503 means call again)",
-       response=AccountDeleted, raises=(LeaseHeld,))
+       response=AccountDeleted, raises=(LeaseHeld, ProviderUnavailable))
 def v1_delete_account(req: Request) -> Response:
     from core.services import accounts
 
@@ -293,7 +285,8 @@ def v3_review_queue(req: Request) -> Response:
 
 
 @route("POST", "/v3/memories/review-queue/{review_id}/resolve", "Resolve a review: accept, reject or correct",
-       body=ReviewResolve, response=ReviewResolved, raises=(Conflict,))
+       body=ReviewResolve, response=ReviewResolved,
+       raises=((409, "already_resolved"), (409, "stale_review")))
 def v3_review_resolve(req: Request) -> Response:
     from core.services import review
 

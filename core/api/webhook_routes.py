@@ -37,20 +37,21 @@ class WebhookDeleted(BaseModel):
 
 
 PATH = "/v1/users/developer/webhooks/{webhook_type}"
+UNKNOWN_TYPE = (404, "unknown_webhook_type")
 
 
 @route("PUT", PATH, "Set the user's developer webhook of this type: {url, enabled}", body=WebhookPut,
-       response=WebhookConfig, raises=(TargetRefused,))
+       response=WebhookConfig, raises=(TargetRefused, UNKNOWN_TYPE))
 def webhook_put(req: Request) -> Response:
     return 200, webhooks.put_config(req.ctx, req.uid, req.params["webhook_type"], req.body.url, req.body.enabled)
 
 
 @route("GET", PATH, "The user's developer webhook of this type (url null when none is set)",
-       response=WebhookConfig)
+       response=WebhookConfig, raises=(UNKNOWN_TYPE,))
 def webhook_get(req: Request) -> Response:
     return 200, webhooks.get_config(req.ctx, req.uid, req.params["webhook_type"])
 
 
-@route("DELETE", PATH, "Remove the user's developer webhook of this type", response=WebhookDeleted)
+@route("DELETE", PATH, "Remove the user's developer webhook of this type", response=WebhookDeleted, raises=(UNKNOWN_TYPE,))
 def webhook_delete(req: Request) -> Response:
     return 200, webhooks.delete_config(req.ctx, req.uid, req.params["webhook_type"])
