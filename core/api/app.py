@@ -158,9 +158,11 @@ def route(method: str, pattern: str, summary: str, *, body: type[BaseModel] | No
     return register
 
 
-def _match(method: str, path: str) -> tuple[Route, dict[str, str]]:
+def match_route(method: str, path: str) -> tuple[Route, dict[str, str]]:
     """werkzeug's matcher: static segments win over parameters; a path some rule takes with another
     method is a 405 naming them (HEAD comes with GET)."""
+    if path.startswith("//"):  # werkzeug ignores leading slashes; an empty first segment names nothing
+        raise NotFound(f"no route {method} {path}", code="no_route")
     try:
         endpoint, params = URL_MAP.bind("strata").match(path, method)
     except routing_exceptions.MethodNotAllowed as exc:
@@ -202,7 +204,7 @@ def dispatch(ctx: Context, method: str, path: str, headers: dict[str, str], quer
     (413), media type (415), JSON and model (400) → handler. Nothing is written before the handler,
     and the capture device is registered only for requests that succeeded."""
     try:
-        matched, params = _match(method, path.rstrip("/") or "/")
+        matched, params = match_route(method, path.rstrip("/") or "/")
         edge.check_path_params(params)
         req = Request(ctx, method, path, params, query, headers, b"")
         if matched.auth:
