@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from core.errors import ConfigError
+
 
 def _env(name: str, default: str = "") -> str:
     return os.environ.get(name, default).strip()
@@ -31,6 +33,9 @@ def _bool(name: str, default: bool = False) -> bool:
     return raw in {"1", "true", "yes", "on"}
 
 
+FIREBASE_CERTS_URL = "https://www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com"
+
+
 @dataclass(frozen=True)
 class Settings:
     project_id: str = "demo-strata"
@@ -40,6 +45,8 @@ class Settings:
     pubsub_emulator_host: str = ""
     tasks_emulator_host: str = ""
     auth_emulator_host: str = ""
+    # Where production ID-token verification fetches the Firebase signing certificates.
+    firebase_certs_url: str = FIREBASE_CERTS_URL
     # Messaging.
     projection_topic: str = "strata-projection"
     tasks_queue: str = "strata-consolidation"
@@ -96,6 +103,14 @@ class Settings:
 
 
 def load() -> Settings:
+    """The settings of this process; refuses an Auth-emulator variable without a Firestore emulator
+    (that combination would accept unsigned tokens in front of a real database)."""
+    auth_emulator = _env("FIREBASE_AUTH_EMULATOR_HOST")
+    if auth_emulator and not _env("FIRESTORE_EMULATOR_HOST"):
+        raise ConfigError(
+            "FIREBASE_AUTH_EMULATOR_HOST is set but FIRESTORE_EMULATOR_HOST is not: refusing to start, "
+            "because unsigned Auth-emulator tokens would be accepted in front of a real Firestore. "
+            "Unset FIREBASE_AUTH_EMULATOR_HOST in a deployment, or set both for the emulators.")
     project = _env("STRATA_PROJECT_ID") or _env("GOOGLE_CLOUD_PROJECT") or _env("GCLOUD_PROJECT") or "demo-strata"
     return Settings(
         project_id=project,
@@ -103,7 +118,8 @@ def load() -> Settings:
         firestore_emulator_host=_env("FIRESTORE_EMULATOR_HOST"),
         pubsub_emulator_host=_env("PUBSUB_EMULATOR_HOST"),
         tasks_emulator_host=_env("CLOUD_TASKS_EMULATOR_HOST"),
-        auth_emulator_host=_env("FIREBASE_AUTH_EMULATOR_HOST"),
+        auth_emulator_host=auth_emulator,
+        firebase_certs_url=_env("STRATA_FIREBASE_CERTS_URL", FIREBASE_CERTS_URL),
         projection_topic=_env("STRATA_PROJECTION_TOPIC", "strata-projection"),
         tasks_queue=_env("STRATA_TASKS_QUEUE", "strata-consolidation"),
         consolidate_url=_env("STRATA_CONSOLIDATE_URL"),

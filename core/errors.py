@@ -37,6 +37,7 @@
     ├── IllegalState                  500 illegal_state (a stored combination outside §1.3: a bug)
     ├── AdmissionRefused              500 admission_refused (a Long-term write without its receipt)
     ├── InvalidRouterOutput           500 invalid_router_output (the router proposed no legal route)
+    ├── ConfigError                   500 misconfigured (settings that must not start a process)
     └── ToolingError                  500 (developer tooling only; never raised by a function)
         ├── PackagingError            500 packaging_failed
         ├── StackError                500 stack_failed (the local stack would not start or stop)
@@ -249,6 +250,12 @@ class AdmissionRefused(StrataError):
 
 class InvalidRouterOutput(StrataError):
     code = "invalid_router_output"
+
+
+class ConfigError(StrataError):
+    """Settings a process must refuse to start with (e.g. the Auth emulator in front of real Firestore)."""
+
+    code = "misconfigured"
 
 
 # --------------------------------------------------------------------------- developer tooling
