@@ -9,7 +9,7 @@ ports are the free ones the stack picked. Nothing is downloaded at run time:
 * ``FIRESTORE_EMULATOR_BINARY_PATH`` names a manifest-only jar whose ``Class-Path`` is the Google
   Cloud CLI's ``cloud-firestore-emulator.jar`` (the same emulator the default suite runs), and
   ``PUBSUB_EMULATOR_BINARY_PATH`` a two-line script that execs the CLI's Pub/Sub emulator;
-* the UI is disabled, and ``TMPDIR`` is the state dir, so the hub's locator file of one stack
+* the UI is disabled, ``CI=1`` skips the message-of-the-day fetch, and ``TMPDIR`` is the state dir, so the hub's locator file of one stack
   never meets another's.
 
 firebase-tools hands the Firestore emulator a functions-emulator address only when it runs its
@@ -117,7 +117,9 @@ def prepare(work: Path, sdk: Path, ports: dict[str, int], host: str, rules: Path
         "PUBSUB_EMULATOR_BINARY_PATH": str(work / "pubsub-emulator"),
         "TMPDIR": str(work / "tmp"),
         "NO_UPDATE_NOTIFIER": "1",
-        "FIREBASE_CLI_DISABLE_UPDATE_CHECK": "1",
+        # firebase-tools skips its message-of-the-day fetch (a network call) when CI is set; it
+        # changes nothing else here (it would only word a download warning differently).
+        "CI": "1",
         # The emulators' own variables must not point firebase-tools at the stack it is starting.
         "FIRESTORE_EMULATOR_HOST": "",
         "PUBSUB_EMULATOR_HOST": "",
