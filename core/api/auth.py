@@ -1,9 +1,12 @@
 """Firebase ID token authentication.
 
-Production verifies the token's signature with Google's public keys (google-auth). In local mode
-(``FIREBASE_AUTH_EMULATOR_HOST`` set, as the stack does) unsigned emulator tokens (``alg: none``)
-are accepted the way firebase-admin accepts them against the Auth emulator, but their ``aud`` must
-still be the project and ``sub`` must be present.
+Production verifies the token's RS256 signature against the Firebase securetoken certificates
+(google-auth; ``STRATA_FIREBASE_CERTS_URL`` names another certificate source, as tests do), its
+expiry, its audience and its issuer (``https://securetoken.google.com/<project>``). In local mode
+(``FIREBASE_AUTH_EMULATOR_HOST`` *and* ``FIRESTORE_EMULATOR_HOST`` set, as the stack does) unsigned
+Auth-emulator tokens (``alg: none``) are accepted the way firebase-admin accepts them against the
+Auth emulator, but their ``aud`` must still be the project and ``sub`` must be present. The auth
+emulator variable alone never switches verification off: :func:`core.config.load` refuses it.
 """
 
 from __future__ import annotations
@@ -32,9 +35,9 @@ def uid_from_authorization(header: str | None, settings: Settings) -> str:
     if not header or not header.startswith("Bearer "):
         raise Unauthorized("missing bearer token")
     token = header[len("Bearer "):].strip()
-    if settings.auth_emulator_host:
+    if settings.auth_emulator_host and settings.firestore_emulator_host:
         claims = _emulator_claims(token)
-    else:  # pragma: no cover - needs Google's certificate endpoint
+    else:
         claims = _verified_claims(token, settings)
     if claims.get("aud") != settings.project_id:
         raise Unauthorized("token was issued for another project")
@@ -56,14 +59,19 @@ def _emulator_claims(token: str) -> dict[str, Any]:
         raise Unauthorized("malformed token") from exc
 
 
-def _verified_claims(token: str, settings: Settings) -> dict[str, Any]:  # pragma: no cover
+def _verified_claims(token: str, settings: Settings) -> dict[str, Any]:
+    """Signature (RS256, by ``kid`` among the certificates), ``exp``/``iat``, ``aud`` and ``iss``."""
     from google.auth.transport import requests as google_requests
     from google.oauth2 import id_token
 
     try:
-        return dict(id_token.verify_firebase_token(token, google_requests.Request(), audience=settings.project_id))
-    except Exception as exc:  # noqa: BLE001 - any verification failure is a 401
+        claims = dict(id_token.verify_token(token, google_requests.Request(), audience=settings.project_id,
+                                            certs_url=settings.firebase_certs_url))
+    except Exception as exc:  # noqa: BLE001 - any verification failure (alg, kid, signature, exp, aud) is a 401
         raise Unauthorized("invalid token") from exc
+    if claims.get("iss") != f"https://securetoken.google.com/{settings.project_id}":
+        raise Unauthorized("token was issued for another project")
+    return claims
 
 
 def emulator_token(uid: str, project_id: str) -> str:

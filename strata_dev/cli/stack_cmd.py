@@ -17,6 +17,9 @@ from typing import Any
 
 from strata_dev.localstack import stack
 
+SUITE_HELP = ("emulators: default = the Google Cloud CLI's Firestore and Pub/Sub emulators; firebase = Firestore, "
+              "Auth and Pub/Sub under `firebase emulators:start` (adds auth_emulator_host)")
+
 
 def _state_dir(args: argparse.Namespace) -> Path | None:
     return Path(args.state_dir) if getattr(args, "state_dir", None) else None
@@ -28,6 +31,7 @@ def _print_urls(info: dict[str, Any], out: Any = sys.stdout) -> None:
         ("firestore emulator", info["firestore_emulator_host"]),
         ("pubsub emulator", info["pubsub_emulator_host"]),
         ("tasks emulator", info["tasks_emulator_host"]),
+        *([("auth emulator", info["auth_emulator_host"])] if info.get("auth_emulator_host") else []),
         ("typesense", f"{info['typesense_url']}  (api key {info['typesense_api_key']})"),
         ("pinecone (local)", info["pinecone_host"] or "-"),
         ("relay (eventarc)", info.get("relay_url", "")),
@@ -41,7 +45,7 @@ def _print_urls(info: dict[str, Any], out: Any = sys.stdout) -> None:
 
 def cmd_up(args: argparse.Namespace) -> int:
     try:
-        info = stack.up(_state_dir(args))
+        info = stack.up(_state_dir(args), suite=args.suite)
     except stack.StackError as exc:
         print(f"strata stack up: {exc}", file=sys.stderr)
         return 1
@@ -78,13 +82,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0 if report["running"] else 3
 
 
-def run_foreground(state_dir: Path | None = None) -> int:
+def run_foreground(state_dir: Path | None = None, suite: str = "default") -> int:
     """`make dev`: start the stack, print where it is, stop all of it on Ctrl-C / SIGTERM."""
     stop = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
-            info = stack.up(state_dir)
+            info = stack.up(state_dir, suite=suite)
         except stack.StackError as exc:
             print(f"strata dev: {exc}", file=sys.stderr)
             return 1
@@ -102,7 +106,7 @@ def run_foreground(state_dir: Path | None = None) -> int:
 
 
 def cmd_dev(args: argparse.Namespace) -> int:
-    return run_foreground(_state_dir(args))
+    return run_foreground(_state_dir(args), args.suite)
 
 
 def register(subparsers: Any) -> None:
@@ -112,6 +116,7 @@ def register(subparsers: Any) -> None:
     sub = parser.add_subparsers(dest="stack_command", required=True)
     p_up = sub.add_parser("up", help="start everything, wait until healthy, return")
     p_up.add_argument("--json", action="store_true", help="print one JSON object describing the stack")
+    p_up.add_argument("--suite", choices=stack.SUITES, default="default", help=SUITE_HELP)
     p_up.set_defaults(func=cmd_up)
     p_down = sub.add_parser("down", help="stop exactly what `up` started")
     p_down.set_defaults(func=cmd_down)
@@ -119,6 +124,7 @@ def register(subparsers: Any) -> None:
     p_status.add_argument("--json", action="store_true")
     p_status.set_defaults(func=cmd_status)
     p_dev = sub.add_parser("dev", help="run the stack in the foreground; Ctrl-C stops it")
+    p_dev.add_argument("--suite", choices=stack.SUITES, default="default", help=SUITE_HELP)
     p_dev.set_defaults(func=cmd_dev)
 
 

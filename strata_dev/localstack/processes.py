@@ -85,15 +85,41 @@ def spawn(name: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, 
     return Proc(name=name, pid=child.pid, pgid=child.pid, port=port, log=str(log), argv=tuple(argv))
 
 
-def _stat(pid: int) -> tuple[str, int] | None:
-    """(state letter, pgid) of ``pid`` from /proc, or None when it does not exist."""
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (state, ppid, pgid, ...), or None."""
     try:
         raw = Path(f"/proc/{pid}/stat").read_text()
     except (FileNotFoundError, ProcessLookupError, PermissionError):
         return None
     # The command name is in parentheses and may contain spaces; fields follow the last ')'.
-    fields = raw[raw.rindex(")") + 2 :].split()
-    return fields[0], int(fields[2])
+    return raw[raw.rindex(")") + 2 :].split()
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    """(state letter, pgid) of ``pid`` from /proc, or None when it does not exist."""
+    fields = _stat_fields(pid)
+    return None if fields is None else (fields[0], int(fields[2]))
+
+
+def detached_descendants(pid: int) -> list[int]:
+    """Live descendants of ``pid`` that lead process groups other than its own (children a
+    launcher started detached, e.g. firebase-tools' emulators)."""
+    table: dict[int, tuple[str, int, int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat_fields(int(entry))
+            if fields is not None:
+                table[int(entry)] = (fields[0], int(fields[1]), int(fields[2]))
+    own = table.get(pid, ("", 0, pid))[2]
+    found, frontier = [], [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, (state, ppid, pgid) in table.items():
+            if ppid == parent and state not in {"Z", "X"}:
+                frontier.append(child)
+                if pgid == child and pgid != own:
+                    found.append(child)
+    return sorted(found)
 
 
 def pid_alive(pid: int) -> bool:

@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import StackError
-from strata_dev.localstack import catalog, wiring
+from strata_dev.localstack import catalog, firebase_suite, wiring
 from strata_dev.localstack.processes import (
     LOOPBACK,
     Proc,
+    detached_descendants,
     free_ports,
     group_members,
     http_responds,
@@ -48,6 +49,10 @@ log = logging.getLogger("strata.stack")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 STATE_FILE = "stack.json"
 STARTUP_TIMEOUT_S = 60.0
+# firebase-tools loads for a long while before it starts anything (the Auth emulator alone can
+# take a minute on a busy two-core machine).
+FIREBASE_STARTUP_TIMEOUT_S = 300.0
+SUITES = ("default", "firebase")
 
 
 def default_state_dir() -> Path:
@@ -92,6 +97,7 @@ class Component:
     port: int
     ready: Callable[[], bool]
     env: dict[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
 
 
 def sdk_root() -> Path:
@@ -135,10 +141,13 @@ def _check_functions(functions_dir: Path) -> None:
         raise StackError("functions missing (every row of catalog.FUNCTIONS must exist): " + ", ".join(missing))
 
 
-def _plan(state_dir: Path, functions_dir: Path, rules: Path) -> tuple[dict[str, Any], list[Component], Component]:
+def _plan(state_dir: Path, functions_dir: Path, rules: Path,
+          suite: str = "default") -> tuple[dict[str, Any], list[Component], Component]:
     """Ports, the stack description, the components to start together, and the tick (started last)."""
     with_pinecone = _pinecone_available()
     names = ["firestore", "pubsub", "tasks", "typesense", "typesense_peering", "relay"]
+    if suite == "firebase":
+        names += ["auth", "firestore_ws", "firebase_hub", "firebase_logging"]
     names += ["pinecone"] if with_pinecone else []
     names += [f"fn:{f.name}" for f in catalog.FUNCTIONS]
     ports = dict(zip(names, free_ports(len(names)), strict=True))
@@ -164,22 +173,34 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path) -> tuple[dict[str, 
     data = state_dir / "data"
     sdk = sdk_root()
     py = sys.executable
+    if suite == "firebase":
+        info["auth_emulator_host"] = f"{LOOPBACK}:{ports['auth']}"
+        argv, fb_env = firebase_suite.prepare(state_dir / "firebase", sdk, ports, LOOPBACK, rules,
+                                              f"{LOOPBACK}:{ports['relay']}", project)
+        emulators = [Component(
+            "firebase", argv, ports["auth"], lambda: _firebase_healthy(info), env=fb_env,
+            cwd=state_dir / "firebase",
+        )]
+    else:
+        emulators = [
+            Component(
+                "firestore",
+                [str(sdk / "platform/cloud-firestore-emulator/cloud_firestore_emulator"), "start",
+                 f"--host={LOOPBACK}", f"--port={ports['firestore']}", f"--project_id={project}",
+                 f"--rules={rules}", f"--functions_emulator={LOOPBACK}:{ports['relay']}"],
+                ports["firestore"],
+                lambda: http_responds(f"http://{info['firestore_emulator_host']}/", want_2xx=True),
+            ),
+            Component(
+                "pubsub",
+                [str(sdk / "platform/pubsub-emulator/bin/cloud-pubsub-emulator"),
+                 f"--host={LOOPBACK}", f"--port={ports['pubsub']}"],
+                ports["pubsub"],
+                lambda: http_responds(f"http://{info['pubsub_emulator_host']}/", want_2xx=True),
+            ),
+        ]
     comps = [
-        Component(
-            "firestore",
-            [str(sdk / "platform/cloud-firestore-emulator/cloud_firestore_emulator"), "start",
-             f"--host={LOOPBACK}", f"--port={ports['firestore']}", f"--project_id={project}",
-             f"--rules={rules}", f"--functions_emulator={LOOPBACK}:{ports['relay']}"],
-            ports["firestore"],
-            lambda: http_responds(f"http://{info['firestore_emulator_host']}/", want_2xx=True),
-        ),
-        Component(
-            "pubsub",
-            [str(sdk / "platform/pubsub-emulator/bin/cloud-pubsub-emulator"),
-             f"--host={LOOPBACK}", f"--port={ports['pubsub']}"],
-            ports["pubsub"],
-            lambda: http_responds(f"http://{info['pubsub_emulator_host']}/", want_2xx=True),
-        ),
+        *emulators,
         Component(
             "tasks",
             [str(_tasks_emulator()), "start", "--port", str(ports["tasks"]), "--quiet",
@@ -238,6 +259,12 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path) -> tuple[dict[str, 
     return info, comps, tick
 
 
+def _firebase_healthy(info: dict[str, Any]) -> bool:
+    """firebase-tools' three emulators each answer (it starts them one after another)."""
+    return all(http_responds(f"http://{info[key]}/", want_2xx=True)
+               for key in ("firestore_emulator_host", "auth_emulator_host", "pubsub_emulator_host"))
+
+
 def _function_ready(url: str) -> Callable[[], bool]:
     """functions-framework answers /robots.txt itself (404/405) without invoking the function."""
     return lambda: http_responds(url + "/robots.txt")
@@ -259,9 +286,10 @@ def _read_state(state_dir: Path) -> dict[str, Any] | None:
         return None
 
 
-def _write_state(state_dir: Path, info: dict[str, Any], procs: list[Proc], startup_s: float) -> None:
+def _write_state(state_dir: Path, info: dict[str, Any], procs: list[Proc], startup_s: float,
+                 suite: str = "default") -> None:
     state = {"info": info, "processes": [p.to_json() for p in procs], "startup_seconds": round(startup_s, 2),
-             "started_at": time.time()}
+             "started_at": time.time(), "suite": suite}
     tmp = state_dir / (STATE_FILE + ".tmp")
     tmp.write_text(json.dumps(state, indent=2))
     tmp.replace(state_dir / STATE_FILE)
@@ -311,22 +339,33 @@ def _wait_ready(comps: list[Component], procs: dict[str, Proc], timeout_s: float
 
 
 def up(state_dir: Path | None = None, *, functions_dir: Path | None = None,
-       timeout_s: float = STARTUP_TIMEOUT_S) -> dict[str, Any]:
-    """Start the whole stack (or return the running one in ``state_dir``) and describe it."""
+       timeout_s: float | None = None, suite: str = "default") -> dict[str, Any]:
+    """Start the whole stack (or return the running one in ``state_dir``) and describe it.
+
+    ``suite`` picks the emulators: ``default`` runs the Google Cloud CLI's Firestore and Pub/Sub
+    emulators directly; ``firebase`` runs Firestore, Auth and Pub/Sub under ``firebase
+    emulators:start`` (:mod:`strata_dev.localstack.firebase_suite`). Everything else is the same."""
+    if suite not in SUITES:
+        raise StackError(f"unknown suite {suite!r}: one of {', '.join(SUITES)}")
+    if timeout_s is None:
+        timeout_s = FIREBASE_STARTUP_TIMEOUT_S if suite == "firebase" else STARTUP_TIMEOUT_S
     state_dir = Path(state_dir or default_state_dir()).resolve()
     functions_dir = Path(functions_dir or REPO_ROOT / "functions").resolve()
     with _locked(state_dir):
         existing = _read_state(state_dir)
         if existing is not None:
             if all(v == "up" for v in _component_status(existing).values()):
+                running = existing.get("suite", "default")
+                if running != suite:
+                    raise StackError(f"a {running} stack is running in {state_dir}: stop it first (strata stack down)")
                 return existing["info"]
             log.warning("stale stack state in %s; stopping its remains first", state_dir)
             _stop_all(existing)
             (state_dir / STATE_FILE).unlink(missing_ok=True)
-        return _start(state_dir, functions_dir, timeout_s)
+        return _start(state_dir, functions_dir, timeout_s, suite)
 
 
-def _start(state_dir: Path, functions_dir: Path, timeout_s: float) -> dict[str, Any]:
+def _start(state_dir: Path, functions_dir: Path, timeout_s: float, suite: str = "default") -> dict[str, Any]:
     rules = REPO_ROOT / "infra" / "firestore.rules"
     if not rules.is_file():
         raise StackError(f"{rules} is missing")
@@ -337,16 +376,22 @@ def _start(state_dir: Path, functions_dir: Path, timeout_s: float) -> dict[str, 
         (state_dir / "data" / sub).mkdir(parents=True, exist_ok=True)
     logs = state_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    info, comps, tick = _plan(state_dir, functions_dir, rules)
-    env = _process_env(dict(os.environ), stack_env(info))
+    info: dict[str, Any] = {}
     procs: dict[str, Proc] = {}
     try:
+        info, comps, tick = _plan(state_dir, functions_dir, rules, suite)
+        env = _process_env(dict(os.environ), stack_env(info))
         for comp in comps:
-            procs[comp.name] = spawn(comp.name, comp.argv, env={**env, **comp.env}, cwd=REPO_ROOT,
+            procs[comp.name] = spawn(comp.name, comp.argv, env={**env, **comp.env}, cwd=comp.cwd or REPO_ROOT,
                                      log=logs / f"{comp.name.replace(':', '_')}.log", port=comp.port)
         # Written early so that `down` can clean up even if this process dies mid-start.
-        _write_state(state_dir, info, list(procs.values()), 0.0)
-        _wait_ready(comps, procs, timeout_s)
+        _write_state(state_dir, info, list(procs.values()), 0.0, suite)
+        try:
+            _wait_ready(comps, procs, timeout_s)
+        finally:
+            if "firebase" in procs:
+                procs = _with_detached_children(procs, "firebase")
+                _write_state(state_dir, info, list(procs.values()), 0.0, suite)
         wiring.register_firestore_triggers(info["firestore_emulator_host"], info["project_id"])
         wiring.wire_pubsub(info["pubsub_emulator_host"], info["project_id"],
                            f"{info['relay_url']}/pubsub/{catalog.PROJECTION_PUSH_FUNCTION}")
@@ -358,9 +403,25 @@ def _start(state_dir: Path, functions_dir: Path, timeout_s: float) -> dict[str, 
         raise
     elapsed = time.monotonic() - started
     info["startup_seconds"] = round(elapsed, 2)
-    _write_state(state_dir, info, list(procs.values()), elapsed)
+    _write_state(state_dir, info, list(procs.values()), elapsed, suite)
     log.info("stack up in %.1fs (state %s)", elapsed, state_dir)
     return info
+
+
+def _with_detached_children(procs: dict[str, Proc], name: str) -> dict[str, Proc]:
+    """firebase-tools starts each emulator in a process group of its own: record those groups just
+    before its own entry, so that ``down`` (which stops in reverse order) stops firebase-tools first
+    (it shuts its emulators down cleanly) and then whatever of them is left."""
+    parent = procs[name]
+    out: dict[str, Proc] = {}
+    for key, proc in procs.items():
+        if key == name:
+            for pid in detached_descendants(parent.pid):
+                child = f"{name}:{pid}"
+                out[child] = Proc(name=child, pid=pid, pgid=pid, port=0, log=parent.log, argv=())
+        if not key.startswith(f"{name}:"):
+            out[key] = proc
+    return out
 
 
 def _stop_all(state: dict[str, Any]) -> list[str]:
@@ -391,8 +452,10 @@ def _health(info: dict[str, Any], proc: Proc) -> bool:
     name = proc.name
     if name == "tasks":
         return tcp_listening(proc.port)
-    if name == "tick":
+    if name == "tick" or name.startswith("firebase:"):
         return True
+    if name == "firebase":
+        return _firebase_healthy(info)
     path = {"typesense": "/health", "relay": "/healthz", "pinecone": "/healthz"}.get(name, "/")
     if name.startswith("fn:"):
         path = "/robots.txt"
