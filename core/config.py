@@ -21,7 +21,6 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.errors import ConfigurationError
 
-
 FIREBASE_CERTS_URL = "https://www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com"
 
 
