@@ -131,7 +131,8 @@ class InMemoryStore(Store):
             else:
                 values = dict(start_after)
                 name = values.get("__name__", "")
-                anchor_path = name if "/" in str(name) else f"{parent}/{spec.collection}/{name}"
+                base = f"{parent}/{spec.collection}" if parent else spec.collection
+                anchor_path = name if "/" in str(name) else f"{base}/{name}"
                 anchor = (anchor_path, values)
             rows = [r for r in rows if cmp(r, anchor) > 0]
         if limit is not None:
