@@ -4,7 +4,7 @@ Deletion is fenced by the durable ``account_deletions/{uid}`` record: while it i
 for the user is refused (the apply transaction checks it) and projection delivery is delete-only.
 Raising the fence bumps the account generation the record holds (it lives outside ``users/{uid}``,
 so the wipe keeps it): captures, passes and drains that started before the wipe are refused even
-after it completed (:mod:`core.adapters.firestore.fence`).
+after it completed (:mod:`core.domain.fence`).
 The provider purge waits until no outbox lease is held and fails *retryably* if a provider cannot
 be reached; it purges by uid even when Firestore holds no items. Then the Firestore subtree is
 wiped. Every step is idempotent, so calling again resumes where a failure stopped.
@@ -46,7 +46,7 @@ def delete_account(ctx: Context, uid: str) -> dict[str, Any]:
         steps["providers_purged"] = ctx.now()
         ctx.store.set(fence, {"state": "purging", "steps": steps}, merge=True)
     ctx.store.delete_tree(paths.user(uid))
-    steps["firestore_wiped"] = ctx.now()
+    steps["canonical_wiped"] = ctx.now()
     ctx.store.set(fence, {"state": "completed", "steps": steps, "completed_at": ctx.now()}, merge=True)
     return {"state": "completed", "uid": uid}
 
