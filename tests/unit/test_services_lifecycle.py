@@ -402,3 +402,65 @@ def test_edit_of_long_term_returns_it_to_short_term() -> None:
     assert w.store.get(paths.doc(UID, "memory_graph_assertions", mid)) is None
     with pytest.raises(NotFound):
         edits.edit_content(w.ctx, UID, "mem_nope", "x")
+
+
+def test_deleting_a_memory_deletes_its_whole_lineage() -> None:
+    w = world()
+    [first] = _create(w, "My favourite tea is oolong")
+    consolidation.run_pass(w.ctx, UID, router=_route("promote"))
+    [copy] = _create(w, "My favourite tea is oolong!")
+    consolidation.run_pass(w.ctx, UID)  # a near-duplicate: settles as an alias of the first
+    assert _item(w, copy)["canonical_memory_id"] == first
+    out = deletion.delete_memory(w.ctx, UID, first)
+    assert sorted(out["deleted"]) == sorted([first, copy])
+    assert {_item(w, m)["status"] for m in (first, copy)} == {"tombstoned"}
+    with pytest.raises(NotFound):
+        deletion.delete_memory(w.ctx, UID, first)  # a deleted memory is 404 and writes nothing
+
+
+def test_a_locked_memory_is_not_deleted() -> None:
+    from core.errors import Locked
+
+    w = world()
+    [mid] = _create(w, "I keep a diary")
+    w.store.apply(UID, "test.lock", {}, lambda view: _locked(view, mid), item_ids=[mid])
+    with pytest.raises(Locked):
+        deletion.delete_memory(w.ctx, UID, mid)
+    assert _item(w, mid)["status"] == "active"
+
+
+def _locked(view: ApplyView, mid: str) -> Plan:
+    item = view.items[mid]
+    assert item is not None
+    item = item.model_copy(deep=True)
+    item.locked = True
+    return Plan(items=[item])
+
+
+def test_delete_all_with_a_key_replays_and_redacts_reviews() -> None:
+    w = world()
+    [mid] = _create(w, "I think I like opera")
+    consolidation.run_pass(w.ctx, UID, router=_route("review"))
+    first = deletion.delete_all(w.ctx, UID, request_key="all-1")
+    head = w.store.head_sequence(UID)
+    assert deletion.delete_all(w.ctx, UID, request_key="all-1") == first
+    assert w.store.head_sequence(UID) == head
+    rows = w.store.collection(f"users/{UID}/memory_review_queue").values()
+    assert all(r["status"] == "redacted" and r["content"] == "" for r in rows)
+    assert _item(w, mid)["status"] == "tombstoned"
+
+
+def test_a_conversation_cascade_walks_its_cohort_in_pages(monkeypatch: pytest.MonkeyPatch) -> None:
+    from core.services import capture, conversations
+
+    monkeypatch.setattr(deletion, "CASCADE_PAGE", 2)
+    w = world()
+    text = " ".join(f"I own a {c} bike." for c in ("red", "blue", "green", "black", "white"))
+    doc = {"status": "completed", "transcript_segments": [{"id": "s0", "text": text, "is_user": True}]}
+    w.store.put(paths.doc(UID, "conversations", "c1"), doc)
+    made = capture.capture_conversation(w.ctx, UID, "c1", doc).created
+    assert made >= 3
+    out = conversations.delete(w.ctx, UID, "c1")
+    assert out["cascade"]["retracted"] == made
+    live = [v for v in w.store.collection(f"users/{UID}/memory_items").values() if v["status"] == "active"]
+    assert live == [] and w.store.get(paths.doc(UID, "conversations", "c1")) is None
