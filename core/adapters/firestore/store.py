@@ -72,7 +72,7 @@ class FirestoreStore(Store):
         return [StoredDoc(ref.path, data, version) for ref, data, version in stream_docs(query)]
 
     def document_ids(self, collection: str) -> Iterator[str]:
-        for ref in self.client.collection(collection).list_documents(page_size=300):
+        for ref in self.client.collection(collection).list_documents(page_size=500):
             yield ref.id
 
     def has_children(self, path: str) -> bool:
