@@ -464,3 +464,77 @@ def test_a_conversation_cascade_walks_its_cohort_in_pages(monkeypatch: pytest.Mo
     assert out["cascade"]["retracted"] == made
     live = [v for v in w.store.collection(f"users/{UID}/memory_items").values() if v["status"] == "active"]
     assert live == [] and w.store.get(paths.doc(UID, "conversations", "c1")) is None
+
+
+def _reviewed(w: World, content: str) -> tuple[str, str]:
+    [mid] = _create(w, content)
+    consolidation.run_pass(w.ctx, UID, router=_route("review"))
+    [entry] = review.list_open(w.ctx, UID)
+    return mid, entry["review_id"]
+
+
+def test_a_review_correction_promotes_the_corrected_text() -> None:
+    w = world()
+    mid, review_id = _reviewed(w, "I think I like the colour teal")
+    with pytest.raises(BadRequest):
+        review.resolve(w.ctx, UID, review_id, "correct", "  ")
+    review.resolve(w.ctx, UID, review_id, "correct", "I like the colour turquoise")
+    item = _item(w, mid)
+    assert (item["layer"], item["content"], item["edited"]) == ("long_term", "I like the colour turquoise", True)
+    assert item["promotion"]["admission_receipt"]["content_hash"] == item["content_hash"]
+
+
+def test_a_review_of_a_memory_that_moved_on_is_stale() -> None:
+    w = world()
+    mid, review_id = _reviewed(w, "I think I like the colour plum")
+    edits.edit_content(w.ctx, UID, mid, "I like the colour violet")
+    assert review.list_open(w.ctx, UID) == []  # fail closed: the row no longer shows its memory
+    with pytest.raises(Conflict):
+        review.resolve(w.ctx, UID, review_id, "accept")
+
+
+def test_an_expired_review_cannot_be_resolved() -> None:
+    w = world()
+    _mid, review_id = _reviewed(w, "I think I like the colour sand")
+    w.clock.advance(hours=73)
+    assert review.list_open(w.ctx, UID) == []
+    with pytest.raises(Conflict):
+        review.resolve(w.ctx, UID, review_id, "accept")
+
+
+# ------------------------------------------------------------------------------ projection sweep
+def test_the_sweep_drains_every_user_with_due_events_and_reports_the_lag() -> None:
+    w = world()
+    for uid in ("a", "b"):
+        intake.create_explicit(w.ctx, uid, [intake.ExplicitMemory(content=f"I like {uid}-sharp")])
+    w.clock.advance(seconds=90)
+    assert projection.oldest_due_age(w.ctx) == 90.0
+    report = projection.sweep(w.ctx)
+    assert sorted(report.uids) == ["a", "b"] and report.oldest_due_age_s == 90.0
+    assert projection.users_with_due_events(w.ctx) == [] and projection.oldest_due_age(w.ctx) == 0.0
+    w.store.put(paths.CONTROLS_GLOBAL, {"projection_disabled": True})
+    assert projection.sweep(w.ctx).skipped == "projection_disabled"
+
+
+def test_an_expired_event_lease_is_reclaimed_and_repairs_current_state() -> None:
+    w = world()
+    [mid] = _create(w, "I like kayaks")
+    for event in w.store.query("outbox_by_state", {"state": ["pending"]}, parent=paths.user(UID)):
+        w.store.update(event.path, {"state": "leased", "lease_expires_at": w.clock.now() + timedelta(minutes=1)})
+    assert _drain(w).leased == 0  # someone else's live lease
+    state = projection.outbox_state(w.ctx, UID)
+    assert state.leased > 0 and state.next_due_at == w.clock.now() + timedelta(minutes=1)
+    w.clock.advance(minutes=2)
+    report = _drain(w)
+    assert report.repaired == report.leased > 0
+    assert mid in {d.memory_id for d in w.keyword.rows.values()}
+    assert projection.pending_counts(w.ctx, UID) == {}
+
+
+def test_a_drain_that_finds_its_lease_held_leaves_a_note() -> None:
+    w = world()
+    _create(w, "I like canoes")
+    lease = paths.doc(UID, "memory_state", "projection_lease")
+    assert w.store.take_lease(lease, "other", timedelta(minutes=5))
+    assert _drain(w).skipped == "drain_in_progress"
+    assert (w.store.get(lease) or {}).get("dirty") is True
