@@ -208,3 +208,51 @@ def test_a_capture_after_a_delete_started_writes_nothing() -> None:
     assert _capture(w, "c1", _doc(NURSE)).skipped == "conversation_deleted"
     with pytest.raises(Conflict):
         conversations.reprocess(w.ctx, UID, "c1")
+
+
+# --------------------------------------------------------------------------- withdrawal revival
+class _Router:
+    """Promotes every candidate; a candidate about Madrid supersedes the Long-term neighbours it sees."""
+
+    router_id = "test"
+    router_version = "1"
+
+    def route(self, candidates: list[Any]) -> list[Any]:
+        from core.domain.routing import RouteProposal
+
+        return [RouteProposal(c.ref, "promote", "test",
+                              supersedes=tuple(n.ref for n in c.neighbours if "Lisbon" in (n.content or ""))
+                              if "Madrid" in c.content else ()) for c in candidates]
+
+
+def test_withdrawing_a_superseding_fact_brings_back_the_one_it_replaced() -> None:
+    from core.services import consolidation
+
+    w = world()
+    _capture(w, "c1", _doc(LISBON))
+    consolidation.run_pass(w.ctx, UID, router=_Router())
+    [lisbon] = _live(w)
+    _capture(w, "c2", _doc("I live in Madrid."))
+    consolidation.run_pass(w.ctx, UID, router=_Router())
+    assert _items(w)[lisbon]["status"] == "superseded"
+    conversations.delete(w.ctx, UID, "c2")  # the newer statement is withdrawn
+    revived = _items(w)[lisbon]
+    assert (revived["status"], revived["layer"], revived["superseded_by"]) == ("active", "long_term", None)
+    assertion = w.store.get(paths.doc(UID, "memory_graph_assertions", lisbon)) or {}
+    assert assertion.get("status") == "active"
+    assert [v["content"] for v in _live(w).values()] == ["User lives in Lisbon"]
+
+
+def test_a_long_term_fact_losing_one_of_two_sources_is_readmitted() -> None:
+    from core.services import consolidation
+
+    w = world()
+    _capture(w, "c1", _doc(LISBON))
+    _capture(w, "c2", _doc(LISBON))
+    consolidation.run_pass(w.ctx, UID, router=_Router())
+    [survivor] = [k for k, v in _live(w).items() if v["layer"] == "long_term"]
+    before = (_items(w)[survivor]["promotion"] or {})["admission_receipt"]["revision"]
+    conversations.delete(w.ctx, UID, "c1")
+    item = _items(w)[survivor]
+    assert item["status"] == "active" and item["layer"] == "long_term" and "c1" not in item["active_source_ids"]
+    assert item["promotion"]["admission_receipt"]["revision"] == item["revision"] > before

@@ -292,3 +292,22 @@ def test_the_walk_repairs_overdue_users_round_robin() -> None:
     assert len(w.tasks.tasks) == 3  # the same window names the same task: no second one
     w.store.put(paths.CONTROLS_GLOBAL, {"consolidation_disabled": True})
     assert scheduling.walk(w.ctx)["skipped"] == "consolidation_disabled"
+
+
+def test_the_doctor_reports_stale_duplicate_and_foreign_rows_and_graph_drift() -> None:
+    w = world()
+    made = _facts(w, "I like beech", "I like birch")
+    doc = next(d for d in w.keyword.rows.values() if d.memory_id == made[0])
+    w.keyword.rows[doc.provider_id] = doc.__class__(doc.provider_id, UID, made[0], "long_term", doc.revision - 1,
+                                                    doc.content)
+    w.vector.rows["memproj:foreign"] = doc.__class__("memproj:foreign", UID, made[1], "long_term", 1, "x")
+    edges = w.store.collection(f"users/{UID}/knowledge_edges")
+    edge_id = next(iter(edges))
+    w.store.put(f"users/{UID}/knowledge_edges/{edge_id}", {**edges[edge_id], "memory_ids": ["mem_ghost"]})
+    found = {(f.provider, f.kind, f.reason.split(" ")[0]) for f in doctor.run(w.ctx, UID).findings}
+    assert ("typesense", "stale", "revision") in found
+    assert ("vector", "extra", "foreign_id") in found
+    assert ("graph", "extra", "orphan") in found and ("graph", "missing", "no") in found
+    w.store.put(paths.account_deletion(UID), {"state": "fenced", "generation": 1})
+    report = doctor.run(w.ctx, UID)
+    assert doctor.repair(w.ctx, report).skipped_repairs == [UID]
