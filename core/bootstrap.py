@@ -15,7 +15,7 @@ from core.adapters.firestore.apply import ApplyEngine
 from core.adapters.firestore.client import Paths, firestore_client
 from core.domain.extraction import Extractor
 from core.domain.routing import Router
-from core.ports import Clock, Embedder, KeywordIndex, Publisher, TaskQueue, VectorIndex, WebhookSender
+from core.ports import Clock, Embedder, KeywordIndex, Publisher, Store, TaskQueue, VectorIndex, WebhookSender
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +49,25 @@ class Context:
     @property
     def engine(self) -> ApplyEngine:
         def build() -> ApplyEngine:
-            from core.adapters.firestore.hooks import SchedulingEngine, admission_validator
+            from core.adapters.firestore.hooks import SchedulingEngine
+            from core.domain.admission import admission_validator
 
             return SchedulingEngine(self.client, on_committed=self.nudge_projection, validators=[admission_validator],
                                clock=self.now)
 
         return self._get("engine", build)
+
+    @property
+    def store(self) -> Store:
+        """The canonical store every service reads and writes through (override ``store`` with a
+        fake in unit tests)."""
+
+        def build() -> Store:
+            from core.adapters.firestore.store import FirestoreStore
+
+            return FirestoreStore(self.client, self.engine, self.now)
+
+        return self._get("store", build)
 
     @property
     def clock(self) -> Clock:

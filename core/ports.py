@@ -8,10 +8,13 @@ Adapters raise :class:`core.errors.RetryableError` subclasses for transient prov
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from core.domain.fence import AccountFence
+from core.domain.plan import ApplyResult, ItemQuery, Planner
 
 
 # --------------------------------------------------------------------------- projections
@@ -147,3 +150,154 @@ class WebhookSender(ABC):
 class Clock(ABC):
     @abstractmethod
     def now(self) -> datetime: ...
+
+
+# --------------------------------------------------------------------------- canonical store
+@dataclass(frozen=True)
+class StoredDoc:
+    """One document a store read returned: its slash path, its data and an opaque version (what
+    :meth:`Store.update_if_unchanged` compares)."""
+
+    path: str
+    data: dict[str, Any]
+    version: Any = None
+
+    @property
+    def id(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+    @property
+    def owner(self) -> str:
+        """The uid of a document under ``users/{uid}/`` ('' elsewhere)."""
+        parts = self.path.split("/")
+        return parts[1] if len(parts) > 2 and parts[0] == "users" else ""
+
+
+@dataclass(frozen=True)
+class Write:
+    """One write of a batch: ``set`` (``merge`` keeps other fields), ``update`` (the document must
+    exist) or ``delete``."""
+
+    op: Literal["set", "update", "delete"]
+    path: str
+    data: dict[str, Any] | None = None
+    merge: bool = False
+
+
+Cursor = StoredDoc | Mapping[str, Any]
+
+
+class Store(ABC):
+    """The canonical document store the services read and write (Firestore in production).
+
+    Documents are named by slash paths (:mod:`core.domain.paths`). Every canonical memory change
+    goes through :meth:`apply`: one all-or-nothing transaction that reads the control doc, the
+    incident switches, the account fence and the operation journal, runs the planner and commits
+    the items, documents, outbox events, commit, head and journal together (or nothing). Queries
+    are named (:data:`core.domain.queries.QUERIES`); nothing builds an ad-hoc filter.
+    """
+
+    # ------------------------------------------------------------------ reads
+    @abstractmethod
+    def get(self, path: str) -> dict[str, Any] | None:
+        """The document's data, None when it does not exist."""
+
+    @abstractmethod
+    def get_all(self, paths: Sequence[str]) -> dict[str, dict[str, Any] | None]:
+        """Every path's data (None when absent), in one round trip."""
+
+    @abstractmethod
+    def query(self, name: str, params: Mapping[str, Any], *, parent: str = "", limit: int | None = None,
+              start_after: Cursor | None = None, keys_only: bool = False) -> list[StoredDoc]:
+        """Run named query ``name`` over the collection it names under ``parent`` (a document path;
+        '' for the root; ignored by collection-group queries). ``start_after`` is the last document
+        of the previous page, or the ordered fields' values (``__name__``: a document id, or the
+        full path in a collection-group query). ``keys_only`` returns documents without data."""
+
+    @abstractmethod
+    def scan(self, collection: str, *, limit: int, after: str | None = None,
+             keys_only: bool = False) -> list[StoredDoc]:
+        """One page of a collection (a slash path) in document-id order, after id ``after``."""
+
+    @abstractmethod
+    def document_ids(self, collection: str) -> Iterator[str]:
+        """Ids of the collection's documents, including those that exist only as parents of
+        subcollections."""
+
+    @abstractmethod
+    def has_children(self, path: str) -> bool:
+        """True when any subcollection of document ``path`` holds a document."""
+
+    # ------------------------------------------------------------------ writes
+    @abstractmethod
+    def set(self, path: str, data: dict[str, Any], *, merge: bool = False) -> None: ...
+
+    @abstractmethod
+    def update(self, path: str, data: dict[str, Any]) -> None:
+        """Merge ``data`` into an existing document; :class:`core.errors.NotFound` when absent."""
+
+    @abstractmethod
+    def delete(self, path: str) -> None: ...
+
+    @abstractmethod
+    def create(self, path: str, data: dict[str, Any]) -> bool:
+        """Create the document; False (nothing written) when it already exists."""
+
+    @abstractmethod
+    def commit(self, writes: Sequence[Write]) -> None:
+        """Apply ``writes`` in one atomic batch (the caller bounds its size)."""
+
+    @abstractmethod
+    def update_if_unchanged(self, doc: StoredDoc, data: dict[str, Any]) -> bool:
+        """Merge ``data`` into ``doc`` only if it is still at the version read; False otherwise
+        (changed or deleted meanwhile)."""
+
+    @abstractmethod
+    def update_if(self, path: str, condition: Callable[[dict[str, Any] | None], bool],
+                  data: dict[str, Any]) -> bool:
+        """In one transaction, read ``path`` and merge ``data`` into it when ``condition(its data or
+        None)`` holds; True when written."""
+
+    @abstractmethod
+    def delete_tree(self, path: str) -> None:
+        """Delete document ``path`` and every document below it."""
+
+    # ------------------------------------------------------------------ the account fence
+    @abstractmethod
+    def read_fence(self, uid: str) -> AccountFence: ...
+
+    @abstractmethod
+    def fenced_write(self, uid: str, writes: Sequence[tuple[str, dict[str, Any], bool]], *,
+                     guard: str | None = None,
+                     refuse: Callable[[dict[str, Any] | None], bool] | None = None) -> bool:
+        """Commit ``(path, data, merge)`` sets in one transaction that first re-reads the wipe
+        record: refused (:class:`core.errors.GenerationChanged` / :class:`core.errors.WritesBlocked`)
+        when the expected generation moved or a wipe is in progress. With ``guard`` (a path) and
+        ``refuse``, nothing is written when ``refuse(guard's data or None)``. True when written."""
+
+    # ------------------------------------------------------------------ leases
+    @abstractmethod
+    def take_lease(self, path: str, holder: str, ttl: timedelta, *, mark_dirty: bool = False) -> bool:
+        """True when ``holder`` now holds the lease at ``path``; False when another live holder has
+        it (after leaving it a ``dirty`` note if asked)."""
+
+    @abstractmethod
+    def release_lease(self, path: str, holder: str, ttl: timedelta, *, honour_dirty: bool = False) -> bool:
+        """Release ``holder``'s lease; with ``honour_dirty`` and a note waiting, keep it (renewed),
+        clear the note and return True: the holder works once more."""
+
+    # ------------------------------------------------------------------ the apply transaction
+    @abstractmethod
+    def apply(self, uid: str, kind: str, key: Any, planner: Planner, *, item_ids: Iterable[str] = (),
+              doc_paths: Iterable[str] = (), actor: str = "system", bypass_account_fence: bool = False,
+              now: datetime | None = None, item_queries: Mapping[str, ItemQuery] | None = None,
+              follow_lineage: bool = False) -> ApplyResult:
+        """Run ``planner`` in one transaction and commit what it returns (see the class)."""
+
+    @abstractmethod
+    def head_sequence(self, uid: str) -> int:
+        """The user's current ledger sequence (0 before the first commit)."""
+
+    @abstractmethod
+    def journaled(self, uid: str, kind: str, key: Any) -> dict[str, Any] | None:
+        """The journal entry of operation (``kind``, ``key``) when it already ran, else None."""

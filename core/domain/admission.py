@@ -13,8 +13,10 @@ from datetime import datetime
 from typing import Any
 
 from core.domain import ids
+from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem
 from core.domain.states import Layer, ProcessingState, Status
+from core.errors import AdmissionRefused
 
 RECEIPT_VERSION = 1
 MAX_SUBJECT = 200
@@ -114,3 +116,12 @@ def receipt_problems(item: MemoryItem, assertion: dict[str, Any] | None) -> list
           or assertion.get("revision") != item.revision or assertion.get("status") != "active"):
         problems.append("graph assertion does not match the item")
     return problems
+
+
+def admission_validator(item: MemoryItem, view: ApplyView, plan: Plan) -> None:
+    """The apply's item validator: refuse an active Long-term write without its receipt and graph
+    assertion for that very revision in the same transaction (§ atomic admission)."""
+    assertion = plan.docs.get(f"memory_graph_assertions/{item.id}")
+    problems = receipt_problems(item, assertion)
+    if problems:
+        raise AdmissionRefused(f"Long-term write of {item.id} refused: {'; '.join(problems)}")

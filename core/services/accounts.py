@@ -4,7 +4,7 @@ Deletion is fenced by the durable ``account_deletions/{uid}`` record: while it i
 for the user is refused (the apply transaction checks it) and projection delivery is delete-only.
 Raising the fence bumps the account generation the record holds (it lives outside ``users/{uid}``,
 so the wipe keeps it): captures, passes and drains that started before the wipe are refused even
-after it completed (:mod:`core.adapters.firestore.fence`).
+after it completed (:mod:`core.domain.fence`).
 The provider purge waits until no outbox lease is held and fails *retryably* if a provider cannot
 be reached; it purges by uid even when Firestore holds no items. Then the Firestore subtree is
 wiped. Every step is idempotent, so calling again resumes where a failure stopped.
@@ -15,27 +15,26 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from core.adapters.firestore.queries import build
 from core.bootstrap import Context
+from core.domain import paths
 from core.errors import LeaseHeld, RetryableError, StrataError
 
 LEASE_SCAN = 100  # a drain leases at most 100 events at a time
 
 
 def delete_account(ctx: Context, uid: str) -> dict[str, Any]:
-    fence = ctx.paths.account_deletion(uid)
-    snap = fence.get()
-    state = (snap.to_dict() or {}) if snap.exists else {}
+    fence = paths.account_deletion(uid)
+    record = ctx.store.get(fence)
+    state = record or {}
     if state.get("state") == "completed" and not _has_data(ctx, uid):
         return {"state": "completed", "uid": uid}
-    if not snap.exists or state.get("state") == "completed":
-        fence.set({"uid": uid, "state": "fenced", "started_at": ctx.now(), "steps": {},
-                   "generation": int(state.get("generation", 0)) + 1})
+    if record is None or state.get("state") == "completed":
+        ctx.store.set(fence, {"uid": uid, "state": "fenced", "started_at": ctx.now(), "steps": {},
+                                     "generation": int(state.get("generation", 0)) + 1})
     steps: dict[str, Any] = dict(state.get("steps", {})) if state.get("state") != "completed" else {}
     if not steps.get("providers_purged"):
-        leased = build(ctx.paths.col(uid, "memory_outbox"), "outbox_by_state", {"state": ["leased"]},
-                       limit=LEASE_SCAN).stream()
-        if any(_lease_live(snap.to_dict(), ctx.now()) for snap in leased):
+        leased = ctx.store.query("outbox_by_state", {"state": ["leased"]}, parent=paths.user(uid), limit=LEASE_SCAN)
+        if any(_lease_live(doc.data, ctx.now()) for doc in leased):
             raise LeaseHeld("projection work for this account is still running; retry shortly")
         try:
             ctx.keyword_index.purge_user(uid)
@@ -45,10 +44,10 @@ def delete_account(ctx: Context, uid: str) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001 - a provider we cannot reach fails retryably
             raise RetryableError(f"provider purge failed: {exc}", code="provider_unavailable") from exc
         steps["providers_purged"] = ctx.now()
-        fence.set({"state": "purging", "steps": steps}, merge=True)
-    ctx.client.recursive_delete(ctx.paths.user(uid))
-    steps["firestore_wiped"] = ctx.now()
-    fence.set({"state": "completed", "steps": steps, "completed_at": ctx.now()}, merge=True)
+        ctx.store.set(fence, {"state": "purging", "steps": steps}, merge=True)
+    ctx.store.delete_tree(paths.user(uid))
+    steps["canonical_wiped"] = ctx.now()
+    ctx.store.set(fence, {"state": "completed", "steps": steps, "completed_at": ctx.now()}, merge=True)
     return {"state": "completed", "uid": uid}
 
 
@@ -58,4 +57,4 @@ def _lease_live(event: dict[str, Any] | None, now: datetime) -> bool:
 
 
 def _has_data(ctx: Context, uid: str) -> bool:
-    return any(True for _ in ctx.paths.user(uid).collections())
+    return ctx.store.has_children(paths.user(uid))

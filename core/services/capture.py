@@ -22,10 +22,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.adapters.firestore import fence
-from core.adapters.firestore.apply import MAX_ITEMS_PER_APPLY, ApplyView, Page, Plan
 from core.bootstrap import Context
-from core.domain import ids
+from core.domain import fence, ids, paths
 from core.domain.extraction import (
     ExtractionResult,
     GroundedCandidate,
@@ -33,6 +31,7 @@ from core.domain.extraction import (
     ground,
     source_from_conversation,
 )
+from core.domain.plan import MAX_ITEMS_PER_APPLY, ApplyView, Page, Plan
 from core.domain.records import Evidence, MemoryItem, QuoteRef, short_term_deadline
 from core.domain.sensitivity import label_sensitivity
 from core.domain.states import Layer, ProcessingState, Status
@@ -104,13 +103,11 @@ def capture_conversation(ctx: Context, uid: str, conversation_id: str, doc: dict
     if not should_capture(doc):
         result.skipped = "not_completed"
         return result
-    run_ref = ctx.paths.doc(uid, "capture_runs", conversation_id)
-    conversation_ref = ctx.paths.doc(uid, "conversations", conversation_id)
-    refs = [run_ref, ctx.paths.account_deletion(uid), *([conversation_ref] if from_event else [])]
-    snaps = {s.reference.path: s for s in ctx.client.get_all(refs)}  # one lookup for all three
-    run_snap = snaps[run_ref.path]
-    wipe = snaps[refs[1].path]
-    account = fence.of(wipe.to_dict() if wipe.exists else None)
+    run_ref = paths.doc(uid, "capture_runs", conversation_id)
+    conversation_ref = paths.doc(uid, "conversations", conversation_id)
+    refs = [run_ref, paths.account_deletion(uid), *([conversation_ref] if from_event else [])]
+    found = ctx.store.get_all(refs)  # one lookup for all three
+    account = fence.of(found[refs[1]])
     if account.deleting:
         result.skipped = "account_deleting"
         return result
@@ -119,24 +116,23 @@ def capture_conversation(ctx: Context, uid: str, conversation_id: str, doc: dict
         # brings its own event) the event is stale and capturing it would bring back an older
         # transcript's facts. A document that is gone after a wipe is stale too (a deleted
         # conversation is refused by its cascade record below).
-        current = snaps[conversation_ref.path]
-        moved = current.exists and conversation_revision(current.to_dict() or {}) != revision
-        if moved or (not current.exists and account.wiped):
+        current = found[conversation_ref]
+        moved = current is not None and conversation_revision(current) != revision
+        if moved or (current is None and account.wiped):
             result.skipped = "stale_event"
             return result
     try:
         with fence.expect(uid, account.generation):
-            _capture(ctx, uid, conversation_id, doc, revision, run_snap, result)
+            _capture(ctx, uid, conversation_id, doc, revision, run_ref, found[run_ref], result)
     except GenerationChanged:
         result.skipped = "account_generation_changed"
         result.retry = []
     return result
 
 
-def _capture(ctx: Context, uid: str, conversation_id: str, doc: dict[str, Any], revision: str, run_snap: Any,
-             result: CaptureResult) -> None:
-    run_ref = run_snap.reference
-    run = run_snap.to_dict() if run_snap.exists else {}
+def _capture(ctx: Context, uid: str, conversation_id: str, doc: dict[str, Any], revision: str, run_ref: str,
+             stored_run: dict[str, Any] | None, result: CaptureResult) -> None:
+    run = stored_run or {}
     if deleting(run):
         result.skipped = "conversation_deleted"
         return
@@ -146,7 +142,7 @@ def _capture(ctx: Context, uid: str, conversation_id: str, doc: dict[str, Any], 
         return
     # No marker at all: nothing of this conversation was ever applied (the marker is written in the
     # same commit as the memories), so there is no cohort to read and no workflow row to merge into.
-    first = not run_snap.exists
+    first = stored_run is None
     # Every capture that writes the marker counts up, so an operation key bound to the count is never
     # reused by a later capture (reverting an edit, A → B → A, captures A again instead of replaying
     # the first A), while a retry of this capture, before its marker is written, replays.
@@ -216,16 +212,16 @@ def deleting(run: dict[str, Any] | None) -> bool:
     return isinstance((run or {}).get("cascade"), dict) and run["cascade"].get("state") in ("running", "done")  # type: ignore[index]
 
 
-def _write_marker(ctx: Context, uid: str, run_ref: Any, data: dict[str, Any],
+def _write_marker(ctx: Context, uid: str, run_ref: str, data: dict[str, Any],
                   rows: dict[str, dict[str, Any]] | None = None) -> bool:
     """Write the capture marker (and workflow rows) in one transaction that reads the marker first:
     once a delete of the conversation started (the marker is its progress record) nothing is
     written, so the delete's progress is never overwritten. False when refused."""
-    writes = [(ctx.paths.doc(uid, *path.split("/")), row, True) for path, row in (rows or {}).items()]
-    return fence.write(ctx.client, uid, [*writes, (run_ref, data, False)], guard=run_ref, refuse=deleting)
+    writes = [(paths.doc(uid, *path.split("/")), row, True) for path, row in (rows or {}).items()]
+    return ctx.store.fenced_write(uid, [*writes, (run_ref, data, False)], guard=run_ref, refuse=deleting)
 
 
-def _extraction_failed(ctx: Context, uid: str, conversation_id: str, run_ref: Any, revision: str, captures: int,
+def _extraction_failed(ctx: Context, uid: str, conversation_id: str, run_ref: str, revision: str, captures: int,
                        done: dict[str, Any], result: CaptureResult, exc: StrataError) -> CaptureResult:
     """The extractor failed. Transient: nothing is written, the event is retried. Permanent (e.g.
     ``LLMRejected``): recorded as failed for this revision and acknowledged; the prior memories stay."""
@@ -353,7 +349,7 @@ def replace_source(ctx: Context, uid: str, conversation_id: str, revision: str,
 
     if first:
         reviews: dict[str, dict[str, Any]] = {}
-        applied = ctx.engine.apply(
+        applied = ctx.store.apply(
             uid, "capture.replace", {"source": conversation_id, "revision": revision, "captures": captures}, plan,
             item_ids=candidates, follow_lineage=True, doc_paths=[marker_path])
         _add(result, applied)
@@ -369,7 +365,7 @@ def replace_source(ctx: Context, uid: str, conversation_id: str, revision: str,
                 return plan(view, seen)
 
             try:
-                applied = ctx.engine.apply(
+                applied = ctx.store.apply(
                     uid, "capture.replace", key, page_plan, item_ids=candidates,
                     item_queries={"cohort": ("items_by_active_source", {"active_source_ids": conversation_id},
                                              Page(size, after))},

@@ -20,13 +20,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from core.adapters.firestore import fence, leases
-from core.adapters.firestore.apply import ApplyView, Plan
-from core.adapters.firestore.client import stream_dicts
-from core.adapters.firestore.queries import build
 from core.bootstrap import Context
-from core.domain import ids
+from core.domain import fence, ids, paths
 from core.domain.admission import admit
+from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem, expired
 from core.domain.routing import Neighbour, RouteCandidate, RouteProposal, Router, fact_key, pass_survivors
 from core.domain.states import Layer, ProcessingState, Status
@@ -69,10 +66,9 @@ class PassSummary:
 def users_with_pending(ctx: Context, limit: int = 1000) -> list[str]:
     """Users with pending items found by one collection-group scan over items: the manual CLI's
     backfill for items that predate the schedule registry (the scheduled job never scans items)."""
-    group = ctx.client.collection_group("memory_items")
     uids: dict[str, None] = {}
-    for snap in build(group, "pending_route_items_all_users", {"pending_route": True}, limit=limit).stream():
-        uids.setdefault(snap.reference.parent.parent.id, None)
+    for row in ctx.store.query("pending_route_items_all_users", {"pending_route": True}, limit=limit, keys_only=True):
+        uids.setdefault(row.owner, None)
     return list(uids)
 
 
@@ -82,13 +78,12 @@ def fan_out(ctx: Context) -> dict[str, Any]:
 
 
 def _controls(ctx: Context) -> dict[str, Any]:
-    snap = ctx.paths.global_controls().get()
-    return snap.to_dict() if snap.exists else {}
+    return ctx.store.get(paths.CONTROLS_GLOBAL) or {}
 
 
 # ------------------------------------------------------------------------------------------- lease
-def _lease_ref(ctx: Context, uid: str) -> Any:
-    return ctx.paths.doc(uid, "memory_state", "consolidation_lease")
+def _lease_ref(uid: str) -> str:
+    return paths.doc(uid, "memory_state", "consolidation_lease")
 
 
 # -------------------------------------------------------------------------------------------- pass
@@ -104,17 +99,17 @@ def run_pass(ctx: Context, uid: str, *, router: Router | None = None, max_select
     # The account generation is read before anything is written (the lease is the first write) and
     # again once the lease is held: a wipe that ran in between would otherwise leave the lease
     # document behind in the wiped account. Every apply of the pass then requires that generation.
-    account = fence.read(ctx.client, uid)
+    account = ctx.store.read_fence(uid)
     if account.deleting:
         summary.skipped = "account_deleting"
         scheduling.after_pass(ctx, uid, started, False)  # a wipe leaves nothing to route
         return summary.as_dict()
     holder = uuid.uuid4().hex
-    if not leases.take(ctx.client, _lease_ref(ctx, uid), holder, ctx.now, LEASE):
+    if not ctx.store.take_lease(_lease_ref(uid), holder, LEASE):
         summary.skipped = "lease_held"
         return summary.as_dict()
-    if fence.read(ctx.client, uid) != account:
-        _lease_ref(ctx, uid).delete()
+    if ctx.store.read_fence(uid) != account:
+        ctx.store.delete(_lease_ref(uid))
         summary.skipped = "account_generation_changed"
         return summary.as_dict()
     try:
@@ -124,7 +119,7 @@ def run_pass(ctx: Context, uid: str, *, router: Router | None = None, max_select
     except GenerationChanged:
         summary.skipped = "account_generation_changed"
     finally:
-        leases.release(ctx.client, _lease_ref(ctx, uid), holder, ctx.now, LEASE)
+        ctx.store.release_lease(_lease_ref(uid), holder, LEASE)
     if summary.skipped is None:
         scheduling.after_pass(ctx, uid, started, summary.overflow)
     return summary.as_dict()
@@ -155,39 +150,39 @@ def record_pass(ctx: Context, uid: str, summary: dict[str, Any], trigger: dict[s
     operators and tests can tell a scheduled (Cloud Tasks) pass from a manual one. Fenced like the
     pass: a wipe since the pass started (``generation``, read by the caller first) drops it."""
     record = ({**summary, "trigger": trigger, "finished_at": ctx.now()})
-    ref = ctx.paths.doc(uid, "memory_state", "last_consolidation")
+    ref = paths.doc(uid, "memory_state", "last_consolidation")
     try:
-        with fence.expect(uid, fence.read(ctx.client, uid).generation if generation is None else generation):
-            fence.write(ctx.client, uid, [(ref, record, False)])
+        with fence.expect(uid, ctx.store.read_fence(uid).generation if generation is None else generation):
+            ctx.store.fenced_write(uid, [(ref, record, False)])
     except (GenerationChanged, WritesBlocked):
         log.info("consolidation record for %s dropped: the account was deleted", uid)
 
 
 def select_pending(ctx: Context, uid: str, limit: int) -> list[MemoryItem]:
     """Deterministic order: nearest adjudication deadline first, then id."""
-    query = build(ctx.paths.col(uid, "memory_items"), "pending_route_items", {"pending_route": True}, limit=limit)
-    return [MemoryItem.from_store(data) for _, data in stream_dicts(query)]
+    rows = ctx.store.query("pending_route_items", {"pending_route": True}, parent=paths.user(uid), limit=limit)
+    return [MemoryItem.from_store(row.data) for row in rows]
 
 
 def _long_term(ctx: Context, uid: str, limit: int = 500) -> list[MemoryItem]:
-    query = build(ctx.paths.col(uid, "memory_items"), "items_by_read_class_and_layer",
-                  {"read_class": ["default"], "layer": "long_term"}, limit=limit)
-    return [MemoryItem.from_store(data) for _, data in stream_dicts(query)]
+    rows = ctx.store.query("items_by_read_class_and_layer", {"read_class": ["default"], "layer": "long_term"},
+                           parent=paths.user(uid), limit=limit)
+    return [MemoryItem.from_store(row.data) for row in rows]
 
 
 def _attempts(ctx: Context, uid: str, memory_ids: list[str]) -> dict[str, int]:
-    refs = [ctx.paths.doc(uid, "consolidation_attempts", mid) for mid in memory_ids]
-    return {s.id: int((s.to_dict() or {}).get("attempts", 0)) for s in ctx.client.get_all(refs) if s.exists}
+    refs = [paths.doc(uid, "consolidation_attempts", mid) for mid in memory_ids]
+    return {paths.doc_id(p): int(d.get("attempts", 0)) for p, d in ctx.store.get_all(refs).items() if d is not None}
 
 
 def _record_retry(ctx: Context, uid: str, items: list[MemoryItem], attempts: dict[str, int], reason: str) -> None:
     writes = []
     for item in items:
         attempts[item.id] = attempts.get(item.id, 0) + 1
-        writes.append((ctx.paths.doc(uid, "consolidation_attempts", item.id),
+        writes.append((paths.doc(uid, "consolidation_attempts", item.id),
                        {"attempts": attempts[item.id], "revision": item.revision, "last_error": reason[:500],
                         "updated_at": ctx.now()}, False))
-    fence.write(ctx.client, uid, writes)  # fenced: a pass of a wiped account records nothing
+    ctx.store.fenced_write(uid, writes)  # fenced: a pass of a wiped account records nothing
 
 
 def _nearest(item: MemoryItem, pool: list[MemoryItem]) -> list[MemoryItem]:
@@ -366,8 +361,8 @@ def apply_routes(ctx: Context, uid: str, revisions: dict[str, int],
         out.items = list(changed.values())
         return out
 
-    result = ctx.engine.apply(uid, "consolidation.route", {"revisions": revisions, "decisions": decisions}, plan,
-                              item_ids=read_ids)
+    result = ctx.store.apply(uid, "consolidation.route", {"revisions": revisions, "decisions": decisions}, plan,
+                             item_ids=read_ids)
     if result.replayed:
         # The same decisions on the same revisions were already applied (by another pass or an
         # earlier delivery of this task): this pass routed nothing itself.
@@ -449,9 +444,8 @@ def _doc_id(review_id: str) -> str:
 def expire_reviews(ctx: Context, uid: str, limit: int = 100) -> int:
     """A review nobody answered within 72 h settles the item in Archive (a non-durable route never
     reaches Long-term); the entry is marked ``expired``. Items that moved on are left alone."""
-    query = build(ctx.paths.col(uid, "memory_review_queue"), "reviews_expiring",
-                  {"status": "open", "expires_at": ctx.now()}, limit=limit)
-    rows = [s.to_dict() for s in query.stream()]
+    rows = [row.data for row in ctx.store.query("reviews_expiring", {"status": "open", "expires_at": ctx.now()},
+                                                parent=paths.user(uid), limit=limit)]
     if not rows:
         return 0
     doc_paths = {r["review_id"]: f"memory_review_queue/{_doc_id(r['review_id'])}" for r in rows}
@@ -475,8 +469,8 @@ def expire_reviews(ctx: Context, uid: str, limit: int = 100) -> int:
             out.items.append(item)
         return out
 
-    result = ctx.engine.apply(uid, "consolidation.review_expiry", {"reviews": sorted(doc_paths)}, plan,
-                              item_ids=[r["memory_id"] for r in rows], doc_paths=list(doc_paths.values()))
+    result = ctx.store.apply(uid, "consolidation.review_expiry", {"reviews": sorted(doc_paths)}, plan,
+                             item_ids=[r["memory_id"] for r in rows], doc_paths=list(doc_paths.values()))
     return int(result.summary.get("expired", 0))
 
 
@@ -487,9 +481,9 @@ def age_out(ctx: Context, uid: str) -> int:
     if days <= 0:
         return 0
     cutoff = ctx.now() - timedelta(days=days)
-    query = build(ctx.paths.col(uid, "memory_items"), "long_term_by_age",
-                  {"read_class": "default", "layer": "long_term", "updated_at": cutoff}, limit=100)
-    old = [s.id for s in query.stream()]
+    old = [row.id for row in ctx.store.query("long_term_by_age",
+                                             {"read_class": "default", "layer": "long_term", "updated_at": cutoff},
+                                             parent=paths.user(uid), limit=100, keys_only=True)]
     if not old:
         return 0
 
@@ -506,5 +500,5 @@ def age_out(ctx: Context, uid: str) -> int:
             out.items.append(item)
         return out
 
-    return len(ctx.engine.apply(uid, "consolidation.age_out", {"ids": old, "cutoff": cutoff.isoformat()}, plan,
-                                item_ids=old).changed_ids)
+    return len(ctx.store.apply(uid, "consolidation.age_out", {"ids": old, "cutoff": cutoff.isoformat()}, plan,
+                               item_ids=old).changed_ids)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.bootstrap import Context
+from core.domain import paths
 from core.errors import WritesDisabled
 
 WRITES = "writes_disabled"
@@ -24,8 +25,7 @@ PROJECTION = "projection_disabled"
 
 
 def read(ctx: Context) -> dict[str, Any]:
-    snap = ctx.paths.global_controls().get()
-    return (snap.to_dict() or {}) if snap.exists else {}
+    return ctx.store.get(paths.CONTROLS_GLOBAL) or {}
 
 
 def is_on(ctx: Context, switch: str) -> bool:

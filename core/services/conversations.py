@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core.bootstrap import Context
+from core.domain import paths
 from core.errors import Conflict, NotFound
 from core.services import capture, controls, deletion
 
@@ -21,7 +22,7 @@ def create(ctx: Context, uid: str, body: dict[str, Any], device_id: str | None, 
     created = doc.get("created_at")  # an app's own creation time (ISO 8601, checked at the edge) is kept
     doc.update({"created_at": _timestamp(created) if isinstance(created, str) else now,
                 "finished_at": doc.get("finished_at") or now, "status": "completed"})
-    ctx.paths.doc(uid, "conversations", conversation_id).set(doc)
+    ctx.store.set(paths.doc(uid, "conversations", conversation_id), doc)
     return conversation_id
 
 
@@ -36,16 +37,16 @@ def reprocess(ctx: Context, uid: str, conversation_id: str) -> capture.CaptureRe
     captured and does nothing (writing it first let the trigger win the race and this call report
     nothing kept or created)."""
     controls.require_writes(ctx)
-    ref = ctx.paths.doc(uid, "conversations", conversation_id)
-    snap = ref.get()
-    if not snap.exists:
+    ref = paths.doc(uid, "conversations", conversation_id)
+    stored = ctx.store.get(ref)
+    if stored is None:
         raise NotFound("no such conversation")
     token = uuid.uuid4().hex
-    doc = dict(snap.to_dict(), reprocess_token=token)
+    doc = dict(stored, reprocess_token=token)
     result = capture.capture_conversation(ctx, uid, conversation_id, doc)
     if result.skipped == "conversation_deleted":
         raise Conflict("this conversation is being deleted", code="conversation_deleted")
-    ref.update({"reprocess_token": token, "reprocess_requested_at": ctx.now()})
+    ctx.store.update(ref, {"reprocess_token": token, "reprocess_requested_at": ctx.now()})
     return result
 
 
@@ -54,23 +55,24 @@ def delete(ctx: Context, uid: str, conversation_id: str, cascade: bool = True) -
     document is deleted in the same transaction as the last page (a failure part-way leaves the
     document, and calling again resumes); the delete trigger then finds the cascade done."""
     controls.require_writes(ctx)  # the cascade could not apply: keep the conversation with its memories
-    ref = ctx.paths.doc(uid, "conversations", conversation_id)
-    if not ref.get().exists:
+    ref = paths.doc(uid, "conversations", conversation_id)
+    if ctx.store.get(ref) is None:
         raise NotFound("no such conversation")
     if not cascade:
-        run = ctx.paths.doc(uid, "capture_runs", conversation_id)
-        run.set({"cascade": False}, merge=True)  # the delete trigger honours the caller's choice
-        ref.delete()
+        # the delete trigger honours the caller's choice
+        ctx.store.set(paths.doc(uid, "capture_runs", conversation_id), {"cascade": False}, merge=True)
+        ctx.store.delete(ref)
         return {"deleted": True, "cascade": False}
     return {"deleted": True, "cascade": deletion.cascade_conversation(ctx, uid, conversation_id,
                                                                       remove_document=True)}
 
 
 def cascade_from_trigger(ctx: Context, uid: str, conversation_id: str) -> dict[str, Any] | None:
-    fence = ctx.paths.account_deletion(uid).get()
-    if fence.exists and (fence.to_dict() or {}).get("state") != "completed":
+    found = ctx.store.get_all([paths.account_deletion(uid), paths.doc(uid, "capture_runs", conversation_id)])
+    fence = found[paths.account_deletion(uid)]
+    if fence is not None and fence.get("state") != "completed":
         return None  # the account wipe deleting this conversation removes everything a cascade would
-    run = ctx.paths.doc(uid, "capture_runs", conversation_id).get()
-    if run.exists and (run.to_dict() or {}).get("cascade") is False:
+    run = found[paths.doc(uid, "capture_runs", conversation_id)]
+    if run is not None and run.get("cascade") is False:
         return None
     return deletion.cascade_conversation(ctx, uid, conversation_id)

@@ -10,12 +10,12 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from core.adapters.firestore.apply import MAX_ITEMS_PER_APPLY, ApplyView, Page, Plan, head_sequence, journaled
-from core.adapters.firestore.client import delete_refs
-from core.adapters.firestore.queries import build
 from core.bootstrap import Context
+from core.domain import paths
+from core.domain.plan import MAX_ITEMS_PER_APPLY, ApplyView, Page, Plan
 from core.domain.records import MemoryItem
 from core.errors import CohortMoved, Conflict, LineageMoved, Locked, NotFound, RetryableError
+from core.ports import Write
 from core.services import legacy
 from core.services.withdrawal import (
     apply_withdrawal,
@@ -38,8 +38,8 @@ LEGACY_BATCH = 100
 
 
 def _item(ctx: Context, uid: str, memory_id: str) -> MemoryItem | None:
-    snap = ctx.paths.doc(uid, "memory_items", memory_id).get()
-    return MemoryItem.from_store(snap.to_dict()) if snap.exists else None
+    data = ctx.store.get(paths.doc(uid, "memory_items", memory_id))
+    return MemoryItem.from_store(data) if data is not None else None
 
 
 def intent(ctx: Context, uid: str, request_key: str | None) -> dict[str, Any]:
@@ -48,14 +48,13 @@ def intent(ctx: Context, uid: str, request_key: str | None) -> dict[str, Any]:
     intent reads a later head, so it never replays an earlier one; a retry at the same head does)."""
     if request_key:
         return {"request": request_key}
-    return {"head": head_sequence(ctx.client, uid)}
+    return {"head": ctx.store.head_sequence(uid)}
 
 
 def scan_lineage(ctx: Context, uid: str, memory_id: str) -> set[str]:
     """Survivor, aliases and superseded ancestors (transitively), read outside the transaction."""
     seen: set[str] = set()
     frontier = [memory_id]
-    collection = ctx.paths.col(uid, "memory_items")
     while frontier and len(seen) < 200:
         current = frontier.pop()
         if current in seen:
@@ -69,8 +68,9 @@ def scan_lineage(ctx: Context, uid: str, memory_id: str) -> set[str]:
             linked.add(item.canonical_memory_id)
         if item.superseded_by:
             linked.add(item.superseded_by)
-        for snap in build(collection, "items_by_canonical", {"canonical_memory_id": current}, limit=200).stream():
-            linked.add(snap.id)
+        for row in ctx.store.query("items_by_canonical", {"canonical_memory_id": current}, parent=paths.user(uid),
+                                   limit=200, keys_only=True):
+            linked.add(row.id)
         frontier.extend(linked - seen)
     return seen
 
@@ -86,7 +86,7 @@ def delete_memory(ctx: Context, uid: str, memory_id: str, request_key: str | Non
     marked as the user's delete, so re-extracting the same words from the same source does not bring
     the fact back. Deleting a deleted memory is 404 and writes nothing."""
     key = {"memory_id": memory_id, **intent(ctx, uid, request_key)}
-    if request_key and (done := journaled(ctx.client, uid, "delete.memory", key)) is not None:
+    if request_key and (done := ctx.store.journaled(uid, "delete.memory", key)) is not None:
         return {"deleted": done.get("summary", {}).get("tombstoned", []), "commit_id": done.get("commit_id")}
     first = _item(ctx, uid, memory_id)
     if first is None:
@@ -133,7 +133,7 @@ def delete_memory(ctx: Context, uid: str, memory_id: str, request_key: str | Non
             return out
 
         try:
-            result = ctx.engine.apply(
+            result = ctx.store.apply(
                 uid, "delete.memory", key, plan, item_ids=lineage,
                 item_queries={"aliases": ("items_by_canonical", {"canonical_memory_id": memory_id})},
                 doc_paths=[f"memory_review_queue/{r}" for r in reviews], actor="user")
@@ -161,8 +161,8 @@ def _delete_historical(ctx: Context, uid: str, memory_id: str, key: dict[str, An
         retract(item, by_user=True)
         return Plan(items=[item], summary={"tombstoned": [memory_id]})
 
-    result = ctx.engine.apply(uid, "delete.memory", key, plan, item_ids=[memory_id],
-                              doc_paths=legacy.paths(memory_id), actor="user")
+    result = ctx.store.apply(uid, "delete.memory", key, plan, item_ids=[memory_id],
+                             doc_paths=legacy.paths(memory_id), actor="user")
     legacy.cleanup(ctx, uid, [memory_id])
     return {"deleted": result.summary.get("tombstoned", []), "commit_id": result.commit_id}
 
@@ -188,8 +188,8 @@ def tombstone_historical(ctx: Context, uid: str, memory_ids: list[str], kind: st
             out.summary["tombstoned"] += 1
         return out
 
-    result = ctx.engine.apply(uid, kind, key, plan, item_ids=memory_ids,
-                              doc_paths=[p for mid in memory_ids for p in legacy.paths(mid)], actor="user")
+    result = ctx.store.apply(uid, kind, key, plan, item_ids=memory_ids,
+                             doc_paths=[p for mid in memory_ids for p in legacy.paths(mid)], actor="user")
     if not legacy.cleanup(ctx, uid, memory_ids):
         raise RetryableError("historical memories were deleted but their rows could not be removed yet; "
                              "call again", code="legacy_cleanup_pending")
@@ -202,7 +202,7 @@ def _delete_all_historical(ctx: Context, uid: str, request_key: str | None) -> i
         batch = legacy.first_ids(ctx, uid, LEGACY_BATCH)
         if not batch:
             return total
-        key = {"legacy_ids": batch, "head": head_sequence(ctx.client, uid), "request": request_key,
+        key = {"legacy_ids": batch, "head": ctx.store.head_sequence(uid), "request": request_key,
                "batch": batch_no}
         total += tombstone_historical(ctx, uid, batch, "delete.all", key)
     raise Conflict("more historical memories than one delete-all walks; call again", code="delete_all_contended")
@@ -214,16 +214,15 @@ def delete_all(ctx: Context, uid: str, request_key: str | None = None) -> dict[s
     the ledger head it read, so no batch ever replays an earlier delete; with an ``Idempotency-Key``
     a retried request replays the recorded answer."""
     done_key = {"request": request_key, "step": "done"}
-    if request_key and (done := journaled(ctx.client, uid, "delete.all", done_key)) is not None:
+    if request_key and (done := ctx.store.journaled(uid, "delete.all", done_key)) is not None:
         return dict(done.get("summary", {}))
     total = _delete_all_historical(ctx, uid, request_key)
-    collection = ctx.paths.col(uid, "memory_items")
     for round_no in range(MAX_RESCANS):
-        head_before = head_sequence(ctx.client, uid)
+        head_before = ctx.store.head_sequence(uid)
         ours = 0
         for batch_no in range(MAX_BATCHES):
-            snaps = list(build(collection, "items_by_status", {"status": NOT_DELETED},
-                               limit=TOMBSTONE_BATCH).select([]).stream())
+            snaps = ctx.store.query("items_by_status", {"status": NOT_DELETED}, parent=paths.user(uid),
+                                    limit=TOMBSTONE_BATCH, keys_only=True)
             if not snaps:
                 break
             batch_ids = [s.id for s in snaps]
@@ -243,25 +242,26 @@ def delete_all(ctx: Context, uid: str, request_key: str | None = None) -> dict[s
                     out.docs[f"memory_review_queue/{review_id}"] = _redacted(row, view.now)
                 return out
 
-            key = {"ids": sorted(batch_ids), "head": head_sequence(ctx.client, uid), "request": request_key,
+            key = {"ids": sorted(batch_ids), "head": ctx.store.head_sequence(uid), "request": request_key,
                    "round": round_no, "batch": batch_no}
-            result = ctx.engine.apply(uid, "delete.all", key, plan, item_ids=batch_ids,
-                                      doc_paths=[f"memory_review_queue/{r}" for r in reviews], actor="user")
+            result = ctx.store.apply(uid, "delete.all", key, plan, item_ids=batch_ids,
+                                     doc_paths=[f"memory_review_queue/{r}" for r in reviews], actor="user")
             tombstoned = int(result.summary.get("tombstoned", 0))
             total += tombstoned
             ours += 0 if result.replayed or result.commit_id is None else 1
             if not tombstoned:
                 break  # the scan is behind the items (nothing left to tombstone here): rescan below
         # The fence: the rescan is empty and no commit but our own tombstones landed this round.
-        remaining = list(build(collection, "items_by_status", {"status": NOT_DELETED}, limit=1).select([]).stream())
-        head_after = head_sequence(ctx.client, uid)
+        remaining = ctx.store.query("items_by_status", {"status": NOT_DELETED}, parent=paths.user(uid), limit=1,
+                                    keys_only=True)
+        head_after = ctx.store.head_sequence(uid)
         if not remaining and head_after == head_before + ours:
             summary = {"deleted": total, "stable_at_sequence": head_after}
             if request_key:  # an empty plan journals the answer without a commit
                 def record(view: ApplyView, summary: dict[str, Any] = summary) -> Plan:
                     return Plan(summary=summary)
 
-                ctx.engine.apply(uid, "delete.all", done_key, record, actor="user")
+                ctx.store.apply(uid, "delete.all", done_key, record, actor="user")
             return summary
     raise Conflict("memories kept being written during delete-all; nothing was reported deleted that is not, "
                    "but some memories may remain — try again", code="delete_all_contended")
@@ -287,9 +287,7 @@ def cascade_conversation(ctx: Context, uid: str, conversation_id: str, *,
     conversation already done (the delete trigger after the API's cascade) writes nothing.
     """
     historical = _cascade_historical(ctx, uid, conversation_id)
-    marker_ref = ctx.paths.doc(uid, "capture_runs", conversation_id)
-    snap = marker_ref.get()
-    marker: dict[str, Any] | None = snap.to_dict() if snap.exists else None
+    marker: dict[str, Any] | None = ctx.store.get(paths.doc(uid, "capture_runs", conversation_id))
     raw = (marker or {}).get("cascade")
     state: dict[str, Any] = raw if isinstance(raw, dict) else {}
     if state.get("state") == "done":
@@ -301,7 +299,7 @@ def cascade_conversation(ctx: Context, uid: str, conversation_id: str, *,
         # Nothing of the conversation was ever captured (or an account wipe removed it all): no
         # apply, so nothing is written back under a user whose subtree may just have been removed.
         if remove_document:
-            ctx.paths.doc(uid, "conversations", conversation_id).delete()
+            ctx.store.delete(paths.doc(uid, "conversations", conversation_id))
         return {"withdrawn": historical, "retracted": historical,
                 "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None}
     run_id = state.get("intent") or uuid.uuid4().hex
@@ -334,7 +332,7 @@ def _cascade_historical(ctx: Context, uid: str, conversation_id: str) -> int:
         if not batch:
             return total
         key = {"source": conversation_id, "legacy_ids": batch, "batch": batch_no,
-               "head": head_sequence(ctx.client, uid)}
+               "head": ctx.store.head_sequence(uid)}
         total += tombstone_historical(ctx, uid, batch, "delete.conversation", key)
     raise Conflict("the conversation has more historical memories than one delete walks; call again",
                    code="cascade_incomplete")
@@ -386,7 +384,7 @@ def _cascade_page(ctx: Context, uid: str, conversation_id: str, run_id: str, rem
         pages_done = _pages_done(ctx, uid, conversation_id)
         key = {"source": conversation_id, "intent": run_id, "page": pages_done}
         try:
-            return ctx.engine.apply(
+            return ctx.store.apply(
                 uid, "delete.conversation", key, plan,
                 item_queries={"cohort": ("items_by_active_source", {"active_source_ids": conversation_id},
                                          Page(CASCADE_PAGE))},
@@ -398,8 +396,7 @@ def _cascade_page(ctx: Context, uid: str, conversation_id: str, run_id: str, rem
 
 
 def _pages_done(ctx: Context, uid: str, conversation_id: str) -> int:
-    snap = ctx.paths.doc(uid, "capture_runs", conversation_id).get()
-    progress = (snap.to_dict() or {}).get("cascade") if snap.exists else None
+    progress = (ctx.store.get(paths.doc(uid, "capture_runs", conversation_id)) or {}).get("cascade")
     return int(progress.get("pages", 0)) if isinstance(progress, dict) else 0
 
 
@@ -407,20 +404,20 @@ WORKFLOW = (("action_items", "action_items_by_conversation"), ("goals", "goals_b
 
 
 def _has_workflow(ctx: Context, uid: str, conversation_id: str) -> bool:
-    return any(any(True for _ in build(ctx.paths.col(uid, collection), query, {"conversation_id": conversation_id},
-                                       limit=1).select([]).stream())
-               for collection, query in WORKFLOW)
+    return any(ctx.store.query(query, {"conversation_id": conversation_id}, parent=paths.user(uid), limit=1,
+                               keys_only=True)
+               for _collection, query in WORKFLOW)
 
 
 def _remove_workflow(ctx: Context, uid: str, conversation_id: str) -> int:
     """Delete the conversation's action items and goals in bounded batches."""
     removed = 0
-    for collection, query in WORKFLOW:
+    for _collection, query in WORKFLOW:
         for _batch in range(MAX_PAGES):
-            refs = [s.reference for s in build(ctx.paths.col(uid, collection), query,
-                                               {"conversation_id": conversation_id}, limit=MAX_ITEMS_PER_APPLY)
-                    .select([]).stream()]
-            if not refs:
+            rows = ctx.store.query(query, {"conversation_id": conversation_id}, parent=paths.user(uid),
+                                   limit=MAX_ITEMS_PER_APPLY, keys_only=True)
+            if not rows:
                 break
-            removed += delete_refs(ctx.client, refs)
+            ctx.store.commit([Write("delete", row.path) for row in rows])
+            removed += len(rows)
     return removed

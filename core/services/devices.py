@@ -6,8 +6,8 @@ import re
 import time
 from datetime import datetime
 
-from core.adapters.firestore import fence
 from core.bootstrap import Context
+from core.domain import fence, paths
 from core.errors import GenerationChanged, WritesBlocked
 from core.services import controls
 
@@ -39,21 +39,20 @@ def record_device(ctx: Context, uid: str, device_id: str | None, platform: str |
         return
     if controls.is_on(ctx, controls.WRITES):
         return
-    ref = ctx.paths.doc(uid, "client_devices", device_id)
-    wipe_ref = ctx.paths.account_deletion(uid)
-    snaps = {s.reference.path: s for s in ctx.client.get_all([ref, wipe_ref])}
-    wipe = snaps[wipe_ref.path]
-    account = fence.of(wipe.to_dict() if wipe.exists else None)
+    ref = paths.doc(uid, "client_devices", device_id)
+    wipe_ref = paths.account_deletion(uid)
+    found = ctx.store.get_all([ref, wipe_ref])  # one lookup for both
+    account = fence.of(found[wipe_ref])
     if account.deleting:
         return
     _last_upsert[key] = moment
     data = {"platform": platform, "device_class": "desktop" if platform in ("macos", "windows") else "mobile"
             if platform in ("ios", "android") else "browser", "last_seen_at": now, "app_version": version,
             "label": device_id}
-    if not snaps[ref.path].exists:
+    if found[ref] is None:
         data["first_seen_at"] = now
     try:
         with fence.expect(uid, account.generation):
-            fence.write(ctx.client, uid, [(ref, data, True)])
+            ctx.store.fenced_write(uid, [(ref, data, True)])
     except (GenerationChanged, WritesBlocked):
         _last_upsert.pop(key, None)  # a wipe began meanwhile: record nothing

@@ -25,13 +25,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from core.adapters.firestore import fence
-from core.adapters.firestore.apply import is_projectable
 from core.bootstrap import Context
-from core.domain import ids
+from core.domain import ids, paths
+from core.domain.plan import is_projectable
 from core.domain.records import MemoryItem
 from core.domain.states import HIDDEN, Status
-from core.ports import KeywordIndex, ProviderRecord, VectorIndex
+from core.ports import KeywordIndex, ProviderRecord, StoredDoc, VectorIndex, Write
 from core.services import graph
 
 PAGE = 500
@@ -100,23 +99,24 @@ def _reason(item: MemoryItem) -> str:
     return "not_visible"
 
 
-def _pages(query: Any) -> Iterator[list[Any]]:
+def _pages(ctx: Context, collection: str) -> Iterator[list[StoredDoc]]:
+    """The collection (a slash path) in id order, :data:`PAGE` documents at a time."""
     cursor = None
     while True:
-        page = list((query.start_after(cursor) if cursor is not None else query).limit(PAGE).stream())
+        page = ctx.store.scan(collection, limit=PAGE, after=cursor)
         if page:
             yield page
         if len(page) < PAGE:
             return
-        cursor = page[-1]
+        cursor = page[-1].id
 
 
 def _canonical(ctx: Context, uid: str) -> _Canonical:
-    state = _Canonical(fenced=fence.read(ctx.client, uid).deleting)
+    state = _Canonical(fenced=ctx.store.read_fence(uid).deleting)
     assertion_of: dict[str, str] = {}  # graph fact → the assertion its admission bound
-    for page in _pages(ctx.paths.col(uid, "memory_items").order_by("__name__")):
+    for page in _pages(ctx, paths.col(uid, "memory_items")):
         for snap in page:
-            item = MemoryItem.from_store(snap.to_dict())
+            item = MemoryItem.from_store(snap.data)
             state.items += 1
             if state.fenced:
                 state.other[item.id] = "account_deleting"
@@ -127,9 +127,9 @@ def _canonical(ctx: Context, uid: str) -> _Canonical:
             if not state.fenced and graph.is_fact(item) and item.graph_assertion_id:
                 assertion_of[item.id] = item.graph_assertion_id
     if assertion_of:
-        for page in _pages(ctx.paths.col(uid, "memory_graph_assertions").order_by("__name__")):
+        for page in _pages(ctx, paths.col(uid, "memory_graph_assertions")):
             for snap in page:
-                data = snap.to_dict() or {}
+                data = snap.data
                 if (data.get("status") == "active" and snap.id in assertion_of
                         and data.get("assertion_id") == assertion_of[snap.id] and data.get("edge_id")):
                     state.edges[snap.id] = data["edge_id"]
@@ -169,10 +169,10 @@ def _check_index(name: str, index: KeywordIndex | VectorIndex, uid: str, state: 
 
 def _check_graph(ctx: Context, uid: str, state: _Canonical, report: DoctorReport) -> None:
     cited: set[str] = set()
-    for page in _pages(ctx.paths.col(uid, "knowledge_edges").order_by("__name__")):
+    for page in _pages(ctx, paths.col(uid, "knowledge_edges")):
         report.rows["graph"] += len(page)
         for snap in page:
-            for memory_id in (snap.to_dict() or {}).get("memory_ids", []):
+            for memory_id in snap.data.get("memory_ids", []):
                 edge = state.edges.get(memory_id)
                 if edge == snap.id:
                     cited.add(memory_id)
@@ -205,8 +205,7 @@ def check_user(ctx: Context, uid: str, report: DoctorReport, providers: tuple[st
 
 def users(ctx: Context) -> Iterator[str]:
     """Every user with any document under ``users/{uid}`` (the parent document may not exist)."""
-    for ref in ctx.client.collection("users").list_documents(page_size=PAGE):
-        yield ref.id
+    yield from ctx.store.document_ids(paths.USERS)
 
 
 def ownerless(ctx: Context, known: set[str], report: DoctorReport, providers: tuple[str, ...]) -> None:
@@ -248,26 +247,25 @@ def repair(ctx: Context, report: DoctorReport) -> DoctorReport:
     for finding in report.findings:
         by_uid.setdefault(finding.uid, set()).add(finding.memory_id)
     for uid, memory_ids in sorted(by_uid.items()):
-        if fence.read(ctx.client, uid).deleting:
+        if ctx.store.read_fence(uid).deleting:
             report.skipped_repairs.append(uid)
             continue
-        owned = list(ctx.paths.col(uid, "memory_items").limit(1).select([]).stream())
+        owned = ctx.store.scan(paths.col(uid, "memory_items"), limit=1, keys_only=True)
         targets = [(m, "repair") for m in sorted(memory_ids) if m] if owned else [("", "purge_user")]
-        batch, pending = ctx.client.batch(), 0
+        batch: list[Write] = []
         now = ctx.now()
         for memory_id, action in targets:
             event_id = ids.outbox_event_id("doctor", memory_id, action)
-            batch.set(ctx.paths.doc(uid, "memory_outbox", event_id), {
+            batch.append(Write("set", paths.doc(uid, "memory_outbox", event_id), {
                 "event_id": event_id, "uid": uid, "memory_id": memory_id or None, "action": action,
                 "revision": None, "content_hash": None, "reason": "doctor", "commit_id": None, "sequence": None,
                 "state": "pending", "attempts": 0, "due_at": now, "lease_expires_at": None, "lease_epoch": 0,
-                "created_at": now, "last_error": None})
-            pending += 1
-            if pending == PAGE:
-                batch.commit()
-                batch, pending = ctx.client.batch(), 0
-        if pending:
-            batch.commit()
+                "created_at": now, "last_error": None}))
+            if len(batch) == PAGE:
+                ctx.store.commit(batch)
+                batch = []
+        if batch:
+            ctx.store.commit(batch)
         report.repairs += len(targets)
         ctx.nudge_projection(uid, 0)
     return report

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.adapters.firestore.apply import ApplyView, Plan, head_sequence
 from core.bootstrap import Context
 from core.domain import ids
 from core.domain.admission import admit
+from core.domain.plan import ApplyView, Plan
 from core.domain.records import PRIMARY_CATEGORIES, Evidence, MemoryItem, QuoteRef, short_term_deadline
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import BadRequest, NotFound, RetryableError
@@ -99,7 +99,7 @@ def edit_content(ctx: Context, uid: str, memory_id: str, content: str) -> Memory
     # The revision edited from is part of the key: editing back to an earlier text (A → B → A) is a
     # new operation, while a retried request against the same revision still replays.
     key = {"id": memory_id, "content_hash": ids.content_hash(content), "from_revision": current.revision if current else 0}
-    result = ctx.engine.apply(uid, "edit.content", key, plan, item_ids=item_ids,
+    result = ctx.store.apply(uid, "edit.content", key, plan, item_ids=item_ids,
                               doc_paths=[*doc_paths, *legacy.paths(memory_id)], actor="user")
     _cleanup(ctx, uid, result.summary)
     if result.commit_id is not None and not result.summary.get("was_long_term"):
@@ -203,11 +203,11 @@ def _metadata_edit(ctx: Context, uid: str, memory_id: str, kind: str, value: obj
                 item.promotion["reissued_from"] = previous
         return out
 
-    sequence = head_sequence(ctx.client, uid)
+    sequence = ctx.store.head_sequence(uid)
     # The head sequence in the key makes a repeated flip after another change a new operation,
     # while a retried request at the same head stays a replay.
-    result = ctx.engine.apply(uid, kind, {"id": memory_id, "value": value, "head": sequence}, plan,
-                              item_ids=[memory_id], doc_paths=[assertion_path, *legacy.paths(memory_id)], actor="user")
+    result = ctx.store.apply(uid, kind, {"id": memory_id, "value": value, "head": sequence}, plan,
+                             item_ids=[memory_id], doc_paths=[assertion_path, *legacy.paths(memory_id)], actor="user")
     _cleanup(ctx, uid, result.summary)
     return _fetch(ctx, uid, memory_id)
 

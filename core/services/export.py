@@ -20,10 +20,11 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
-from core.adapters.firestore.queries import build
 from core.bootstrap import Context
+from core.domain import paths
 from core.domain.records import MemoryItem, to_public
 from core.domain.states import ProcessingState
+from core.ports import StoredDoc
 from core.services import legacy
 
 PAGE = 500
@@ -42,12 +43,16 @@ def export_lines(ctx: Context, uid: str) -> Iterator[str]:
     counts: dict[str, int] = {}
     now = ctx.now()
 
-    def col(name: str) -> Any:
-        return ctx.paths.col(uid, name).order_by("__name__")
+    def col(name: str) -> Callable[[StoredDoc | None], list[StoredDoc]]:
+        return lambda last: ctx.store.scan(paths.col(uid, name), limit=PAGE, after=last.id if last else None)
 
-    sections: list[tuple[str, Any, Callable[[Any], dict[str, Any] | None]]] = [
-        ("memory", build(ctx.paths.col(uid, "memory_items"), "items_by_status", {"status": VISIBLE}),
-         lambda data: _memory(data, now)),
+    def memories(last: StoredDoc | None) -> list[StoredDoc]:
+        return ctx.store.query("items_by_status", {"status": VISIBLE}, parent=paths.user(uid), limit=PAGE,
+                               start_after=last)
+
+    sections: list[tuple[str, Callable[[StoredDoc | None], list[StoredDoc]],
+                         Callable[[Any], dict[str, Any] | None]]] = [
+        ("memory", memories, lambda data: _memory(data, now)),
         ("conversation", col("conversations"), lambda data: _without(data, CONVERSATION_INTERNAL)),
         ("action_item", col("action_items"), lambda data: _without(data, WORKFLOW_INTERNAL)),
         ("goal", col("goals"), lambda data: _without(data, WORKFLOW_INTERNAL)),
@@ -60,7 +65,7 @@ def export_lines(ctx: Context, uid: str) -> Iterator[str]:
     for kind, query, public in sections:
         for snap in _pages(query):
             try:
-                data = public(snap.to_dict() or {})
+                data = public(snap.data)
             except (TypeError, ValueError, KeyError, AttributeError):
                 data = None  # a malformed (e.g. legacy) row is skipped, never a failed export
             if data is None:
@@ -76,18 +81,15 @@ def export_lines(ctx: Context, uid: str) -> Iterator[str]:
     yield json.dumps({"kind": "summary", "counts": counts}) + "\n"
 
 
-def _pages(query: Any) -> Iterator[Any]:
-    """Every document of ``query`` (ordered by document id), :data:`PAGE` at a time."""
+def _pages(page_after: Callable[[StoredDoc | None], list[StoredDoc]]) -> Iterator[StoredDoc]:
+    """Every document ``page_after`` pages through (ordered by document id), :data:`PAGE` at a time."""
     last = None
     while True:
-        page = query
-        if last is not None:
-            page = page.start_after(last)
-        snaps = list(page.limit(PAGE).stream())
-        yield from snaps
-        if len(snaps) < PAGE:
+        docs = page_after(last)
+        yield from docs
+        if len(docs) < PAGE:
             return
-        last = snaps[-1]
+        last = docs[-1]
 
 
 def _memory(data: dict[str, Any], now: datetime) -> dict[str, Any] | None:

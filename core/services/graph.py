@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.adapters.firestore.client import delete_refs
-from core.adapters.firestore.queries import build
 from core.bootstrap import Context
+from core.domain import paths
 from core.domain.records import MemoryItem
 from core.domain.states import Layer, Status
+from core.ports import Write
 
 MAX_NODES = 2000
 MAX_EDGES = 5000
@@ -25,31 +25,19 @@ MAX_EDGES = 5000
 
 @dataclass
 class Writes:
-    """Graph writes for one drain batch, committed by the caller together with the acknowledgements.
+    """Graph writes for one drain batch, committed by the caller together with the acknowledgements;
+    the last write to a document wins, as in one batch."""
 
-    ``ops`` are ``("set", ref, data, merge)``, ``("update", ref, data, None)`` or
-    ``("delete", ref, None, None)``; the last write to a document wins, as in one Firestore batch.
-    """
+    ops: list[Write] = field(default_factory=list)
 
-    ops: list[tuple[str, Any, dict[str, Any] | None, bool | None]] = field(default_factory=list)
+    def set(self, path: str, data: dict[str, Any], *, merge: bool) -> None:
+        self.ops.append(Write("set", path, data, merge))
 
-    def set(self, ref: Any, data: dict[str, Any], *, merge: bool) -> None:
-        self.ops.append(("set", ref, data, merge))
+    def update(self, path: str, data: dict[str, Any]) -> None:
+        self.ops.append(Write("update", path, data))
 
-    def update(self, ref: Any, data: dict[str, Any]) -> None:
-        self.ops.append(("update", ref, data, None))
-
-    def delete(self, ref: Any) -> None:
-        self.ops.append(("delete", ref, None, None))
-
-    def apply(self, batch: Any, op: tuple[str, Any, dict[str, Any] | None, bool | None]) -> None:
-        kind, ref, data, merge = op
-        if kind == "set":
-            batch.set(ref, data, merge=bool(merge))
-        elif kind == "update":
-            batch.update(ref, data)
-        else:
-            batch.delete(ref)
+    def delete(self, path: str) -> None:
+        self.ops.append(Write("delete", path))
 
 
 def is_fact(item: MemoryItem | None) -> bool:
@@ -80,7 +68,7 @@ def plan(ctx: Context, uid: str, memory_ids: list[str], items: Mapping[str, Memo
     writes = Writes()
     kept_sources: set[str] = set()
     edges: dict[str, dict[str, Any]] = {}  # edges read in this batch, with citations pruned so far
-    refs: dict[str, Any] = {}
+    refs: dict[str, str] = {}
     kept: set[str] = set()
     for memory_id in memory_ids:
         assertion = assertions.get(memory_id)
@@ -91,21 +79,21 @@ def plan(ctx: Context, uid: str, memory_ids: list[str], items: Mapping[str, Memo
             keep_edge = assertion["edge_id"]
             kept.add(keep_edge)
             kept_sources.add(assertion["subject_entity_id"])
-            writes.set(ctx.paths.doc(uid, "knowledge_nodes", assertion["subject_entity_id"]),
+            writes.set(paths.doc(uid, "knowledge_nodes", assertion["subject_entity_id"]),
                        {"id": assertion["subject_entity_id"], "label": assertion["subject"],
                         "kind": "user" if assertion["subject"] == "user" else "entity"}, merge=True)
-            writes.set(ctx.paths.doc(uid, "knowledge_nodes", assertion["object_entity_id"]),
+            writes.set(paths.doc(uid, "knowledge_nodes", assertion["object_entity_id"]),
                        {"id": assertion["object_entity_id"], "label": assertion["object"], "kind": "fact"}, merge=True)
-            writes.set(ctx.paths.doc(uid, "knowledge_edges", keep_edge), {
+            writes.set(paths.doc(uid, "knowledge_edges", keep_edge), {
                 "id": keep_edge, "source": assertion["subject_entity_id"], "target": assertion["object_entity_id"],
                 "label": assertion["predicate"], "memory_ids": [memory_id]}, merge=False)
         if not _may_be_cited(item):
             continue
-        for snap in build(ctx.paths.col(uid, "knowledge_edges"), "edges_by_memory", {"memory_ids": memory_id}).stream():
+        for snap in ctx.store.query("edges_by_memory", {"memory_ids": memory_id}, parent=paths.user(uid)):
             if snap.id == keep_edge:
                 continue
-            edge = edges.setdefault(snap.id, snap.to_dict())
-            refs[snap.id] = snap.reference
+            edge = edges.setdefault(snap.id, snap.data)
+            refs[snap.id] = snap.path
             edge["memory_ids"] = [m for m in edge.get("memory_ids", []) if m != memory_id]
     removed_from: dict[str, set[str]] = {}
     for edge_id, edge in edges.items():
@@ -115,11 +103,11 @@ def plan(ctx: Context, uid: str, memory_ids: list[str], items: Mapping[str, Memo
             writes.update(refs[edge_id], {"memory_ids": edge["memory_ids"]})
         else:
             writes.delete(refs[edge_id])
-            writes.delete(ctx.paths.doc(uid, "knowledge_nodes", edge["target"]))
+            writes.delete(paths.doc(uid, "knowledge_nodes", edge["target"]))
             removed_from.setdefault(edge["source"], set()).add(edge_id)
     for source in sorted(set(removed_from) - kept_sources - {"user"}):
         if _orphaned(ctx, uid, source, removed_from[source]):
-            writes.delete(ctx.paths.doc(uid, "knowledge_nodes", source))
+            writes.delete(paths.doc(uid, "knowledge_nodes", source))
     return writes
 
 
@@ -129,29 +117,29 @@ def purge(ctx: Context, uid: str, page: int = 500) -> int:
     deleted = 0
     for collection in ("knowledge_edges", "knowledge_nodes"):
         while True:
-            refs = [s.reference for s in ctx.paths.col(uid, collection).limit(page).select([]).stream()]
-            if not refs:
+            rows = ctx.store.scan(paths.col(uid, collection), limit=page, keys_only=True)
+            if not rows:
                 break
-            deleted += delete_refs(ctx.client, refs)
+            ctx.store.commit([Write("delete", row.path) for row in rows])
+            deleted += len(rows)
     return deleted
 
 
 def _orphaned(ctx: Context, uid: str, node_id: str, removing: set[str]) -> bool:
     """True when every edge leaving entity ``node_id`` is among those this batch removes."""
-    query = build(ctx.paths.col(uid, "knowledge_edges"), "edges_by_source", {"source": node_id},
-                  limit=len(removing) + 1)
-    return all(snap.id in removing for snap in query.stream())
+    rows = ctx.store.query("edges_by_source", {"source": node_id}, parent=paths.user(uid), limit=len(removing) + 1)
+    return all(row.id in removing for row in rows)
 
 
 def read_page(ctx: Context, uid: str, limit: int) -> dict[str, Any]:
     limit = max(1, min(limit, MAX_NODES))
-    node_snaps = list(ctx.paths.col(uid, "knowledge_nodes").order_by("__name__").limit(limit + 1).stream())
-    truncated = len(node_snaps) > limit
-    nodes = [s.to_dict() for s in node_snaps[:limit]]
+    node_rows = ctx.store.scan(paths.col(uid, "knowledge_nodes"), limit=limit + 1)
+    truncated = len(node_rows) > limit
+    nodes = [row.data for row in node_rows[:limit]]
     present = {n["id"] for n in nodes}
     edges = []
-    for snap in ctx.paths.col(uid, "knowledge_edges").order_by("__name__").limit(MAX_EDGES + 1).stream():
-        edge = snap.to_dict()
+    for row in ctx.store.scan(paths.col(uid, "knowledge_edges"), limit=MAX_EDGES + 1):
+        edge = row.data
         if edge["source"] in present and edge["target"] in present:
             edges.append({k: edge[k] for k in ("id", "source", "target", "label", "memory_ids")})
         else:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.adapters.firestore.apply import ApplyResult, ApplyView, Plan
 from core.bootstrap import Context
-from core.domain import ids
+from core.domain import ids, paths
+from core.domain.plan import ApplyResult, ApplyView, Plan
 from core.domain.records import Evidence, MemoryItem, QuoteRef, short_term_deadline
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import BadRequest
@@ -82,7 +82,7 @@ def create_explicit(ctx: Context, uid: str, requests: list[ExplicitMemory]) -> l
             out.summary["created"] += 1
         return out
 
-    ctx.engine.apply(uid, "intake.explicit", key, plan, item_ids=memory_ids, actor="user")
+    ctx.store.apply(uid, "intake.explicit", key, plan, item_ids=memory_ids, actor="user")
     process_pending(ctx, uid, memory_ids)
     return [item for item in (get_item(ctx, uid, mid) for mid in memory_ids) if item is not None]
 
@@ -124,10 +124,10 @@ def process_pending(ctx: Context, uid: str, memory_ids: list[str], token: str = 
             out.summary["processed"] += 1
         return out
 
-    return ctx.engine.apply(uid, "intake.process", {"ids": sorted(memory_ids), "token": token}, plan,
-                            item_ids=memory_ids)
+    return ctx.store.apply(uid, "intake.process", {"ids": sorted(memory_ids), "token": token}, plan,
+                           item_ids=memory_ids)
 
 
 def get_item(ctx: Context, uid: str, memory_id: str) -> MemoryItem | None:
-    snap = ctx.paths.doc(uid, "memory_items", memory_id).get()
-    return MemoryItem.from_store(snap.to_dict()) if snap.exists else None
+    data = ctx.store.get(paths.doc(uid, "memory_items", memory_id))
+    return MemoryItem.from_store(data) if data is not None else None

@@ -27,13 +27,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
-from core.adapters.firestore.client import delete_refs, stream_dicts
-from core.adapters.firestore.queries import build
 from core.bootstrap import Context
 from core.domain import ids
+from core.domain import paths as store_paths
 from core.domain.records import Evidence, MemoryItem
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import LegacyCollision
+from core.ports import StoredDoc, Write
 
 log = logging.getLogger(__name__)
 
@@ -133,28 +133,27 @@ def successor(uid: str, memory_id: str, docs: dict[str, dict[str, Any] | None]) 
 def get(ctx: Context, uid: str, memory_id: str) -> MemoryItem | None:
     """The legacy memory ``memory_id`` (not suppressed here: the caller has checked the canonical
     store), or None."""
-    refs = [ctx.paths.doc(uid, collection, memory_id) for collection in COLLECTIONS]
-    rows = {snap.reference.parent.id: snap.to_dict() for snap in ctx.client.get_all(refs) if snap.exists}
+    found = ctx.store.get_all([store_paths.doc(uid, collection, memory_id) for collection in COLLECTIONS])
+    rows = {collection: found[store_paths.doc(uid, collection, memory_id)] for collection in COLLECTIONS}
     return resolve(uid, memory_id, rows)
 
 
-def _page(ctx: Context, uid: str, collection: str, start: Any) -> list[tuple[Any, dict[str, Any]]]:
-    base = ctx.paths.col(uid, collection)
-    return stream_dicts(build(base, QUERY[collection], {}, limit=PAGE, start_after=start))
+def _page(ctx: Context, uid: str, collection: str, start: Any) -> list[StoredDoc]:
+    return ctx.store.query(QUERY[collection], {}, parent=store_paths.user(uid), limit=PAGE, start_after=start)
 
 
 def _collection_rows(ctx: Context, uid: str, collection: str,
-                     first: Future[list[tuple[Any, dict[str, Any]]]]) -> Iterator[tuple[str, dict[str, Any]]]:
+                     first: Future[list[StoredDoc]]) -> Iterator[tuple[str, dict[str, Any]]]:
     """``collection``'s rows newest-created first (then id, descending), from the prefetched
     ``first`` page on."""
     rows = first.result()
     while True:
-        for reference, data in rows:
-            yield reference.id, data
+        for row in rows:
+            yield row.id, row.data
         if len(rows) < PAGE:
             return
-        reference, data = rows[-1]
-        rows = _page(ctx, uid, collection, {"created_at": data["created_at"], "__name__": reference})
+        last = rows[-1]
+        rows = _page(ctx, uid, collection, {"created_at": last.data["created_at"], "__name__": last.id})
 
 
 def stream(ctx: Context, uid: str, after: tuple[datetime, str] | None = None) -> Iterator[MemoryItem]:
@@ -171,7 +170,7 @@ def stream(ctx: Context, uid: str, after: tuple[datetime, str] | None = None) ->
     for collection in COLLECTIONS:
         start = None
         if after is not None:
-            start = {"created_at": after[0], "__name__": ctx.paths.col(uid, collection).document(after[1])}
+            start = {"created_at": after[0], "__name__": after[1]}
         firsts[collection] = _PREFETCH.submit(_page, ctx, uid, collection, start)
     return _merged(ctx, uid, [_adapted(uid, collection, _collection_rows(ctx, uid, collection, firsts[collection]))
                               for collection in COLLECTIONS])
@@ -202,11 +201,11 @@ def _checked(ctx: Context, uid: str, window: list[tuple[str, MemoryItem]]) -> It
     if not window:
         return
     memory_ids = list(dict.fromkeys(item.id for _, item in window))
-    refs = [ctx.paths.doc(uid, name, mid) for mid in memory_ids for name in ("memory_items", *COLLECTIONS)]
+    keys = {store_paths.doc(uid, name, mid): (name, mid) for mid in memory_ids for name in ("memory_items", *COLLECTIONS)}
     found: dict[tuple[str, str], dict[str, Any]] = {}
-    for snap in ctx.client.get_all(refs):
-        if snap.exists:
-            found[(snap.reference.parent.id, snap.id)] = snap.to_dict() or {}
+    for path, data in ctx.store.get_all(list(keys)).items():
+        if data is not None:
+            found[keys[path]] = data
     for collection, item in window:
         if ("memory_items", item.id) in found:
             continue  # canonical state (a successor, an override or a tombstone) wins
@@ -224,16 +223,15 @@ def every(ctx: Context, uid: str) -> Iterator[MemoryItem]:
     """Every unsuppressed legacy memory, dated or not, by collection then document id, in pages of
     :data:`PAGE` (the export, search's bounded scan)."""
     for collection in COLLECTIONS:
-        base = ctx.paths.col(uid, collection).order_by("__name__")
         last = None
         while True:
-            snaps = list((base.start_after(last) if last is not None else base).limit(PAGE).stream())
-            pairs = [(collection, item) for snap in snaps
-                     if (item := adapt(uid, snap.id, snap.to_dict() or {}, collection)) is not None]
+            rows = ctx.store.scan(store_paths.col(uid, collection), limit=PAGE, after=last)
+            pairs = [(collection, item) for row in rows
+                     if (item := adapt(uid, row.id, row.data, collection)) is not None]
             yield from _checked(ctx, uid, pairs)
-            if len(snaps) < PAGE:
+            if len(rows) < PAGE:
                 break
-            last = snaps[-1]
+            last = rows[-1].id
 
 
 def ids_citing(ctx: Context, uid: str, conversation_id: str, limit: int) -> list[str]:
@@ -241,9 +239,9 @@ def ids_citing(ctx: Context, uid: str, conversation_id: str, limit: int) -> list
     out: dict[str, None] = {}
     for collection in COLLECTIONS:
         for field in ("conversation_id", "memory_id"):
-            query = build(ctx.paths.col(uid, collection), f"legacy_{collection}_by_{field}", {field: conversation_id},
-                          limit=limit)
-            out.update((snap.id, None) for snap in query.select([]).stream())
+            rows = ctx.store.query(f"legacy_{collection}_by_{field}", {field: conversation_id},
+                                   parent=store_paths.user(uid), limit=limit, keys_only=True)
+            out.update((row.id, None) for row in rows)
     return list(out)[:limit]
 
 
@@ -252,8 +250,8 @@ def first_ids(ctx: Context, uid: str, limit: int) -> list[str]:
     there, shown or not), by document id."""
     out: dict[str, None] = {}
     for collection in COLLECTIONS:
-        snaps = ctx.paths.col(uid, collection).order_by("__name__").limit(limit).select([]).stream()
-        out.update((snap.id, None) for snap in snaps)
+        rows = ctx.store.scan(store_paths.col(uid, collection), limit=limit, keys_only=True)
+        out.update((row.id, None) for row in rows)
     return sorted(out)[:limit]
 
 
@@ -274,5 +272,5 @@ def cleanup(ctx: Context, uid: str, memory_ids: Iterable[str]) -> bool:
 
 
 def _delete_rows(ctx: Context, uid: str, memory_ids: list[str]) -> None:
-    delete_refs(ctx.client, [ctx.paths.doc(uid, collection, memory_id)
-                             for memory_id in memory_ids for collection in COLLECTIONS])
+    ctx.store.commit([Write("delete", store_paths.doc(uid, collection, memory_id))
+                      for memory_id in memory_ids for collection in COLLECTIONS])

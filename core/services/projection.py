@@ -14,19 +14,17 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.adapters.firestore import fence, leases
-from core.adapters.firestore.apply import is_projectable
-from core.adapters.firestore.hooks import SCHEDULE_ACTION
-from core.adapters.firestore.queries import build
 from core.bootstrap import Context
-from core.domain import ids
+from core.domain import fence, ids, paths
+from core.domain.plan import SCHEDULE_ACTION, is_projectable
 from core.domain.records import MemoryItem
-from core.ports import Embedder, KeywordIndex, ProjectionDoc, VectorIndex
+from core.ports import Embedder, KeywordIndex, ProjectionDoc, StoredDoc, VectorIndex, Write
 from core.services import controls, graph, scheduling
 
 log = logging.getLogger(__name__)
@@ -75,20 +73,19 @@ def backoff(attempts: int) -> timedelta:
 
 
 # ----------------------------------------------------------------------------------- user lease
-def _lease_ref(ctx: Context, uid: str) -> Any:
-    return ctx.paths.doc(uid, "memory_state", "projection_lease")
+def _lease_ref(uid: str) -> str:
+    return paths.doc(uid, "memory_state", "projection_lease")
 
 
 def _release(ctx: Context, uid: str, holder: str, *, force: bool = False) -> bool:
     """Release the drain lease; True means a skipped nudge left a note: drain once more."""
-    return leases.release(ctx.client, _lease_ref(ctx, uid), holder, ctx.now, DRAIN_LEASE, honour_dirty=not force)
+    return ctx.store.release_lease(_lease_ref(uid), holder, DRAIN_LEASE, honour_dirty=not force)
 
 
 # ------------------------------------------------------------------------------------------ drain
-def due_events(ctx: Context, uid: str, now: datetime, limit: int = SCAN) -> list[Any]:
-    query = build(ctx.paths.col(uid, "memory_outbox"), "outbox_due", {"state": ["pending", "leased"], "due_at": now},
-                  limit=limit)
-    return list(query.stream())
+def due_events(ctx: Context, uid: str, now: datetime, limit: int = SCAN) -> list[StoredDoc]:
+    return ctx.store.query("outbox_due", {"state": ["pending", "leased"], "due_at": now}, parent=paths.user(uid),
+                           limit=limit)
 
 
 def drain_user(ctx: Context, uid: str, *, max_rounds: int = 1000, progress: Any = None) -> DrainReport:
@@ -100,16 +97,16 @@ def drain_user(ctx: Context, uid: str, *, max_rounds: int = 1000, progress: Any 
     # The account generation is read first: a wipe that completes after the due events were seen
     # and before the lease is taken would otherwise leave the lease document in the wiped account,
     # and a drain that outlives a wipe it did not see may only delete from the providers.
-    account = fence.read(ctx.client, uid)
+    account = ctx.store.read_fence(uid)
     if not due_events(ctx, uid, ctx.now(), limit=1):
         return report  # nothing to do: no lease document is written (a wiped account stays empty)
     holder = uuid.uuid4().hex
     # A nudge that finds the lease held marks it dirty, so the holder drains again before letting go.
-    if not leases.take(ctx.client, _lease_ref(ctx, uid), holder, ctx.now, DRAIN_LEASE, mark_dirty=True):
+    if not ctx.store.take_lease(_lease_ref(uid), holder, DRAIN_LEASE, mark_dirty=True):
         report.skipped = "drain_in_progress"
         return report
-    if fence.read(ctx.client, uid).generation != account.generation:
-        _lease_ref(ctx, uid).delete()
+    if ctx.store.read_fence(uid).generation != account.generation:
+        ctx.store.delete(_lease_ref(uid))
         report.skipped = "account_generation_changed"
         return report
     again = True
@@ -143,7 +140,7 @@ def _drain_round(ctx: Context, uid: str, generation: int | None = None) -> tuple
     candidates = due_events(ctx, uid, now)
     chosen = []
     for snap in candidates:
-        event = snap.to_dict()
+        event = snap.data
         if event["state"] == "leased" and event.get("lease_expires_at") and event["lease_expires_at"] > now:
             continue  # someone else's live lease
         chosen.append((snap, event))
@@ -154,54 +151,49 @@ def _drain_round(ctx: Context, uid: str, generation: int | None = None) -> tuple
     more = len(candidates) == SCAN or len(chosen) == BATCH
     if not chosen:
         return report, False
-    batch = ctx.client.batch()
+    leasing = []
     for snap, event in chosen:
         if event["state"] == "leased":
             report.repaired += 1  # reclaimed an expired lease: re-project current state below
         event["lease_epoch"] = int(event.get("lease_epoch", 0)) + 1
         event["attempts"] = int(event.get("attempts", 0)) + 1
-        batch.update(snap.reference, {"state": "leased", "lease_expires_at": now + EVENT_LEASE,
-                                      "lease_epoch": event["lease_epoch"], "attempts": event["attempts"]})
-    batch.commit()
+        leasing.append(Write("update", snap.path, {"state": "leased", "lease_expires_at": now + EVENT_LEASE,
+                                                   "lease_epoch": event["lease_epoch"], "attempts": event["attempts"]}))
+    ctx.store.commit(leasing)
     report.leased = len(chosen)
     try:
         writes = project(ctx, uid, [event for _, event in chosen], report, generation)
     except Exception as exc:  # noqa: BLE001 - any provider failure: nothing is acknowledged
         message = f"{type(exc).__name__}: {exc}"[:500]
         report.errors.append(message)
-        batch = ctx.client.batch()
+        failed = []
         for snap, event in chosen:
             if event["attempts"] >= MAX_ATTEMPTS:
-                batch.update(snap.reference, {"state": "dead", "last_error": message, "lease_expires_at": None,
-                                              "dead_at": now})
+                failed.append(Write("update", snap.path, {"state": "dead", "last_error": message,
+                                                          "lease_expires_at": None, "dead_at": now}))
                 report.dead += 1
             else:
-                batch.update(snap.reference, {"state": "pending", "last_error": message, "lease_expires_at": None,
-                                              "due_at": now + backoff(event["attempts"])})
+                failed.append(Write("update", snap.path, {"state": "pending", "last_error": message,
+                                                          "lease_expires_at": None,
+                                                          "due_at": now + backoff(event["attempts"])}))
                 report.retried += 1
-        batch.commit()
+        ctx.store.commit(failed)
         return report, more
-    _acknowledge(ctx, writes, [snap.reference for snap, _ in chosen])
+    _acknowledge(ctx, writes, [snap.path for snap, _ in chosen])
     report.acknowledged = len(chosen)
     return report, more
 
 
-def _acknowledge(ctx: Context, writes: graph.Writes, events: list[Any]) -> None:
+def _acknowledge(ctx: Context, writes: graph.Writes, events: list[str]) -> None:
     """Commit the graph writes and delete the acknowledged events: one commit unless over the limit.
 
     Every provider has confirmed by now. When everything fits one commit the graph and the
     acknowledgement land together; otherwise the graph chunks go first, so an event is never gone
     before the graph write it carried.
     """
-    ops = [*((writes, op) for op in writes.ops), *((None, ref) for ref in events)]
+    ops = [*writes.ops, *(Write("delete", path) for path in events)]  # acknowledged: every provider confirmed
     for start in range(0, len(ops), COMMIT_LIMIT):
-        batch = ctx.client.batch()
-        for owner, op in ops[start:start + COMMIT_LIMIT]:
-            if owner is None:
-                batch.delete(op)  # acknowledged: every provider confirmed
-            else:
-                owner.apply(batch, op)
-        batch.commit()
+        ctx.store.commit(ops[start:start + COMMIT_LIMIT])
 
 
 def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainReport,
@@ -312,33 +304,33 @@ def _read_state(ctx: Context, uid: str, memory_ids: list[str], generation: int |
                 ) -> tuple[bool, dict[str, MemoryItem], dict[str, dict[str, Any]]]:
     """The account fence and the items in one batched lookup, then the graph assertions of the
     items that are graph facts now (the only ones the graph projection reads an assertion for)."""
-    fence_ref = ctx.paths.account_deletion(uid)
-    refs = [fence_ref, *(ctx.paths.doc(uid, "memory_items", mid) for mid in memory_ids)]
+    fence_ref = paths.account_deletion(uid)
     fenced = False
     items: dict[str, MemoryItem] = {}
-    for snap in ctx.client.get_all(refs):
-        if not snap.exists:
+    found = ctx.store.get_all([fence_ref, *(paths.doc(uid, "memory_items", mid) for mid in memory_ids)])
+    for path, data in found.items():
+        if data is None:
             continue
-        if snap.reference.path == fence_ref.path:
-            account = fence.of(snap.to_dict())
+        if path == fence_ref:
+            account = fence.of(data)
             fenced = account.deleting or (generation is not None and account.generation != generation)
         else:
-            items[snap.id] = MemoryItem.from_store(snap.to_dict())
+            items[paths.doc_id(path)] = MemoryItem.from_store(data)
     facts = [] if fenced else [mid for mid in memory_ids if graph.is_fact(items.get(mid))]
-    refs = [ctx.paths.doc(uid, "memory_graph_assertions", mid) for mid in facts]
-    assertions = {s.id: s.to_dict() or {} for s in ctx.client.get_all(refs) if s.exists} if refs else {}
+    refs = [paths.doc(uid, "memory_graph_assertions", mid) for mid in facts]
+    assertions = ({paths.doc_id(p): d for p, d in ctx.store.get_all(refs).items() if d is not None}
+                  if refs else {})
     return fenced, items, assertions
 
 
 # ------------------------------------------------------------------------------------------ sweep
 def users_with_due_events(ctx: Context, limit: int = 500, *, until: datetime | None = None) -> list[str]:
     """Users with events due by ``until`` (default: now; later includes events backing off)."""
-    group = ctx.client.collection_group("memory_outbox")
-    query = build(group, "outbox_due_all_users", {"state": ["pending", "leased"], "due_at": until or ctx.now()},
-                  limit=limit)
+    rows = ctx.store.query("outbox_due_all_users", {"state": ["pending", "leased"], "due_at": until or ctx.now()},
+                           limit=limit)
     uids: dict[str, None] = {}
-    for snap in query.stream():
-        uids.setdefault(snap.reference.parent.parent.id, None)
+    for row in rows:
+        uids.setdefault(row.owner, None)
     return list(uids)
 
 
@@ -357,18 +349,16 @@ def sweep(ctx: Context) -> DrainReport:
 def oldest_due_age(ctx: Context) -> float:
     """Seconds the oldest due (pending or lease-expired) event has waited, 0 when none is due: the
     drain lag the sweep logs for the alert on it."""
-    group = ctx.client.collection_group("memory_outbox")
     now = ctx.now()
-    first = list(build(group, "outbox_due_all_users", {"state": ["pending", "leased"], "due_at": now},
-                       limit=1).stream())
-    due = (first[0].to_dict() or {}).get("due_at") if first else None
+    first = ctx.store.query("outbox_due_all_users", {"state": ["pending", "leased"], "due_at": now}, limit=1)
+    due = first[0].data.get("due_at") if first else None
     return max(0.0, (now - due).total_seconds()) if due else 0.0
 
 
 def pending_counts(ctx: Context, uid: str) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for snap in ctx.paths.col(uid, "memory_outbox").stream():
-        state = (snap.to_dict() or {}).get("state", "pending")
+    for snap in _outbox(ctx, uid):
+        state = snap.data.get("state", "pending")
         counts[state] = counts.get(state, 0) + 1
     return counts
 
@@ -390,8 +380,8 @@ class OutboxState:
 def outbox_state(ctx: Context, uid: str) -> OutboxState:
     """Counts per state; an event's due time is its ``due_at``, or its live lease's expiry."""
     state, now = OutboxState(), ctx.now()
-    for snap in ctx.paths.col(uid, "memory_outbox").stream():
-        event = snap.to_dict() or {}
+    for snap in _outbox(ctx, uid):
+        event = snap.data
         kind = event.get("state", "pending")
         if kind == "dead":
             state.dead += 1
@@ -405,6 +395,17 @@ def outbox_state(ctx: Context, uid: str) -> OutboxState:
             due = max(due, event["lease_expires_at"])
         state.next_due_at = due if state.next_due_at is None else min(state.next_due_at, due)
     return state
+
+
+def _outbox(ctx: Context, uid: str, page: int = 500) -> Iterator[StoredDoc]:
+    """Every event of the user's outbox, in id order, a page at a time."""
+    after = None
+    while True:
+        rows = ctx.store.scan(paths.col(uid, "memory_outbox"), limit=page, after=after)
+        yield from rows
+        if len(rows) < page:
+            return
+        after = rows[-1].id
 
 
 def _lease_live(event: dict[str, Any], now: datetime) -> bool:

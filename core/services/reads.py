@@ -19,9 +19,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from core.adapters.firestore.client import stream_dicts
-from core.adapters.firestore.queries import build
 from core.bootstrap import Context
+from core.domain import paths
 from core.domain.records import MemoryItem
 from core.domain.visibility import collapse_lineage
 from core.errors import BadRequest, NotFound
@@ -100,7 +99,6 @@ def _order_key(item: MemoryItem) -> tuple[datetime, str]:
 
 def _canonical(ctx: Context, uid: str, query: ListQuery, after: tuple[datetime, str] | None) -> Iterator[MemoryItem]:
     """The canonical items of the view, in list order, strictly after ``after``, read in pages."""
-    collection = ctx.paths.col(uid, "memory_items")
     params: dict[str, Any] = {"read_class": _read_classes(query)}
     name = "list_by_read_class"
     if query.layer:
@@ -108,13 +106,13 @@ def _canonical(ctx: Context, uid: str, query: ListQuery, after: tuple[datetime, 
         name = "list_by_read_class_and_layer"
     start_after: Any = None
     if after is not None:
-        start_after = {"created_at": after[0], "__name__": collection.document(after[1])}
+        start_after = {"created_at": after[0], "__name__": after[1]}
     page = max(query.limit, 50)
     while True:
-        rows = stream_dicts(build(collection, name, params, limit=page, start_after=start_after))
-        for reference, data in rows:
-            item = MemoryItem.from_store(data)
-            start_after = {"created_at": item.created_at, "__name__": reference}
+        rows = ctx.store.query(name, params, parent=paths.user(uid), limit=page, start_after=start_after)
+        for row in rows:
+            item = MemoryItem.from_store(row.data)
+            start_after = {"created_at": item.created_at, "__name__": row.id}
             yield item
         if len(rows) < page:
             return
@@ -127,13 +125,13 @@ def _device_match(item: MemoryItem, device_ids: frozenset[str] | None) -> bool:
 def get_memory(ctx: Context, uid: str, memory_id: str, *, include_hidden: bool = False) -> MemoryItem:
     """One memory: the canonical item, else the historical row under the same id (a canonical
     tombstone suppresses it: 404)."""
-    snap = ctx.paths.doc(uid, "memory_items", memory_id).get()
-    if not snap.exists:
+    stored = ctx.store.get(paths.doc(uid, "memory_items", memory_id))
+    if stored is None:
         found = legacy.get(ctx, uid, memory_id)
         if found is None:
             raise NotFound("no such memory")
         return found
-    item = MemoryItem.from_store(snap.to_dict())
+    item = MemoryItem.from_store(stored)
     if item.record_status == "tombstoned" and not include_hidden:
         raise NotFound("no such memory")
     return item
@@ -142,10 +140,10 @@ def get_memory(ctx: Context, uid: str, memory_id: str, *, include_hidden: bool =
 def history(ctx: Context, uid: str, memory_id: str) -> list[dict[str, Any]]:
     """The ledger commits that touched this memory, oldest first."""
     get_memory(ctx, uid, memory_id, include_hidden=True)
-    commits = build(ctx.paths.col(uid, "memory_commits"), "commits_by_memory", {"memory_ids": memory_id}).stream()
+    commits = ctx.store.query("commits_by_memory", {"memory_ids": memory_id}, parent=paths.user(uid))
     out = []
-    for snap in commits:
-        data = snap.to_dict()
+    for row in commits:
+        data = row.data
         change: dict[str, Any] = next((c for c in data.get("changes", []) if c.get("memory_id") == memory_id), {})
         out.append({
             "commit_id": data["commit_id"], "sequence": data["sequence"], "kind": data["kind"],
@@ -157,10 +155,10 @@ def history(ctx: Context, uid: str, memory_id: str) -> list[dict[str, Any]]:
 
 
 def hydrate(ctx: Context, uid: str, memory_ids: Iterable[str]) -> dict[str, MemoryItem]:
-    refs = [ctx.paths.doc(uid, "memory_items", mid) for mid in dict.fromkeys(memory_ids)]
+    refs = [paths.doc(uid, "memory_items", mid) for mid in dict.fromkeys(memory_ids)]
     out: dict[str, MemoryItem] = {}
-    for snap in ctx.client.get_all(refs):
-        if snap.exists:
-            item = MemoryItem.from_store(snap.to_dict())
+    for data in ctx.store.get_all(refs).values():
+        if data is not None:
+            item = MemoryItem.from_store(data)
             out[item.id] = item
     return out

@@ -22,11 +22,11 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.adapters.firestore import fence
-from core.adapters.firestore.apply import is_projectable
 from core.bootstrap import Context
-from core.domain import ids
+from core.domain import ids, paths
+from core.domain.plan import is_projectable
 from core.domain.records import MemoryItem
+from core.ports import Write
 from core.services import graph
 from core.services.doctor import users
 
@@ -47,12 +47,12 @@ class RebuildReport:
         return asdict(self)
 
 
-def _state_ref(ctx: Context, uid: str, provider: str) -> Any:
-    return ctx.paths.doc(uid, "memory_state", f"rebuild_{provider}")
+def _state_ref(ctx: Context, uid: str, provider: str) -> str:
+    return paths.doc(uid, "memory_state", f"rebuild_{provider}")
 
 
-def _run_ref(ctx: Context, provider: str) -> Any:
-    return ctx.client.collection("projection_rebuilds").document(provider)
+def _run_ref(ctx: Context, provider: str) -> str:
+    return f"projection_rebuilds/{provider}"
 
 
 def _event(uid: str, run_id: str, memory_id: str | None, action: str, provider: str, now: Any) -> tuple[str, dict[str, Any]]:
@@ -77,11 +77,11 @@ def rebuild_user(ctx: Context, uid: str, provider: str, run_id: str, report: Reb
                  page: int = PAGE, after_page: Callable[[int], None] | None = None) -> None:
     """Enqueue ``uid``'s purge and re-projection for ``provider`` (resuming an unfinished run)."""
     state_ref = _state_ref(ctx, uid, provider)
-    state = state_ref.get().to_dict() or {}
+    state = ctx.store.get(state_ref) or {}
     if state.get("run_id") == run_id and state.get("done"):
         report.skipped_users += 1
         return
-    if fence.read(ctx.client, uid).deleting:
+    if ctx.store.read_fence(uid).deleting:
         report.skipped_users += 1
         return
     report.users += 1
@@ -92,35 +92,30 @@ def rebuild_user(ctx: Context, uid: str, provider: str, run_id: str, report: Reb
     else:
         cursor, purge_due = None, ctx.now()
         event_id, event = _event(uid, run_id, None, "purge_user", provider, purge_due)
-        batch = ctx.client.batch()
-        batch.set(ctx.paths.doc(uid, "memory_outbox", event_id), event)
-        batch.set(state_ref, {"run_id": run_id, "provider": provider, "cursor": None, "done": False,
-                              "started_at": purge_due, "purge_due_at": purge_due})
-        batch.commit()
+        ctx.store.commit([
+            Write("set", paths.doc(uid, "memory_outbox", event_id), event),
+            Write("set", state_ref, {"run_id": run_id, "provider": provider, "cursor": None, "done": False,
+                                     "started_at": purge_due, "purge_due_at": purge_due})])
         report.enqueued += 1
-    collection = ctx.paths.col(uid, "memory_items")
     while True:
-        query = collection.order_by("__name__").limit(page)
-        if cursor:
-            query = query.start_after({"__name__": collection.document(cursor)})
-        snaps = list(query.stream())
+        snaps = ctx.store.scan(paths.col(uid, "memory_items"), limit=page, after=cursor or None)
         if not snaps:
             break
-        batch, now, count = ctx.client.batch(), _after(ctx.now(), purge_due), 0
+        writes, now, count = [], _after(ctx.now(), purge_due), 0
         for snap in snaps:
-            if _wanted(MemoryItem.from_store(snap.to_dict()), provider):
+            if _wanted(MemoryItem.from_store(snap.data), provider):
                 event_id, event = _event(uid, run_id, snap.id, "rebuild", provider, now)
-                batch.set(ctx.paths.doc(uid, "memory_outbox", event_id), event)
+                writes.append(Write("set", paths.doc(uid, "memory_outbox", event_id), event))
                 count += 1
         cursor = snaps[-1].id
-        batch.set(state_ref, {"cursor": cursor}, merge=True)  # the events and the cursor land together
-        batch.commit()
+        writes.append(Write("set", state_ref, {"cursor": cursor}, merge=True))  # the events and the cursor land together
+        ctx.store.commit(writes)
         report.enqueued += count
         if after_page is not None:
             after_page(count)
         if len(snaps) < page:
             break
-    state_ref.set({"done": True, "finished_at": ctx.now()}, merge=True)
+    ctx.store.set(state_ref, {"done": True, "finished_at": ctx.now()}, merge=True)
     ctx.nudge_projection(uid, 0)
 
 
@@ -133,14 +128,15 @@ def rebuild(ctx: Context, provider: str, uids: Iterable[str] | None = None, *, p
         raise ValueError(f"unknown provider {provider!r}; choose one of {', '.join(PROVIDERS)}")
     report = RebuildReport(provider)
     if uids is None:
-        run = _run_ref(ctx, provider).get().to_dict() or {}
+        run = ctx.store.get(_run_ref(ctx, provider)) or {}
         report.run_id = run["run_id"] if run and not run.get("done") else uuid.uuid4().hex[:16]
-        _run_ref(ctx, provider).set({"run_id": report.run_id, "done": False, "started_at": ctx.now()}, merge=True)
+        ctx.store.set(_run_ref(ctx, provider), {"run_id": report.run_id, "done": False, "started_at": ctx.now()},
+                      merge=True)
         for uid in population(ctx):
             rebuild_user(ctx, uid, provider, report.run_id, report, page=page)
             if progress is not None:
                 progress(report)
-        _run_ref(ctx, provider).set({"done": True, "finished_at": ctx.now()}, merge=True)
+        ctx.store.set(_run_ref(ctx, provider), {"done": True, "finished_at": ctx.now()}, merge=True)
         return report
     report.run_id = uuid.uuid4().hex[:16]
     for uid in uids:

@@ -18,8 +18,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from core.adapters.firestore.queries import build
 from core.bootstrap import Context
+from core.domain import paths
+from core.ports import StoredDoc
 
 PAGE = 200
 
@@ -50,18 +51,16 @@ class RedriveReport:
         return asdict(self)
 
 
-def _dead_snapshots(ctx: Context, uid: str | None, since: datetime | None) -> Iterator[Any]:
+def _dead_snapshots(ctx: Context, uid: str | None, since: datetime | None) -> Iterator[StoredDoc]:
     """Dead events of ``uid`` (or of every user), page by page; ``since`` keeps those dead at or
     after it."""
-    if uid:
-        base, name = ctx.paths.col(uid, "memory_outbox"), "outbox_by_state"
-    else:
-        base, name = ctx.client.collection_group("memory_outbox"), "outbox_by_state_all_users"
+    name = "outbox_by_state" if uid else "outbox_by_state_all_users"
     cursor = None
     while True:
-        page = list(build(base, name, {"state": ["dead"]}, limit=PAGE, start_after=cursor).stream())
+        page = ctx.store.query(name, {"state": ["dead"]}, parent=paths.user(uid) if uid else "", limit=PAGE,
+                               start_after=cursor)
         for snap in page:
-            dead_at = (snap.to_dict() or {}).get("dead_at")
+            dead_at = snap.data.get("dead_at")
             if since is None or (dead_at is not None and dead_at >= since):
                 yield snap
         if len(page) < PAGE:
@@ -69,9 +68,9 @@ def _dead_snapshots(ctx: Context, uid: str | None, since: datetime | None) -> It
         cursor = page[-1]
 
 
-def _event(snap: Any) -> DeadEvent:
-    data = snap.to_dict() or {}
-    return DeadEvent(uid=snap.reference.parent.parent.id, event_id=snap.id, memory_id=data.get("memory_id"),
+def _event(snap: StoredDoc) -> DeadEvent:
+    data = snap.data
+    return DeadEvent(uid=snap.owner, event_id=snap.id, memory_id=data.get("memory_id"),
                      action=data.get("action"), attempts=int(data.get("attempts", 0)),
                      dead_at=data.get("dead_at"), last_error=data.get("last_error"))
 
@@ -85,22 +84,17 @@ def dead_events(ctx: Context, uid: str | None = None, since: datetime | None = N
 def redrive(ctx: Context, uid: str | None = None, since: datetime | None = None, *,
             progress: Callable[[RedriveReport], None] | None = None) -> RedriveReport:
     """Move dead events back to pending (attempts 0, due now) and nudge each user's drain."""
-    from google.api_core import exceptions as gexc
-    from google.cloud import firestore
-
     report = RedriveReport()
     for snap in _dead_snapshots(ctx, uid, since):
         now = ctx.now()
-        try:
-            snap.reference.update(
-                {"state": "pending", "attempts": 0, "due_at": now, "lease_expires_at": None, "dead_at": None,
-                 "redriven_at": now, "redrives": firestore.Increment(1)},
-                option=ctx.client.write_option(last_update_time=snap.update_time))
-        except (gexc.FailedPrecondition, gexc.NotFound):
+        # Conditional on the version read, so the count of redrives read with it is still current.
+        if not ctx.store.update_if_unchanged(snap, {
+                "state": "pending", "attempts": 0, "due_at": now, "lease_expires_at": None, "dead_at": None,
+                "redriven_at": now, "redrives": int(snap.data.get("redrives") or 0) + 1}):
             report.changed_meanwhile += 1  # another redrive (or a purge) got there first
             continue
         report.redriven += 1
-        owner = snap.reference.parent.parent.id
+        owner = snap.owner
         if owner not in report.uids:
             report.uids.append(owner)
         if progress is not None:

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.adapters.firestore.apply import ApplyView, Plan
-from core.adapters.firestore.queries import build
 from core.bootstrap import Context
-from core.domain import ids
+from core.domain import ids, paths
 from core.domain.admission import admit
+from core.domain.plan import ApplyView, Plan
 from core.domain.records import Evidence, QuoteRef
 from core.errors import BadRequest, Conflict, NotFound
 from core.services import intake
@@ -26,8 +25,8 @@ def list_open(ctx: Context, uid: str, limit: int = 100) -> list[dict[str, Any]]:
     if not 1 <= limit <= 500:
         raise BadRequest("limit must be between 1 and 500", code="validation_error")
     now = ctx.now()
-    rows = build(ctx.paths.col(uid, "memory_review_queue"), "review_open", {"status": "open"}, limit=limit).stream()
-    rows_list = [snap.to_dict() for snap in rows]
+    rows = ctx.store.query("review_open", {"status": "open"}, parent=paths.user(uid), limit=limit)
+    rows_list = [doc.data for doc in rows]
     items = hydrate(ctx, uid, [r["memory_id"] for r in rows_list])
     out = []
     for row in rows_list:
@@ -94,8 +93,8 @@ def resolve(ctx: Context, uid: str, review_id: str, decision: str, correction: s
         out.docs[doc_path] = {**row, "status": "resolved", "decision": decision, "resolved_at": view.now}
         return out
 
-    result = ctx.engine.apply(uid, "review.resolve", {"review_id": review_id}, plan, item_ids=[memory_id],
-                              doc_paths=[doc_path], actor="user")
+    result = ctx.store.apply(uid, "review.resolve", {"review_id": review_id}, plan, item_ids=[memory_id],
+                             doc_paths=[doc_path], actor="user")
     if result.replayed:
         raise Conflict("this review was already resolved", code="already_resolved")
     return {"review_id": review_id, **result.summary}

@@ -28,9 +28,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.adapters.firestore.apply import head_sequence
-from core.adapters.firestore.queries import build
-from core.domain import ids
+from core.domain import ids, paths
 from core.services import controls
 
 REGISTRY = "consolidation_schedule"
@@ -47,8 +45,8 @@ def task_id(uid: str, source: str, key: int) -> str:
     return "consolidate-" + ids.contract_hash("consolidation-task", [uid, source, key])[:32]
 
 
-def _registry(ctx: Any, uid: str) -> Any:
-    return ctx.client.collection(REGISTRY).document(uid)
+def _registry(uid: str) -> str:
+    return f"{REGISTRY}/{uid}"
 
 
 def _enqueue(ctx: Any, uid: str, name: str, at: datetime) -> None:
@@ -66,9 +64,8 @@ def on_schedule_events(ctx: Any, uid: str, events: list[dict[str, Any]]) -> int:
     interval = timedelta(seconds=ctx.settings.schedule_interval_s)
     first_write = min(e["created_at"] for e in events)
     last_write = max(e["created_at"] for e in events)
-    ref = _registry(ctx, uid)
-    snap = ref.get()
-    row = (snap.to_dict() or {}) if snap.exists else {}
+    ref = _registry(uid)
+    row = ctx.store.get(ref) or {}
     now = ctx.now()
     update: dict[str, Any] = {"uid": uid, "pending": True, "marked_at": now}
     enqueued = 0
@@ -84,7 +81,7 @@ def on_schedule_events(ctx: Any, uid: str, events: list[dict[str, Any]]) -> int:
             _enqueue(ctx, uid, task_id(uid, "write", w), due)
             covered, enqueued = w, enqueued + 1
             update.update(write_window=w, due_at=due)
-    ref.set(update, merge=True)
+    ctx.store.set(ref, update, merge=True)
     return enqueued
 
 
@@ -93,29 +90,23 @@ def after_pass(ctx: Any, uid: str, started: datetime, overflow: bool) -> None:
     """Continue an overflowing pass at once (named by the ledger head it left, so a second
     delivery of the same pass adds no second continuation); otherwise the user is done when
     nothing is pending any more, unless marked again since the pass started."""
-    ref = _registry(ctx, uid)
+    ref = _registry(uid)
     now = ctx.now()
     if overflow:
-        _enqueue(ctx, uid, task_id(uid, "more", head_sequence(ctx.client, uid)), now)
-        ref.set({"uid": uid, "pending": True, "marked_at": now, "due_at": now}, merge=True)
+        _enqueue(ctx, uid, task_id(uid, "more", ctx.store.head_sequence(uid)), now)
+        ctx.store.set(ref, {"uid": uid, "pending": True, "marked_at": now, "due_at": now}, merge=True)
         return
 
     # Items the pass left pending (a router failure records a retry and moves on) keep the user
     # marked: its task is now past due, so the next walk enqueues another pass.
-    if list(build(ctx.paths.col(uid, "memory_items"), "pending_route_items", {"pending_route": True}, limit=1)
-            .stream()):
+    if ctx.store.query("pending_route_items", {"pending_route": True}, parent=paths.user(uid), limit=1,
+                       keys_only=True):
         return
 
-    from google.cloud import firestore
+    def unmarked_since(row: dict[str, Any] | None) -> bool:
+        return bool(row and row.get("pending") and row.get("marked_at") and row["marked_at"] <= started)
 
-    @firestore.transactional
-    def clear(transaction: Any) -> None:
-        snap = ref.get(transaction=transaction)
-        row = snap.to_dict() if snap.exists else None
-        if row and row.get("pending") and row.get("marked_at") and row["marked_at"] <= started:
-            transaction.update(ref, {"pending": False, "cleared_at": now})
-
-    clear(ctx.client.transaction())
+    ctx.store.update_if(ref, unmarked_since, {"pending": False, "cleared_at": now})
 
 
 # --------------------------------------------------------------------------------- the walk
@@ -124,31 +115,30 @@ def walk(ctx: Any) -> dict[str, Any]:
     if controls.is_on(ctx, controls.CONSOLIDATION):
         return {"users": 0, "enqueued": 0, "skipped": "consolidation_disabled"}
     settings = ctx.settings
-    state = ctx.client.collection(WALK_STATE[0]).document(WALK_STATE[1])
-    snap = state.get()
-    after = (snap.to_dict() or {}).get("after") if snap.exists else None
+    state = "/".join(WALK_STATE)
+    after = (ctx.store.get(state) or {}).get("after")
     now = ctx.now()
     w = window(ctx, now)
     users = enqueued = 0
     wrapped = False
     for _ in range(max(1, settings.walk_pages)):
-        start = {"__name__": _registry(ctx, after)} if after else None
-        page = list(build(ctx.client.collection(REGISTRY), "scheduled_users_pending", {"pending": True},
-                          limit=settings.walk_page_size + 1, start_after=start).stream())
+        start = {"__name__": after} if after else None
+        page = ctx.store.query("scheduled_users_pending", {"pending": True}, limit=settings.walk_page_size + 1,
+                               start_after=start)
         more = len(page) > settings.walk_page_size
         for user in page[:settings.walk_page_size]:
             users += 1
-            row = user.to_dict() or {}
+            row = user.data
             due = row.get("due_at")
             if due is None or due <= now:  # its task should have run by now: repair it
                 _enqueue(ctx, user.id, task_id(user.id, "walk", w), now)
-                user.reference.update({"due_at": now})
+                ctx.store.update(user.path, {"due_at": now})
                 enqueued += 1
             after = user.id
         if not more:
             after, wrapped = None, True  # the end: the next invocation starts over
             break
-    state.set({"after": after, "walked_at": now, "wrapped": wrapped})
+    ctx.store.set(state, {"after": after, "walked_at": now, "wrapped": wrapped})
     return {"users": users, "enqueued": enqueued, "wrapped": wrapped}
 
 
@@ -157,9 +147,8 @@ def pending_users(ctx: Any, page: int = 500) -> list[str]:
     out: list[str] = []
     after: str | None = None
     while True:
-        start = {"__name__": _registry(ctx, after)} if after else None
-        rows = list(build(ctx.client.collection(REGISTRY), "scheduled_users_pending", {"pending": True},
-                          limit=page, start_after=start).stream())
+        start = {"__name__": after} if after else None
+        rows = ctx.store.query("scheduled_users_pending", {"pending": True}, limit=page, start_after=start)
         out.extend(r.id for r in rows)
         if len(rows) < page:
             return out

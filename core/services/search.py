@@ -7,8 +7,8 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from core.adapters.firestore.queries import build
 from core.bootstrap import Context
+from core.domain import paths
 from core.domain.records import MemoryItem
 from core.domain.visibility import collapse_lineage, is_default_visible
 from core.errors import BadRequest
@@ -111,11 +111,10 @@ def archive(ctx: Context, uid: str, query: str, limit: int = 10, scan: int = 100
     search ranks the user's archive rows from Firestore by term overlap, bounded by ``scan``."""
     query = _check(query, limit)
     terms = {w.casefold() for w in _WORD.findall(query)}
-    rows = build(ctx.paths.col(uid, "memory_items"), "items_by_read_class", {"read_class": ["archive"]},
-                 limit=scan).stream()
+    rows = ctx.store.query("items_by_read_class", {"read_class": ["archive"]}, parent=paths.user(uid), limit=scan)
     scored = []
-    for snap in rows:
-        item = MemoryItem.from_store(snap.to_dict())
+    for row in rows:
+        item = MemoryItem.from_store(row.data)
         if item.restricted:
             continue
         words = {w.casefold() for w in _WORD.findall(item.content)}

@@ -26,6 +26,7 @@ from datetime import timedelta
 from typing import Any
 
 from core.bootstrap import Context, log_json
+from core.domain import paths
 from core.domain import webhooks as policy
 from core.domain.webhooks import MAX_ATTEMPTS, MEMORY_CREATED
 from core.errors import BadRequest, DeliveryPending, NotFound, RetryableError, TargetRefused, WritesBlocked
@@ -53,8 +54,7 @@ def _public(webhook_type: str, data: dict[str, Any] | None) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------ configuration
 def get_config(ctx: Context, uid: str, webhook_type: str) -> dict[str, Any]:
     """``{type, url, enabled}``; ``url`` is null and ``enabled`` false when none is set."""
-    snap = ctx.paths.doc(uid, CONFIG_COLLECTION, _known(webhook_type)).get()
-    return _public(webhook_type, snap.to_dict() if snap.exists else None)
+    return _public(webhook_type, ctx.store.get(paths.doc(uid, CONFIG_COLLECTION, _known(webhook_type))))
 
 
 def check_target(ctx: Context, url: str) -> list[str]:
@@ -70,19 +70,19 @@ def put_config(ctx: Context, uid: str, webhook_type: str, url: str, enabled: boo
         check_target(ctx, url)
     except TargetRefused as exc:
         raise BadRequest(f"url refused: {exc}", code="webhook_url_refused") from exc
-    fence = ctx.paths.account_deletion(uid).get()
-    if fence.exists and (fence.to_dict() or {}).get("state") in ("fenced", "purging"):
+    fence = ctx.store.get(paths.account_deletion(uid))
+    if fence is not None and fence.get("state") in ("fenced", "purging"):
         raise WritesBlocked("this account is being deleted")
     data = {"type": webhook_type, "url": url, "enabled": enabled, "updated_at": ctx.now()}
-    ctx.paths.doc(uid, CONFIG_COLLECTION, webhook_type).set(data)
+    ctx.store.set(paths.doc(uid, CONFIG_COLLECTION, webhook_type), data)
     log_json("webhook_configured", uid=uid, type=webhook_type, enabled=enabled)
     return _public(webhook_type, data)
 
 
 def delete_config(ctx: Context, uid: str, webhook_type: str) -> dict[str, Any]:
-    ref = ctx.paths.doc(uid, CONFIG_COLLECTION, _known(webhook_type))
-    existed = ref.get().exists
-    ref.delete()
+    ref = paths.doc(uid, CONFIG_COLLECTION, _known(webhook_type))
+    existed = ctx.store.get(ref) is not None
+    ctx.store.delete(ref)
     return {"type": webhook_type, "deleted": existed}
 
 
@@ -110,20 +110,16 @@ def _enqueue(ctx: Context, uid: str, conversation_id: str, old: dict[str, Any] |
         log.warning("webhook %s not sent: STRATA_CONSOLIDATE_URL (the task worker) is not set", MEMORY_CREATED)
         return None
     delivery_id = policy.delivery_id(MEMORY_CREATED, conversation_id)
-    record = ctx.paths.doc(uid, DELIVERY_COLLECTION, delivery_id)
-    from google.api_core.exceptions import AlreadyExists
-
-    try:
-        record.create({"type": MEMORY_CREATED, "conversation_id": conversation_id, "state": "enqueued",
-                       "attempts": 0, "enqueued_at": ctx.now(), "updated_at": ctx.now(),
-                       "expire_at": ctx.now() + timedelta(days=RECORD_DAYS)})
-    except AlreadyExists:  # a duplicate or retried trigger: the first one enqueued it
-        return None
+    record = paths.doc(uid, DELIVERY_COLLECTION, delivery_id)
+    if not ctx.store.create(record, {"type": MEMORY_CREATED, "conversation_id": conversation_id, "state": "enqueued",
+                                     "attempts": 0, "enqueued_at": ctx.now(), "updated_at": ctx.now(),
+                                     "expire_at": ctx.now() + timedelta(days=RECORD_DAYS)}):
+        return None  # a duplicate or retried trigger: the first one enqueued it
     payload = {"webhook": MEMORY_CREATED, "uid": uid, "conversation_id": conversation_id}
     try:
         ctx.tasks.enqueue(target, payload, task_id=delivery_id, queue=ctx.settings.webhook_queue)
     except Exception:
-        record.delete()  # so that a retried trigger may enqueue it again
+        ctx.store.delete(record)  # so that a retried trigger may enqueue it again
         raise
     log_json("webhook_enqueued", uid=uid, type=MEMORY_CREATED, conversation_id=conversation_id)
     return delivery_id
@@ -134,9 +130,8 @@ def deliver(ctx: Context, uid: str, webhook_type: str, conversation_id: str, ret
     """One delivery attempt (a Cloud Task calls this). Returns the outcome when final; raises
     :class:`DeliveryPending` when the receiver may take it later and attempts remain."""
     _known(webhook_type)
-    record = ctx.paths.doc(uid, DELIVERY_COLLECTION, policy.delivery_id(webhook_type, conversation_id))
-    snap = record.get()
-    state = (snap.to_dict() or {}) if snap.exists else {}
+    record = paths.doc(uid, DELIVERY_COLLECTION, policy.delivery_id(webhook_type, conversation_id))
+    state = ctx.store.get(record) or {}
     if state.get("state") in FINAL_STATES:  # Cloud Tasks ran the task again: nothing to do
         return {"state": state["state"], "duplicate": True}
     attempt = max(int(state.get("attempts", 0)) + 1, retry_count + 1)
@@ -144,22 +139,22 @@ def deliver(ctx: Context, uid: str, webhook_type: str, conversation_id: str, ret
     def finish(outcome: str, **fields: Any) -> dict[str, Any]:
         update = {"type": webhook_type, "conversation_id": conversation_id, "state": outcome,
                   "attempts": attempt, "updated_at": ctx.now(), **fields}
-        record.set(update, merge=True)
+        ctx.store.set(record, update, merge=True)
         log_json("webhook_delivery", uid=uid, **{k: v for k, v in update.items() if k != "updated_at"})
         return {"state": outcome, "attempts": attempt, **fields}
 
     config = get_config(ctx, uid, webhook_type)
     if not (config["enabled"] and config["url"]):
         return finish("cancelled", reason="webhook_disabled")
-    conversation = ctx.paths.doc(uid, "conversations", conversation_id).get()
-    if not conversation.exists:
+    conversation = ctx.store.get(paths.doc(uid, "conversations", conversation_id))
+    if conversation is None:
         return finish("cancelled", reason="conversation_deleted")
     url = config["url"]
     try:
         addresses = check_target(ctx, url)
     except TargetRefused as exc:
         return finish("refused", reason=str(exc))
-    body = json.dumps(policy.conversation_body(conversation_id, conversation.to_dict() or {}),
+    body = json.dumps(policy.conversation_body(conversation_id, conversation),
                       ensure_ascii=False, allow_nan=False).encode()
     try:
         status = ctx.webhook_sender.post(policy.target_url(url, uid), addresses[0], body,

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.adapters.firestore.apply import ApplyView, Plan
-from core.adapters.firestore.queries import build
 from core.bootstrap import Context
+from core.domain import paths
 from core.domain.admission import admit
+from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem
 from core.domain.states import Layer, ProcessingState, Status
 
@@ -67,9 +67,8 @@ def review_rows(ctx: Context, uid: str, memory_ids: Any) -> dict[str, dict[str, 
     through ``doc_paths``), so retracting the memories can redact their reviews."""
     rows: dict[str, dict[str, Any]] = {}
     for memory_id in memory_ids:
-        query = build(ctx.paths.col(uid, "memory_review_queue"), "reviews_by_memory", {"memory_id": memory_id})
-        for snap in query.stream():
-            rows[snap.id] = snap.to_dict()
+        for row in ctx.store.query("reviews_by_memory", {"memory_id": memory_id}, parent=paths.user(uid)):
+            rows[row.id] = row.data
     return rows
 
 
@@ -77,9 +76,9 @@ def live_page(ctx: Context, uid: str, source_id: str, size: int, after: str | No
     """Ids of one page of the source's live cohort, read outside the transaction (to find the review
     rows the transaction must read too)."""
     cursor = {"__name__": after} if after else None
-    query = build(ctx.paths.col(uid, "memory_items"), "items_by_active_source", {"active_source_ids": source_id},
-                  limit=size, start_after=cursor)
-    return [snap.id for snap in query.select([]).stream()]
+    rows = ctx.store.query("items_by_active_source", {"active_source_ids": source_id}, parent=paths.user(uid),
+                           limit=size, start_after=cursor, keys_only=True)
+    return [row.id for row in rows]
 
 
 def apply_withdrawal(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], planner: str,

@@ -19,7 +19,7 @@ import logging
 import threading
 import zlib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,95 +27,33 @@ from core.adapters.firestore import fence
 from core.adapters.firestore.client import Paths
 from core.adapters.firestore.queries import build
 from core.domain import ids
+from core.domain.plan import (
+    MAX_ITEMS_PER_APPLY,
+    ApplyResult,
+    ApplyView,
+    ItemQuery,
+    ItemValidator,
+    OutboxAction,
+    Page,
+    Plan,
+    Planner,
+    is_projectable,
+    split_doc_path,
+)
 from core.domain.records import MemoryItem
-from core.domain.visibility import is_default_visible
 from core.errors import Conflict, RetryableError, StrataError, WritesBlocked, WritesDisabled
 
 log = logging.getLogger(__name__)
 
-MAX_ITEMS_PER_APPLY = 200  # 2 writes per item + bookkeeping stays under Firestore's 500-write commit
+__all__ = ["MAX_ITEMS_PER_APPLY", "ApplyEngine", "ApplyResult", "ApplyView", "ItemQuery", "ItemValidator",
+           "OutboxAction", "Page", "Plan", "Planner", "head_sequence", "is_projectable", "journaled"]
+
 # Applies for one user all read and write its control doc, so concurrent ones in one process (a
 # function instance serving several triggers) only deadlock on its lock, wait for the lock timeout
 # and back off for seconds; queueing them here instead costs nothing. Shared by every engine of the
 # process (so two contexts cannot bypass each other) and striped, so memory stays bounded.
 _USER_LOCKS = [threading.Lock() for _ in range(64)]
-
-
-@dataclass(frozen=True)
-class Page:
-    """One cursor page of an item query: at most ``size`` items after document id ``after``."""
-
-    size: int
-    after: str | None = None
-
-
-ItemQuery = tuple[str, Mapping[str, Any]] | tuple[str, Mapping[str, Any], Page]
-
-
-@dataclass
-class ApplyView:
-    """What a planner may look at. Items absent from Firestore map to None."""
-
-    uid: str
-    now: datetime
-    control: dict[str, Any]
-    items: dict[str, MemoryItem | None]
-    docs: dict[str, dict[str, Any] | None]
-    sequence: int  # the sequence this commit will get
-    commit_id: str
-    operation_id: str
-    queried: dict[str, list[str]] = field(default_factory=dict)  # query label → matching item ids
-    more: dict[str, bool] = field(default_factory=dict)  # paged query label → items follow this page
-
-    def next_revision(self, memory_id: str) -> int:
-        current = self.items.get(memory_id)
-        return (current.revision if current else 0) + 1
-
-
-@dataclass
-class OutboxAction:
-    memory_id: str
-    action: str  # upsert | delete | purge_user
-    reason: str = ""
-
-
-@dataclass
-class Plan:
-    items: list[MemoryItem] = field(default_factory=list)
-    docs: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # "collection/id" → data | None
-    outbox: list[OutboxAction] = field(default_factory=list)
-    summary: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def empty(self) -> bool:
-        return not (self.items or self.docs or self.outbox)
-
-
-@dataclass
-class ApplyResult:
-    operation_id: str
-    commit_id: str | None
-    sequence: int | None
-    replayed: bool
-    changed_ids: list[str]
-    summary: dict[str, Any]
-    outbox_events: int = 0
-
-
-Planner = Callable[[ApplyView], Plan]
-ItemValidator = Callable[[MemoryItem, ApplyView, Plan], None]
-
-
-def is_projectable(item: MemoryItem) -> bool:
-    """Visible and unrestricted items are upserted to providers; everything else is delete-only."""
-    return is_default_visible(item) and not item.restricted
-
-
-def _split(path: str) -> tuple[str, str]:
-    collection, _, doc_id = path.partition("/")
-    if not collection or not doc_id or "/" in doc_id:
-        raise ValueError(f"plan document path must be 'collection/id', got {path!r}")
-    return collection, doc_id
+_split = split_doc_path
 
 
 @dataclass(frozen=True)

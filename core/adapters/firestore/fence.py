@@ -1,72 +1,24 @@
-"""The account-generation fence: work that began before an account wipe never writes after it.
+"""The account-generation fence in Firestore: reading the wipe record and the fenced write.
 
-The generation lives on the top-level wipe record ``account_deletions/{uid}`` (field
-``generation``), outside ``users/{uid}``, so the recursive wipe cannot erase it; every wipe bumps it
-when it raises the fence. Background work (a capture, a consolidation pass, an outbox drain) reads
-the generation when it starts — its event carries nothing — and runs inside :func:`expect`; every
-apply transaction and every fenced write of that work re-reads the wipe record in its own
-transaction and refuses with :class:`GenerationChanged` when the generation moved. Callers
-acknowledge that refusal: the work belongs to an account that no longer exists.
-
-The expectation is a context variable rather than a parameter so the services' apply call sites
-(capture replacement, consolidation routes, review expiry, ...) need not thread it through.
+The fence itself (:class:`AccountFence`, the expected generation, the check) is in
+:mod:`core.domain.fence`.
 """
 
 from __future__ import annotations
 
-import contextvars
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from core.adapters.firestore.client import Paths
-from core.errors import GenerationChanged, WritesBlocked
+from core.domain.fence import AccountFence, check, expect, expected, of
+from core.errors import WritesBlocked
 
-_EXPECTED: contextvars.ContextVar[tuple[str, int] | None] = contextvars.ContextVar(
-    "strata_expected_generation", default=None)
-
-
-@dataclass(frozen=True)
-class AccountFence:
-    generation: int  # 0 until the account's first wipe
-    deleting: bool  # a wipe is in progress: every write is refused
-    wiped: bool  # the account was wiped at least once (a wipe record exists)
-
-
-def of(record: dict[str, Any] | None) -> AccountFence:
-    """The fence a wipe record (``account_deletions/{uid}`` data, None when absent) describes."""
-    if record is None:
-        return AccountFence(0, False, False)
-    return AccountFence(int(record.get("generation", 0)), record.get("state") != "completed", True)
+__all__ = ["AccountFence", "check", "expect", "expected", "of", "read", "write"]
 
 
 def read(client: Any, uid: str) -> AccountFence:
     snap = Paths(client).account_deletion(uid).get()
     return of(snap.to_dict() if snap.exists else None)
-
-
-@contextmanager
-def expect(uid: str, generation: int) -> Iterator[None]:
-    """Within the block, every apply and fenced write for ``uid`` requires ``generation``."""
-    token = _EXPECTED.set((uid, generation))
-    try:
-        yield
-    finally:
-        _EXPECTED.reset(token)
-
-
-def expected(uid: str) -> int | None:
-    current = _EXPECTED.get()
-    return current[1] if current is not None and current[0] == uid else None
-
-
-def check(uid: str, record: dict[str, Any] | None) -> None:
-    """Inside a transaction that read the wipe record: refuse when the generation this work started
-    in has moved (a wipe began or completed since)."""
-    want = expected(uid)
-    if want is not None and of(record).generation != want:
-        raise GenerationChanged("the account was deleted after this work started; it is dropped")
 
 
 def write(client: Any, uid: str, writes: Sequence[tuple[Any, dict[str, Any], bool]], *,

@@ -15,47 +15,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.adapters.firestore.apply import ApplyEngine, ApplyResult, ApplyView, OutboxAction, Plan, Planner
-from core.domain.admission import receipt_problems
-from core.domain.records import MemoryItem
-from core.errors import AdmissionRefused
+from core.adapters.firestore.apply import ApplyEngine, ApplyResult, Planner
+from core.domain.admission import admission_validator
+from core.domain.plan import SCHEDULE_ACTION, with_schedule_event
 
-SCHEDULE_ACTION = "schedule_consolidation"
-
-
-def admission_validator(item: MemoryItem, view: ApplyView, plan: Plan) -> None:
-    """Refuse an active Long-term write without its receipt and graph assertion."""
-    assertion = plan.docs.get(f"memory_graph_assertions/{item.id}")
-    problems = receipt_problems(item, assertion)
-    if problems:
-        raise AdmissionRefused(f"Long-term write of {item.id} refused: {'; '.join(problems)}")
+__all__ = ["SCHEDULE_ACTION", "SchedulingEngine", "admission_validator"]
 
 
 class SchedulingEngine(ApplyEngine):
     """The apply engine, with every plan checked for items it makes pending."""
 
     def apply(self, uid: str, kind: str, key: Any, planner: Planner, **kwargs: Any) -> ApplyResult:
-        return super().apply(uid, kind, key, _with_schedule_event(planner), **kwargs)
-
-
-def _with_schedule_event(planner: Planner) -> Planner:
-    def plan(view: ApplyView) -> Plan:
-        out = planner(view)
-        if (any(_newly_pending(view, item) for item in out.items)
-                and not any(a.action == SCHEDULE_ACTION for a in out.outbox)):
-            out.outbox.append(OutboxAction("", SCHEDULE_ACTION, "consolidation_due"))
-        return out
-
-    return plan
-
-
-def _newly_pending(view: ApplyView, item: MemoryItem) -> bool:
-    previous = view.items.get(item.id)
-    if previous is not None and previous.pending_route:
-        return False
-    probe = item.model_copy(deep=True)
-    try:
-        probe.settle()
-    except Exception:  # noqa: BLE001 - an illegal item: the apply refuses it itself
-        return False
-    return probe.pending_route
+        return super().apply(uid, kind, key, with_schedule_event(planner), **kwargs)

@@ -1,181 +1,21 @@
-"""Every Firestore query Strata runs, declared once.
-
-Code never builds an ad-hoc ``where`` chain: it names a :class:`QuerySpec` from :data:`QUERIES`
-and runs it through :func:`build`. The composite indexes a deployment needs are derived from the
-same specs (:func:`composite_indexes`), and the infrastructure tests compare that derivation with
-what Terraform declares, so a new query without its index fails the suite.
-"""
+"""The Firestore form of the named queries declared in :mod:`core.domain.queries`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any
 
-Scope = Literal["COLLECTION", "COLLECTION_GROUP"]
-Direction = Literal["ASCENDING", "DESCENDING"]
-EQUALITY_OPS = frozenset({"==", "in"})
-INEQUALITY_OPS = frozenset({"<", "<=", ">", ">=", "!=", "not-in"})
+from core.domain.queries import (
+    QUERIES,
+    Clause,
+    CompositeIndex,
+    IndexField,
+    Order,
+    QuerySpec,
+    composite_indexes,
+)
 
-
-@dataclass(frozen=True)
-class Clause:
-    field: str
-    op: str  # "==", "in", "array_contains", "<", "<=", ">", ">="
-
-
-@dataclass(frozen=True)
-class Order:
-    field: str
-    direction: Direction = "ASCENDING"
-
-
-@dataclass(frozen=True)
-class IndexField:
-    field_path: str
-    mode: Literal["ASCENDING", "DESCENDING", "ARRAY_CONTAINS"]
-
-
-@dataclass(frozen=True)
-class CompositeIndex:
-    collection_group: str
-    query_scope: Scope
-    fields: tuple[IndexField, ...]
-
-
-@dataclass(frozen=True)
-class QuerySpec:
-    name: str
-    collection: str  # the last path segment, e.g. "memory_items"
-    scope: Scope
-    where: tuple[Clause, ...] = ()
-    order_by: tuple[Order, ...] = ()
-
-    def required_index(self) -> CompositeIndex | None:
-        """The composite index Firestore needs for this query, or None when single-field
-        indexes (created automatically) serve it."""
-        fields: list[IndexField] = []
-        seen: set[str] = set()
-        for clause in self.where:
-            if clause.op == "array_contains":
-                fields.append(IndexField(clause.field, "ARRAY_CONTAINS"))
-                seen.add(clause.field)
-        for clause in self.where:
-            if clause.op in EQUALITY_OPS and clause.field not in seen:
-                fields.append(IndexField(clause.field, "ASCENDING"))
-                seen.add(clause.field)
-        for clause in self.where:
-            if clause.op in INEQUALITY_OPS and clause.field not in seen:
-                direction: Direction = next((o.direction for o in self.order_by if o.field == clause.field),
-                                            "ASCENDING")
-                fields.append(IndexField(clause.field, direction))
-                seen.add(clause.field)
-        for order in self.order_by:
-            if order.field not in seen and order.field != "__name__":
-                fields.append(IndexField(order.field, order.direction))
-                seen.add(order.field)
-        if len(fields) < 2:
-            return None
-        return CompositeIndex(self.collection, self.scope, tuple(fields))
-
-
-def _q(name: str, collection: str, scope: Scope, where: Sequence[Clause], order_by: Sequence[Order]) -> QuerySpec:
-    return QuerySpec(name, collection, scope, tuple(where), tuple(order_by))
-
-
-ASC: Direction = "ASCENDING"
-DESC: Direction = "DESCENDING"
-
-QUERIES: Mapping[str, QuerySpec] = {
-    spec.name: spec
-    for spec in (
-        # Reads: the list endpoint (and include_archive via `in`), newest created first. The cursor
-        # orders on keys that never change (created_at is kept by every revision, then the id), so
-        # an item edited or routed between two pages keeps its place: never skipped, never repeated.
-        _q("list_by_read_class", "memory_items", "COLLECTION",
-           [Clause("read_class", "in")], [Order("created_at", DESC), Order("__name__", DESC)]),
-        _q("list_by_read_class_and_layer", "memory_items", "COLLECTION",
-           [Clause("read_class", "in"), Clause("layer", "==")], [Order("created_at", DESC), Order("__name__", DESC)]),
-        # Most recently updated first: consolidation's Long-term neighbours, archive search.
-        _q("items_by_read_class", "memory_items", "COLLECTION",
-           [Clause("read_class", "in")], [Order("updated_at", DESC), Order("__name__", DESC)]),
-        _q("items_by_read_class_and_layer", "memory_items", "COLLECTION",
-           [Clause("read_class", "in"), Clause("layer", "==")], [Order("updated_at", DESC), Order("__name__", DESC)]),
-        # Complete-source replacement and conversation delete: the source's cohort, paged.
-        _q("items_by_source", "memory_items", "COLLECTION",
-           [Clause("source_ids", "array_contains")], [Order("__name__", ASC)]),
-        # A source's live cohort (items its active evidence still supports), paged by id: replacement
-        # and cascade walk it in bounded pages, and a withdrawn item leaves it.
-        _q("items_by_active_source", "memory_items", "COLLECTION",
-           [Clause("active_source_ids", "array_contains")], [Order("__name__", ASC)]),
-        # Lineage: aliases and superseded ancestors of a survivor.
-        _q("items_by_canonical", "memory_items", "COLLECTION",
-           [Clause("canonical_memory_id", "==")], [Order("__name__", ASC)]),
-        # Every item not yet tombstoned (active, superseded, hidden: delete-all scans; the export), paged.
-        _q("items_by_status", "memory_items", "COLLECTION",
-           [Clause("status", "in")], [Order("__name__", ASC)]),
-        # Consolidation: a user's pending Short-term items, nearest deadline first.
-        _q("pending_route_items", "memory_items", "COLLECTION",
-           [Clause("pending_route", "==")], [Order("expires_at", ASC), Order("__name__", ASC)]),
-        # Consolidation fan-out: which users have pending items (deadline first).
-        _q("pending_route_items_all_users", "memory_items", "COLLECTION_GROUP",
-           [Clause("pending_route", "==")], [Order("expires_at", ASC)]),
-        # Consolidation safety net: the users the schedule registry holds as pending, by id.
-        _q("scheduled_users_pending", "consolidation_schedule", "COLLECTION",
-           [Clause("pending", "==")], [Order("__name__", ASC)]),
-        # Long-term age-out to Archive.
-        _q("long_term_by_age", "memory_items", "COLLECTION",
-           [Clause("read_class", "=="), Clause("layer", "=="), Clause("updated_at", "<")],
-           [Order("updated_at", ASC)]),
-        # Outbox: a user's due events.
-        _q("outbox_due", "memory_outbox", "COLLECTION",
-           [Clause("state", "in"), Clause("due_at", "<=")], [Order("due_at", ASC)]),
-        # Outbox: any event still held (leased), for the account purge fence.
-        _q("outbox_by_state", "memory_outbox", "COLLECTION",
-           [Clause("state", "in")], [Order("__name__", ASC)]),
-        # Outbox operations: dead-lettered events across users (list, redrive), paged by path.
-        _q("outbox_by_state_all_users", "memory_outbox", "COLLECTION_GROUP",
-           [Clause("state", "in")], [Order("__name__", ASC)]),
-        # Outbox sweep: users with due events anywhere.
-        _q("outbox_due_all_users", "memory_outbox", "COLLECTION_GROUP",
-           [Clause("state", "in"), Clause("due_at", "<=")], [Order("due_at", ASC)]),
-        # Review queue: open entries, newest first.
-        _q("review_open", "memory_review_queue", "COLLECTION",
-           [Clause("status", "==")], [Order("created_at", DESC)]),
-        # A memory's ledger history.
-        _q("commits_by_memory", "memory_commits", "COLLECTION",
-           [Clause("memory_ids", "array_contains")], [Order("sequence", ASC)]),
-        # Review entries past their 72 h deadline (consolidation settles them in Archive).
-        _q("reviews_expiring", "memory_review_queue", "COLLECTION",
-           [Clause("status", "=="), Clause("expires_at", "<=")], [Order("expires_at", ASC)]),
-        # Review rows that show a memory (privacy deletes redact them).
-        _q("reviews_by_memory", "memory_review_queue", "COLLECTION", [Clause("memory_id", "==")], []),
-        # Knowledge-graph projection maintenance.
-        _q("edges_by_memory", "knowledge_edges", "COLLECTION", [Clause("memory_ids", "array_contains")], []),
-        _q("edges_by_source", "knowledge_edges", "COLLECTION", [Clause("source", "==")], []),
-        # The historical adapter (core/services/legacy.py): legacy rows in the list order, and the
-        # rows that cite a conversation under either of its field names (single-field indexes).
-        *(_q(f"legacy_{collection}_by_created", collection, "COLLECTION", [],
-             [Order("created_at", DESC), Order("__name__", DESC)]) for collection in ("memories", "short_term")),
-        *(_q(f"legacy_{collection}_by_{field}", collection, "COLLECTION", [Clause(field, "==")], [])
-          for collection in ("memories", "short_term") for field in ("conversation_id", "memory_id")),
-        # Workflow rows of a conversation.
-        _q("action_items_by_conversation", "action_items", "COLLECTION",
-           [Clause("conversation_id", "==")], []),
-        _q("goals_by_conversation", "goals", "COLLECTION",
-           [Clause("conversation_id", "==")], []),
-    )
-}
-
-
-def composite_indexes() -> list[CompositeIndex]:
-    """The de-duplicated composite indexes that :data:`QUERIES` need."""
-    out: list[CompositeIndex] = []
-    for spec in QUERIES.values():
-        index = spec.required_index()
-        if index is not None and index not in out:
-            out.append(index)
-    return out
+__all__ = ["QUERIES", "Clause", "CompositeIndex", "IndexField", "Order", "QuerySpec", "build", "composite_indexes"]
 
 
 def build(base: Any, name: str, params: Mapping[str, Any], *, limit: int | None = None,

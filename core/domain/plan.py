@@ -1,0 +1,124 @@
+"""What a planner sees and returns: the types of the apply transaction (§ canonical mutation).
+
+A service describes a canonical change as a *planner*: a pure function from the read-only
+:class:`ApplyView` the transaction read to the :class:`Plan` it should write. The store
+(:class:`core.ports.Store`) runs the transaction; these types are shared by every implementation
+of it, so they live here, below the ports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from core.domain.records import MemoryItem
+from core.domain.visibility import is_default_visible
+
+MAX_ITEMS_PER_APPLY = 200  # 2 writes per item + bookkeeping stays under Firestore's 500-write commit
+SCHEDULE_ACTION = "schedule_consolidation"  # the outbox action that asks for a consolidation task
+
+
+@dataclass(frozen=True)
+class Page:
+    """One cursor page of an item query: at most ``size`` items after document id ``after``."""
+
+    size: int
+    after: str | None = None
+
+
+ItemQuery = tuple[str, Mapping[str, Any]] | tuple[str, Mapping[str, Any], Page]
+
+
+@dataclass
+class ApplyView:
+    """What a planner may look at. Items absent from the store map to None."""
+
+    uid: str
+    now: datetime
+    control: dict[str, Any]
+    items: dict[str, MemoryItem | None]
+    docs: dict[str, dict[str, Any] | None]
+    sequence: int  # the sequence this commit will get
+    commit_id: str
+    operation_id: str
+    queried: dict[str, list[str]] = field(default_factory=dict)  # query label → matching item ids
+    more: dict[str, bool] = field(default_factory=dict)  # paged query label → items follow this page
+
+    def next_revision(self, memory_id: str) -> int:
+        current = self.items.get(memory_id)
+        return (current.revision if current else 0) + 1
+
+
+@dataclass
+class OutboxAction:
+    memory_id: str
+    action: str  # upsert | delete | purge_user | schedule_consolidation
+    reason: str = ""
+
+
+@dataclass
+class Plan:
+    items: list[MemoryItem] = field(default_factory=list)
+    docs: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # "collection/id" → data | None
+    outbox: list[OutboxAction] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.items or self.docs or self.outbox)
+
+
+@dataclass
+class ApplyResult:
+    operation_id: str
+    commit_id: str | None
+    sequence: int | None
+    replayed: bool
+    changed_ids: list[str]
+    summary: dict[str, Any]
+    outbox_events: int = 0
+
+
+Planner = Callable[[ApplyView], Plan]
+ItemValidator = Callable[[MemoryItem, ApplyView, Plan], None]
+
+
+def is_projectable(item: MemoryItem) -> bool:
+    """Visible and unrestricted items are upserted to providers; everything else is delete-only."""
+    return is_default_visible(item) and not item.restricted
+
+
+def split_doc_path(path: str) -> tuple[str, str]:
+    """A plan document path ``collection/id`` as its two parts."""
+    collection, _, doc_id = path.partition("/")
+    if not collection or not doc_id or "/" in doc_id:
+        raise ValueError(f"plan document path must be 'collection/id', got {path!r}")
+    return collection, doc_id
+
+
+def with_schedule_event(planner: Planner) -> Planner:
+    """``planner``, plus one ``schedule_consolidation`` outbox event when its plan makes an item
+    pending (new, or not pending before); the drain turns it into the user's consolidation task."""
+
+    def plan(view: ApplyView) -> Plan:
+        out = planner(view)
+        if (any(_newly_pending(view, item) for item in out.items)
+                and not any(a.action == SCHEDULE_ACTION for a in out.outbox)):
+            out.outbox.append(OutboxAction("", SCHEDULE_ACTION, "consolidation_due"))
+        return out
+
+    return plan
+
+
+def _newly_pending(view: ApplyView, item: MemoryItem) -> bool:
+    previous = view.items.get(item.id)
+    if previous is not None and previous.pending_route:
+        return False
+    probe = item.model_copy(deep=True)
+    try:
+        probe.settle()
+    except Exception:  # noqa: BLE001 - an illegal item: the apply refuses it itself
+        return False
+    return probe.pending_route

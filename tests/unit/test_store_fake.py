@@ -1,0 +1,213 @@
+"""The in-memory store honours the port's contract (core/ports.py Store docstring): an apply is all
+or nothing, a journaled operation replays, the fences refuse, named queries filter, order and page
+as declared in core/domain/queries.py."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from core.domain import fence, paths
+from core.domain.plan import ApplyView, OutboxAction, Plan
+from core.domain.records import MemoryItem
+from core.errors import (
+    AdmissionRefused,
+    Conflict,
+    GenerationChanged,
+    IllegalState,
+    NotFound,
+    StrataError,
+    WritesBlocked,
+    WritesDisabled,
+)
+from core.ports import Store, StoredDoc, Write
+from tests.unit.fakes.ports import FakeClock
+from tests.unit.fakes.store import InMemoryStore
+
+
+def _store() -> tuple[InMemoryStore, FakeClock]:
+    clock = FakeClock()
+    return InMemoryStore(clock.now), clock
+
+
+def _new(uid: str, mid: str, content: str = "I grow tomatoes") -> MemoryItem:
+    return MemoryItem(id=mid, uid=uid, content=content)
+
+
+def _creates(*mids: str, docs: dict | None = None):
+    def plan(view: ApplyView) -> Plan:
+        return Plan(items=[_new(view.uid, m) for m in mids if view.items.get(m) is None], docs=dict(docs or {}))
+    return plan
+
+
+def test_the_fake_is_a_store() -> None:
+    assert isinstance(_store()[0], Store)
+
+
+def test_an_apply_commits_items_outbox_commit_head_and_journal_together() -> None:
+    store, _ = _store()
+    result = store.apply("u", "t.create", {"k": 1}, _creates("m1", "m2"), item_ids=["m1", "m2"])
+    assert (result.sequence, result.replayed, sorted(result.changed_ids)) == (1, False, ["m1", "m2"])
+    assert store.head_sequence("u") == 1
+    assert set(store.collection("users/u/memory_items")) == {"m1", "m2"}
+    outbox = store.collection("users/u/memory_outbox")
+    assert sorted(e["memory_id"] for e in outbox.values() if e["action"] in ("upsert", "delete")) == ["m1", "m2"]
+    assert all(e["state"] == "pending" and e["sequence"] == 1 for e in outbox.values())
+    [commit] = store.collection("users/u/memory_commits").values()
+    assert commit["sequence"] == 1 and commit["parent_commit_id"] is None
+    item = store.get(paths.doc("u", "memory_items", "m1"))
+    assert item is not None and item["revision"] == 1 and item["ledger_sequence"] == 1
+
+
+def test_a_journaled_operation_replays_without_writing() -> None:
+    store, _ = _store()
+    first = store.apply("u", "t.create", {"k": 1}, _creates("m1"), item_ids=["m1"])
+    before = dict(store.docs)
+    again = store.apply("u", "t.create", {"k": 1}, _creates("m9"), item_ids=["m9"])
+    assert again.replayed and again.commit_id == first.commit_id and store.docs == before
+    assert store.journaled("u", "t.create", {"k": 1}) is not None
+    assert store.journaled("u", "t.create", {"k": 2}) is None
+
+
+def test_sequences_are_gapless_and_chain_commits() -> None:
+    store, _ = _store()
+    results = [store.apply("u", "t.create", {"k": i}, _creates(f"m{i}"), item_ids=[f"m{i}"]) for i in range(3)]
+    assert [r.sequence for r in results] == [1, 2, 3]
+    commits = sorted(store.collection("users/u/memory_commits").values(), key=lambda c: c["sequence"])
+    assert [c["parent_commit_id"] for c in commits] == [None, results[0].commit_id, results[1].commit_id]
+
+
+def test_a_failing_validator_writes_nothing() -> None:
+    store, _ = _store()
+    store.apply("u", "t.create", {"k": 0}, _creates("m0"), item_ids=["m0"])
+    before = dict(store.docs)
+
+    def long_term_without_receipt(view: ApplyView) -> Plan:
+        item = _new("u", "m1")
+        item.layer, item.processing_state = "long_term", "processed"
+        return Plan(items=[_new("u", "m2"), item], docs={"notes/x": {"a": 1}})
+
+    with pytest.raises(AdmissionRefused):
+        store.apply("u", "t.bad", {"k": 1}, long_term_without_receipt, item_ids=["m1", "m2"])
+    assert store.docs == before and store.head_sequence("u") == 1
+
+    def illegal(view: ApplyView) -> Plan:
+        item = _new("u", "m3")
+        item.layer = "long_term"  # pending in Long-term: not a legal combination (§1.3)
+        return Plan(items=[_new("u", "m2"), item])
+
+    with pytest.raises(IllegalState):
+        store.apply("u", "t.illegal", {}, illegal, item_ids=["m2", "m3"])
+    assert store.docs == before
+
+
+def test_an_undeclared_or_foreign_item_is_refused() -> None:
+    store, _ = _store()
+    with pytest.raises(StrataError):
+        store.apply("u", "t.x", {}, lambda view: Plan(items=[_new("u", "m1")]))
+    with pytest.raises(StrataError):
+        store.apply("u", "t.y", {}, lambda view: Plan(items=[_new("other", "m1")]), item_ids=["m1"])
+    assert store.docs == {}
+
+
+def test_an_empty_plan_journals_a_noop_only_on_an_existing_account() -> None:
+    store, _ = _store()
+    result = store.apply("u", "t.none", {}, lambda view: Plan())
+    assert result.commit_id is None and store.docs == {}  # a new account stays empty
+    store.apply("u", "t.create", {}, _creates("m1"), item_ids=["m1"])
+    store.apply("u", "t.none", {}, lambda view: Plan())
+    assert (store.journaled("u", "t.none", {}) or {}).get("noop") is True
+
+
+def test_too_many_items_is_a_conflict() -> None:
+    store, _ = _store()
+    with pytest.raises(Conflict):
+        store.apply("u", "t.big", {}, lambda view: Plan(), item_ids=[f"m{i}" for i in range(201)])
+
+
+def test_incident_switch_and_account_fence_refuse_applies() -> None:
+    store, _ = _store()
+    store.put(paths.CONTROLS_GLOBAL, {"writes_disabled": True})
+    with pytest.raises(WritesDisabled):
+        store.apply("u", "t.create", {}, _creates("m1"), item_ids=["m1"])
+    store.put(paths.CONTROLS_GLOBAL, {})
+    store.put(paths.account_deletion("u"), {"state": "fenced", "generation": 1})
+    with pytest.raises(WritesBlocked):
+        store.apply("u", "t.create", {}, _creates("m1"), item_ids=["m1"])
+    store.apply("u", "t.create", {}, _creates("m1"), item_ids=["m1"], bypass_account_fence=True)
+    store.put(paths.account_deletion("u"), {"state": "completed", "generation": 2})
+    with fence.expect("u", 1), pytest.raises(GenerationChanged):
+        store.apply("u", "t.create", {"again": 1}, _creates("m2"), item_ids=["m2"])
+    with fence.expect("u", 2):
+        assert store.apply("u", "t.create", {"again": 2}, _creates("m2"), item_ids=["m2"]).commit_id
+
+
+def test_plan_outbox_actions_and_documents_land_with_the_commit() -> None:
+    store, _ = _store()
+
+    def plan(view: ApplyView) -> Plan:
+        return Plan(docs={"notes/a": {"x": 1}}, outbox=[OutboxAction("", "purge_user", "why")])
+
+    store.apply("u", "t.doc", {}, plan, doc_paths=["notes/a"])
+    assert store.get("users/u/notes/a") == {"x": 1}
+    [event] = store.collection("users/u/memory_outbox").values()
+    assert (event["action"], event["reason"]) == ("purge_user", "why")
+    store.apply("u", "t.undoc", {}, lambda view: Plan(docs={"notes/a": None}), doc_paths=["notes/a"])
+    assert store.get("users/u/notes/a") is None
+
+
+def test_named_queries_filter_order_and_page() -> None:
+    store, clock = _store()
+    for i in range(5):
+        store.put(f"users/u/memory_review_queue/r{i}", {"status": "open" if i != 2 else "resolved",
+                                                      "created_at": clock.now() + timedelta(minutes=i)})
+    store.put("users/other/memory_review_queue/r9", {"status": "open", "created_at": clock.now()})
+    rows = store.query("review_open", {"status": "open"}, parent="users/u")
+    assert [r.id for r in rows] == ["r4", "r3", "r1", "r0"]  # newest created first, u's only
+    page = store.query("review_open", {"status": "open"}, parent="users/u", limit=2)
+    rest = store.query("review_open", {"status": "open"}, parent="users/u", start_after=page[-1])
+    assert [r.id for r in page + rest] == ["r4", "r3", "r1", "r0"]
+    for uid in ("a", "b"):
+        store.put(f"users/{uid}/memory_outbox/e1", {"state": "dead"})
+    dead = store.query("outbox_by_state_all_users", {"state": ["dead"]})
+    assert [d.owner for d in dead] == ["a", "b"]
+    assert store.query("outbox_by_state_all_users", {"state": ["dead"]}, start_after=dead[0]) == [dead[1]]
+
+
+def test_batches_conditional_and_guarded_writes() -> None:
+    store, _ = _store()
+    with pytest.raises(NotFound):
+        store.commit([Write("set", "c/a", {"v": 1}), Write("update", "c/missing", {"v": 2})])
+    assert store.get("c/a") is None  # all or nothing
+    store.commit([Write("set", "c/a", {"v": 1}), Write("set", "c/a", {"w": 2}, merge=True)])
+    assert store.get("c/a") == {"v": 1, "w": 2}
+    [doc] = store.scan("c", limit=10)
+    store.set("c/a", {"v": 3})
+    assert not store.update_if_unchanged(doc, {"v": 4})
+    assert store.update_if_unchanged(StoredDoc("c/a", {}, store.versions["c/a"]), {"v": 5})
+    assert not store.create("c/a", {}) and store.create("c/b", {})
+    assert store.update_if("c/a", lambda d: bool(d and d["v"] == 5), {"seen": True})
+    assert not store.update_if("c/a", lambda d: False, {"seen": False})
+    assert (store.get("c/a") or {}).get("seen") is True
+    store.put(paths.account_deletion("u"), {"state": "purging", "generation": 1})
+    with pytest.raises(WritesBlocked):
+        store.fenced_write("u", [("users/u/x/y", {"a": 1}, False)])
+    store.put(paths.account_deletion("u"), {"state": "completed", "generation": 1})
+    assert not store.fenced_write("u", [("users/u/x/y", {"a": 1}, False)], guard="c/a", refuse=lambda d: True)
+    assert store.fenced_write("u", [("users/u/x/y", {"a": 1}, False)])
+    store.delete_tree("users/u")
+    assert not store.has_children("users/u") and store.get(paths.account_deletion("u")) is not None
+
+
+def test_leases_expire_and_carry_a_dirty_note() -> None:
+    store, clock = _store()
+    ttl = timedelta(minutes=1)
+    assert store.take_lease("l/a", "h1", ttl)
+    assert not store.take_lease("l/a", "h2", ttl, mark_dirty=True)
+    assert store.release_lease("l/a", "h1", ttl, honour_dirty=True)  # a note: go round once more
+    assert not store.release_lease("l/a", "h1", ttl, honour_dirty=True)
+    assert store.take_lease("l/a", "h2", ttl)
+    clock.advance(minutes=2)
+    assert store.take_lease("l/a", "h3", ttl)  # expired: taken over
+    assert not store.release_lease("l/a", "h2", ttl)
