@@ -163,8 +163,18 @@ def load(path: str | Path) -> list[Sample]:
     return [parse_sample(raw, i) for i, raw in enumerate(data) if isinstance(raw, dict)]
 
 
+DATA_DIR = Path(__file__).resolve().parent / "data"
+# The development set first (tuned on), then the older files (reported, never tuned on).
+DEFAULT_FILES = ("dev_set.json", "locomo_sample.json", "locomo_heldout.json", "locomo_heldout2.json")
+
+
 def default_sample_path() -> Path:
-    return Path(__file__).resolve().parent / "data" / "locomo_sample.json"
+    return DATA_DIR / "locomo_sample.json"
+
+
+def default_paths() -> list[Path]:
+    """Every shipped recall file that exists, the development set first."""
+    return [DATA_DIR / name for name in DEFAULT_FILES if (DATA_DIR / name).exists()]
 
 
 def conversation_doc(sample: Sample, session: Session, owner: str) -> dict[str, Any]:
