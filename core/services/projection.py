@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.adapters.firestore import fence, leases
-from core.adapters.firestore.apply import is_projectable
+from core.adapters.firestore.apply import is_projectable, projected_quote
 from core.adapters.firestore.hooks import SCHEDULE_ACTION
 from core.adapters.firestore.queries import build
 from core.bootstrap import Context
@@ -225,7 +225,7 @@ def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainR
             upserts.append(ProjectionDoc(
                 provider_id=ids.provider_id(uid, memory_id), uid=uid, memory_id=memory_id, layer=item.layer,
                 revision=item.revision, content=item.content, category=item.category,
-                updated_at=item.updated_at.timestamp() if item.updated_at else 0.0))
+                updated_at=item.updated_at.timestamp() if item.updated_at else 0.0, quote=projected_quote(item)))
         else:
             deletes.append(memory_id)  # delete-only: restricted, hidden, tombstoned, fenced, archived
     keyword, vector, embedder = ctx.keyword_index, ctx.vector_index, ctx.embedder  # built here, not in a worker
