@@ -238,6 +238,7 @@ class TypesenseIndex(KeywordIndex):
         self._ensure()
         per_page = min(max(limit, TERM_CANDIDATES), MAX_PER_PAGE)
         common = {
+            "collection": self.collection,
             "query_by": QUERY_BY,
             "filter_by": f"uid:={_quote(uid)} && {_any_of('layer', layers)}",
             "include_fields": "id,uid,memory_id,layer",
