@@ -29,8 +29,9 @@ from strata_dev.bench import locomo
 def session_source(sample: locomo.Sample, session: locomo.Session, owner: str) -> ExtractionSource:
     segments = tuple(Segment(id=t.dia_id, text=t.text, speaker=t.speaker, is_user=t.speaker == owner)
                      for t in session.turns)
+    started = locomo.session_start(session)
     return ExtractionSource(uid="bench", conversation_id=f"{sample.sample_id}-session-{session.index}",
-                            segments=segments)
+                            segments=segments, session_date=started.date() if started else None)
 
 
 @dataclass

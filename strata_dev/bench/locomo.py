@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -177,6 +178,17 @@ def default_paths() -> list[Path]:
     return [DATA_DIR / name for name in DEFAULT_FILES if (DATA_DIR / name).exists()]
 
 
+def session_start(session: Session) -> datetime | None:
+    """The session's ``date_time`` ("7:40 pm on 12 January, 2025") as a UTC timestamp, if it parses."""
+    raw = " ".join((session.date or "").replace(",", " ").split())
+    for fmt in ("%I:%M %p on %d %B %Y", "%d %B %Y", "%B %d %Y", "%Y-%m-%d"):
+        try:
+            return datetime.strptime(raw, fmt).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    return None
+
+
 def conversation_doc(sample: Sample, session: Session, owner: str) -> dict[str, Any]:
     """A completed conversation as an app writes it; segment ids are the turns' dia_ids and each
     segment's speaker is the turn's speaker name (``speaker_id`` 0 for the owner, 1 for the others)."""
@@ -186,7 +198,9 @@ def conversation_doc(sample: Sample, session: Session, owner: str) -> dict[str, 
         segments.append({"id": turn.dia_id, "text": turn.text, "speaker": turn.speaker,
                          "speaker_id": 0 if is_owner else 1, "is_user": is_owner,
                          "start": float(position * 6), "end": float(position * 6 + 5)})
+    started = session_start(session)
     return {"status": "completed", "source": "omi", "language": "en", "discarded": False,
+            **({"started_at": started} if started else {}),
             "structured": {"title": f"{sample.sample_id} session {session.index}", "overview": session.date or "",
                            "action_items": [], "events": [], "category": "personal"},
             "transcript_segments": segments}
