@@ -5,10 +5,12 @@ Casual speech states most lasting facts in forms no clause rule knows -- an answ
 someone close ("He starts on the 14th of April"), a list, a number ("1350. Under budget!!"). When an
 owner's turn yields no memory from the specific rules, its *substantive* sentences become one memory
 per run of consecutive sentences: "User said: ...", in the third person, quoting that run exactly.
-An answer keeps the question it answers ("User said, asked 'Where's the new job?': ...") and quotes
-it too, so a fact spread over two turns is one memory grounded in both.
+An answer keeps the question it answers in its content ("User said, asked 'Where's the new job?':
+...") so a fact spread over two turns is one memory; it quotes the owner's turn only (a fact about
+the user is only ever quoted from the user's own turns).
 
 A sentence is substantive when it is not a question, not small talk, not an action item or goal,
+not a reaction or a mental verb ("I guess ...", "I think ..."),
 carries no secret, has at least three content words and holds something specific: a number, a
 name, a first-person word. A run never crosses a sentence that carries a secret.
 """
@@ -20,7 +22,7 @@ import re
 from ..extraction import Segment
 from ..sensitivity import contains_secret
 from .clauses import _I, _Clause, _clauses, _Draft, _trimmed
-from .disclosure import _FUNCTION_WORDS
+from .disclosure import _FUNCTION_WORDS, _NOT_A_DISCLOSURE
 from .patterns import _ACTION, _AIM
 from .phrasing import _finish, _third_person_rest
 
@@ -53,8 +55,8 @@ def _substantive(sentence: str) -> bool:
         return False
     body = re.sub(r"^(?:(?:oh|and|but|so|also|ok|okay|well|yes|yeah|yep|no|lol|haha)\b[\s,!.]*)+", "", sentence,
                   flags=_I)
-    if _ACTION.match(body) or _AIM.match(body):
-        return False
+    if _ACTION.match(body) or _AIM.match(body) or _NOT_A_DISCLOSURE.match(body):
+        return False  # a task, a goal, or a reaction / mental verb ("I guess ...", "I know ...")
     words = re.findall(r"[\w'’-]+", sentence)
     content = [w for w in words if w.lower() not in _REACTION]
     if len(words) < 3 or len(content) < 2:
@@ -107,7 +109,6 @@ def turn_memories(segment: Segment, previous: Segment | None) -> list[_Draft]:
         if question is not None and not drafts:
             asked = " ".join(question[0].text.split())
             content = f"User said, asked \u201c{asked}?\u201d: {said}"
-            quotes = (question, *quotes)
         else:
             content = f"User said: {said}"
         drafts.append(_Draft(content, "fact", "user", None, quotes))
