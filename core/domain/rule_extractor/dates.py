@@ -35,7 +35,8 @@ _PHRASE = re.compile(
     r"(?:the\s+)?" + _DAY.replace("day>", "d1>") + r"\s+(?:of\s+)?" + _MONTH.replace("month>", "m1>") +
     r"(?:,?\s+(?P<y1>\d{4}))?|" +
     _MONTH.replace("month>", "m2>") + r"\s+(?:the\s+)?" + _DAY.replace("day>", "d2>") + r"(?!\d)(?:,?\s+(?P<y2>\d{4}))?|"
-    r"(?:on\s+)?the\s+(?P<d3>[0-3]?\d)(?:st|nd|rd|th)\b|"
+    r"(?:on\s+)?the\s+(?P<d3>[0-3]?\d)(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|"
+    r"nov|dec))|"
     r"(?P<in_mod>in|last|next|this|since|until|by|end of)\s+" + _MONTH.replace("month>", "m4>") + r"(?!\s+\d)"
     r")\b", _I)
 

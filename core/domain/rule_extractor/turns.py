@@ -4,7 +4,8 @@ Casual speech states most lasting facts in forms no clause rule knows -- an answ
 ("Where's the new job?" / "Vento Pay. It's a payments startup, like 60 people"), a fact about
 someone close ("He starts on the 14th of April"), a list, a number ("1350. Under budget!!"). When an
 owner's turn yields no memory from the specific rules, its *substantive* sentences become one memory
-per run of consecutive sentences: "User said: ...", in the third person, quoting that run exactly.
+per run of consecutive sentences that holds one and neither starts nor ends with a reaction or a
+question: "User said: ...", in the third person, quoting that run exactly.
 An answer keeps the question it answers in its content ("User said, asked 'Where's the new job?':
 ...") so a fact spread over two turns is one memory; it quotes the owner's turn only (a fact about
 the user is only ever quoted from the user's own turns).
@@ -50,19 +51,27 @@ def _sentences(segment: Segment) -> list[tuple[int, int]]:
     return spans
 
 
-def _substantive(sentence: str) -> bool:
-    if sentence.rstrip().endswith("?") or _SMALL_TALK.search(sentence):
-        return False
+def _weight(sentence: str, question: bool) -> int:
+    """2: substantive; 1: neutral (kept inside a run, never at its ends); 0: a reaction, small talk,
+    a question, a task or a goal (never starts or ends a run)."""
+    if question or _SMALL_TALK.search(sentence):
+        return 0
     body = re.sub(r"^(?:(?:oh|and|but|so|also|ok|okay|well|yes|yeah|yep|no|lol|haha)\b[\s,!.]*)+", "", sentence,
                   flags=_I)
     if _ACTION.match(body) or _AIM.match(body) or _NOT_A_DISCLOSURE.match(body):
-        return False  # a task, a goal, or a reaction / mental verb ("I guess ...", "I know ...")
+        return 0  # a task, a goal, or a reaction / mental verb ("I guess ...", "I know ...")
     words = re.findall(r"[\w'’-]+", sentence)
     content = [w for w in words if w.lower() not in _REACTION]
+    if not content:
+        return 0
     if len(words) < 3 or len(content) < 2:
-        return False
+        return 1
     specific = bool(_SPECIFIC.search(sentence) or _CAPITALISED.search(sentence.strip()))
-    return specific or (bool(_FIRST_PERSON.search(sentence)) and len(content) >= 3)
+    return 2 if specific or (bool(_FIRST_PERSON.search(sentence)) and len(content) >= 3) else 1
+
+
+def _is_question(text: str, end: int) -> bool:
+    return text[end:].lstrip(" \"'”’)").startswith("?")
 
 
 def _question(previous: Segment | None) -> tuple[_Clause, int, int] | None:
@@ -73,8 +82,7 @@ def _question(previous: Segment | None) -> tuple[_Clause, int, int] | None:
     if not spans:
         return None
     start, end = spans[-1]
-    question_end = previous.text.find("?", end)
-    if question_end < 0 or previous.text[end:question_end].strip():
+    if not _is_question(previous.text, end):
         return None
     text = previous.text[start:end]
     if len(text) > MAX_QUESTION_CHARS or contains_secret(text) or len(text.split()) < 2:
@@ -86,21 +94,21 @@ def turn_memories(segment: Segment, previous: Segment | None) -> list[_Draft]:
     """Memories for an owner's turn that the specific rules left without any (see the module docstring)."""
     spans = _sentences(segment)
     text = segment.text
-    runs: list[list[tuple[int, int, bool]]] = [[]]
+    runs: list[list[tuple[int, int, int]]] = [[]]
     for start, end in spans:
         sentence = text[start:end]
         if contains_secret(sentence):
             runs.append([])
             continue
-        runs[-1].append((start, end, _substantive(sentence)))
+        runs[-1].append((start, end, _weight(sentence, _is_question(text, end))))
     question = _question(previous)
     drafts: list[_Draft] = []
     for run in runs:
-        while run and not run[0][2]:
+        while run and run[0][2] == 0:
             run.pop(0)
-        while run and not run[-1][2]:
+        while run and run[-1][2] == 0:
             run.pop()
-        if not run:
+        if not any(weight == 2 for _, _, weight in run):
             continue
         start, end = run[0][0], run[-1][1]
         said = _finish(_third_person_rest(text[start:end]))
