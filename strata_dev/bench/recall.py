@@ -73,7 +73,8 @@ def _settle(ctx: Any, uid: str) -> dict[str, int]:
         if not summary["overflow"]:
             break
     harness.drain(ctx, uid)
-    harness.wait_for(lambda: harness.count_docs(ctx, uid, "memory_outbox") == 0, timeout_s=60, every=0.2)
+    # A cold MiniLM model loads in the draining process first (a minute on a busy machine).
+    harness.wait_for(lambda: harness.count_docs(ctx, uid, "memory_outbox") == 0, timeout_s=600, every=0.2)
     return routes
 
 
