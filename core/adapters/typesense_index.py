@@ -248,8 +248,9 @@ class TypesenseIndex(KeywordIndex):
             "typo_tokens_threshold": 1,
         }
         searches = [{"q": "*", "query_by": "content", "per_page": 0}] + [{"q": term} for term in terms]
-        result = self._call("search", self._client.multi_search.perform, {"searches": searches}, common)
-        answers = result.get("results", [])
+        result: dict[str, Any] = self._call("search", self._client.multi_search.perform,  # type: ignore[arg-type]
+                                            {"searches": searches}, common)
+        answers: list[dict[str, Any]] = list(result.get("results", []))
         if len(answers) != len(searches):
             raise ProviderUnavailable(f"typesense multi_search answered {len(answers)} results for {len(searches)}")
         for answer in answers:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 

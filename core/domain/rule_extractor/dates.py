@@ -109,10 +109,10 @@ def _one(m: re.Match[str], day: date) -> str | None:
     if g["d1"] or g["d2"]:
         dom = int(g["d1"] or g["d2"])
         month = _month_index(g["m1"] or g["m2"])
-        year = g["y1"] or g["y2"]
-        if year:
+        year_text = g["y1"] or g["y2"]
+        if year_text:
             try:
-                return _fmt(date(int(year), month, dom))
+                return _fmt(date(int(year_text), month, dom))
             except ValueError:
                 return None
         found = _nearest(day, month, dom)

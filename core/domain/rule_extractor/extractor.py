@@ -17,6 +17,7 @@ from ..extraction import (
 )
 from ..sensitivity import contains_secret, label_sensitivity
 from .clauses import _I, _REPORTED, _Clause, _clauses, _Draft, _sentence_around, _unique_quote
+from .dates import annotation
 from .disclosure import (
     _ADDRESSES_OWNER,
     _EMPHATIC_MYSELF,
@@ -49,7 +50,6 @@ from .patterns import (
     _YOUR_RELATION,
     _category,
 )
-from .dates import annotation
 from .phrasing import _about_person, _finish
 from .turns import turn_memories
 

@@ -32,10 +32,7 @@ _SMALL_TALK = re.compile(
     r"see you|bye|no worries|never mind|sounds good|thank you|thanks|congrat\w*|happy birthday|miss you|"
     r"love you|take care)\b", _I)
 _REACTION = _FUNCTION_WORDS | frozenset(
-    "haha hahaha lol lmao omg wow oh ah aw aww yay ugh hmm ok okay yeah yep nope nah yes no sure totally "
-    "exactly right true fair good great nice cool amazing awesome brilliant lovely perfect wait honestly "
-    "literally seriously basically like well anyway gonna wanna know think mean guess love hate can't won't "
-    "don't didn't isn't it's that's what's i'd you'd you're you've your you".split())
+    ["haha", "hahaha", "lol", "lmao", "omg", "wow", "oh", "ah", "aw", "aww", "yay", "ugh", "hmm", "ok", "okay", "yeah", "yep", "nope", "nah", "yes", "no", "sure", "totally", "exactly", "right", "true", "fair", "good", "great", "nice", "cool", "amazing", "awesome", "brilliant", "lovely", "perfect", "wait", "honestly", "literally", "seriously", "basically", "like", "well", "anyway", "gonna", "wanna", "know", "think", "mean", "guess", "love", "hate", "can't", "won't", "don't", "didn't", "isn't", "it's", "that's", "what's", "i'd", "you'd", "you're", "you've", "your", "you"])
 _FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|d|ll)|my|mine|me|we|we['’](?:re|ve|ll|d)|our|us|myself)\b", _I)
 _SPECIFIC = re.compile(r"\d|£|\$|€")
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+")
