@@ -160,8 +160,9 @@ def source_segments(source: ExtractionSource) -> tuple[Segment, ...]:
 
 
 def _session_date(doc: Mapping[str, Any]) -> date | None:
-    """The day the conversation started (``started_at``, else ``created_at``): a timestamp or ISO text."""
-    for key in ("started_at", "created_at"):
+    """The day the conversation started (``started_at``, as apps write it: a timestamp or ISO text).
+    ``created_at`` is not used: it is when the document was written, which a backfill sets to now."""
+    for key in ("started_at",):
         value = doc.get(key)
         if isinstance(value, datetime):
             return value.date()
