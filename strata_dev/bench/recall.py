@@ -154,10 +154,15 @@ def _run_file(ctx: Any, path: str, args: Any) -> dict[str, Any]:
         for route, count in _settle(ctx, uid).items():
             routes_total[route] = routes_total.get(route, 0) + count
         searches = {mode: functools.partial(_search, getattr(search, mode), ctx, uid) for mode in MODES}
+        if getattr(args, "fusion_grid", False):
+            searches.update(_fusion_grid(ctx, uid))
         all_rows.extend(evaluate(sample, owner, searches)["rows"])
         voice_rows.extend(evaluate(sample, owner, searches, owner_voice=True)["rows"])
     owner_rows = [r for r in all_rows if r["owner_only"]]
     summary = _summary(all_rows)
+    grid = sorted({k.rsplit("@", 1)[0] for r in all_rows for k in r if k.startswith("fuse_")})
+    if grid:
+        summary["fusion_grid@10"] = {name: stats.mean(r.get(f"{name}@10") for r in all_rows) for name in grid}
     return {
         "data": Path(path).name, "samples": len(samples), "turns": sum(len(s.turns()) for s in samples),
         "memories_extracted": memories, "routes": routes_total, "seconds": round(time.monotonic() - started, 2),
@@ -173,6 +178,9 @@ def _run_file(ctx: Any, path: str, args: Any) -> dict[str, Any]:
 
 
 def run(args: Any) -> dict[str, Any]:
+    import os
+
+    args.fusion_grid = os.environ.get("STRATA_BENCH_FUSION_GRID") == "1"
     ctx = harness.context()
     files = [_run_file(ctx, path, args) for path in _paths(args)]
     return {
@@ -183,6 +191,28 @@ def run(args: Any) -> dict[str, Any]:
                                                        "of the asked user (the ceiling of any search)"},
         "baseline": "BM25 (k1=1.5, b=0.75) over the raw turns of the same conversations; reaches its top-k turns",
     }
+
+
+def _fusion_grid(ctx: Any, uid: str) -> dict[str, Any]:
+    """Reciprocal-rank fusions of wider keyword / vector pools, for tuning ``search.hybrid`` on the
+    development set (``STRATA_BENCH_FUSION_GRID=1``): pool size, RRF k and the keyword weight."""
+    from core.services import search
+
+    @functools.cache
+    def pools(question: str, size: int) -> tuple[list[Any], list[Any]]:
+        return search.keyword(ctx, uid, question, size), search.vector(ctx, uid, question, size)
+
+    def fused(size: int, k: int, weight: float, question: str) -> list[Any]:
+        scores: dict[str, float] = {}
+        items: dict[str, Any] = {}
+        for w, results in zip((weight, 1.0), pools(question, size), strict=True):
+            for rank, scored in enumerate(results):
+                scores[scored.item.id] = scores.get(scored.item.id, 0.0) + w / (k + rank + 1)
+                items[scored.item.id] = scored
+        return [items[i] for i, _ in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:10]]
+
+    return {f"fuse_p{size}_k{k}_w{weight}": functools.partial(fused, size, k, weight)
+            for size in (10, 30) for k in (5, 20, 60) for weight in (0.5, 1.0, 2.0)}
 
 
 def _search(fn: Any, ctx: Any, uid: str, question: str) -> list[Any]:
