@@ -31,6 +31,8 @@ _SMALL_TALK = re.compile(
     r"\b(?:weather|raining|sunny|cloudy|snowing|what's up|how are you|how's it going|good morning|good night|"
     r"see you|bye|no worries|never mind|sounds good|thank you|thanks|congrat\w*|happy birthday|miss you|"
     r"love you|take care)\b", _I)
+_GREETING = re.compile(r"^(?:hi|hey|hello|hiya|morning|evening|afternoon|good (?:morning|evening|afternoon)|"
+                       r"quick update|update)\b", _I)
 _REACTION = _FUNCTION_WORDS | frozenset(
     ["haha", "hahaha", "lol", "lmao", "omg", "wow", "oh", "ah", "aw", "aww", "yay", "ugh", "hmm", "ok", "okay", "yeah", "yep", "nope", "nah", "yes", "no", "sure", "totally", "exactly", "right", "true", "fair", "good", "great", "nice", "cool", "amazing", "awesome", "brilliant", "lovely", "perfect", "wait", "honestly", "literally", "seriously", "basically", "like", "well", "anyway", "gonna", "wanna", "know", "think", "mean", "guess", "love", "hate", "can't", "won't", "don't", "didn't", "isn't", "it's", "that's", "what's", "i'd", "you'd", "you're", "you've", "your", "you"])
 _FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|d|ll)|my|mine|me|we|we['’](?:re|ve|ll|d)|our|us|myself)\b", _I)
@@ -51,7 +53,7 @@ def _sentences(segment: Segment) -> list[tuple[int, int]]:
 def _weight(sentence: str, question: bool) -> int:
     """2: substantive; 1: neutral (kept inside a run, never at its ends); 0: a reaction, small talk,
     a question, a task or a goal (never starts or ends a run)."""
-    if question or _SMALL_TALK.search(sentence):
+    if question or _SMALL_TALK.search(sentence) or _GREETING.match(sentence):
         return 0
     body = re.sub(r"^(?:(?:oh|and|but|so|also|ok|okay|well|yes|yeah|yep|no|lol|haha)\b[\s,!.]*)+", "", sentence,
                   flags=_I)
