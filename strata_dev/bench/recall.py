@@ -17,9 +17,11 @@ from __future__ import annotations
 import functools
 import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from core.ports import Embedder
 from strata_dev.bench import harness, locomo, stats
 from strata_dev.bench.bm25 import BM25
 from strata_dev.bench.coverage import Tally
@@ -177,11 +179,28 @@ def _run_file(ctx: Any, path: str, args: Any) -> dict[str, Any]:
     }
 
 
+class RememberingEmbedder(Embedder):
+    """The stack's embedder, remembering each text's vector: a question is embedded once for its
+    vector and hybrid searches (and its owner-voice form when that is the same text)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        self._memo: dict[str, list[float]] = {}
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        if missing:
+            self._memo.update(zip(missing, self.inner.embed(missing), strict=True))
+        return [self._memo[t] for t in texts]
+
+
 def run(args: Any) -> dict[str, Any]:
     import os
 
+    from core import config
+    from core.adapters.embeddings import build_embedder
     args.fusion_grid = os.environ.get("STRATA_BENCH_FUSION_GRID") == "1"
-    ctx = harness.context()
+    ctx = harness.context(embedder=RememberingEmbedder(build_embedder(config.load())))
     files = [_run_file(ctx, path, args) for path in _paths(args)]
     return {
         "owner": "speaker_a", "embedder": ctx.settings.embedder, "files": files,
