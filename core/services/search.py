@@ -95,13 +95,15 @@ def _with_legacy(canonical: list[Scored], historical: list[Scored], limit: int) 
     return merged[:limit]
 
 
-def hybrid(ctx: Context, uid: str, query: str, limit: int = 10, k: int = 60) -> list[Scored]:
-    """Reciprocal-rank fusion of keyword and vector results."""
+def hybrid(ctx: Context, uid: str, query: str, limit: int = 10, k: int = 60,
+           keyword_weight: float = 0.5) -> list[Scored]:
+    """Reciprocal-rank fusion of keyword and vector results, a keyword rank counting
+    ``keyword_weight`` of a vector rank (tuned on the development set: docs/benchmarks.md)."""
     fused: dict[str, float] = {}
     items: dict[str, MemoryItem] = {}
-    for results in (keyword(ctx, uid, query, limit), vector(ctx, uid, query, limit)):
+    for weight, results in ((keyword_weight, keyword(ctx, uid, query, limit)), (1.0, vector(ctx, uid, query, limit))):
         for rank, scored in enumerate(results):
-            fused[scored.item.id] = fused.get(scored.item.id, 0.0) + 1.0 / (k + rank + 1)
+            fused[scored.item.id] = fused.get(scored.item.id, 0.0) + weight / (k + rank + 1)
             items[scored.item.id] = scored.item
     ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
     return [Scored(items[mid], score) for mid, score in ranked]
