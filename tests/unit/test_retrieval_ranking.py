@@ -37,6 +37,7 @@ def test_the_projected_quote_holds_the_users_words_but_never_a_secret_or_a_restr
     assert projected_quote(_item()) == "I play the cello on Sundays"
     assert projected_quote(_item(sensitivity_labels=["health"])) == ""  # restricted: never indexed
     assert projected_quote(_item(layer="archive")) == ""
+    assert projected_quote(_item(edited=True)) == ""  # an edit replaces the words that found it
 
 
 def test_relative_dates_resolve_against_the_session_day() -> None:

@@ -118,8 +118,9 @@ QUOTE_CHARS = 1000
 def projected_quote(item: MemoryItem) -> str:
     """The keyword index's ``quote`` field: the item's active evidence quotes, joined, at most
     ``QUOTE_CHARS``. Empty for an item that is not projectable (restricted, hidden) and without any
-    quote that carries a secret, so the index never holds either."""
-    if not is_projectable(item):
+    quote that carries a secret, so the index never holds either; empty too once the user edited the
+    content (the old words must stop finding it)."""
+    if not is_projectable(item) or item.edited:
         return ""
     quotes: list[str] = []
     for evidence in item.evidence:
