@@ -30,6 +30,7 @@ class ProjectionDoc:
     content: str
     category: str = "interesting"
     updated_at: float = 0.0  # epoch seconds
+    quote: str = ""  # the evidence quotes (the user's words), a lower-weighted keyword field
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,9 @@ def stack() -> Iterator[dict[str, Any]]:
     # For the same reason writes only mark their user for the walk instead of enqueueing a task a
     # tick (a day) ahead for every test user; the scheduling tests enqueue on a queue of their own.
     os.environ.setdefault("STRATA_CONSOLIDATION_ON_WRITE", "0")
+    # Tests pin the dependency-free embedder (the local stack would pick MiniLM when it is installed):
+    # no model load per function process, and vectors the tests can reason about.
+    os.environ.setdefault("STRATA_EMBEDDER", "hashing")
     try:
         info = localstack.up(state_dir)
         os.environ.update(localstack.stack_env(info))

@@ -11,15 +11,19 @@ import endpoint, whose 200 answer may still hold per-document failures: each lin
 Errors: connection failures, timeouts, 429 and 5xx become :class:`ProviderUnavailable`; other 4xx
 and rejected documents become :class:`PermanentError`.
 
-Search scores: Typesense's ``text_match`` is an opaque 64-bit rank. A :class:`Hit` score is
-``0.8 * (query tokens matched / query tokens) + 0.2 * (text_match / best text_match of the page)``,
-so it lies in 0..1, is 1.0 only for the best hit matching every query token, and is comparable
-across one result page (not across queries).
+Search matches any query term, not all of them (a question is rarely worded like the memory that
+answers it): one ``multi_search`` request runs a document count and one search per term over
+``content`` and ``quote`` (the evidence quotes, a lower-weighted field; the projection never sends a
+restricted item). A :class:`Hit` score is the idf-weighted share of the terms a document matches
+(idf from each term's match count among the user's documents, a term matched only in the quote
+counting half), so it lies in 0..1, is 1.0 for a document whose content matches every term, and is
+comparable across one result page (not across queries).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
@@ -39,9 +43,17 @@ SCHEMA_FIELDS: list[dict[str, Any]] = [
     {"name": "layer", "type": "string", "facet": True},
     {"name": "revision", "type": "int64"},
     {"name": "content", "type": "string"},
+    # The evidence quotes (the user's own words), searched beside the content at a lower weight.
+    {"name": "quote", "type": "string", "optional": True},
     {"name": "category", "type": "string", "facet": True},
     {"name": "updated_at", "type": "float"},
 ]
+OPTIONAL_FIELDS = frozenset({"quote"})  # added to an older collection in place
+# Field weights of a term match: the memory's content counts fully, its evidence quote less.
+QUERY_BY = "content,quote"
+FIELD_WEIGHT = {"content": 1.0, "quote": 0.5}
+MAX_TERMS = 8
+TERM_CANDIDATES = 50
 FILTER_CHUNK = 100
 IMPORT_BATCH = 200
 MAX_PER_PAGE = 250
@@ -161,6 +173,16 @@ class TypesenseIndex(KeywordIndex):
         except (ts_errors.TypesenseClientError, httpx.HTTPError) as exc:
             raise _translate(exc, "retrieve collection") from exc
         present = {f["name"]: f["type"] for f in info.get("fields", [])}
+        absent = [f for f in SCHEMA_FIELDS if f["name"] in OPTIONAL_FIELDS and f["name"] not in present]
+        if absent:  # a collection from before the field existed: add it in place (an idempotent patch)
+            try:
+                self._client.collections[self.collection].update({"fields": absent})  # type: ignore[typeddict-item]
+            except ts_errors.ObjectAlreadyExists:
+                pass
+            except (ts_errors.TypesenseClientError, httpx.HTTPError) as exc:
+                if _status_of(exc) not in (400, 409) or "already" not in str(exc).lower():
+                    raise _translate(exc, "add fields") from exc
+            present.update({f["name"]: f["type"] for f in absent})
         missing = [f["name"] for f in SCHEMA_FIELDS if present.get(f["name"]) != f["type"]]
         if missing:
             raise PermanentError(
@@ -205,37 +227,57 @@ class TypesenseIndex(KeywordIndex):
         self._delete_where(f"uid:={_quote(uid)}")
 
     def search(self, uid: str, query: str, *, layers: Sequence[str], limit: int) -> list[Hit]:
-        if limit <= 0 or not layers or not query.strip():
+        """Any-term matching with field weights: one request (``multi_search``) holds a count of the
+        user's documents and one search per query term (at most ``MAX_TERMS``); a document scores the
+        idf of every term it matches (BM25's, from the term's match count among the user's documents),
+        times the weight of the best field it matched in (content 1.0, quote 0.5), divided by the sum
+        of the terms' idf. A document matching every term in its content scores 1.0."""
+        terms = list(dict.fromkeys(t.casefold() for t in _TOKEN.findall(query)))[:MAX_TERMS]
+        if limit <= 0 or not layers or not terms:
             return []
         self._ensure()
-        params = {
-            "q": query,
-            "query_by": "content",
+        per_page = min(max(limit, TERM_CANDIDATES), MAX_PER_PAGE)
+        common = {
+            "collection": self.collection,
+            "query_by": QUERY_BY,
             "filter_by": f"uid:={_quote(uid)} && {_any_of('layer', layers)}",
-            "per_page": min(limit, MAX_PER_PAGE),
             "include_fields": "id,uid,memory_id,layer",
-            # A natural-language query rarely matches every word: let Typesense drop words until it
-            # has a page's worth of candidates, ranking documents that match more words first.
-            "drop_tokens_threshold": min(limit, MAX_PER_PAGE),
-            "typo_tokens_threshold": min(limit, MAX_PER_PAGE),
+            "highlight_fields": QUERY_BY,
+            "per_page": per_page,
+            "drop_tokens_threshold": 0,
+            "typo_tokens_threshold": 1,
         }
-        result = self._call("search", self._documents.search, params)
-        hits = result.get("hits", [])
-        if not hits:
-            return []
-        query_tokens = max(1, len(_TOKEN.findall(query)))
-        best = max(int(h.get("text_match") or 0) for h in hits) or 1
-        out = []
-        for h in hits:
-            doc = h.get("document", {})
-            if doc.get("uid") != uid or not doc.get("memory_id"):
-                continue
-            matched = int((h.get("text_match_info") or {}).get("tokens_matched") or 0)
-            coverage = min(1.0, matched / query_tokens)
-            relative = int(h.get("text_match") or 0) / best
-            out.append(Hit(memory_id=doc["memory_id"], score=round(0.8 * coverage + 0.2 * relative, 6),
-                           provider_id=str(doc.get("id", ""))))
-        return out
+        searches = [{"q": "*", "query_by": "content", "per_page": 0}] + [{"q": term} for term in terms]
+        result: dict[str, Any] = self._call("search", self._client.multi_search.perform,  # type: ignore[arg-type]
+                                            {"searches": searches}, common)
+        answers: list[dict[str, Any]] = list(result.get("results", []))
+        if len(answers) != len(searches):
+            raise ProviderUnavailable(f"typesense multi_search answered {len(answers)} results for {len(searches)}")
+        for answer in answers:
+            if answer.get("error"):
+                code = int(answer.get("code") or 0)
+                error = ProviderUnavailable if code in (408, 429) or code >= 500 else PermanentError
+                raise error(f"typesense search failed: {answer.get('error')}")
+        total = int(answers[0].get("found") or 0)
+        scores: dict[str, float] = {}
+        ids: dict[str, str] = {}
+        weight_sum = 0.0
+        for answer in answers[1:]:
+            found = int(answer.get("found") or 0)
+            idf = math.log(1.0 + (total - found + 0.5) / (found + 0.5))
+            weight_sum += idf
+            for h in answer.get("hits", []):
+                doc = h.get("document", {})
+                if doc.get("uid") != uid or not doc.get("memory_id"):
+                    continue
+                fields = {x.get("field") for x in h.get("highlights", [])} | set(h.get("highlight") or {})
+                weight = max((FIELD_WEIGHT.get(str(f), 0.0) for f in fields), default=FIELD_WEIGHT["content"])
+                memory_id = doc["memory_id"]
+                scores[memory_id] = scores.get(memory_id, 0.0) + idf * weight
+                ids[memory_id] = str(doc.get("id", ""))
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+        return [Hit(memory_id=mid, score=round(min(1.0, score / weight_sum), 6) if weight_sum else 0.0,
+                    provider_id=ids[mid]) for mid, score in ranked]
 
     def provider_ids(self, uid: str) -> set[str]:
         self._ensure()

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import date, datetime
 from typing import Any, Literal, Protocol
 
 from core.errors import GroundingError
@@ -58,6 +59,7 @@ class ExtractionSource:
     segments: tuple[Segment, ...] = ()
     external_text: str | None = None
     language: str = "en"
+    session_date: date | None = None  # the day the conversation took place ("last Tuesday" resolves against it)
 
 
 # --------------------------------------------------------------------------- outputs
@@ -157,6 +159,23 @@ def source_segments(source: ExtractionSource) -> tuple[Segment, ...]:
     return source.segments
 
 
+def _session_date(doc: Mapping[str, Any]) -> date | None:
+    """The day the conversation started (``started_at``, as apps write it: a timestamp or ISO text).
+    ``created_at`` is not used: it is when the document was written, which a backfill sets to now."""
+    for key in ("started_at",):
+        value = doc.get(key)
+        if isinstance(value, datetime):
+            return value.date()
+        if isinstance(value, date):
+            return value
+        if isinstance(value, str) and value.strip():
+            try:
+                return datetime.fromisoformat(value.strip().replace("Z", "+00:00")).date()
+            except ValueError:
+                continue
+    return None
+
+
 def source_from_conversation(uid: str, conversation_id: str, doc: Mapping[str, Any]) -> ExtractionSource:
     """Build the extraction input from a conversation document as apps write it.
 
@@ -184,6 +203,7 @@ def source_from_conversation(uid: str, conversation_id: str, doc: Mapping[str, A
         segments=tuple(segments),
         external_text=external_text,
         language=str(doc.get("language") or "en"),
+        session_date=_session_date(doc),
     )
 
 

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from core.domain.records import MemoryItem
+from core.domain.sensitivity import contains_secret
 from core.domain.visibility import is_default_visible
 
 MAX_ITEMS_PER_APPLY = 200  # 2 writes per item + bookkeeping stays under Firestore's 500-write commit
@@ -88,6 +89,26 @@ ItemValidator = Callable[[MemoryItem, ApplyView, Plan], None]
 def is_projectable(item: MemoryItem) -> bool:
     """Visible and unrestricted items are upserted to providers; everything else is delete-only."""
     return is_default_visible(item) and not item.restricted
+
+
+QUOTE_CHARS = 1000
+
+
+def projected_quote(item: MemoryItem) -> str:
+    """The keyword index's ``quote`` field: the item's active evidence quotes, joined, at most
+    ``QUOTE_CHARS``. Empty for an item that is not projectable (restricted, hidden) and without any
+    quote that carries a secret, so the index never holds either; empty too once the user edited the
+    content (the old words must stop finding it)."""
+    if not is_projectable(item) or item.edited:
+        return ""
+    quotes: list[str] = []
+    for evidence in item.evidence:
+        if evidence.status != "active":
+            continue
+        for ref in evidence.quote_refs:
+            if ref.quote and ref.quote not in quotes and not contains_secret(ref.quote):
+                quotes.append(ref.quote)
+    return " … ".join(quotes)[:QUOTE_CHARS]
 
 
 def split_doc_path(path: str) -> tuple[str, str]:

@@ -22,7 +22,7 @@ from typing import Any
 
 from core.bootstrap import Context
 from core.domain import fence, ids, paths
-from core.domain.plan import SCHEDULE_ACTION, is_projectable
+from core.domain.plan import SCHEDULE_ACTION, is_projectable, projected_quote
 from core.domain.records import MemoryItem
 from core.ports import Embedder, KeywordIndex, ProjectionDoc, StoredDoc, VectorIndex, Write
 from core.services import controls, graph, scheduling
@@ -217,7 +217,7 @@ def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainR
             upserts.append(ProjectionDoc(
                 provider_id=ids.provider_id(uid, memory_id), uid=uid, memory_id=memory_id, layer=item.layer,
                 revision=item.revision, content=item.content, category=item.category,
-                updated_at=item.updated_at.timestamp() if item.updated_at else 0.0))
+                updated_at=item.updated_at.timestamp() if item.updated_at else 0.0, quote=projected_quote(item)))
         else:
             deletes.append(memory_id)  # delete-only: restricted, hidden, tombstoned, fenced, archived
     keyword, vector, embedder = ctx.keyword_index, ctx.vector_index, ctx.embedder  # built here, not in a worker

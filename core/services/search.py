@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from core.bootstrap import Context
 from core.domain import paths
+from core.domain.query_terms import STOPWORDS
 from core.domain.records import MemoryItem
 from core.domain.visibility import collapse_lineage, is_default_visible
 from core.errors import BadRequest
@@ -50,11 +51,11 @@ def _hydrated(ctx: Context, uid: str, hits: list[Hit], limit: int) -> list[Score
     return [s for s in out if s.item.id in keep][:limit]
 
 
-STOPWORDS = frozenset(["a", "about", "after", "again", "all", "am", "an", "and", "any", "are", "as", "at", "be", "been", "before", "being", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "during", "each", "few", "for", "from", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "more", "most", "my", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "our", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "user", "users's"])
 
 
 def keyword_terms(query: str) -> str:
-    """The content words of a question (what a keyword index can match); the query itself if none."""
+    """The content words of a question (what a keyword index can match); the query itself if none.
+    The index matches any of them, weighted by how rare each is (see the keyword index)."""
     words = [w for w in _WORD.findall(query) if w.casefold() not in STOPWORDS]
     return " ".join(words) or query
 
@@ -94,13 +95,15 @@ def _with_legacy(canonical: list[Scored], historical: list[Scored], limit: int) 
     return merged[:limit]
 
 
-def hybrid(ctx: Context, uid: str, query: str, limit: int = 10, k: int = 60) -> list[Scored]:
-    """Reciprocal-rank fusion of keyword and vector results."""
+def hybrid(ctx: Context, uid: str, query: str, limit: int = 10, k: int = 60,
+           keyword_weight: float = 0.5) -> list[Scored]:
+    """Reciprocal-rank fusion of keyword and vector results, a keyword rank counting
+    ``keyword_weight`` of a vector rank (tuned on the development set: docs/benchmarks.md)."""
     fused: dict[str, float] = {}
     items: dict[str, MemoryItem] = {}
-    for results in (keyword(ctx, uid, query, limit), vector(ctx, uid, query, limit)):
+    for weight, results in ((keyword_weight, keyword(ctx, uid, query, limit)), (1.0, vector(ctx, uid, query, limit))):
         for rank, scored in enumerate(results):
-            fused[scored.item.id] = fused.get(scored.item.id, 0.0) + 1.0 / (k + rank + 1)
+            fused[scored.item.id] = fused.get(scored.item.id, 0.0) + weight / (k + rank + 1)
             items[scored.item.id] = scored.item
     ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
     return [Scored(items[mid], score) for mid, score in ranked]

@@ -39,6 +39,9 @@ def local_stack() -> Iterator[dict[str, Any]]:
         return
     state_dir = Path(tempfile.mkdtemp(prefix="strata-bench-"))
     saved = dict(os.environ)
+    # One math thread per process (a function instance's share of a small machine): several
+    # processes each running a multi-threaded MiniLM on two cores spend their time thrashing.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
         info = stack.up(state_dir)
         os.environ.update(stack.stack_env(info))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -163,8 +164,29 @@ def load(path: str | Path) -> list[Sample]:
     return [parse_sample(raw, i) for i, raw in enumerate(data) if isinstance(raw, dict)]
 
 
+DATA_DIR = Path(__file__).resolve().parent / "data"
+# The development set first (tuned on), then the older files (reported, never tuned on).
+DEFAULT_FILES = ("dev_set.json", "locomo_sample.json", "locomo_heldout.json", "locomo_heldout2.json")
+
+
 def default_sample_path() -> Path:
-    return Path(__file__).resolve().parent / "data" / "locomo_sample.json"
+    return DATA_DIR / "locomo_sample.json"
+
+
+def default_paths() -> list[Path]:
+    """Every shipped recall file that exists, the development set first."""
+    return [DATA_DIR / name for name in DEFAULT_FILES if (DATA_DIR / name).exists()]
+
+
+def session_start(session: Session) -> datetime | None:
+    """The session's ``date_time`` ("7:40 pm on 12 January, 2025") as a UTC timestamp, if it parses."""
+    raw = " ".join((session.date or "").replace(",", " ").split())
+    for fmt in ("%I:%M %p on %d %B %Y", "%d %B %Y", "%B %d %Y", "%Y-%m-%d"):
+        try:
+            return datetime.strptime(raw, fmt).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    return None
 
 
 def conversation_doc(sample: Sample, session: Session, owner: str) -> dict[str, Any]:
@@ -176,7 +198,9 @@ def conversation_doc(sample: Sample, session: Session, owner: str) -> dict[str, 
         segments.append({"id": turn.dia_id, "text": turn.text, "speaker": turn.speaker,
                          "speaker_id": 0 if is_owner else 1, "is_user": is_owner,
                          "start": float(position * 6), "end": float(position * 6 + 5)})
+    started = session_start(session)
     return {"status": "completed", "source": "omi", "language": "en", "discarded": False,
+            **({"started_at": started} if started else {}),
             "structured": {"title": f"{sample.sample_id} session {session.index}", "overview": session.date or "",
                            "action_items": [], "events": [], "category": "personal"},
             "transcript_segments": segments}

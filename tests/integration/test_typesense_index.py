@@ -11,7 +11,7 @@ import uuid
 import httpx
 import pytest
 
-from core.adapters.typesense_index import TypesenseIndex
+from core.adapters.typesense_index import SCHEMA_FIELDS, TypesenseIndex
 from core.errors import PermanentError, ProviderUnavailable
 from core.ports import ProjectionDoc
 
@@ -29,9 +29,10 @@ def pid(uid: str, memory_id: str) -> str:
     return "memproj:" + hashlib.sha256(json.dumps([uid, memory_id]).encode()).hexdigest()[:40]
 
 
-def doc(uid: str, memory_id: str, content: str, layer: str = "long_term", revision: int = 1) -> ProjectionDoc:
+def doc(uid: str, memory_id: str, content: str, layer: str = "long_term", revision: int = 1,
+        quote: str = "") -> ProjectionDoc:
     return ProjectionDoc(provider_id=pid(uid, memory_id), uid=uid, memory_id=memory_id, layer=layer,
-                         revision=revision, content=content, updated_at=1_700_000_000.0 + revision)
+                         revision=revision, content=content, updated_at=1_700_000_000.0 + revision, quote=quote)
 
 
 @pytest.fixture
@@ -55,7 +56,22 @@ def test_ensure_ready_is_idempotent_and_collection_has_explicit_schema(typesense
     second.ensure_ready()
     fields = {f["name"]: f["type"] for f in _raw(typesense_server, "GET", f"/collections/{name}").json()["fields"]}
     assert fields == {"uid": "string", "memory_id": "string", "layer": "string", "revision": "int64",
-                      "content": "string", "category": "string", "updated_at": "float"}
+                      "content": "string", "category": "string", "updated_at": "float", "quote": "string"}
+
+
+def test_an_older_collection_gains_the_quote_field_in_place(typesense_server, unique_uid):
+    name = f"coll_{uuid.uuid4().hex[:8]}"
+    old = [f for f in SCHEMA_FIELDS if f["name"] != "quote"]
+    made = _raw(typesense_server, "POST", "/collections",
+                json={"name": name, "fields": old, "default_sorting_field": "updated_at"})
+    assert made.status_code == 201, made.text
+    idx = TypesenseIndex(typesense_server.url, typesense_server.api_key, collection=name)
+    idx.ensure_ready()
+    TypesenseIndex(typesense_server.url, typesense_server.api_key, collection=name).ensure_ready()  # idempotent
+    fields = {f["name"] for f in _raw(typesense_server, "GET", f"/collections/{name}").json()["fields"]}
+    assert "quote" in fields
+    idx.upsert([doc(unique_uid, "m", "User plays the cello", quote="I play the cello")])
+    assert [h.memory_id for h in idx.search(unique_uid, "cello", layers=["long_term"], limit=5)] == ["m"]
 
 
 def test_concurrent_creators_race_safely(typesense_server):
@@ -143,6 +159,28 @@ def test_search_filters_by_uid_and_layer_and_ranks_best_match_first(index, uniqu
     assert hits[0].score == pytest.approx(1.0)
     assert index.search(unique_uid, "green tea", layers=["archive"], limit=10)[0].memory_id == "tea-arch"
     assert index.search(unique_uid, "green tea", layers=[], limit=10) == []
+
+
+def test_search_matches_any_term_rarer_terms_and_content_weigh_more(index, unique_uid):
+    index.upsert([
+        doc(unique_uid, "lisbon", "User flew to Lisbon in May"),
+        doc(unique_uid, "may", "User started pottery in May"),
+        doc(unique_uid, "quoted", "User went on a trip", quote="we had a week in Lisbon"),
+        doc(unique_uid, "april", "User moved flats in April"),
+        doc(unique_uid, "june", "User visited Porto in June"),
+    ])
+    # No document holds every term; each term is matched on its own.
+    hits = index.search(unique_uid, "Lisbon May holiday", layers=["long_term"], limit=10)
+    ids = [h.memory_id for h in hits]
+    assert ids[0] == "lisbon"  # matches two of the three terms
+    assert set(ids) == {"lisbon", "may", "quoted"}
+    # Same term: a match in the content outranks a match only in the quote.
+    assert ids.index("quoted") > ids.index("lisbon")
+    scores = {h.memory_id: h.score for h in hits}
+    assert 0.0 < scores["quoted"] < scores["lisbon"] < 1.0
+    only = index.search(unique_uid, "Lisbon", layers=["long_term"], limit=10)
+    assert [h.memory_id for h in only] == ["lisbon", "quoted"]
+    assert only[0].score == pytest.approx(1.0) and only[1].score == pytest.approx(0.5)
 
 
 def test_filter_values_with_special_characters(index):

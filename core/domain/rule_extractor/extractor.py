@@ -4,6 +4,7 @@ into drafts and workflow candidates, and keeps only drafts whose quotes bind."""
 from __future__ import annotations
 
 import re
+from datetime import date
 
 from ..extraction import (
     Candidate,
@@ -16,6 +17,7 @@ from ..extraction import (
 )
 from ..sensitivity import contains_secret, label_sensitivity
 from .clauses import _I, _REPORTED, _Clause, _clauses, _Draft, _sentence_around, _unique_quote
+from .dates import annotation
 from .disclosure import (
     _ADDRESSES_OWNER,
     _EMPHATIC_MYSELF,
@@ -49,14 +51,16 @@ from .patterns import (
     _category,
 )
 from .phrasing import _about_person, _finish
+from .turns import turn_memories
 
 
 class RuleExtractor:
     """Deterministic extraction of durable first-person statements (see the module docstring)."""
 
     extractor_id = "rules"
-    extractor_version = "3"  # 2: habits, experiences, short answers, pronoun fixes;
-    # 3: named other speakers, a fallback for first-person statements no specific rule knows
+    extractor_version = "4"  # 2: habits, experiences, short answers, pronoun fixes;
+    # 3: named other speakers, a fallback for first-person statements no specific rule knows;
+    # 4: the owner's turns no rule knows (answers, lists, facts about others), dates resolved
 
     def extract(self, source: ExtractionSource) -> ExtractionResult:
         segments = source_segments(source)
@@ -73,6 +77,7 @@ class RuleExtractor:
                     drafts.extend(self._speaker_memories(segment, name))
                 previous = segment
                 continue
+            before = len(drafts)
             echoed = _echo(segment, previous)
             if echoed is not None:
                 drafts.append(echoed)
@@ -100,9 +105,11 @@ class RuleExtractor:
                     drafts.extend(self._memories(clause, previous, last_name))
                 if name_here:
                     last_name = name_here
+            if len(drafts) == before and not any(c.segment is segment for _, c in actions + goals):
+                drafts.extend(turn_memories(segment, previous))
             previous = segment
         return ExtractionResult(
-            memories=self._finalise(segments, drafts),
+            memories=self._finalise(segments, drafts, source.session_date),
             action_items=self._bound_workflow(segments, actions),
             goals=self._bound_workflow(segments, goals),
             extractor_id=self.extractor_id,
@@ -267,7 +274,8 @@ class RuleExtractor:
 
     # ----------------------------------------------------------------- binding
     @staticmethod
-    def _finalise(segments: tuple[Segment, ...], drafts: list[_Draft]) -> tuple[Candidate, ...]:
+    def _finalise(segments: tuple[Segment, ...], drafts: list[_Draft],
+                  day: date | None = None) -> tuple[Candidate, ...]:
         out: list[Candidate] = []
         seen: set[tuple[str, str | None]] = set()
         for draft in drafts:
@@ -278,16 +286,18 @@ class RuleExtractor:
                     break
                 quotes.append(quote)
             else:
-                key = (draft.content.casefold(), draft.subject_label)
-                if key in seen or not draft.content:
+                # Dates the speaker gave relative to the day ("last Tuesday") are resolved against it.
+                content = draft.content + annotation(" ".join(quotes), day) if draft.content else ""
+                key = (content.casefold(), draft.subject_label)
+                if key in seen or not content:
                     continue
-                if contains_secret(draft.content) or any(contains_secret(q) for q in quotes):
+                if contains_secret(content) or any(contains_secret(q) for q in quotes):
                     continue
-                labels = label_sensitivity(" ".join((draft.content, *quotes)))
+                labels = label_sensitivity(" ".join((content, *quotes)))
                 seen.add(key)
                 out.append(Candidate(
-                    content=draft.content, kind=draft.kind,
-                    category=draft.category or _category(draft.kind, draft.content, labels),
+                    content=content, kind=draft.kind,
+                    category=draft.category or _category(draft.kind, content, labels),
                     subject=draft.subject, subject_label=draft.subject_label,
                     quotes=tuple(quotes), sensitivity=labels,
                 ))
