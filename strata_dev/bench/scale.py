@@ -37,6 +37,7 @@ provider calls). The stack's scheduled jobs are paused for the run.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -50,6 +51,7 @@ QUICK_SIZES = (100, 300, 1_000)
 FULL_USERS = (1, 100, 1_000)
 QUICK_USERS = (1, 10, 30)
 PASS_ITEMS = 500
+QUICK_PASS_ITEMS = 100
 WRITE_BATCH = 400
 FIGURES = ("list", "keyword", "vector", "hybrid", "export", "consolidation", "drain", "delete_all", "wipe")
 LATENCY_FIGURES = ("list", "keyword", "vector", "hybrid")
@@ -170,9 +172,13 @@ def _vector_floor(ctx: Any, uid: str, vector: list[float]) -> int:
     return len(response.matches)
 
 
-def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+def _both_floors(ctx: Any, uid: str, query: str, vector: list[float]) -> int:
+    return _keyword_floor(ctx, uid, query) + _vector_floor(ctx, uid, vector)
+
+
+def _timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[float, Any]:
     started = time.perf_counter()
-    value = fn()
+    value = fn(*args, **kwargs)
     return time.perf_counter() - started, value
 
 
@@ -191,11 +197,10 @@ def _latencies(ctx: Any, uid: str, repeats: int) -> dict[str, Any]:
         _list_floor(ctx, uid, None)
         search.hybrid(ctx, uid, "climbing", 10)
     for _ in range(repeats):
-        seconds, (page, next_cursor) = _timed(lambda c=cursor: reads.list_memories(ctx, uid, reads.ListQuery(
-            limit=100, cursor=c)))
+        seconds, (_, next_cursor) = _timed(reads.list_memories, ctx, uid, reads.ListQuery(limit=100, cursor=cursor))
         ours.append(seconds)
-        floor.append(_timed(lambda a=after: _list_floor(ctx, uid, a))[0])
-        wire.append(_timed(lambda a=after: _list_wire(ctx, uid, a))[0])
+        floor.append(_timed(_list_floor, ctx, uid, after)[0])
+        wire.append(_timed(_list_wire, ctx, uid, after)[0])
         if next_cursor:
             cursor, after = next_cursor, reads.decode_cursor(next_cursor)
         else:
@@ -207,13 +212,12 @@ def _latencies(ctx: Any, uid: str, repeats: int) -> dict[str, Any]:
         query = QUERIES[index % len(QUERIES)]
         [embedding] = ctx.embedder.embed([query])
         vector = [float(x) for x in embedding]
-        timings["keyword"][0].append(_timed(lambda q=query: search.keyword(ctx, uid, q, 10))[0])
-        timings["keyword"][1].append(_timed(lambda q=query: _keyword_floor(ctx, uid, q))[0])
-        timings["vector"][0].append(_timed(lambda q=query: search.vector(ctx, uid, q, 10))[0])
-        timings["vector"][1].append(_timed(lambda v=vector: _vector_floor(ctx, uid, v))[0])
-        timings["hybrid"][0].append(_timed(lambda q=query: search.hybrid(ctx, uid, q, 10))[0])
-        timings["hybrid"][1].append(_timed(lambda q=query, v=vector: (_keyword_floor(ctx, uid, q),
-                                                                      _vector_floor(ctx, uid, v)))[0])
+        timings["keyword"][0].append(_timed(search.keyword, ctx, uid, query, 10)[0])
+        timings["keyword"][1].append(_timed(_keyword_floor, ctx, uid, query)[0])
+        timings["vector"][0].append(_timed(search.vector, ctx, uid, query, 10)[0])
+        timings["vector"][1].append(_timed(_vector_floor, ctx, uid, vector)[0])
+        timings["hybrid"][0].append(_timed(search.hybrid, ctx, uid, query, 10)[0])
+        timings["hybrid"][1].append(_timed(_both_floors, ctx, uid, query, vector)[0])
     floors = {"keyword": "the raw Typesense search (same parameters)",
               "vector": "the raw vector query (embedding computed beforehand)",
               "hybrid": "the raw Typesense search and the raw vector query, one after the other"}
@@ -225,7 +229,7 @@ def _latencies(ctx: Any, uid: str, repeats: int) -> dict[str, Any]:
 def _export(ctx: Any, uid: str) -> dict[str, Any]:
     from core.services import export
 
-    seconds, lines = _timed(lambda: sum(1 for _ in export.export_lines(ctx, uid)))
+    seconds, lines = _timed(lambda: sum(1 for _ in export.export_lines(ctx, uid)))  # type: ignore[misc]
 
     def bare() -> int:
         rows, last = 0, None
@@ -242,15 +246,14 @@ def _export(ctx: Any, uid: str) -> dict[str, Any]:
             "floor_is": "the item documents read in pages of 500 through the SDK"}
 
 
-def _consolidation(uid: str, size: int) -> dict[str, Any]:
+def _consolidation(uid: str, selected: int) -> dict[str, Any]:
     from core.services import consolidation
     from strata_dev.bench.counting import replay
 
     counted = harness.counted_context(publisher=harness.NullPublisher())
     counted.paths.account_deletion(uid).get()  # open the channel before the clock starts
     counted.client.counts.reset(record=True)
-    selected = min(PASS_ITEMS, size)
-    seconds, summary = _timed(lambda: consolidation.run_pass(counted, uid, max_selected=selected))
+    seconds, summary = _timed(consolidation.run_pass, counted, uid, max_selected=selected)
     recorded = counted.client.counts.recording or []
     counts = counted.client.counts.snapshot()
     replayed = replay(harness.context().client, recorded, uid, "scale-pass")
@@ -299,7 +302,7 @@ def _drain(ctx: Any, uid: str) -> dict[str, Any]:
         for ref, data in events[start:start + WRITE_BATCH]:
             batch.set(ref, data)
         batch.commit()
-    floor_seconds, _ = _timed(lambda: _bare_drain(ctx, uid))
+    floor_seconds, _ = _timed(_bare_drain, ctx, uid)
     return {"ours_s": seconds, "floor_s": floor_seconds, "events": len(events), "acknowledged": report.acknowledged,
             "floor_is": "one events query, one batched item lookup, one Typesense bulk import, batched deletes"}
 
@@ -308,7 +311,7 @@ def _delete_all(ctx: Any, uid: str) -> dict[str, Any]:
     from core.services import deletion
 
     refs = [ctx.paths.doc(uid, "memory_items", s.id) for s in ctx.paths.col(uid, "memory_items").select([]).stream()]
-    seconds, summary = _timed(lambda: deletion.delete_all(ctx, uid))
+    seconds, summary = _timed(deletion.delete_all, ctx, uid)
 
     def bare() -> None:
         for start in range(0, len(refs), 500):
@@ -330,7 +333,7 @@ def _wipe(ctx: Any, uid: str, size: int) -> dict[str, Any]:
     twin = harness.new_uid("scale-twin")
     rows = _items(twin, size, random.Random(3))
     _write_rows(ctx, twin, rows)
-    seconds, _ = _timed(lambda: accounts.delete_account(ctx, uid))
+    seconds, _ = _timed(accounts.delete_account, ctx, uid)
     refs = [ctx.paths.doc(twin, "memory_items", r["id"]) for r in rows]
 
     def bare() -> None:
@@ -346,13 +349,21 @@ def _wipe(ctx: Any, uid: str, size: int) -> dict[str, Any]:
                         "both providers and every other collection of the account"}
 
 
-def measure_point(ctx: Any, uid: str, size: int, repeats: int) -> dict[str, Any]:
+def _progress(message: str) -> None:
+    sys.stderr.write(f"[scale {time.strftime('%H:%M:%S')}] {message}\n")
+    sys.stderr.flush()
+
+
+def measure_point(ctx: Any, uid: str, size: int, repeats: int, pass_items: int = PASS_ITEMS) -> dict[str, Any]:
     """Every figure on ``uid`` (already seeded with ``size`` memories), in the order of the module doc."""
     out: dict[str, Any] = _latencies(ctx, uid, repeats)
+    _progress(f"{size} memories: reads done")
     out["export"] = _export(ctx, uid)
-    out["consolidation"] = _consolidation(uid, size)
+    out["consolidation"] = _consolidation(uid, min(size, pass_items))
+    _progress(f"{size} memories: export and pass done")
     out["drain"] = _drain(ctx, uid)
     out["delete_all"] = _delete_all(ctx, uid)
+    _progress(f"{size} memories: drain and delete-all done")
     out["wipe"] = _wipe(ctx, uid, size)
     for name in FIGURES:
         figure = out[name]
@@ -448,21 +459,21 @@ def plot(result: dict[str, Any], path: Path) -> str | None:
 
 
 # ------------------------------------------------------------------------------------ run
-def _sizes(args: Any) -> tuple[tuple[int, ...], tuple[int, ...], int, int, int]:
+def _sizes(args: Any) -> tuple[tuple[int, ...], tuple[int, ...], int, int, int, int]:
     """(memory sizes, user counts, memories of the measured user on the users axis, memories per
-    background user, list/search repeats)."""
+    background user, list/search repeats, pending items a pass takes)."""
     if getattr(args, "size", None):  # a tiny run (the smoke test): every axis at one or two small points
         size = int(args.size)
-        return (size, size * 2), (1, 3), size, 2, 5
+        return (size, size * 2), (1, 3), size, 2, 3, PASS_ITEMS
     if args.quick:
-        return QUICK_SIZES, QUICK_USERS, 300, 5, 15
-    return FULL_SIZES, FULL_USERS, 1_000, 10, 30
+        return QUICK_SIZES, QUICK_USERS, 200, 5, 10, QUICK_PASS_ITEMS
+    return FULL_SIZES, FULL_USERS, 1_000, 10, 30, PASS_ITEMS
 
 
 def run(args: Any) -> dict[str, Any]:
     from strata_dev.scheduler import JOBS, LocalJobs
 
-    sizes, users, target, per_user, repeats = _sizes(args)
+    sizes, users, target, per_user, repeats, pass_items = _sizes(args)
     if getattr(args, "max_memories", None):
         sizes = tuple(s for s in sizes if s <= args.max_memories)
     ctx = harness.context(publisher=harness.NullPublisher())
@@ -471,13 +482,14 @@ def run(args: Any) -> dict[str, Any]:
     for name in paused:
         scheduled.pause(name)
     result: dict[str, Any] = {"memories": {"runs": []}, "users": {"runs": []}, "repeats": repeats,
-                              "pass_items": PASS_ITEMS}
+                              "pass_items": pass_items}
     try:
         for size in sizes:
             uid = harness.new_uid("scale-mem")
             seeded = seed_user(ctx, uid, size)
+            _progress(f"one user, {size} memories seeded in {seeded:.1f} s")
             started = time.monotonic()
-            figures = measure_point(ctx, uid, size, repeats)
+            figures = measure_point(ctx, uid, size, repeats, pass_items)
             result["memories"]["runs"].append({"memories": size, "seed_seconds": round(seeded, 2),
                                                "measure_seconds": round(time.monotonic() - started, 2),
                                                "figures": figures})
@@ -487,7 +499,8 @@ def run(args: Any) -> dict[str, Any]:
             present = count - 1
             uid = harness.new_uid("scale-usr")
             seeded = seed_user(ctx, uid, target)
-            figures = measure_point(ctx, uid, target, repeats)
+            _progress(f"{count} users seeded")
+            figures = measure_point(ctx, uid, target, repeats, pass_items)
             result["users"]["runs"].append({"users": count, "memories_of_measured_user": target,
                                             "memories_per_other_user": per_user,
                                             "seed_seconds": round(seeded + background, 2), "figures": figures})
@@ -503,7 +516,10 @@ def run(args: Any) -> dict[str, Any]:
     result["list_goal_met"] = result["list_p95_over_floor_max"] is not None and result["list_p95_over_floor_max"] <= 1.5
     from strata_dev.bench import startup
 
-    result["startup"] = startup.run(args)
+    # A tiny run (--size) starts only the two functions with targets.
+    _progress("cold starts")
+    result["startup"] = startup.run(args, only=("api", "on_conversation_complete") if getattr(args, "size", None)
+                                    else None)
     if getattr(args, "plot", None):
         result["plot"] = plot(result, Path(args.plot))
     result["note"] = ("sizes " + ", ".join(str(s) for s in sizes) + " memories; users " +
