@@ -36,6 +36,7 @@ provider calls). The stack's scheduled jobs are paused for the run.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import time
@@ -483,6 +484,14 @@ def run(args: Any) -> dict[str, Any]:
         scheduled.pause(name)
     result: dict[str, Any] = {"memories": {"runs": []}, "users": {"runs": []}, "repeats": repeats,
                               "pass_items": pass_items}
+    def save() -> None:  # the figures so far, after every point: a long run that is stopped keeps them
+        if getattr(args, "out", None):
+            partial = dict(result)
+            for axis in ("memories", "users"):
+                runs = result[axis]["runs"]
+                partial[axis] = {**result[axis], "exponents": exponents(runs, axis), **flat(runs, axis)}
+            Path(args.out).write_text(json.dumps(partial, indent=1, default=str))
+
     try:
         for size in sizes:
             uid = harness.new_uid("scale-mem")
@@ -493,6 +502,7 @@ def run(args: Any) -> dict[str, Any]:
             result["memories"]["runs"].append({"memories": size, "seed_seconds": round(seeded, 2),
                                                "measure_seconds": round(time.monotonic() - started, 2),
                                                "figures": figures})
+            save()
         present = 0
         for count in users:
             background = seed_background(ctx, count - 1 - present, per_user) if count - 1 > present else 0.0
@@ -504,6 +514,7 @@ def run(args: Any) -> dict[str, Any]:
             result["users"]["runs"].append({"users": count, "memories_of_measured_user": target,
                                             "memories_per_other_user": per_user,
                                             "seed_seconds": round(seeded + background, 2), "figures": figures})
+            save()
     finally:
         for name in paused:
             scheduled.resume(name)

@@ -363,6 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", default=None, help="scale: write the growth curves as a PNG here")
     p.add_argument("--max-memories", type=int, default=None,
                    help="scale: leave out the memory sizes above this one")
+    p.add_argument("--out", default=None, help="scale: also write the figures so far to this file after each point")
     p.set_defaults(func=cmd_bench)
     return parser
 
