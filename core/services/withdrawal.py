@@ -62,12 +62,17 @@ def retract(item: MemoryItem, *, by_user: bool = False) -> None:
         item.deleted_by_user = True
 
 
+REVIEW_IN_LIMIT = 30  # Firestore's limit on the values of one `in` filter
+
+
 def review_rows(ctx: Context, uid: str, memory_ids: Any) -> dict[str, dict[str, Any]]:
     """Review-queue rows that show these memories (read before an apply that reads them again
     through ``doc_paths``), so retracting the memories can redact their reviews."""
     rows: dict[str, dict[str, Any]] = {}
-    for memory_id in memory_ids:
-        query = build(ctx.paths.col(uid, "memory_review_queue"), "reviews_by_memory", {"memory_id": memory_id})
+    wanted = list(dict.fromkeys(memory_ids))
+    for start in range(0, len(wanted), REVIEW_IN_LIMIT):  # one query per 30 memories, not one per memory
+        chunk = wanted[start:start + REVIEW_IN_LIMIT]
+        query = build(ctx.paths.col(uid, "memory_review_queue"), "reviews_by_memory", {"memory_id": chunk})
         for snap in query.stream():
             rows[snap.id] = snap.to_dict()
     return rows
