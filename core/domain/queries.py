@@ -149,8 +149,8 @@ QUERIES: Mapping[str, QuerySpec] = {
         # Review entries past their 72 h deadline (consolidation settles them in Archive).
         _q("reviews_expiring", "memory_review_queue", "COLLECTION",
            [Clause("status", "=="), Clause("expires_at", "<=")], [Order("expires_at", ASC)]),
-        # Review rows that show a memory (privacy deletes redact them).
-        _q("reviews_by_memory", "memory_review_queue", "COLLECTION", [Clause("memory_id", "==")], []),
+        # Review rows that show any of up to 30 memories (privacy deletes redact them).
+        _q("reviews_by_memory", "memory_review_queue", "COLLECTION", [Clause("memory_id", "in")], []),
         # Knowledge-graph projection maintenance.
         _q("edges_by_memory", "knowledge_edges", "COLLECTION", [Clause("memory_ids", "array_contains")], []),
         _q("edges_by_source", "knowledge_edges", "COLLECTION", [Clause("source", "==")], []),

@@ -62,12 +62,17 @@ def retract(item: MemoryItem, *, by_user: bool = False) -> None:
         item.deleted_by_user = True
 
 
+REVIEW_IN_LIMIT = 30  # Firestore's limit on the values of one `in` filter
+
+
 def review_rows(ctx: Context, uid: str, memory_ids: Any) -> dict[str, dict[str, Any]]:
     """Review-queue rows that show these memories (read before an apply that reads them again
     through ``doc_paths``), so retracting the memories can redact their reviews."""
     rows: dict[str, dict[str, Any]] = {}
-    for memory_id in memory_ids:
-        for row in ctx.store.query("reviews_by_memory", {"memory_id": memory_id}, parent=paths.user(uid)):
+    wanted = list(dict.fromkeys(memory_ids))
+    for start in range(0, len(wanted), REVIEW_IN_LIMIT):  # one query per 30 memories, not one per memory
+        chunk = wanted[start:start + REVIEW_IN_LIMIT]
+        for row in ctx.store.query("reviews_by_memory", {"memory_id": chunk}, parent=paths.user(uid)):
             rows[row.id] = row.data
     return rows
 

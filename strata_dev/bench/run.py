@@ -9,6 +9,8 @@ import traceback
 from typing import Any
 
 NAMES = ("ingest", "consolidate", "schedule", "project", "read", "recall", "doctor")
+# Run by name only (not part of ``all``): longer runs with their own figures.
+EXTRA = ("scale", "startup", "cost")
 
 
 def _module(name: str) -> Any:

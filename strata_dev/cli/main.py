@@ -356,10 +356,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_inspect)
     p = sub.add_parser("bench", help="benchmarks (JSON, ratios against an in-run baseline)")
     p.add_argument("name", choices=["ingest", "consolidate", "schedule", "project", "read", "recall", "doctor",
-                                    "all"])
+                                    "scale", "startup", "cost", "all"])
     p.add_argument("--size", type=int, default=None)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--data", default=None, help="LoCoMo-format JSON file for the recall benchmark")
+    p.add_argument("--plot", default=None, help="scale: write the growth curves as a PNG here")
+    p.add_argument("--max-memories", type=int, default=None,
+                   help="scale: leave out the memory sizes above this one")
+    p.add_argument("--out", default=None, help="scale: also write the figures so far to this file after each point")
     p.set_defaults(func=cmd_bench)
     return parser
 

@@ -1,0 +1,226 @@
+"""startup: cold start and footprint of each function on a fresh process, default settings.
+
+For each of the five functions, on the running stack's emulators:
+
+- ``import_ms``: a fresh interpreter imports the function's ``main.py`` (functions-framework, the
+  core package and everything they import at module level); ``import_rss_mb`` is that process's
+  peak resident size afterwards.
+- ``ready_ms``: a fresh ``functions_framework`` process, from spawn until it answers HTTP.
+- ``first_request_ms``: that process's first real request, the one that builds the clients
+  (api: a list page for a new user; capture: a conversation's ``document.written`` event; drain: a
+  projection push; consolidate: a pass; cascade: a ``document.deleted`` event).
+- ``cold_start_ms`` = ``ready_ms`` + ``first_request_ms``; ``peak_rss_mb``: the largest peak
+  resident size (``VmHWM``) in the server's process tree after its first request.
+- ``*_cpu_ms``: the CPU seconds (user + system) the server's process tree used for the same spans.
+  On a shared, loaded machine wall time waits for a core; CPU time is what the start needs.
+
+Targets: the api and capture functions start in under 1 s and stay under 256 MB.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from strata_dev.bench import harness
+
+TARGETS = {"api": (1000.0, 256.0), "on_conversation_complete": (1000.0, 256.0)}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(harness.REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+IMPORT_PROBE = """
+import importlib.util, resource, sys, time
+started = time.perf_counter()
+spec = importlib.util.spec_from_file_location("main", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+elapsed = time.perf_counter() - started
+print(elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def import_time(source: str) -> tuple[float, float]:
+    """(seconds, peak RSS MB) of importing ``source`` in a fresh interpreter."""
+    done = subprocess.run([sys.executable, "-c", IMPORT_PROBE, source], env=_env(), capture_output=True,
+                          text=True, timeout=120, check=True)
+    seconds, rss_kb = done.stdout.split()
+    return float(seconds), int(rss_kb) / 1024
+
+
+def _value(value: Any) -> Any:
+    from google.events.cloud.firestore_v1.types import data as events
+
+    if isinstance(value, bool):
+        return events.Value(boolean_value=value)
+    if isinstance(value, int):
+        return events.Value(integer_value=value)
+    if isinstance(value, float):
+        return events.Value(double_value=value)
+    if isinstance(value, str):
+        return events.Value(string_value=value)
+    if isinstance(value, (list, tuple)):
+        return events.Value(array_value=events.ArrayValue(values=[_value(v) for v in value]))
+    if isinstance(value, dict):
+        return events.Value(map_value=events.MapValue(fields={str(k): _value(v) for k, v in value.items()}))
+    return events.Value(null_value=0)
+
+
+def document_event(project: str, uid: str, conversation_id: str, doc: dict[str, Any], kind: str
+                   ) -> tuple[bytes, dict[str, str]]:
+    """A binary Firestore CloudEvent (``written`` carries ``doc`` as the value, ``deleted`` as the old value)."""
+    from google.events.cloud.firestore_v1.types import data as events
+
+    name = f"projects/{project}/databases/(default)/documents/users/{uid}/conversations/{conversation_id}"
+    document = events.Document(name=name, fields={str(k): _value(v) for k, v in doc.items()})
+    payload = events.DocumentEventData(value=document) if kind == "written" else \
+        events.DocumentEventData(old_value=document)
+    headers = {"ce-id": f"startup-{uuid.uuid4().hex}", "ce-specversion": "1.0",
+               "ce-source": f"//firestore.googleapis.com/projects/{project}/databases/(default)",
+               "ce-type": f"google.cloud.firestore.document.v1.{kind}",
+               "ce-subject": f"documents/users/{uid}/conversations/{conversation_id}",
+               "ce-document": f"users/{uid}/conversations/{conversation_id}",
+               "content-type": "application/protobuf"}
+    return events.DocumentEventData.serialize(payload), headers
+
+
+def first_request(function: str, url: str, project: str) -> httpx.Response:
+    from core.api.auth import emulator_token
+
+    uid = harness.new_uid(f"startup-{function}")
+    with httpx.Client(timeout=120.0) as http:
+        if function == "api":
+            return http.get(url + "/v1/memories", params={"limit": 100},
+                            headers={"Authorization": "Bearer " + emulator_token(uid, project)})
+        if function in ("on_conversation_complete", "delete_cascade"):
+            doc = harness.sample_conversations()[0]
+            kind = "written" if function == "on_conversation_complete" else "deleted"
+            body, headers = document_event(project, uid, "startup-c0", doc, kind)
+            return http.post(url + "/", content=body, headers=headers)
+        if function == "outbox_drain":
+            data = base64.b64encode(json.dumps({"uid": uid}).encode()).decode()
+            return http.post(url + "/", json={"message": {"data": data, "messageId": uuid.uuid4().hex},
+                                              "subscription": f"projects/{project}/subscriptions/startup"})
+        return http.post(url + "/", json={"uid": uid})
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (the server may serve from a forked worker)."""
+    out, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        out.append(current)
+        try:
+            for task in Path(f"/proc/{current}/task").iterdir():
+                todo.extend(int(c) for c in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return out
+
+
+def _peak_rss_mb(pid: int) -> float | None:
+    """The largest peak resident size (``VmHWM``) in the server's process tree."""
+    peaks = []
+    for member in _tree(pid):
+        try:
+            for line in Path(f"/proc/{member}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peaks.append(int(line.split()[1]) / 1024)
+        except OSError:
+            continue
+    return max(peaks) if peaks else None
+
+
+def _cpu_s(pid: int) -> float:
+    """User plus system CPU seconds of the server's process tree so far."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for member in _tree(pid):
+        try:
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+def cold_start(function: str, entry: str, signature: str, project: str) -> dict[str, Any]:
+    source = str(harness.REPO / "functions" / function / "main.py")
+    imported_s, imported_rss = import_time(source)
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "functions_framework", "--source", source, "--target", entry,
+                             "--signature-type", signature, "--host", "127.0.0.1", "--port", str(port)],
+                            env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                httpx.get(url + "/robots.txt", timeout=1.0)
+                break
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise RuntimeError(f"{function} did not start")
+            time.sleep(0.01)
+        ready_s = time.perf_counter() - started
+        ready_cpu = _cpu_s(proc.pid)
+        request_started = time.perf_counter()
+        answer = first_request(function, url, project)
+        first_s = time.perf_counter() - request_started
+        first_cpu = _cpu_s(proc.pid) - ready_cpu
+        second_started = time.perf_counter()
+        first_request(function, url, project)
+        second_s = time.perf_counter() - second_started
+        rss = _peak_rss_mb(proc.pid)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    cold_ms = (ready_s + first_s) * 1000
+    out: dict[str, Any] = {
+        "import_ms": round(imported_s * 1000, 1), "import_rss_mb": round(imported_rss, 1),
+        "ready_ms": round(ready_s * 1000, 1), "first_request_ms": round(first_s * 1000, 1),
+        "first_request_status": answer.status_code, "second_request_ms": round(second_s * 1000, 1),
+        "cold_start_ms": round(cold_ms, 1), "peak_rss_mb": None if rss is None else round(rss, 1),
+        "ready_cpu_ms": round(ready_cpu * 1000, 1), "first_request_cpu_ms": round(first_cpu * 1000, 1),
+        "cold_start_cpu_ms": round((ready_cpu + first_cpu) * 1000, 1)}
+    if function in TARGETS:
+        limit_ms, limit_mb = TARGETS[function]
+        out["targets"] = {"cold_start_ms": limit_ms, "peak_rss_mb": limit_mb,
+                          "met": cold_ms < limit_ms and rss is not None and rss < limit_mb}
+    return out
+
+
+def run(args: Any, only: tuple[str, ...] | None = None) -> dict[str, Any]:
+    from strata_dev.localstack import catalog
+
+    project = args.stack_info["project_id"]
+    functions = {fn.name: cold_start(fn.name, fn.entry, fn.signature, project) for fn in catalog.FUNCTIONS
+                 if only is None or fn.name in only}
+    return {"functions": functions,
+            "settings": "default (the stack's environment: emulators, hashing embedder, rule extractor)",
+            "targets_met": all(f["targets"]["met"] for f in functions.values() if "targets" in f)}
