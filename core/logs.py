@@ -24,7 +24,6 @@ import functools
 import hashlib
 import json
 import logging
-import os
 import re
 import sys
 import threading
@@ -63,8 +62,12 @@ def trace_id(headers: Mapping[str, str]) -> str | None:
     return parent.group(1) if parent else None
 
 
+@functools.lru_cache(maxsize=1)
 def _project() -> str:
-    return os.environ.get("STRATA_PROJECT_ID") or os.environ.get("GOOGLE_CLOUD_PROJECT") or "demo-strata"
+    """The project id the trace field names: the settings' (one resolution of the variables)."""
+    from core.config import load  # settings are built on first use, not when logging is configured
+
+    return load().project_id
 
 
 @contextlib.contextmanager
