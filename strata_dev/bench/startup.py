@@ -70,40 +70,14 @@ def import_time(source: str) -> tuple[float, float]:
     return float(seconds), int(rss_kb) / 1024
 
 
-def _value(value: Any) -> Any:
-    from google.events.cloud.firestore_v1.types import data as events
-
-    if isinstance(value, bool):
-        return events.Value(boolean_value=value)
-    if isinstance(value, int):
-        return events.Value(integer_value=value)
-    if isinstance(value, float):
-        return events.Value(double_value=value)
-    if isinstance(value, str):
-        return events.Value(string_value=value)
-    if isinstance(value, (list, tuple)):
-        return events.Value(array_value=events.ArrayValue(values=[_value(v) for v in value]))
-    if isinstance(value, dict):
-        return events.Value(map_value=events.MapValue(fields={str(k): _value(v) for k, v in value.items()}))
-    return events.Value(null_value=0)
-
-
 def document_event(project: str, uid: str, conversation_id: str, doc: dict[str, Any], kind: str
                    ) -> tuple[bytes, dict[str, str]]:
     """A binary Firestore CloudEvent (``written`` carries ``doc`` as the value, ``deleted`` as the old value)."""
-    from google.events.cloud.firestore_v1.types import data as events
+    from strata_dev.cloudevents import conversation_event
 
-    name = f"projects/{project}/databases/(default)/documents/users/{uid}/conversations/{conversation_id}"
-    document = events.Document(name=name, fields={str(k): _value(v) for k, v in doc.items()})
-    payload = events.DocumentEventData(value=document) if kind == "written" else \
-        events.DocumentEventData(old_value=document)
-    headers = {"ce-id": f"startup-{uuid.uuid4().hex}", "ce-specversion": "1.0",
-               "ce-source": f"//firestore.googleapis.com/projects/{project}/databases/(default)",
-               "ce-type": f"google.cloud.firestore.document.v1.{kind}",
-               "ce-subject": f"documents/users/{uid}/conversations/{conversation_id}",
-               "ce-document": f"users/{uid}/conversations/{conversation_id}",
-               "content-type": "application/protobuf"}
-    return events.DocumentEventData.serialize(payload), headers
+    if kind == "written":
+        return conversation_event(project, uid, conversation_id, doc, kind=kind, event_prefix="startup")
+    return conversation_event(project, uid, conversation_id, None, doc, kind=kind, event_prefix="startup")
 
 
 def first_request(function: str, url: str, project: str) -> httpx.Response:
