@@ -44,14 +44,7 @@ from core.errors import (
     WritesDisabled,
 )
 from core.services import controls
-from core.services.withdrawal import (  # noqa: F401  (re-exported: capture.retract etc. stay importable)
-    apply_withdrawal,
-    live_page,
-    retract,
-    review_rows,
-    scrubbed,
-    withdraw_source,
-)
+from core.services.withdrawal import apply_withdrawal, live_page, review_rows, scrubbed, withdraw_source
 
 log = logging.getLogger(__name__)
 JOBS = ("memories", "action_items", "goals")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import random
 import time
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -60,14 +59,7 @@ def _seed(ctx: Any, uid: str, count: int) -> dict[str, Any]:
     started = time.monotonic()
     rows = _items(uid, count, random.Random(7))
 
-    def write(chunk: list[dict[str, Any]]) -> None:
-        batch = ctx.client.batch()
-        for row in chunk:
-            batch.set(ctx.paths.doc(uid, "memory_items", row["id"]), row)
-        batch.commit()
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        list(pool.map(write, [rows[i:i + 400] for i in range(0, len(rows), 400)]))
+    harness.write_item_rows(ctx, uid, rows)
     firestore_s = time.monotonic() - started
     docs = [ProjectionDoc(provider_id=ids.provider_id(uid, r["id"]), uid=uid, memory_id=r["id"], layer=r["layer"],
                           revision=r["revision"], content=r["content"], category=r["category"],

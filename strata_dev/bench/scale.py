@@ -65,16 +65,7 @@ TOUCHED = {"memories": {"list": 0, "keyword": 0, "vector": 0, "hybrid": 0, "expo
 
 # ------------------------------------------------------------------------------------ seeding
 def _write_rows(ctx: Any, uid: str, rows: list[dict[str, Any]]) -> None:
-    from concurrent.futures import ThreadPoolExecutor
-
-    def write(chunk: list[dict[str, Any]]) -> None:
-        batch = ctx.client.batch()
-        for row in chunk:
-            batch.set(ctx.paths.doc(uid, "memory_items", row["id"]), row)
-        batch.commit()
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        list(pool.map(write, [rows[i:i + WRITE_BATCH] for i in range(0, len(rows), WRITE_BATCH)]))
+    harness.write_item_rows(ctx, uid, rows, WRITE_BATCH)
 
 
 def _project_raw(ctx: Any, uid_rows: list[tuple[str, dict[str, Any]]]) -> None:
