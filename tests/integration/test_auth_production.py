@@ -95,8 +95,10 @@ def certs_url() -> Iterator[str]:
 
 @pytest.fixture()
 def settings(certs_url: str) -> config.Settings:
-    # A production process: no emulator variable at all.
-    return config.Settings(project_id=PROJECT, firebase_certs_url=certs_url)
+    # A production process: no emulator at all. The test session's environment names the local
+    # stack's emulators and Settings reads the environment, so the emulator hosts are cleared here.
+    return config.load(project_id=PROJECT, firebase_certs_url=certs_url, firestore_emulator_host="",
+                       pubsub_emulator_host="", tasks_emulator_host="", auth_emulator_host="")
 
 
 def _status(settings: config.Settings, token: str) -> tuple[int, Any]:
