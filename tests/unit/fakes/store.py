@@ -29,6 +29,7 @@ from core.domain.plan import (
     Plan,
     Planner,
     is_projectable,
+    outbox_event,
     split_doc_path,
     with_schedule_event,
 )
@@ -358,15 +359,8 @@ class InMemoryStore(Store):
             self._write(paths.doc(uid, *split_doc_path(path)), payload)
         by_id = {i.id: i for i in plan.items}
         for action in outbox:
-            event_id = ids.outbox_event_id(commit, action.memory_id, action.action)
-            written = by_id.get(action.memory_id)
-            self._write(paths.doc(uid, "memory_outbox", event_id), {
-                "event_id": event_id, "uid": uid, "memory_id": action.memory_id, "action": action.action,
-                "revision": written.revision if written else None,
-                "content_hash": written.content_hash if written else None,
-                "reason": action.reason or kind, "commit_id": commit, "sequence": sequence, "state": "pending",
-                "attempts": 0, "due_at": moment, "lease_expires_at": None, "lease_epoch": 0, "created_at": moment,
-                "last_error": None})
+            event_id, event = outbox_event(uid, commit, sequence, action, by_id.get(action.memory_id), kind, moment)
+            self._write(paths.doc(uid, "memory_outbox", event_id), event)
         changed = [i.id for i in plan.items]
         self._write(paths.doc(uid, "memory_commits", commit), {
             "commit_id": commit, "sequence": sequence, "parent_commit_id": control.get("head_commit_id"),
