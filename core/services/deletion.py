@@ -27,8 +27,9 @@ from core.services.withdrawal import (
 )
 
 TOMBSTONE_BATCH = 100
+SCAN_PAGE = 1_000  # delete-all reads the ids to tombstone in cursor pages of this many
 MAX_RESCANS = 6
-MAX_BATCHES = 2_000  # delete-all: 200k memories per round at most; every loop here is bounded
+MAX_BATCHES = 2_000  # delete-all: 2M memories per round at most (pages); every loop here is bounded
 CASCADE_PAGE = 100
 MAX_PAGES = 2_000
 NOT_DELETED = ["active", "superseded", "hidden"]  # every physical status but tombstoned
@@ -208,6 +209,33 @@ def _delete_all_historical(ctx: Context, uid: str, request_key: str | None) -> i
     raise Conflict("more historical memories than one delete-all walks; call again", code="delete_all_contended")
 
 
+def _tombstone_batch(ctx: Context, uid: str, batch_ids: list[str], request_key: str | None, round_no: int,
+                     batch_no: int) -> tuple[int, int]:
+    """One bounded delete-all transaction: tombstone ``batch_ids`` (those still live when it reads
+    them), drop their graph assertions, redact their review rows. Returns (tombstoned, commits)."""
+    reviews = review_rows(ctx, uid, batch_ids)
+
+    def plan(view: ApplyView) -> Plan:
+        out = Plan(summary={"tombstoned": 0})
+        for member in view.items.values():
+            if member is None or scrubbed(member):
+                continue
+            member = member.model_copy(deep=True)
+            retract(member, by_user=True)
+            out.items.append(member)
+            out.docs[f"memory_graph_assertions/{member.id}"] = None
+            out.summary["tombstoned"] += 1
+        for review_id, row in reviews.items():
+            out.docs[f"memory_review_queue/{review_id}"] = _redacted(row, view.now)
+        return out
+
+    key = {"ids": sorted(batch_ids), "head": ctx.store.head_sequence(uid), "request": request_key,
+           "round": round_no, "batch": batch_no}
+    result = ctx.store.apply(uid, "delete.all", key, plan, item_ids=batch_ids,
+                             doc_paths=[f"memory_review_queue/{r}" for r in reviews], actor="user")
+    return int(result.summary.get("tombstoned", 0)), 0 if result.replayed or result.commit_id is None else 1
+
+
 def delete_all(ctx: Context, uid: str, request_key: str | None = None) -> dict[str, Any]:
     """Bounded tombstone transactions over every item not yet tombstoned (active, superseded,
     hidden, expired), then a control-fenced rescan until a stable empty set. Each batch's key binds
@@ -220,37 +248,24 @@ def delete_all(ctx: Context, uid: str, request_key: str | None = None) -> dict[s
     for round_no in range(MAX_RESCANS):
         head_before = ctx.store.head_sequence(uid)
         ours = 0
-        for batch_no in range(MAX_BATCHES):
-            snaps = ctx.store.query("items_by_status", {"status": NOT_DELETED}, parent=paths.user(uid),
-                                    limit=TOMBSTONE_BATCH, keys_only=True)
-            if not snaps:
+        batch_no = 0
+        # One scan of the undeleted ids in cursor pages of SCAN_PAGE, tombstoned TOMBSTONE_BATCH at a
+        # time. Re-querying from the start for every batch cost a query over the whole collection per
+        # 100 memories, quadratic in the memories on a store without the index. Items written behind
+        # the cursor meanwhile are found by the rescan below.
+        after: Any = None
+        for _page in range(MAX_BATCHES):
+            page = ctx.store.query("items_by_status", {"status": NOT_DELETED}, parent=paths.user(uid),
+                                   limit=SCAN_PAGE, start_after=after, keys_only=True)
+            for start in range(0, len(page), TOMBSTONE_BATCH):
+                batch_ids = [s.id for s in page[start:start + TOMBSTONE_BATCH]]
+                tombstoned, committed = _tombstone_batch(ctx, uid, batch_ids, request_key, round_no, batch_no)
+                batch_no += 1
+                total += tombstoned
+                ours += committed
+            if len(page) < SCAN_PAGE:
                 break
-            batch_ids = [s.id for s in snaps]
-            reviews = review_rows(ctx, uid, batch_ids)
-
-            def plan(view: ApplyView, reviews: dict = reviews) -> Plan:
-                out = Plan(summary={"tombstoned": 0})
-                for member in view.items.values():
-                    if member is None or scrubbed(member):
-                        continue
-                    member = member.model_copy(deep=True)
-                    retract(member, by_user=True)
-                    out.items.append(member)
-                    out.docs[f"memory_graph_assertions/{member.id}"] = None
-                    out.summary["tombstoned"] += 1
-                for review_id, row in reviews.items():
-                    out.docs[f"memory_review_queue/{review_id}"] = _redacted(row, view.now)
-                return out
-
-            key = {"ids": sorted(batch_ids), "head": ctx.store.head_sequence(uid), "request": request_key,
-                   "round": round_no, "batch": batch_no}
-            result = ctx.store.apply(uid, "delete.all", key, plan, item_ids=batch_ids,
-                                     doc_paths=[f"memory_review_queue/{r}" for r in reviews], actor="user")
-            tombstoned = int(result.summary.get("tombstoned", 0))
-            total += tombstoned
-            ours += 0 if result.replayed or result.commit_id is None else 1
-            if not tombstoned:
-                break  # the scan is behind the items (nothing left to tombstone here): rescan below
+            after = page[-1]
         # The fence: the rescan is empty and no commit but our own tombstones landed this round.
         remaining = ctx.store.query("items_by_status", {"status": NOT_DELETED}, parent=paths.user(uid), limit=1,
                                     keys_only=True)

@@ -197,6 +197,8 @@ class ApplyEngine:
         """Read step: the item queries (and the lineage they reference), then in one ``get_all`` the
         control doc, the incident switches, the account fence, the operation doc and every named
         item and document."""
+        from core.adapters.firestore.wire import get_all
+
         paths, uid = self.paths, call.uid
         control_ref = paths.control(uid)
         op_ref = paths.doc(uid, "memory_operations", call.op_id)
@@ -223,7 +225,7 @@ class ApplyEngine:
                 item_refs[mid] = paths.doc(uid, "memory_items", mid)
         snaps = {snap.reference.path: snap for snap in extra_snaps}  # already read by the queries
         refs = [r for r in fixed + list(item_refs.values()) + list(doc_refs.values()) if r.path not in snaps]
-        snaps.update({s.reference.path: s for s in self.client.get_all(refs, transaction=transaction)})
+        snaps.update({s.reference.path: s for s in get_all(self.client, refs, transaction)})
         return _Reads(control_ref, op_ref, item_refs, doc_refs, snaps, queried, more)
 
     def _query(self, transaction: Any, uid: str, spec: ItemQuery, label: str, more: dict[str, bool]) -> list[Any]:
@@ -261,8 +263,10 @@ class ApplyEngine:
     def _noop(self, transaction: Any, call: _Call, reads: _Reads, plan: Plan, moment: datetime) -> ApplyResult:
         """An empty plan journals a no-op (so a replay repeats nothing), unless nothing was ever
         committed for this account."""
+        from core.adapters.firestore.wire import set_document
+
         if reads.data(reads.control_ref) is not None:
-            transaction.set(reads.op_ref, {"operation_id": call.op_id, "kind": call.kind, "commit_id": None,
+            set_document(transaction, reads.op_ref, {"operation_id": call.op_id, "kind": call.kind, "commit_id": None,
                                            "sequence": None, "changed_ids": [], "summary": plan.summary,
                                            "created_at": moment, "noop": True})
         # Otherwise (a new or wiped account) journaling would create the first document under
@@ -306,32 +310,34 @@ class ApplyEngine:
                 moment: datetime) -> ApplyResult:
         """Commit step: the items, the plan's documents, the outbox events, the commit, the new head
         and the operation journal, all in this transaction."""
+        from core.adapters.firestore.wire import set_document
+
         paths, uid, commit, sequence = self.paths, call.uid, view.commit_id, view.sequence
         for item in plan.items:
-            transaction.set(reads.item_refs[item.id], item.to_store())
+            set_document(transaction, reads.item_refs[item.id], item.to_store())
         for path, payload in plan.docs.items():
             ref = reads.doc_refs.get(path) or paths.doc(uid, *_split(path))
             if payload is None:
                 transaction.delete(ref)
             else:
-                transaction.set(ref, payload)
+                set_document(transaction, ref, payload)
         items_by_id = {i.id: i for i in plan.items}
         for action in outbox:
             event_id, event = outbox_event(uid, commit, sequence, action, items_by_id.get(action.memory_id),
                                            call.kind, moment)
-            transaction.set(paths.doc(uid, "memory_outbox", event_id), event)
+            set_document(transaction, paths.doc(uid, "memory_outbox", event_id), event)
         changed_ids = [i.id for i in plan.items]
-        transaction.set(paths.doc(uid, "memory_commits", commit), {
+        set_document(transaction, paths.doc(uid, "memory_commits", commit), {
             "commit_id": commit, "sequence": sequence, "parent_commit_id": view.control.get("head_commit_id"),
             "operation_id": call.op_id, "kind": call.kind, "actor": call.actor, "changes": changes,
             "doc_writes": sorted(plan.docs), "created_at": moment, "memory_ids": changed_ids,
         })
-        transaction.set(reads.control_ref, {
+        set_document(transaction, reads.control_ref, {
             "sequence": sequence, "head_commit_id": commit, "updated_at": moment,
             "account_generation": fence.of(deletion).generation,
             "writes_blocked": bool(view.control.get("writes_blocked", False)),
         })
-        transaction.set(reads.op_ref, {"operation_id": call.op_id, "kind": call.kind, "commit_id": commit,
+        set_document(transaction, reads.op_ref, {"operation_id": call.op_id, "kind": call.kind, "commit_id": commit,
                                        "sequence": sequence, "changed_ids": changed_ids, "summary": plan.summary,
                                        "created_at": moment, "outbox_events": len(outbox)})
         return ApplyResult(call.op_id, commit, sequence, False, changed_ids, plan.summary, len(outbox))

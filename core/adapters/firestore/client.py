@@ -90,9 +90,14 @@ def stream_docs(query: Any) -> list[tuple[Any, dict[str, Any], Any]]:
         pb = response._pb
         if pb.HasField("document"):
             path = pb.document.name.split("/documents/", 1)[1]
-            out.append((client.document(path), {k: _value(v, client) for k, v in pb.document.fields.items()},
+            out.append((client.document(path), decode_fields(pb.document.fields, client),
                         DatetimeWithNanoseconds.from_timestamp_pb(pb.document.update_time)))
     return out
+
+
+def decode_fields(fields: Any, client: Any) -> dict[str, Any]:
+    """A document's ``fields`` protobuf map as the dict the SDK's ``to_dict()`` would return."""
+    return {k: _value(v, client) for k, v in fields.items()}
 
 
 def _value(value: Any, client: Any) -> Any:

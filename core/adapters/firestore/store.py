@@ -105,11 +105,15 @@ class FirestoreStore(Store):
     def commit(self, writes: Sequence[Write]) -> None:
         if not writes:
             return
+        from core.adapters.firestore.wire import set_document
+
         batch = self.client.batch()
         for write in writes:
             ref = self._ref(write.path)
-            if write.op == "set":
-                batch.set(ref, write.data or {}, merge=write.merge)
+            if write.op == "set" and not write.merge:
+                set_document(batch, ref, write.data or {})
+            elif write.op == "set":
+                batch.set(ref, write.data or {}, merge=True)
             elif write.op == "update":
                 batch.update(ref, write.data or {})
             else:
