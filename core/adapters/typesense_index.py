@@ -7,6 +7,8 @@ Cleanup is metadata-authoritative: before an upsert the adapter deletes every ro
 ``uid:=X && memory_id:=[...]``, so a legacy bare-id or ``{uid}-{memory_id}`` row of the same memory
 cannot survive next to the new one; deletes and purges filter the same way. Upserts use the bulk
 import endpoint, whose 200 answer may still hold per-document failures: each line is checked.
+A write the server answers 404 (the collection was dropped after this client created or checked
+it, e.g. before ``strata rebuild``) creates the collection again and is sent once more.
 
 Errors: connection failures, timeouts, 429 and 5xx become :class:`ProviderUnavailable`; other 4xx
 and rejected documents become :class:`PermanentError`.
@@ -152,9 +154,21 @@ class TypesenseIndex(KeywordIndex):
         if not self._ready:
             self.ensure_ready()
 
-    def _delete_where(self, filter_by: str) -> int:
+    def _write(self, action: str, fn: Callable[..., T], *args: Any) -> T:
+        """A write to the collection; when the collection is gone (dropped since it was checked),
+        create it again and write once more."""
         self._ensure()
-        result = self._call("delete", self._documents.delete, {"filter_by": filter_by})
+        try:
+            return self._call(action, fn, *args)
+        except PermanentError as exc:
+            if not isinstance(exc.__cause__, ts_errors.ObjectNotFound):
+                raise
+        self._ready = False
+        self.ensure_ready()
+        return self._call(action, fn, *args)
+
+    def _delete_where(self, filter_by: str) -> int:
+        result = self._write("delete", self._documents.delete, {"filter_by": filter_by})
         return int(result.get("num_deleted", 0))
 
     # ------------------------------------------------------------------ port
@@ -207,7 +221,7 @@ class TypesenseIndex(KeywordIndex):
             row["updated_at"] = float(row["updated_at"])
             rows.append(row)
         for chunk in _chunks(rows, IMPORT_BATCH):
-            results = self._call("import", self._documents.import_, list(chunk), {"action": "upsert"})
+            results = self._write("import", self._documents.import_, list(chunk), {"action": "upsert"})
             failures = [(row["id"], res) for row, res in zip(chunk, results, strict=False) if not res.get("success")]
             if len(results) != len(chunk):
                 raise ProviderUnavailable(f"typesense import answered {len(results)} lines for {len(chunk)} docs")

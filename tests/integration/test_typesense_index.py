@@ -93,6 +93,20 @@ def test_concurrent_creators_race_safely(typesense_server):
     assert _raw(typesense_server, "GET", f"/collections/{name}").status_code == 200
 
 
+def test_a_client_that_checked_the_collection_writes_after_it_is_dropped(typesense_server, unique_uid):
+    """A drain worker that was warm when an operator dropped the collection (before a rebuild):
+    its purges, deletes and upserts create the collection again instead of failing on 404."""
+    name = f"coll_{uuid.uuid4().hex[:8]}"
+    idx = TypesenseIndex(typesense_server.url, typesense_server.api_key, collection=name)
+    idx.upsert([doc(unique_uid, "m1", "I keep bees on the roof")])
+    for write in (lambda: idx.purge_user(unique_uid), lambda: idx.delete(unique_uid, ["m1"]),
+                  lambda: idx.upsert([doc(unique_uid, "m2", "I sing in a choir")])):
+        assert _raw(typesense_server, "DELETE", f"/collections/{name}").status_code == 200
+        write()
+        assert _raw(typesense_server, "GET", f"/collections/{name}").status_code == 200
+    assert idx.provider_ids(unique_uid) == {pid(unique_uid, "m2")}
+
+
 def test_incompatible_existing_schema_is_a_permanent_error(typesense_server):
     name = f"coll_{uuid.uuid4().hex[:8]}"
     _raw(typesense_server, "POST", "/collections",
