@@ -163,10 +163,12 @@ def write_item_rows(ctx: Any, uid: str, rows: list[dict[str, Any]], batch_size: 
     benchmarks' setup for sizes the capture path would take too long to build)."""
     from concurrent.futures import ThreadPoolExecutor
 
+    from core.adapters.firestore.wire import set_document
+
     def write(chunk: list[dict[str, Any]]) -> None:
         batch = ctx.client.batch()
         for row in chunk:
-            batch.set(ctx.paths.doc(uid, "memory_items", row["id"]), row)
+            set_document(batch, ctx.paths.doc(uid, "memory_items", row["id"]), row)
         batch.commit()
 
     with ThreadPoolExecutor(max_workers=4) as pool:

@@ -109,10 +109,12 @@ def seed_background(ctx: Any, users: int, per_user: int) -> float:
         uid_rows.extend((uid, row) for row in _items(uid, per_user, rng))
     from concurrent.futures import ThreadPoolExecutor
 
+    from core.adapters.firestore.wire import set_document
+
     def write(chunk: list[tuple[str, dict[str, Any]]]) -> None:
         batch = ctx.client.batch()
         for uid, row in chunk:
-            batch.set(ctx.paths.doc(uid, "memory_items", row["id"]), row)
+            set_document(batch, ctx.paths.doc(uid, "memory_items", row["id"]), row)
         batch.commit()
 
     with ThreadPoolExecutor(max_workers=4) as pool:
