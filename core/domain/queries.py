@@ -112,7 +112,7 @@ QUERIES: Mapping[str, QuerySpec] = {
         # Lineage: aliases and superseded ancestors of a survivor.
         _q("items_by_canonical", "memory_items", "COLLECTION",
            [Clause("canonical_memory_id", "==")], [Order("__name__", ASC)]),
-        # Every item not yet tombstoned (active, superseded, hidden: delete-all scans; the export), paged.
+        # Every item not yet tombstoned (active, superseded, hidden): the delete-all scan, paged.
         _q("items_by_status", "memory_items", "COLLECTION",
            [Clause("status", "in")], [Order("__name__", ASC)]),
         # Consolidation: a user's pending Short-term items, nearest deadline first.
