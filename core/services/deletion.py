@@ -122,15 +122,9 @@ def delete_memory(ctx: Context, uid: str, memory_id: str, request_key: str | Non
                 raise NotFound("no such memory")
             for mid in sorted(fixed):
                 member = view.items.get(mid)
-                if member is None or scrubbed(member):
-                    continue
-                member = member.model_copy(deep=True)
-                retract(member, by_user=True)
-                out.items.append(member)
-                out.docs[f"memory_graph_assertions/{mid}"] = None
-                out.summary["tombstoned"].append(mid)
-            for review_id, row in reviews.items():
-                out.docs[f"memory_review_queue/{review_id}"] = _redacted(row, view.now)
+                if member is not None and not scrubbed(member):
+                    out.summary["tombstoned"].append(_tombstone(out, member))
+            _redact_reviews(out, reviews, view.now)
             return out
 
         try:
@@ -209,6 +203,21 @@ def _delete_all_historical(ctx: Context, uid: str, request_key: str | None) -> i
     raise Conflict("more historical memories than one delete-all walks; call again", code="delete_all_contended")
 
 
+def _tombstone(out: Plan, member: MemoryItem) -> str:
+    """Add to ``out`` a copy of ``member`` retracted as the user's delete, and the removal of its
+    graph assertion; returns its id."""
+    member = member.model_copy(deep=True)
+    retract(member, by_user=True)
+    out.items.append(member)
+    out.docs[f"memory_graph_assertions/{member.id}"] = None
+    return member.id
+
+
+def _redact_reviews(out: Plan, reviews: dict[str, dict[str, Any]], now: Any) -> None:
+    for review_id, row in reviews.items():
+        out.docs[f"memory_review_queue/{review_id}"] = _redacted(row, now)
+
+
 def _tombstone_batch(ctx: Context, uid: str, batch_ids: list[str], request_key: str | None, round_no: int,
                      batch_no: int) -> tuple[int, int]:
     """One bounded delete-all transaction: tombstone ``batch_ids`` (those still live when it reads
@@ -218,15 +227,10 @@ def _tombstone_batch(ctx: Context, uid: str, batch_ids: list[str], request_key: 
     def plan(view: ApplyView) -> Plan:
         out = Plan(summary={"tombstoned": 0})
         for member in view.items.values():
-            if member is None or scrubbed(member):
-                continue
-            member = member.model_copy(deep=True)
-            retract(member, by_user=True)
-            out.items.append(member)
-            out.docs[f"memory_graph_assertions/{member.id}"] = None
-            out.summary["tombstoned"] += 1
-        for review_id, row in reviews.items():
-            out.docs[f"memory_review_queue/{review_id}"] = _redacted(row, view.now)
+            if member is not None and not scrubbed(member):
+                _tombstone(out, member)
+                out.summary["tombstoned"] += 1
+        _redact_reviews(out, reviews, view.now)
         return out
 
     key = {"ids": sorted(batch_ids), "head": ctx.store.head_sequence(uid), "request": request_key,
