@@ -27,9 +27,9 @@ from core.services.withdrawal import (
 )
 
 TOMBSTONE_BATCH = 100
-SCAN_PAGE = 1_000  # delete-all reads the ids to tombstone in cursor pages of this many
+SCAN_PAGE = 5_000  # delete-all reads the ids to tombstone (keys only) in cursor pages of this many
 MAX_RESCANS = 6
-MAX_BATCHES = 2_000  # delete-all: 2M memories per round at most (pages); every loop here is bounded
+MAX_BATCHES = 2_000  # delete-all: at most this many pages of SCAN_PAGE ids a round; every loop here is bounded
 CASCADE_PAGE = 100
 MAX_PAGES = 2_000
 NOT_DELETED = ["active", "superseded", "hidden"]  # every physical status but tombstoned
