@@ -333,16 +333,29 @@ def _documents_under(ctx: Any, uid: str) -> list[tuple[Any, dict[str, Any]]]:
     return out
 
 
+def _write_back(ctx: Any, documents: list[tuple[Any, dict[str, Any]]], budget: int = 3_000_000) -> None:
+    """Write ``documents`` back in batches of at most WRITE_BATCH documents and about ``budget``
+    encoded bytes (a commit request may not exceed 4 MiB; ledger commits of 100 items are large)."""
+    from core.adapters.firestore.wire import encode_document
+
+    batch, count, size = ctx.client.batch(), 0, 0
+    for ref, data in documents:
+        write = encode_document(ref._document_path, data)
+        if count and (count == WRITE_BATCH or size + write.ByteSize() > budget):
+            batch.commit()
+            batch, count, size = ctx.client.batch(), 0, 0
+        batch._add_write_pbs([write])
+        count, size = count + 1, size + write.ByteSize()
+    if count:
+        batch.commit()
+
+
 def _wipe(ctx: Any, uid: str) -> dict[str, Any]:
     from core.services import accounts
 
     documents = _documents_under(ctx, uid)  # untimed: what the wipe will delete
     seconds, _ = _timed(accounts.delete_account, ctx, uid)
-    for start in range(0, len(documents), WRITE_BATCH):  # the same documents back, for the floor (untimed)
-        batch = ctx.client.batch()
-        for ref, data in documents[start:start + WRITE_BATCH]:
-            batch.set(ref, data)
-        batch.commit()
+    _write_back(ctx, documents)  # the same documents back, for the floor (untimed)
 
     def bare() -> None:
         for start in range(0, len(documents), 500):
