@@ -19,11 +19,9 @@ from typing import Any
 
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 from google.cloud.firestore_v1 import GeoPoint
-from google.cloud.firestore_v1.types import document as document_types
 from google.cloud.firestore_v1.types import write as write_types
 
 _WRITE = write_types.Write.pb()
-_DOCUMENT = document_types.Document.pb()
 
 
 def _fill(out: Any, value: Any) -> None:
