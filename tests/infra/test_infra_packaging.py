@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -47,6 +48,9 @@ def test_unpinned_dependency_is_refused(tmp_path):
 
 def test_zip_is_deterministic_and_matches_the_tree(tmp_path):
     repo = _fake_repo(tmp_path, ["api"])
+    planted = repo / "core" / "__pycache__" / f"config.{sys.implementation.cache_tag}.pyc"
+    planted.parent.mkdir(exist_ok=True)
+    planted.write_bytes(b"planted: a stale developer bytecode file")
     first = packaging.build(tmp_path / "out1", ["api"], repo_root=repo)[0]
     # Touch every source so only content, not mtimes, could keep the bytes equal.
     later = time.time() + 3600
@@ -62,7 +66,16 @@ def test_zip_is_deterministic_and_matches_the_tree(tmp_path):
         assert names == sorted(names)
         assert {i.date_time for i in infos} == {packaging.ZIP_EPOCH}
         assert {"main.py", "requirements.txt", "core/__init__.py", "core/adapters/firestore/queries.py"} <= set(names)
-        assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+        # Bytecode: one checked-hash .pyc per module, compiled by the packager from the very bytes
+        # shipped beside it (none copied from a developer's __pycache__), nothing else compiled.
+        sources = [n for n in names if n.endswith(".py")]
+        compiled = [n for n in names if n.endswith(".pyc")]
+        assert sorted(compiled) == sorted(importlib.util.cache_from_source(n) for n in sources)
+        for name in sources:
+            pyc = zf.read(importlib.util.cache_from_source(name))
+            assert pyc[:4] == importlib.util.MAGIC_NUMBER and int.from_bytes(pyc[4:8], "little") == 3
+            assert pyc[8:16] == importlib.util.source_hash(zf.read(name)), name
+        assert b"planted" not in zf.read("core/__pycache__/config." + sys.implementation.cache_tag + ".pyc")
         tree = {p.relative_to(first.tree).as_posix(): p.read_bytes() for p in first.tree.rglob("*") if p.is_file()}
         assert tree == {n: zf.read(n) for n in names}, "the tree Terraform zips differs from the tested zip"
         requirements = zf.read("requirements.txt").decode().splitlines()
@@ -147,13 +160,20 @@ def test_packaged_function_imports_in_a_clean_venv(name, packaged, clean_venv, t
     src = tmp_path / name
     with zipfile.ZipFile(zip_path) as zf:
         zf.extractall(src)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "STRATA_PROJECT_ID": "demo-strata"}
-    proc = subprocess.run(
-        [str(clean_venv / "bin" / "python"), "-c", _PROBE, str(src), packaging.FUNCTIONS[name]],
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "STRATA_PROJECT_ID": "demo-strata",
+           "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.run(  # -v: the interpreter says which bytecode it used
+        [str(clean_venv / "bin" / "python"), "-v", "-c", _PROBE, str(src), packaging.FUNCTIONS[name]],
         capture_output=True, text=True, timeout=120, cwd=src, env=env,
     )
     assert proc.returncode == 0, f"{name} does not load from its package:\n{proc.stderr[-3000:]}"
     assert f"ok {packaging.FUNCTIONS[name]}" in proc.stdout
+    # Every module of the package was read from the shipped bytecode, none compiled from source
+    # (-v says "code object from '<file>'" for whatever it loads).
+    loaded = [line.split("code object from ", 1)[1].strip("'") for line in proc.stderr.splitlines()
+              if "code object from " in line and line.split("code object from ", 1)[1].startswith(f"'{src}")]
+    assert f"{src}/core/__pycache__/config.{sys.implementation.cache_tag}.pyc" in loaded, proc.stderr[-2000:]
+    assert not [path for path in loaded if path.endswith(".py")], "compiled from source at import"
 
 
 def test_no_zip_carries_the_developer_tooling(packaged):

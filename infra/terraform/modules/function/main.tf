@@ -41,8 +41,9 @@ resource "google_secret_manager_secret_iam_member" "function" {
   member    = "serviceAccount:${google_service_account.function.email}"
 }
 
-# The packaged tree (main.py, core/, pinned requirements.txt) zipped with fixed file modes; the
-# object name carries the zip's hash, so new code means a new object and a new revision.
+# The packaged tree (main.py, core/ and its bytecode, pinned requirements.txt) zipped with fixed
+# file modes; the object name carries the zip's hash, so new code means a new object and a new
+# revision.
 data "archive_file" "source" {
   type             = "zip"
   source_dir       = var.source_dir
