@@ -1,6 +1,7 @@
 """startup: cold start and footprint of each function on a fresh process, default settings.
 
-For each of the five functions, on the running stack's emulators:
+For each of the five functions, packaged as it deploys (``strata_dev.packaging``: its ``main.py``,
+``core`` and their bytecode, in a directory of their own) and run on the running stack's emulators:
 
 - ``import_ms``: a fresh interpreter imports the function's ``main.py`` (functions-framework, the
   core package and everything they import at module level); ``import_rss_mb`` is that process's
@@ -48,9 +49,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _env() -> dict[str, str]:
+def _env(root: Path = harness.REPO) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(harness.REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = str(root) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
@@ -62,14 +63,16 @@ spec = importlib.util.spec_from_file_location("main", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 elapsed = time.perf_counter() - started
+import core, os
+assert core.__file__.startswith(os.path.dirname(sys.argv[1])), "core came from " + core.__file__
 print(elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
-def import_time(source: str) -> tuple[float, float]:
+def import_time(source: Path) -> tuple[float, float]:
     """(seconds, peak RSS MB) of importing ``source`` in a fresh interpreter."""
-    done = subprocess.run([sys.executable, "-c", IMPORT_PROBE, source], env=_env(), capture_output=True,
-                          text=True, timeout=120, check=True)
+    done = subprocess.run([sys.executable, "-c", IMPORT_PROBE, str(source)], env=_env(source.parent),
+                          cwd=source.parent, capture_output=True, text=True, timeout=120, check=True)
     seconds, rss_kb = done.stdout.split()
     return float(seconds), int(rss_kb) / 1024
 
@@ -187,15 +190,16 @@ def _cpu_s(pid: int) -> float:
     return total / ticks
 
 
-def cold_start(function: str, entry: str, signature: str, project: str) -> dict[str, Any]:
-    source = str(harness.REPO / "functions" / function / "main.py")
+def cold_start(function: str, entry: str, signature: str, project: str, tree: Path) -> dict[str, Any]:
+    """One fresh start of the function packaged in ``tree`` (what ``make package`` deploys)."""
+    source = tree / "main.py"
     imported_s, imported_rss = import_time(source)
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "functions_framework", "--source", source, "--target", entry,
+    proc = subprocess.Popen([sys.executable, "-m", "functions_framework", "--source", str(source), "--target", entry,
                              "--signature-type", signature, "--host", "127.0.0.1", "--port", str(port)],
-                            env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            env=_env(tree), cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -237,11 +241,17 @@ def cold_start(function: str, entry: str, signature: str, project: str) -> dict[
 
 
 def run(args: Any, only: tuple[str, ...] | None = None) -> dict[str, Any]:
+    import tempfile
+
+    from strata_dev import packaging
     from strata_dev.localstack import catalog
 
     project = args.stack_info["project_id"]
-    functions = {fn.name: cold_start(fn.name, fn.entry, fn.signature, project) for fn in catalog.FUNCTIONS
-                 if only is None or fn.name in only}
+    selected = [fn for fn in catalog.FUNCTIONS if only is None or fn.name in only]
+    with tempfile.TemporaryDirectory(prefix="strata-startup-") as out:
+        packaging.build(Path(out), [fn.name for fn in selected])
+        functions = {fn.name: cold_start(fn.name, fn.entry, fn.signature, project, Path(out) / fn.name)
+                     for fn in selected}
     return {"functions": functions, "phases": phases(project),
             "settings": "default (the stack's environment: emulators, hashing embedder, rule extractor)",
             "targets_met": all(f["targets"]["met"] for f in functions.values() if "targets" in f)}
