@@ -10,7 +10,15 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, m
 MAX_SECONDS = 1_000_000_000.0  # a segment offset: ~31 years of audio is plenty
 
 
-class Strict(BaseModel):
+class Schema(BaseModel):
+    """Every API shape builds its validator and serializer on first use, not at import: a function
+    instance pays only for the shapes its requests touch (most response shapes serve only the
+    OpenAPI document)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class Strict(Schema):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
@@ -61,7 +69,7 @@ class ExternalData(Strict):
     text_source: str = Field(default="other", max_length=200)
 
 
-class Structured(BaseModel):
+class Structured(Schema):
     model_config = ConfigDict(extra="allow")
     title: str = ""
     overview: str = ""
@@ -70,7 +78,7 @@ class Structured(BaseModel):
     category: str = "other"
 
 
-class AppResult(BaseModel):
+class AppResult(Schema):
     """One app's output on a conversation, as apps write it (``apps_results[]``)."""
 
     model_config = ConfigDict(extra="allow")
@@ -78,7 +86,7 @@ class AppResult(BaseModel):
     content: str = Field(default="", max_length=200_000)
 
 
-class PluginResult(BaseModel):
+class PluginResult(Schema):
     """The legacy mirror of :class:`AppResult` (``plugins_results[]``)."""
 
     model_config = ConfigDict(extra="allow")
@@ -127,7 +135,7 @@ class ConversationCreate(Strict):
         return self
 
 
-class Evidence(BaseModel):
+class Evidence(Schema):
     evidence_id: str
     source_type: str
     source_id: str
@@ -135,7 +143,7 @@ class Evidence(BaseModel):
     client_device_id: str | None
 
 
-class Memory(BaseModel):
+class Memory(Schema):
     """What every memory read returns."""
 
     id: str
@@ -169,8 +177,10 @@ class V3Memory(Memory):
 class V3MemoryArray(RootModel[list[V3Memory]]):
     """``GET /v3/memories``: a bare array (legacy shape)."""
 
+    model_config = ConfigDict(defer_build=True)
 
-class McpMemory(BaseModel):
+
+class McpMemory(Schema):
     """``GET /v1/mcp/memories``: the original's compact memory (locked content cut as on /v3)."""
 
     id: str
@@ -181,12 +191,14 @@ class McpMemory(BaseModel):
 class McpMemoryArray(RootModel[list[McpMemory]]):
     """A bare array (the original's shape)."""
 
+    model_config = ConfigDict(defer_build=True)
 
-class StatusOk(BaseModel):
+
+class StatusOk(Schema):
     status: Literal["ok"]
 
 
-class ToolResult(BaseModel):
+class ToolResult(Schema):
     """The original's tool envelope: the result as text for an agent."""
 
     tool_name: str
@@ -194,7 +206,7 @@ class ToolResult(BaseModel):
     is_error: bool
 
 
-class MemoryList(BaseModel):
+class MemoryList(Schema):
     memories: list[Memory]
     next_cursor: str | None = None
 
@@ -202,8 +214,10 @@ class MemoryList(BaseModel):
 class MemoryArray(RootModel[list[Memory]]):
     """``GET /v3/memories``: a bare array (legacy shape)."""
 
+    model_config = ConfigDict(defer_build=True)
 
-class MemoryPage(BaseModel):
+
+class MemoryPage(Schema):
     memories: list[Memory]
 
 
@@ -211,15 +225,15 @@ class ScoredMemory(Memory):
     score: float
 
 
-class SearchResults(BaseModel):
+class SearchResults(Schema):
     memories: list[ScoredMemory]
 
 
-class Health(BaseModel):
+class Health(Schema):
     status: str
 
 
-class HistoryCommit(BaseModel):
+class HistoryCommit(Schema):
     commit_id: str
     sequence: int
     kind: str
@@ -229,26 +243,26 @@ class HistoryCommit(BaseModel):
     status: str | None
 
 
-class History(BaseModel):
+class History(Schema):
     commits: list[HistoryCommit]
 
 
-class MemoryDeleted(BaseModel):
+class MemoryDeleted(Schema):
     deleted: list[str]
     commit_id: str | None = None
 
 
-class AllDeleted(BaseModel):
+class AllDeleted(Schema):
     deleted: int
     stable_at_sequence: int
 
 
-class ConversationCreated(BaseModel):
+class ConversationCreated(Schema):
     id: str
     status: Literal["completed"]
 
 
-class Reprocessed(BaseModel):
+class Reprocessed(Schema):
     conversation_id: str
     created: int
     kept: int
@@ -257,17 +271,17 @@ class Reprocessed(BaseModel):
     goals: int
 
 
-class ConversationDeleted(BaseModel):
+class ConversationDeleted(Schema):
     deleted: bool
     cascade: bool | dict[str, Any]
 
 
-class AccountDeleted(BaseModel):
+class AccountDeleted(Schema):
     state: Literal["completed"]
     uid: str
 
 
-class ReviewEntry(BaseModel):
+class ReviewEntry(Schema):
     review_id: str
     memory_id: str
     content: str
@@ -277,24 +291,24 @@ class ReviewEntry(BaseModel):
     expires_at: str
 
 
-class ReviewQueue(BaseModel):
+class ReviewQueue(Schema):
     reviews: list[ReviewEntry]
 
 
-class ReviewResolved(BaseModel):
+class ReviewResolved(Schema):
     review_id: str
 
 
-class GraphPage(BaseModel):
+class GraphPage(Schema):
     nodes: list[dict[str, Any]]
     edges: list[dict[str, Any]]
     truncated: bool
 
 
-class ErrorBody(BaseModel):
+class ErrorBody(Schema):
     code: str
     message: str
 
 
-class Error(BaseModel):
+class Error(Schema):
     error: ErrorBody
