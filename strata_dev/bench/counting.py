@@ -30,16 +30,17 @@ class Counts:
     lookups: int = 0
     queries: int = 0
     commits: int = 0
+    begins: int = 0
     recording: list[list[Any]] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def snapshot(self) -> dict[str, int]:
         return {"reads": self.reads, "writes": self.writes, "lookups": self.lookups, "queries": self.queries,
-                "commits": self.commits}
+                "commits": self.commits, "begins": self.begins}
 
     def reset(self, record: bool = False) -> None:
         with self.lock:
-            self.reads = self.writes = self.lookups = self.queries = self.commits = 0
+            self.reads = self.writes = self.lookups = self.queries = self.commits = self.begins = 0
             self.recording = [] if record else None
 
 
@@ -59,6 +60,11 @@ class _CountingApi:
             self._counts.reads += len(documents)
             self._counts.lookups += 1
         return self._api.batch_get_documents(request=request, **kwargs)
+
+    def begin_transaction(self, request: Any = None, **kwargs: Any) -> Any:
+        with self._counts.lock:
+            self._counts.begins += 1
+        return self._api.begin_transaction(request=request, **kwargs)
 
     def run_query(self, request: Any = None, **kwargs: Any) -> Any:
         return _QueryStream(self._api.run_query(request=request, **kwargs), self._counts)
@@ -193,9 +199,10 @@ class Replayed:
     floor_seconds: float
 
 
-def replay(client: Any, commits: list[list[Any]], recorded_uid: str, label: str) -> Replayed:
+def replay(client: Any, commits: list[list[Any]], recorded_uid: str, label: str, sdk_meter: Any = None) -> Replayed:
     """Write ``commits`` (recorded for ``recorded_uid``) again, one transaction each, for two fresh
-    users: first through the SDK from Python dicts, then as the encoded messages themselves."""
+    users: first through the SDK from Python dicts, then as the encoded messages themselves.
+    ``sdk_meter`` (a :class:`strata_dev.bench.procs.CpuMeter`) measures the SDK part's CPU."""
     import time
     import uuid
 
@@ -203,10 +210,14 @@ def replay(client: Any, commits: list[list[Any]], recorded_uid: str, label: str)
         return f"bench-{label}-{kind}-{uuid.uuid4().hex[:10]}"
 
     documents = [as_documents(client, retarget(w, recorded_uid, fresh("baseline"))) for w in commits]
+    if sdk_meter is not None:
+        sdk_meter.start()
     started = time.monotonic()
     for docs in documents:
         sdk_transaction(client, docs)
     sdk_seconds = time.monotonic() - started
+    if sdk_meter is not None:
+        sdk_meter.stop()
     prepared = [retarget(w, recorded_uid, fresh("floor")) for w in commits]
     started = time.monotonic()
     for writes in prepared:

@@ -29,6 +29,7 @@ from typing import Any
 
 from strata_dev.bench import harness, stats
 from strata_dev.bench.counting import replay
+from strata_dev.bench.procs import CpuMeter, stack_processes
 
 SPREAD_USERS = 4
 WARM_UP = 10  # conversations through the trigger path before anything is timed
@@ -82,7 +83,10 @@ def run(args: Any) -> dict[str, Any]:
     warm_up_ms = round((time.monotonic() - warm_started) * 1000, 1)
 
     # ---- the real path: one user (every capture of that user queues on its ledger)
+    processes = stack_processes(args.stack_info["state_dir"])
+    trigger_cpu = CpuMeter(processes).start()
     real = trigger_path(ctx, [uid], convs)
+    trigger_cpu.stop()
     elapsed, memories, latencies = real["seconds"], real["memories"], real["latencies"]
     # ---- the same number of conversations spread over four users (captures run side by side)
     spread_uids = [harness.new_uid(f"ingest-spread{i}") for i in range(SPREAD_USERS)]
@@ -99,17 +103,23 @@ def run(args: Any) -> dict[str, Any]:
     shadow = harness.new_uid("ingest-shadow")
     per_conversation: list[list[Any]] = []
     reads = writes = shadow_memories = 0
+    rpcs = dict.fromkeys(("lookups", "queries", "begins", "commits"), 0)
+    shadow_cpu = CpuMeter({"firestore": processes["firestore"]}).start()
     shadow_started = time.monotonic()
     for cid, doc in convs:
         counted.client.counts.reset(record=True)
         shadow_memories += harness.capture_in_process(counted, shadow, [(cid, doc)])
         reads += counted.client.counts.reads
         writes += counted.client.counts.writes
+        for kind in rpcs:
+            rpcs[kind] += getattr(counted.client.counts, kind)
         per_conversation.append([w for commit in counted.client.counts.recording or [] for w in commit])
     shadow_elapsed = time.monotonic() - shadow_started
+    shadow_cpu.stop()
 
     # ---- baseline and floor: one transaction per conversation with the same documents
-    replayed = replay(ctx.client, per_conversation, shadow, "ingest")
+    baseline_cpu = CpuMeter({"firestore": processes["firestore"]})
+    replayed = replay(ctx.client, per_conversation, shadow, "ingest", sdk_meter=baseline_cpu)
     baseline_elapsed, floor_elapsed = replayed.sdk_seconds, replayed.floor_seconds
 
     throughput = stats.rate(size, elapsed)
@@ -141,4 +151,16 @@ def run(args: Any) -> dict[str, Any]:
         "ratio": stats.ratio(throughput, baseline_throughput),
         "in_process_ratio": stats.ratio(stats.rate(size, shadow_elapsed), baseline_throughput),
         "ratio_to_floor": stats.ratio(throughput, floor_throughput),
+        "profile": {
+            "what": "where one conversation's time goes: Firestore RPCs per conversation (capture in process, "
+                    "counted; the baseline makes 1 begin + 1 commit) and CPU milliseconds per conversation of "
+                    "every stack process and this one (bench), from /proc",
+            "rpcs_per_conversation": {kind: stats.ratio(count, size) for kind, count in rpcs.items()},
+            "trigger_path_cpu_ms_per_conversation": trigger_cpu.per(size),
+            "trigger_path_wall_ms_per_conversation": round(1000 * elapsed / size, 2),
+            "in_process_cpu_ms_per_conversation": shadow_cpu.per(size),
+            "in_process_wall_ms_per_conversation": round(1000 * shadow_elapsed / size, 2),
+            "baseline_cpu_ms_per_conversation": baseline_cpu.per(size),
+            "baseline_wall_ms_per_conversation": round(1000 * baseline_elapsed / size, 2),
+        },
     }

@@ -39,6 +39,7 @@ from typing import Any
 import httpx
 
 from strata_dev.bench import harness
+from strata_dev.bench.procs import cpu_seconds, tree
 
 TARGETS = {"api": (1000.0, 256.0), "on_conversation_complete": (1000.0, 256.0)}
 
@@ -150,24 +151,10 @@ def first_request(function: str, url: str, project: str) -> httpx.Response:
         return http.post(url + "/", json={"uid": uid})
 
 
-def _tree(pid: int) -> list[int]:
-    """``pid`` and its descendants (the server may serve from a forked worker)."""
-    out, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        out.append(current)
-        try:
-            for task in Path(f"/proc/{current}/task").iterdir():
-                todo.extend(int(c) for c in (task / "children").read_text().split())
-        except OSError:
-            continue
-    return out
-
-
 def _peak_rss_mb(pid: int) -> float | None:
     """The largest peak resident size (``VmHWM``) in the server's process tree."""
     peaks = []
-    for member in _tree(pid):
+    for member in tree(pid):
         try:
             for line in Path(f"/proc/{member}/status").read_text().splitlines():
                 if line.startswith("VmHWM:"):
@@ -175,19 +162,6 @@ def _peak_rss_mb(pid: int) -> float | None:
         except OSError:
             continue
     return max(peaks) if peaks else None
-
-
-def _cpu_s(pid: int) -> float:
-    """User plus system CPU seconds of the server's process tree so far."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for member in _tree(pid):
-        try:
-            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / ticks
 
 
 def cold_start(function: str, entry: str, signature: str, project: str, tree: Path) -> dict[str, Any]:
@@ -210,11 +184,11 @@ def cold_start(function: str, entry: str, signature: str, project: str, tree: Pa
                 raise RuntimeError(f"{function} did not start")
             time.sleep(0.01)
         ready_s = time.perf_counter() - started
-        ready_cpu = _cpu_s(proc.pid)
+        ready_cpu = cpu_seconds(proc.pid)
         request_started = time.perf_counter()
         answer = first_request(function, url, project)
         first_s = time.perf_counter() - request_started
-        first_cpu = _cpu_s(proc.pid) - ready_cpu
+        first_cpu = cpu_seconds(proc.pid) - ready_cpu
         second_started = time.perf_counter()
         first_request(function, url, project)
         second_s = time.perf_counter() - second_started

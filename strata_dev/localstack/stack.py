@@ -493,6 +493,12 @@ def status(state_dir: Path | None = None) -> dict[str, Any]:
             "state_dir": str(state_dir)}
 
 
+def recorded_processes(state_dir: Path | None = None) -> dict[str, int]:
+    """Name -> pid of every process the state file records."""
+    state = _read_state(Path(state_dir or default_state_dir()).resolve()) or {}
+    return {str(raw["name"]): int(raw["pid"]) for raw in state.get("processes", [])}
+
+
 def recorded_pids(state_dir: Path | None = None) -> list[int]:
     """Every pid and process-group id the state file records (for leak checks)."""
     state = _read_state(Path(state_dir or default_state_dir()).resolve()) or {}
