@@ -18,7 +18,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 FIGURES = {
     "ingest": ["conversations_per_s", "memories_per_s", "completion_to_visible.p50_ms", "completion_to_visible.p95_ms",
-               "firestore.reads_per_memory", "firestore.writes_per_memory", "baseline.conversations_per_s", "ratio"],
+               "firestore.reads_per_memory", "firestore.writes_per_memory", "baseline.conversations_per_s", "ratio",
+               "profile.rpcs_per_conversation.commits", "profile.rpcs_per_conversation.begins",
+               "profile.trigger_path_cpu_ms_per_conversation", "profile.trigger_path_wall_ms_per_conversation",
+               "profile.baseline_cpu_ms_per_conversation"],
     "consolidate": ["items_routed_per_s", "passes", "firestore.ops_per_routed_item", "baseline.items_per_s", "ratio"],
     "schedule": ["sizes", "sorts_last.ticks_until_last_routed", "sorts_last.routed"],
     "project": ["events_per_s", "commit_to_searchable.p50_ms", "commit_to_searchable.p95_ms",
@@ -58,6 +61,7 @@ def test_bench_all_quick_prints_every_figure(stack):
             assert _get(result, figure) is not None, f"{name}: {figure} missing in {result}"
     assert results["ingest"]["conversations"] == 3 and results["ingest"]["memories"] > 0
     assert results["ingest"]["firestore"]["writes_per_memory"] > 1  # items plus commit, journal, outbox
+    assert results["ingest"]["profile"]["rpcs_per_conversation"]["commits"] >= 1  # the apply transaction's
     assert results["consolidate"]["passes"][0]["routed"] > 0
     (scheduled,) = results["schedule"]["sizes"]
     assert scheduled["users"] == scheduled["routed"] == 3 and scheduled["tasks"] >= 3
