@@ -17,12 +17,13 @@ Scope = Literal["COLLECTION", "COLLECTION_GROUP"]
 Direction = Literal["ASCENDING", "DESCENDING"]
 EQUALITY_OPS = frozenset({"==", "in"})
 INEQUALITY_OPS = frozenset({"<", "<=", ">", ">=", "!=", "not-in"})
+ARRAY_OPS = frozenset({"array_contains", "array_contains_any"})  # served by the field's array index
 
 
 @dataclass(frozen=True)
 class Clause:
     field: str
-    op: str  # "==", "in", "array_contains", "<", "<=", ">", ">="
+    op: str  # "==", "in", "array_contains", "array_contains_any", "<", "<=", ">", ">="
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class QuerySpec:
         fields: list[IndexField] = []
         seen: set[str] = set()
         for clause in self.where:
-            if clause.op == "array_contains":
+            if clause.op in ARRAY_OPS:
                 fields.append(IndexField(clause.field, "ARRAY_CONTAINS"))
                 seen.add(clause.field)
         for clause in self.where:
@@ -152,7 +153,8 @@ QUERIES: Mapping[str, QuerySpec] = {
         # Review rows that show any of up to 30 memories (privacy deletes redact them).
         _q("reviews_by_memory", "memory_review_queue", "COLLECTION", [Clause("memory_id", "in")], []),
         # Knowledge-graph projection maintenance.
-        _q("edges_by_memory", "knowledge_edges", "COLLECTION", [Clause("memory_ids", "array_contains")], []),
+        # The edges citing any of up to 30 memories (a drain batch's citation pruning).
+        _q("edges_by_any_memory", "knowledge_edges", "COLLECTION", [Clause("memory_ids", "array_contains_any")], []),
         _q("edges_by_source", "knowledge_edges", "COLLECTION", [Clause("source", "==")], []),
         # The historical adapter (core/services/legacy.py): legacy rows in the list order, and the
         # rows that cite a conversation under either of its field names (single-field indexes).

@@ -21,6 +21,7 @@ from core.ports import Write
 
 MAX_NODES = 2000
 MAX_EDGES = 5000
+CITING_CHUNK = 30  # Firestore takes at most 30 values in one array-contains-any filter
 
 
 @dataclass
@@ -70,6 +71,7 @@ def plan(ctx: Context, uid: str, memory_ids: list[str], items: Mapping[str, Memo
     edges: dict[str, dict[str, Any]] = {}  # edges read in this batch, with citations pruned so far
     refs: dict[str, str] = {}
     kept: set[str] = set()
+    citing = _edges_citing(ctx, uid, [m for m in memory_ids if _may_be_cited(items.get(m))])
     for memory_id in memory_ids:
         assertion = assertions.get(memory_id)
         item = items.get(memory_id)
@@ -89,7 +91,7 @@ def plan(ctx: Context, uid: str, memory_ids: list[str], items: Mapping[str, Memo
                 "label": assertion["predicate"], "memory_ids": [memory_id]}, merge=False)
         if not _may_be_cited(item):
             continue
-        for snap in ctx.store.query("edges_by_memory", {"memory_ids": memory_id}, parent=paths.user(uid)):
+        for snap in citing.get(memory_id, ()):
             if snap.id == keep_edge:
                 continue
             edge = edges.setdefault(snap.id, snap.data)
@@ -109,6 +111,27 @@ def plan(ctx: Context, uid: str, memory_ids: list[str], items: Mapping[str, Memo
         if _orphaned(ctx, uid, source, removed_from[source]):
             writes.delete(paths.doc(uid, "knowledge_nodes", source))
     return writes
+
+
+def _edges_citing(ctx: Context, uid: str, memory_ids: list[str]) -> dict[str, list[Any]]:
+    """Memory id -> the stored edges whose ``memory_ids`` cite it, in edge-id order, read with one
+    ``array-contains-any`` query per ``CITING_CHUNK`` memories instead of one query per memory.
+
+    Each memory's list is what a query for that memory alone returns: membership is decided on the
+    edge as stored, before :func:`plan` prunes anything."""
+    found: dict[str, Any] = {}
+    for start in range(0, len(memory_ids), CITING_CHUNK):
+        chunk = memory_ids[start:start + CITING_CHUNK]
+        for snap in ctx.store.query("edges_by_any_memory", {"memory_ids": chunk}, parent=paths.user(uid)):
+            found.setdefault(snap.id, snap)
+    citing: dict[str, list[Any]] = {}
+    wanted = set(memory_ids)
+    for edge_id in sorted(found):
+        snap = found[edge_id]
+        for memory_id in dict.fromkeys(snap.data.get("memory_ids") or []):
+            if memory_id in wanted:
+                citing.setdefault(memory_id, []).append(snap)
+    return citing
 
 
 def purge(ctx: Context, uid: str, page: int = 500) -> int:

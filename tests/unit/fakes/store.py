@@ -385,6 +385,8 @@ def _clause(data: Mapping[str, Any], field: str, op: str, want: Any) -> bool:
         return have in want
     if op == "array_contains":
         return isinstance(have, list) and want in have
+    if op == "array_contains_any":
+        return isinstance(have, list) and any(value in have for value in want)
     if have is None or want is None:
         return False
     if op == "<":
