@@ -227,5 +227,6 @@ def run(args: Any, only: tuple[str, ...] | None = None) -> dict[str, Any]:
         functions = {fn.name: cold_start(fn.name, fn.entry, fn.signature, project, Path(out) / fn.name)
                      for fn in selected}
     return {"functions": functions, "phases": phases(project),
-            "settings": "default (the stack's environment: emulators, hashing embedder, rule extractor)",
+            "settings": f"default (the stack's environment: emulators, {args.stack_info.get('embedder', 'default')} "
+                        "embedder, rule extractor)",
             "targets_met": all(f["targets"]["met"] for f in functions.values() if "targets" in f)}
