@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from strata_dev.bench import harness, stats
 from strata_dev.bench.counting import replay
-from strata_dev.bench.procs import CpuMeter, stack_processes
+from strata_dev.bench.procs import CpuMeter
+from strata_dev.localstack import stack
 
 SPREAD_USERS = 4
 WARM_UP = 10  # conversations through the trigger path before anything is timed
@@ -92,7 +94,7 @@ def run(args: Any) -> dict[str, Any]:
     warm_up_ms = round((time.monotonic() - warm_started) * 1000, 1)
 
     # ---- the real path: one user (every capture of that user queues on its ledger)
-    processes = stack_processes(args.stack_info["state_dir"])
+    processes = stack.recorded_processes(Path(args.stack_info["state_dir"]))
     emulator = {name: pid for name, pid in processes.items() if name == "firestore"}  # the default suite's
     trigger_cpu = CpuMeter(processes).start()
     real = trigger_path(ctx, [uid], convs)

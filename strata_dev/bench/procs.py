@@ -40,13 +40,6 @@ def cpu_seconds(pid: int) -> float:
     return total / ticks
 
 
-def stack_processes(state_dir: str | Path) -> dict[str, int]:
-    """Name -> pid of every process the stack in ``state_dir`` started."""
-    from strata_dev.localstack import stack
-
-    return stack.recorded_processes(Path(state_dir))
-
-
 class CpuMeter:
     """CPU seconds used by each named process (and this one, ``bench``) between ``start`` and ``stop``."""
 
