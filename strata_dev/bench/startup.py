@@ -5,7 +5,7 @@ For each of the five functions, packaged as it deploys (``strata_dev.packaging``
 
 - ``import_ms``: a fresh interpreter imports the function's ``main.py`` (functions-framework, the
   core package and everything they import at module level); ``import_rss_mb`` is that process's
-  peak resident size afterwards.
+  peak resident size afterwards (``VmHWM``).
 - ``ready_ms``: a fresh ``functions_framework`` process, from spawn until it answers HTTP.
 - ``first_request_ms``: that process's first real request, the one that builds the clients
   (api: a list page for a new user; capture: a conversation's ``document.written`` event; drain: a
@@ -58,7 +58,7 @@ def _env(root: Path = harness.REPO) -> dict[str, str]:
 
 
 IMPORT_PROBE = """
-import importlib.util, resource, sys, time
+import importlib.util, sys, time
 started = time.perf_counter()
 spec = importlib.util.spec_from_file_location("main", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
@@ -66,7 +66,10 @@ spec.loader.exec_module(module)
 elapsed = time.perf_counter() - started
 import core, os
 assert core.__file__.startswith(os.path.dirname(sys.argv[1])), "core came from " + core.__file__
-print(elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+# VmHWM is this image's own peak; ru_maxrss would also keep the peak of the process it was forked from
+with open("/proc/self/status") as status:
+    hwm_kb = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+print(elapsed, hwm_kb)
 """
 
 
