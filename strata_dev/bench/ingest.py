@@ -74,21 +74,21 @@ def trigger_path(ctx: Any, uids: list[str], convs: list[tuple[str, dict[str, Any
     for cid, doc in convs:
         ctx.paths.doc(where[cid], "conversations", cid).set(doc)
         written[cid] = time.time()
-    deadline = time.monotonic() + timeout_s
-    while True:
-        pending = [cid for cid, _ in convs if cid not in visible]
-        refs = [ctx.paths.doc(where[cid], "capture_runs", cid) for cid in pending]
-        for snapshot in ctx.client.get_all(refs) if refs else []:
+
+    def all_captured() -> bool:
+        refs = [ctx.paths.doc(where[cid], "capture_runs", cid) for cid, _ in convs if cid not in visible]
+        for snapshot in ctx.client.get_all(refs):
             at = _captured_at(snapshot)
             if at is not None:
                 visible[snapshot.id] = at
-        if len(visible) == len(convs):
-            break
-        if time.monotonic() > deadline:
-            missing = [cid for cid, _ in convs if cid not in visible]
-            raise TimeoutError(f"only {len(visible)} of {len(convs)} conversations were captured within "
-                               f"{timeout_s:.0f} s ({_missing(ctx, where, missing)})")
-        time.sleep(0.25)
+        return len(visible) == len(convs)
+
+    try:
+        harness.wait_for(all_captured, timeout_s, every=0.25)
+    except TimeoutError:
+        missing = [cid for cid, _ in convs if cid not in visible]
+        raise TimeoutError(f"only {len(visible)} of {len(convs)} conversations were captured within "
+                           f"{timeout_s:.0f} s ({_missing(ctx, where, missing)})") from None
     elapsed = max(visible.values()) - started
     return {"seconds": elapsed, "latencies": [visible[cid] - written[cid] for cid, _ in convs],
             "memories": sum(harness.count_docs(ctx, uid, "memory_items") for uid in uids)}
