@@ -224,3 +224,30 @@ def test_the_readme_connect_an_app_steps_run_as_written(stack: dict[str, Any]) -
                                                int(STATUS.findall(call)[0]), ())) for call in calls)
     assert any("Lisbon" in m["content"] for m in listed), listed
     assert any("Lisbon" in m["content"] for m in searched), searched
+
+
+# ------------------------------------------------------------------------------------------ links
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _anchors(path: Path) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens."""
+    text = FENCE.sub("", path.read_text())
+    headings = re.findall(r"^#+\s+(.*)$", text, re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+def test_every_relative_link_of_the_docs_resolves() -> None:
+    documents = [README, REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").glob("*.md"))]
+    broken = []
+    for document in documents:
+        for target in LINK.findall(FENCE.sub("", document.read_text())):
+            if re.match(r"\w+://|mailto:", target):
+                continue
+            file_part, _, anchor = target.partition("#")
+            linked = (document.parent / file_part).resolve() if file_part else document
+            if not linked.exists():
+                broken.append(f"{document.name}: {target}")
+            elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked):
+                broken.append(f"{document.name}: {target} (no such heading)")
+    assert not broken, broken
