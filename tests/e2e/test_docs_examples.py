@@ -95,6 +95,21 @@ def _uid(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
+# ---------------------------------------------------------------------------------------- the token
+TOKEN_LINE = re.compile(r"^export TOKEN=(.+)$", re.MULTILINE)
+
+
+@pytest.mark.parametrize("path", [README, API_DOC], ids=lambda p: p.name)
+def test_the_documented_token_command_gives_a_token_the_api_accepts(stack: dict[str, Any], path: Path) -> None:
+    [command] = TOKEN_LINE.findall(path.read_text())
+    done = subprocess.run(["bash", "-c", f'export TOKEN={command}; printf %s "$TOKEN"'], capture_output=True,
+                          text=True, cwd=REPO, timeout=COMMAND_TIMEOUT_S)
+    assert done.returncode == 0 and done.stdout.count(".") == 2, done.stderr
+    answer = httpx.get(stack["api_url"] + "/v1/memories", headers={"Authorization": f"Bearer {done.stdout}"},
+                       timeout=60)
+    assert answer.status_code == 200, answer.text
+
+
 # ------------------------------------------------------------------------------------ docs/api.md
 def test_the_api_doc_has_an_example_for_every_route(stack: dict[str, Any]) -> None:
     """Every operation of /openapi.json appears in the doc's examples (method and path)."""
