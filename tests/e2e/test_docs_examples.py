@@ -25,6 +25,7 @@ import subprocess
 import tempfile
 import uuid
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,7 @@ NODE_MODULES = REPO / "tools" / "firebase" / "node_modules"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 STATUS = re.compile(r"#\s*→\s*(\d{3})")
 EXPORTS = re.compile(r'its "(\w+)" is \$(\w+)')
+CALL_AGAIN = re.compile(r"\((\d{3}): call again\)")  # a status the doc says to retry on
 VARIABLE = re.compile(r"\$\{(\w+)\}")
 CURL_WRAPPER = 'curl() { command curl -sS -o "$STRATA_DOC_BODY" -w "%{http_code}" "$@"; }\n'
 # An emulator's first answers on a busy 2-core machine can be slow; this bounds a hung example.
@@ -59,6 +61,7 @@ class Example:
     script: str
     status: int
     exports: tuple[tuple[str, str], ...]
+    call_again: int | None = None
 
 
 def blocks(path: Path, language: str) -> list[str]:
@@ -73,8 +76,9 @@ def curl_examples(path: Path) -> list[Example]:
         statuses = STATUS.findall(body)
         assert len(statuses) == 1, f"{path.name}: an example needs exactly one '# → status' note:\n{body}"
         assert body.count("curl ") == 1, f"{path.name}: one curl per example:\n{body}"
+        again = CALL_AGAIN.findall(body)
         found.append(Example(f"{path.name}: {body.splitlines()[0][:100]}", body, int(statuses[0]),
-                             tuple(EXPORTS.findall(body))))
+                             tuple(EXPORTS.findall(body)), int(again[0]) if again else None))
     return found
 
 
@@ -84,6 +88,12 @@ def run_curl(example: Example, env: dict[str, str]) -> tuple[int, bytes]:
                               env={**env, "STRATA_DOC_BODY": body.name}, timeout=COMMAND_TIMEOUT_S)
         assert done.returncode == 0, f"{example.source}: exit {done.returncode}: {done.stderr}"
         return int(done.stdout.strip()[-3:]), Path(body.name).read_bytes()
+
+
+def _answered(example: Example, env: dict[str, str]) -> tuple[int, bytes] | None:
+    """The example's answer, or None while it is the status the doc says to call again on."""
+    status, body = run_curl(example, env)
+    return None if status == example.call_again else (status, body)
 
 
 def shell_env(stack: dict[str, Any], uid: str) -> dict[str, str]:
@@ -132,6 +142,11 @@ def test_every_curl_example_of_the_api_doc_answers_its_documented_status(stack: 
     env = shell_env(stack, _uid("docs"))
     for example in examples:
         status, body = run_curl(example, env)
+        if example.call_again is not None and status == example.call_again:  # as the doc says: call again
+            answer = wait_for(partial(_answered, example, env), timeout=EVENTUAL_TIMEOUT_S, interval=0.5,
+                              what=f"{example.source} to stop answering {example.call_again}")
+            assert answer is not None
+            status, body = answer
         assert status == example.status, f"{example.source}\n→ {status}: {body[:500]!r}"
         if status < 400 and "memories/export" not in example.script:
             json.loads(body)  # every JSON answer parses
