@@ -1,19 +1,19 @@
 """An independent reference model of the spec's read rules, for test oracles.
 
-Written from ``shared/spec/domain_model.md`` §1.2/§1.3 and ``shared/docs/REFERENCE.md``, never
-imported from ``core``: a test that asks ``core`` what the answer is agrees with the code whatever
+Written from the rules ``docs/data-model.md`` states (the memory record, the legal-states table, the
+bounds; the design's origin is the original system's domain model), never imported from ``core``: a test that asks ``core`` what the answer is agrees with the code whatever
 the code does. Everything here works on raw stored dicts (what Firestore holds) or plain strings.
 
-* :func:`legal` — the §1.3 matrix (physical ``hidden`` maps to ``tombstoned``).
+* :func:`legal` — the legal-states table (§1.3 of the original's model) (physical ``hidden`` maps to ``tombstoned``).
 * :func:`default_visible` — §1.3 "Default-visible read?" column.
-* :func:`restricted` / :data:`RESTRICTED_LABELS` — REFERENCE "Bounds": restricted labels.
-* :func:`projectable` — CONTRACT §6: providers hold one record per visible, unrestricted memory.
-* :func:`route_outcome_legal` — spec "Boundary rules": what each terminal consolidation route may
+* :func:`restricted` / :data:`RESTRICTED_LABELS` — "Bounds": the restricted labels.
+* :func:`projectable` — "Projections": providers hold one record per visible, unrestricted memory.
+* :func:`route_outcome_legal` — "Consolidation routes": what each terminal consolidation route may
   leave behind (promote → active Long-term with receipt and graph assertion; archive/review/reject
   never Long-term).
-* :func:`primary_category` — REFERENCE "Bounds": the primary four and the legacy map.
+* :func:`primary_category` — "Bounds": the primary four and the legacy map.
 
-Constants copied from REFERENCE.md are the spec's values; where a test compares them to ``core``'s
+Constants copied from docs/data-model.md are the documented values; where a test compares them to ``core``'s
 own constant, that comparison is a *regression pin* (the code must keep the documented value).
 """
 
