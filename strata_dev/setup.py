@@ -96,7 +96,7 @@ def pinecone(settings: Settings, *, index_name: str | None, cloud: str, region: 
             raise ConfigurationError(
                 f"pinecone index {index_name!r} has dimension {described.dimension} and metric {described.metric}; "
                 f"Strata needs {settings.embedding_dim} and {METRIC} (STRATA_EMBEDDING_DIM): create another index")
-        host = described.host if str(described.host).startswith("http") else f"https://{described.host}"
+        host = str(described.host) if str(described.host).startswith("http") else f"https://{described.host}"
         out["host"] = host
     if not host:
         raise ConfigurationError("no Pinecone index: set STRATA_PINECONE_HOST, or pass --pinecone-index to create one")

@@ -398,6 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "memories, is searched, deleted, and nothing is left")
     p.add_argument("--project", default=None, help="the Google Cloud project (default: the local stack)")
     p.add_argument("--api-url", default=None, help="the api function's URL (terraform output api_url)")
+    p.add_argument("--web-api-key", default=None, help="the app's Firebase web API key (a project's test user sign-up)")
     p.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for each stage")
     p.set_defaults(func=cmd_smoke)
     p = sub.add_parser("bench", help="benchmarks (JSON, ratios against an in-run baseline)")
