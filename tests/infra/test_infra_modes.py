@@ -186,3 +186,21 @@ def test_existing_mode_is_parsed_from_the_real_files():
     """The helpers read the repository's files, not a copy."""
     tf = load_dir(Path(REPO / "infra" / "terraform"))
     assert "deployment_mode" in tf.variables
+
+
+def test_every_function_that_signs_tasks_as_the_invoker_may_act_as_it(root):
+    """Creating a task with an OIDC token of the invoker needs iam.serviceAccounts.actAs on it: the
+    consolidation enqueuers, and the trigger that enqueues webhook deliveries."""
+    acts = root.resources_of("google_service_account_iam_member")
+    members = set()
+    for res in acts.values():
+        if res["role"] != "roles/iam.serviceAccountUser":
+            continue
+        assert res["service_account_id"] == "${google_service_account.consolidation_invoker.name}"
+        if res.get("for_each") == "${toset(local.task_enqueuers)}":
+            members.update(root.locals["task_enqueuers"])
+        else:
+            members.add(re.fullmatch(r"serviceAccount:\$\{local\.function_sa\.([a-z_]+)\}", res["member"]).group(1))
+    webhook = root.resources_of("google_cloud_tasks_queue_iam_member")["webhook_enqueuer"]["member"]
+    webhook_fn = re.fullmatch(r"serviceAccount:\$\{local\.function_sa\.([a-z_]+)\}", webhook).group(1)
+    assert {*root.locals["task_enqueuers"], webhook_fn} <= members, members
