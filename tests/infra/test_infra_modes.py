@@ -204,3 +204,29 @@ def test_every_function_that_signs_tasks_as_the_invoker_may_act_as_it(root):
     webhook = root.resources_of("google_cloud_tasks_queue_iam_member")["webhook_enqueuer"]["member"]
     webhook_fn = re.fullmatch(r"serviceAccount:\$\{local\.function_sa\.([a-z_]+)\}", webhook).group(1)
     assert {*root.locals["task_enqueuers"], webhook_fn} <= members, members
+
+
+# -- least-privilege provider keys and the start check ------------------------------------------
+
+
+def test_only_the_drain_mounts_the_typesense_write_key(root):
+    secrets = root.locals["secrets"]
+    assert secrets["typesense"]["env"] == secrets["typesense_read"]["env"] == "STRATA_TYPESENSE_API_KEY"
+    keys = {}
+    for name, listed in re.findall(r'\b([a-z_]+)\s*=\s*\[([^\]]*)\]', root.locals["secret_env"]):
+        keys[name] = {k.strip().strip('"') for k in listed.split(",") if k.strip()}
+    assert set(keys) == {"api", "on_conversation_complete", "delete_cascade", "outbox_drain", "consolidate"}, keys
+    writers = {name for name, mounted in keys.items() if "typesense" in mounted}
+    assert writers == {"outbox_drain"}
+    for name in ("api", "consolidate", "delete_cascade"):
+        assert "typesense_read" in keys[name], name
+
+
+def test_deployed_functions_check_provider_schema_at_start(root):
+    assert re.search(r'\bSTRATA_PROVIDER_SETUP\s*=\s*"check"', root.locals["environment"])
+    from core.start_check import PROVIDERS
+
+    for name, uses in PROVIDERS.items():
+        main = (REPO / "functions" / name / "main.py").read_text()
+        if uses:
+            assert f'start_check("{name}")' in main, name
