@@ -114,7 +114,8 @@ class Context:
             from core.adapters.typesense_index import TypesenseIndex
 
             return TypesenseIndex(self.settings.typesense_url, self.settings.typesense_api_key,
-                                  self.settings.typesense_collection)
+                                  self.settings.typesense_collection,
+                                  create=self.settings.provider_setup == "create")
 
         return self._get("keyword_index", build)
 

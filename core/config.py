@@ -59,6 +59,11 @@ class Settings(BaseModel):
     tasks_queue: str = "strata-consolidation"
     consolidate_url: str = ""
     tasks_invoker: str = ""  # service account whose OIDC token Cloud Tasks attaches (production)
+    # The audience consolidate checks on those tokens (its run.app URL); empty: no check (local).
+    tasks_audience: str = ""
+    # Provider schema at start: "create" makes a missing Typesense collection (the local stack);
+    # "check" only checks and fails naming `strata setup` (deployed functions, Terraform sets it).
+    provider_setup: str = Field("create", pattern="^(create|check)$")
     # Providers.
     typesense_url: str = ""
     typesense_api_key: str = ""

@@ -106,6 +106,14 @@ def consolidate_request(request: Any) -> Any:
     if not isinstance(body, dict):
         body = {}
     ctx = default_context()
+    from core.api.auth import check_task_caller
+    from core.errors import Unauthorized
+
+    try:  # the OIDC token's audience is this function's run.app URL (production only)
+        check_task_caller(request.headers.get("Authorization"), ctx.settings)
+    except Unauthorized as exc:
+        log.warning("consolidate call refused: %s", exc.message)
+        return flask.jsonify({"error": {"code": "unauthorized", "message": exc.message}}), 401
     logs.set_uid(str(body.get("uid") or "") or None)
     if body.get("webhook"):
         return _webhook_delivery(ctx, body, request.headers)

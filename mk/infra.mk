@@ -1,5 +1,7 @@
 # Infrastructure targets; included from the Makefile (`include mk/infra.mk`).
-#   make package      build build/functions/<name>/ and <name>.zip for every function
+#   make package      build build/functions/<name>/ and <name>.zip for every function (Python 3.11 only;
+#                     requirements.txt is functions/requirements.lock, the full pinned closure)
+#   make lock         re-resolve functions/requirements.lock with pip (reads the package index)
 #   make infra-setup  create .venv-checkov (checkov has heavy, conflicting deps: own venv)
 #   make infra-test   terraform fmt, HCL structure, index coverage, checkov, packaged imports
 #   make infra-fmt    rewrite the Terraform files in canonical format
@@ -10,10 +12,13 @@ VENV_CHECKOV ?= .venv-checkov
 CHECKOV_VERSION ?= 3.3.30
 PACKAGE_OUT ?= build/functions
 
-.PHONY: package infra-setup infra-test infra-fmt
+.PHONY: package lock infra-setup infra-test infra-fmt
 
 package:
 	$(PY) -m strata_dev.packaging --out $(PACKAGE_OUT)
+
+lock:
+	$(PY) -m strata_dev.packaging --lock
 
 $(VENV_CHECKOV)/bin/checkov:
 	$(PYTHON3) -m venv $(VENV_CHECKOV)

@@ -36,7 +36,7 @@ import httpx
 import typesense
 from typesense import exceptions as ts_errors
 
-from core.errors import PermanentError, ProviderUnavailable
+from core.errors import ConfigurationError, PermanentError, ProviderUnavailable
 from core.ports import Hit, KeywordIndex, ProjectionDoc, ProviderRecord
 
 SCHEMA_FIELDS: list[dict[str, Any]] = [
@@ -114,6 +114,7 @@ class TypesenseIndex(KeywordIndex):
         timeout_s: float = 10.0,
         num_retries: int = 1,
         retry_interval_s: float = 0.2,
+        create: bool = True,
     ) -> None:
         parts = urlsplit(url if "://" in url else f"http://{url}")
         if not parts.hostname:
@@ -134,6 +135,9 @@ class TypesenseIndex(KeywordIndex):
             }
         )
         self._ready = False
+        # False in deployed functions (STRATA_PROVIDER_SETUP=check): a missing collection is an
+        # operator's job (`strata setup`), and their keys may not create one anyway.
+        self._create = create
 
     # ------------------------------------------------------------------ helpers
     def _call(self, action: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -167,6 +171,11 @@ class TypesenseIndex(KeywordIndex):
         self.ensure_ready()
         return self._call(action, fn, *args)
 
+    def _missing(self) -> ConfigurationError:
+        return ConfigurationError(
+            f"typesense collection {self.collection!r} does not exist at {self._export_url}: "
+            "run `strata setup` with the admin key once (docs/deploy.md)")
+
     def _delete_where(self, filter_by: str) -> int:
         result = self._write("delete", self._documents.delete, {"filter_by": filter_by})
         return int(result.get("num_deleted", 0))
@@ -177,6 +186,8 @@ class TypesenseIndex(KeywordIndex):
         try:
             info = self._client.collections[self.collection].retrieve()
         except ts_errors.ObjectNotFound:
+            if not self._create:
+                raise self._missing() from None
             schema = {"name": self.collection, "fields": SCHEMA_FIELDS, "default_sorting_field": "updated_at"}
             try:
                 info = self._client.collections.create(schema)  # type: ignore[arg-type]

@@ -1,8 +1,13 @@
-"""Firebase ID token authentication.
+"""Firebase ID token authentication, and the check of Cloud Tasks callers.
 
 Production verifies the token's RS256 signature against the Firebase securetoken certificates
-(google-auth; ``STRATA_FIREBASE_CERTS_URL`` names another certificate source, as tests do), its
-expiry, its audience and its issuer (``https://securetoken.google.com/<project>``). In local mode
+(``STRATA_FIREBASE_CERTS_URL`` names another certificate source, as tests do), its expiry, its
+audience and its issuer (``https://securetoken.google.com/<project>``), with google-auth's
+``jwt.decode``. The certificates are fetched once per lifetime, not once per request: Google serves
+them with ``Cache-Control: max-age=N`` (hours) and rotates keys well inside that, so
+:class:`CertificateCache` keeps them until ``max-age`` minus ``Age`` has passed (an unknown ``kid``
+refetches early, at most once per :data:`UNKNOWN_KID_REFETCH_S`, so random ``kid`` values cannot
+make every request a fetch). ``strata bench auth`` measures both. In local mode
 (``FIREBASE_AUTH_EMULATOR_HOST`` *and* ``FIRESTORE_EMULATOR_HOST`` set, as the stack does) unsigned
 Auth-emulator tokens (``alg: none``) are accepted the way firebase-admin accepts them against the
 Auth emulator, but their ``aud`` must still be the project and ``sub`` must be present. The auth
@@ -14,6 +19,10 @@ from __future__ import annotations
 import base64
 import json
 import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.api.edge import valid_id
@@ -59,19 +68,124 @@ def _emulator_claims(token: str) -> dict[str, Any]:
         raise Unauthorized("malformed token") from exc
 
 
+UNKNOWN_KID_REFETCH_S = 30.0
+DEFAULT_MAX_AGE_S = 300.0  # a certificate answer without max-age is kept this long
+_MAX_AGE = re.compile(r"(?:^|[,\s])max-age\s*=\s*(\d+)", re.I)
+
+
+def max_age_s(headers: Mapping[str, str]) -> float:
+    """Seconds an answer stays fresh by its ``Cache-Control`` (minus ``Age``); 0 for no-store/no-cache."""
+    control = headers.get("cache-control", "") or ""
+    if re.search(r"\b(no-store|no-cache)\b", control, re.I):
+        return 0.0
+    m = _MAX_AGE.search(control)
+    if not m:
+        return DEFAULT_MAX_AGE_S
+    try:
+        age = float(headers.get("age", "0") or 0)
+    except ValueError:
+        age = 0.0
+    return max(0.0, float(m.group(1)) - age)
+
+
+def _fetch(url: str) -> tuple[dict[str, str], float]:
+    import httpx
+
+    answer = httpx.get(url, timeout=10.0)
+    if answer.status_code != 200:
+        raise ValueError(f"certificate endpoint answered {answer.status_code}")
+    certs = answer.json()
+    if not isinstance(certs, dict) or not all(isinstance(v, str) for v in certs.values()):
+        raise ValueError("certificate endpoint did not answer {kid: PEM}")
+    return certs, max_age_s({k.lower(): v for k, v in answer.headers.items()})
+
+
+@dataclass
+class CertificateCache:
+    """``{kid: PEM}`` per certificate URL, kept for the answer's ``max-age``.
+
+    ``honour_cache_control=False`` fetches on every call (the code before the cache, kept for
+    ``strata bench auth``'s baseline). Thread-safe: one fetch at a time per cache."""
+
+    honour_cache_control: bool = True
+    fetch: Callable[[str], tuple[dict[str, str], float]] = _fetch
+    clock: Callable[[], float] = time.monotonic
+    _entries: dict[str, tuple[dict[str, str], float, float]] = field(default_factory=dict)  # certs, expires, fetched
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    fetches: int = 0
+
+    def get(self, url: str, kid: str | None = None) -> dict[str, str]:
+        with self._lock:
+            now = self.clock()
+            entry = self._entries.get(url)
+            if entry and self.honour_cache_control:
+                certs, expires, fetched = entry
+                if now < expires and (kid is None or kid in certs or now - fetched < UNKNOWN_KID_REFETCH_S):
+                    return certs
+            certs, fresh_for = self.fetch(url)
+            self.fetches += 1
+            self._entries[url] = (certs, now + fresh_for, now)
+            return certs
+
+
+CERTIFICATES = CertificateCache()
+
+
+def _header(token: str) -> dict[str, Any]:
+    try:
+        return _b64json(token.split(".", 1)[0])
+    except (ValueError, UnicodeDecodeError, IndexError) as exc:
+        raise Unauthorized("malformed token") from exc
+
+
 def _verified_claims(token: str, settings: Settings) -> dict[str, Any]:
     """Signature (RS256, by ``kid`` among the certificates), ``exp``/``iat``, ``aud`` and ``iss``."""
-    from google.auth.transport import requests as google_requests
-    from google.oauth2 import id_token
+    from google.auth import jwt
 
+    header = _header(token)
+    if header.get("alg") != "RS256":
+        raise Unauthorized("invalid token")
     try:
-        claims = dict(id_token.verify_token(token, google_requests.Request(), audience=settings.project_id,
-                                            certs_url=settings.firebase_certs_url))
-    except Exception as exc:  # noqa: BLE001 - any verification failure (alg, kid, signature, exp, aud) is a 401
+        certs = CERTIFICATES.get(settings.firebase_certs_url, str(header.get("kid") or ""))
+    except Exception as exc:  # noqa: BLE001 - certificates unreachable: refuse, never accept unverified
+        raise Unauthorized("token could not be verified") from exc
+    try:
+        claims = dict(jwt.decode(token, certs=certs, audience=settings.project_id))
+    except Exception as exc:  # noqa: BLE001 - any verification failure (kid, signature, exp, aud) is a 401
         raise Unauthorized("invalid token") from exc
     if claims.get("iss") != f"https://securetoken.google.com/{settings.project_id}":
         raise Unauthorized("token was issued for another project")
     return claims
+
+
+def check_task_caller(authorization: str | None, settings: Settings) -> None:
+    """The consolidate function's own check of a Cloud Scheduler / Cloud Tasks call.
+
+    Cloud Run has already verified the OIDC token's signature (the function admits only the
+    invoker) and forwards it with the signature removed; this checks what the token says: it was
+    minted for ``STRATA_TASKS_AUDIENCE`` (the run.app URL the tasks target) by the invoker account
+    (``STRATA_TASKS_INVOKER``), by Google. Off when no audience is configured (the local stack)."""
+    if not settings.tasks_audience:
+        return
+    if not authorization or not authorization.startswith("Bearer "):
+        raise Unauthorized("missing bearer token")
+    parts = authorization[len("Bearer "):].strip().split(".")
+    if len(parts) < 2:
+        raise Unauthorized("malformed token")
+    try:
+        claims = _b64json(parts[1])
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise Unauthorized("malformed token") from exc
+    audiences = claims.get("aud")
+    audiences = audiences if isinstance(audiences, list) else [audiences]
+    if settings.tasks_audience.rstrip("/") not in [str(a).rstrip("/") for a in audiences]:
+        raise Unauthorized("token was minted for another audience")
+    if claims.get("iss") not in ("https://accounts.google.com", "accounts.google.com"):
+        raise Unauthorized("token was not issued by Google")
+    if settings.tasks_invoker and claims.get("email") != settings.tasks_invoker:
+        raise Unauthorized("token belongs to another caller")
+    if float(claims.get("exp") or 0) < time.time():
+        raise Unauthorized("token expired")
 
 
 def emulator_token(uid: str, project_id: str) -> str:

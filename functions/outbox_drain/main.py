@@ -3,6 +3,11 @@
 import functions_framework
 
 from core.functions_entry import projection_message
+from core.start_check import start_check
+
+# Deployed (STRATA_PROVIDER_SETUP=check): fail at start, naming `strata setup`, if the provider
+# schema is missing.
+start_check("outbox_drain")
 
 
 @functions_framework.cloud_event

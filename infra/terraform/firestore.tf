@@ -6,7 +6,11 @@
 # its index fails the suite. Modes use the same words as the code (ASCENDING, DESCENDING,
 # ARRAY_CONTAINS); Firestore appends __name__ itself.
 
+# The database exists only in the new-project mode's plan; in the existing mode it is the app's
+# `(default)` database, addressed by name (local.database).
 resource "google_firestore_database" "main" {
+  count = local.manage_database ? 1 : 0
+
   project                           = var.project_id
   name                              = var.firestore_database
   location_id                       = var.firestore_location
@@ -21,6 +25,10 @@ resource "google_firestore_database" "main" {
 }
 
 locals {
+  # Every Strata resource on the database addresses it through this name: the created database's in
+  # the new-project mode (so indexes wait for it), the app's otherwise.
+  database = coalesce(one(google_firestore_database.main[*].name), var.firestore_database)
+
   composite_indexes = {
     # list_by_read_class: the list endpoint, newest created first (a cursor on immutable keys).
     items_read_class_created = {
@@ -140,7 +148,7 @@ resource "google_firestore_index" "composite" {
   for_each = local.composite_indexes
 
   project     = var.project_id
-  database    = google_firestore_database.main.name
+  database    = local.database
   collection  = each.value.collection
   query_scope = each.value.scope
 
@@ -163,7 +171,7 @@ resource "google_firestore_index" "composite" {
 # 30 days after they were enqueued: Firestore's TTL policy deletes them by `expire_at`.
 resource "google_firestore_field" "webhook_deliveries_ttl" {
   project    = var.project_id
-  database   = google_firestore_database.main.name
+  database   = local.database
   collection = "webhook_deliveries"
   field      = "expire_at"
 
@@ -174,7 +182,7 @@ resource "google_firestore_field" "webhook_deliveries_ttl" {
 
 resource "google_firestore_field" "items_source_ids" {
   project    = var.project_id
-  database   = google_firestore_database.main.name
+  database   = local.database
   collection = "memory_items"
   field      = "source_ids"
 
@@ -190,7 +198,7 @@ resource "google_firestore_field" "items_source_ids" {
 # cross-user checks (`where pending_route == true` across all users).
 resource "google_firestore_field" "items_pending_route" {
   project    = var.project_id
-  database   = google_firestore_database.main.name
+  database   = local.database
   collection = "memory_items"
   field      = "pending_route"
 
@@ -214,7 +222,7 @@ resource "google_firestore_field" "items_pending_route" {
 # and operators' held-event checks.
 resource "google_firestore_field" "outbox_state" {
   project    = var.project_id
-  database   = google_firestore_database.main.name
+  database   = local.database
   collection = "memory_outbox"
   field      = "state"
 
@@ -236,7 +244,7 @@ resource "google_firestore_field" "outbox_state" {
 
 resource "google_firestore_field" "outbox_due_at" {
   project    = var.project_id
-  database   = google_firestore_database.main.name
+  database   = local.database
   collection = "memory_outbox"
   field      = "due_at"
 
@@ -260,15 +268,18 @@ resource "google_firestore_field" "outbox_due_at" {
 # index writes on every apply transaction.
 resource "google_firestore_field" "items_content" {
   project    = var.project_id
-  database   = google_firestore_database.main.name
+  database   = local.database
   collection = "memory_items"
   field      = "content"
 
   index_config {}
 }
 
-# Security rules: the file is the single source (the Firestore emulator loads the same one).
+# Security rules, new-project mode only: infra/firestore.rules is Strata's fragment
+# (infra/rules/strata.rules) merged into an empty app file, the same file the Firestore emulator
+# loads. In the existing mode the app releases its own merged file (docs/deploy.md).
 resource "google_firebaserules_ruleset" "firestore" {
+  count   = local.manage_rules ? 1 : 0
   project = var.project_id
 
   source {
@@ -286,11 +297,12 @@ resource "google_firebaserules_ruleset" "firestore" {
 }
 
 resource "google_firebaserules_release" "firestore" {
+  count        = local.manage_rules ? 1 : 0
   project      = var.project_id
   name         = var.firestore_database == "(default)" ? "cloud.firestore" : "cloud.firestore/${var.firestore_database}"
-  ruleset_name = "projects/${var.project_id}/rulesets/${google_firebaserules_ruleset.firestore.name}"
+  ruleset_name = "projects/${var.project_id}/rulesets/${google_firebaserules_ruleset.firestore[count.index].name}"
 
   lifecycle {
-    replace_triggered_by = [google_firebaserules_ruleset.firestore]
+    replace_triggered_by = [google_firebaserules_ruleset.firestore[count.index]]
   }
 }

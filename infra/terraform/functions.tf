@@ -4,9 +4,14 @@
 locals {
   conversation_document = "users/{uid}/conversations/{conversation_id}"
 
-  # The consolidate function's stable URL, known before it exists (the function reads it to
-  # address Cloud Tasks at itself, so it cannot come from the module's output without a cycle).
-  consolidate_url = "https://${var.region}-${var.project_id}.cloudfunctions.net/consolidate"
+  # The consolidate function's Cloud Run URL, known before it exists (the function reads it to
+  # address Cloud Tasks at itself, so it cannot come from the module's output without a cycle):
+  # Cloud Run's deterministic URL, https://SERVICE-PROJECT_NUMBER.REGION.run.app. Cloud Tasks must
+  # target a run.app URL: Cloud Run counts a task as internal traffic (the function's ingress is
+  # internal-only) only there, not on the cloudfunctions.net URL. Each task carries an OIDC token
+  # of the invoker with this URL as audience; Cloud Run checks the audience against the service's
+  # URLs, and the function checks it again (STRATA_TASKS_AUDIENCE, core/api/auth.py).
+  consolidate_url = "https://consolidate-${data.google_project.this.number}.${var.region}.run.app"
 
   environment = { for k, v in {
     STRATA_PROJECT_ID               = var.project_id
@@ -17,6 +22,8 @@ locals {
     STRATA_WEBHOOK_TIMEOUT_S        = tostring(var.webhook_timeout_s)
     STRATA_CONSOLIDATE_URL          = local.consolidate_url
     STRATA_TASKS_INVOKER            = google_service_account.consolidation_invoker.email
+    STRATA_TASKS_AUDIENCE           = local.consolidate_url
+    STRATA_PROVIDER_SETUP           = "check"
     STRATA_CONSOLIDATION_INTERVAL_S = tostring(var.consolidation_interval_seconds)
     STRATA_CONSOLIDATION_PASS_LIMIT = tostring(var.consolidation_pass_limit)
     STRATA_WALK_PAGE_SIZE           = tostring(var.consolidation_walk.page_size)
@@ -35,11 +42,11 @@ locals {
   # Secret environment variables by the secrets each function's code reaches.
   secret_env = {
     for name, keys in {
-      api                      = ["typesense", "pinecone", "llm"] # searches; query embeddings
-      on_conversation_complete = ["llm"]                          # extraction
-      delete_cascade           = ["typesense", "pinecone"]        # immediate provider cleanup
-      outbox_drain             = ["typesense", "pinecone", "llm"] # projections; embeddings
-      consolidate              = ["typesense", "pinecone", "llm"] # neighbours; routing
+      api                      = ["typesense_read", "pinecone", "llm"] # searches; query embeddings
+      on_conversation_complete = ["llm"]                               # extraction
+      delete_cascade           = ["typesense_read", "pinecone"]        # immediate provider cleanup
+      outbox_drain             = ["typesense", "pinecone", "llm"]      # projections (the write key); embeddings
+      consolidate              = ["typesense_read", "pinecone", "llm"] # neighbours; routing
     } : name => { for k in keys : local.secrets[k].env => google_secret_manager_secret.provider[k].secret_id }
   }
 
@@ -115,7 +122,7 @@ module "on_conversation_complete" {
     kind       = "firestore"
     event_type = "google.cloud.firestore.document.v1.written"
     document   = local.conversation_document
-    database   = google_firestore_database.main.name
+    database   = local.database
     region     = var.firestore_location
     retry      = true
   }
@@ -148,7 +155,7 @@ module "delete_cascade" {
     kind       = "firestore"
     event_type = "google.cloud.firestore.document.v1.deleted"
     document   = local.conversation_document
-    database   = google_firestore_database.main.name
+    database   = local.database
     region     = var.firestore_location
     retry      = true
   }

@@ -77,3 +77,10 @@ resource "google_service_account_iam_member" "pubsub_push_token_creator" {
   role               = "roles/iam.serviceAccountTokenCreator"
   member             = local.pubsub_agent
 }
+
+# The trigger signs webhook delivery tasks as the invoker too, which needs the same actAs.
+resource "google_service_account_iam_member" "webhook_enqueuer_acts_as_invoker" {
+  service_account_id = google_service_account.consolidation_invoker.name
+  role               = "roles/iam.serviceAccountUser"
+  member             = "serviceAccount:${local.function_sa.on_conversation_complete}"
+}

@@ -2,6 +2,14 @@
 # Pub/Sub for outbox nudges, Cloud Tasks for per-user consolidation, Cloud Scheduler for the
 # periodic fan-out and sweep, Secret Manager for provider keys.
 #
+# Two deployment modes, chosen by `deployment_mode` (docs/deploy.md):
+#   new_project       Strata's own project: Terraform creates the Firestore database, adds Firebase
+#                     and releases infra/firestore.rules.
+#   existing_project  the app's Firebase project: the `(default)` database, the Firebase project and
+#                     the security rules are the app's. Terraform declares none of them (it only
+#                     names the database); the app merges infra/rules/strata.rules into its own
+#                     firestore.rules (`strata rules merge`) and releases that file itself.
+#
 # Files: firestore.tf (database, indexes, rules), messaging.tf (Pub/Sub, Tasks, Scheduler),
 # secrets.tf, functions.tf (the five functions), iam.tf (bindings on shared resources),
 # monitoring.tf (log-based metrics and alert policies; docs/runbook.md).
@@ -21,6 +29,13 @@ data "google_project" "this" {
 }
 
 locals {
+  # What Strata owns in this project: in the existing mode the database, the Firebase project and
+  # the rules belong to the app and are never declared here (no second creation, no rules release).
+  new_project     = var.deployment_mode == "new_project"
+  manage_database = local.new_project
+  manage_rules    = local.new_project
+  add_firebase    = local.new_project && var.enable_firebase
+
   repo_root    = abspath("${path.module}/../..")
   package_dir  = coalesce(var.package_dir, "${local.repo_root}/build/functions")
   rules_path   = coalesce(var.firestore_rules_path, "${path.module}/../firestore.rules")
@@ -30,6 +45,7 @@ locals {
     "artifactregistry.googleapis.com",
     "cloudbuild.googleapis.com",
     "cloudfunctions.googleapis.com",
+    "cloudresourcemanager.googleapis.com",
     "cloudscheduler.googleapis.com",
     "cloudtasks.googleapis.com",
     "eventarc.googleapis.com",
@@ -37,6 +53,7 @@ locals {
     "firebaserules.googleapis.com",
     "firestore.googleapis.com",
     "iam.googleapis.com",
+    "identitytoolkit.googleapis.com",
     "logging.googleapis.com",
     "monitoring.googleapis.com",
     "pubsub.googleapis.com",
@@ -56,7 +73,7 @@ resource "google_project_service" "services" {
 
 resource "google_firebase_project" "this" {
   provider = google-beta
-  count    = var.enable_firebase ? 1 : 0
+  count    = local.add_firebase ? 1 : 0
 
   project    = var.project_id
   depends_on = [google_project_service.services]

@@ -67,9 +67,19 @@ output "scheduler_jobs" {
   }
 }
 
+output "deployment_mode" {
+  description = "new_project or existing_project (what Terraform owns: see docs/deploy.md)."
+  value       = var.deployment_mode
+}
+
+output "rules_to_release" {
+  description = "existing_project mode: the rules are the app's; merge infra/rules/strata.rules into its firestore.rules (`strata rules merge`) and release that. new_project mode: the ruleset Terraform released."
+  value       = local.manage_rules ? one(google_firebaserules_ruleset.firestore[*].name) : "merge infra/rules/strata.rules into the app's firestore.rules (strata rules merge)"
+}
+
 output "firestore_database" {
-  description = "Name of the Firestore database."
-  value       = google_firestore_database.main.name
+  description = "Name of the Firestore database (created in the new_project mode, the app's otherwise)."
+  value       = local.database
 }
 
 output "firestore_index_ids" {
@@ -78,7 +88,7 @@ output "firestore_index_ids" {
 }
 
 output "secret_ids" {
-  description = "Secret Manager secret ids to add versions to, by provider (typesense, pinecone, llm)."
+  description = "Secret Manager secret ids to add versions to, by key (typesense, typesense_read, pinecone, llm)."
   value       = { for k, v in google_secret_manager_secret.provider : k => v.secret_id }
 }
 

@@ -4,9 +4,14 @@
 
 locals {
   secrets = {
-    typesense = { id = "strata-typesense-api-key", env = "STRATA_TYPESENSE_API_KEY", what = "Typesense API key" }
-    pinecone  = { id = "strata-pinecone-api-key", env = "PINECONE_API_KEY", what = "Pinecone API key" }
-    llm       = { id = "strata-llm-api-key", env = "STRATA_LLM_API_KEY", what = "LLM endpoint API key" }
+    # Two Typesense keys, both scoped to the collection (`strata setup --typesense-keys` makes them;
+    # docs/deploy.md): the write key (documents and the collection's schema) only the outbox drain
+    # and the operator commands hold; the read key (documents:search, and documents:delete for the
+    # account purge) every other function mounts under the same variable.
+    typesense      = { id = "strata-typesense-api-key", env = "STRATA_TYPESENSE_API_KEY", what = "Typesense write key (outbox drain, operators)" }
+    typesense_read = { id = "strata-typesense-read-key", env = "STRATA_TYPESENSE_API_KEY", what = "Typesense read key: search and purge, no writes (api, consolidate, delete_cascade)" }
+    pinecone       = { id = "strata-pinecone-api-key", env = "PINECONE_API_KEY", what = "Pinecone API key" }
+    llm            = { id = "strata-llm-api-key", env = "STRATA_LLM_API_KEY", what = "LLM endpoint API key" }
   }
 }
 

@@ -3,6 +3,17 @@ variable "project_id" {
   type        = string
 }
 
+variable "deployment_mode" {
+  description = "new_project: Strata creates the Firestore database, adds Firebase and releases its security rules. existing_project: the app's Firebase project already has them; Strata declares none of them and the app merges Strata's rules fragment into its own firestore.rules (docs/deploy.md)."
+  type        = string
+  default     = "new_project"
+
+  validation {
+    condition     = contains(["new_project", "existing_project"], var.deployment_mode)
+    error_message = "deployment_mode is new_project or existing_project."
+  }
+}
+
 variable "region" {
   description = "Region for the functions, the Cloud Tasks queue, the scheduler jobs and the source bucket."
   type        = string
@@ -16,13 +27,13 @@ variable "firestore_location" {
 }
 
 variable "firestore_database" {
-  description = "Firestore database id. Strata's code uses the default database."
+  description = "Firestore database id. Strata's code uses the default database; in the existing_project mode it is the app's database, which Terraform never creates."
   type        = string
   default     = "(default)"
 }
 
 variable "firestore_rules_path" {
-  description = "Path of the Firestore security rules file released to the database."
+  description = "new_project mode: path of the Firestore security rules file released to the database (default infra/firestore.rules). The existing_project mode releases no rules."
   type        = string
   default     = null
 }
@@ -46,7 +57,7 @@ variable "enable_apis" {
 }
 
 variable "enable_firebase" {
-  description = "Add Firebase to the project (needed for security rules releases and Firebase Auth ID tokens)."
+  description = "new_project mode: add Firebase to the project (needed for security rules releases and Firebase Auth ID tokens). Ignored in the existing_project mode, whose project is already a Firebase project."
   type        = bool
   default     = true
 }

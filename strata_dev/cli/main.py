@@ -318,6 +318,31 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return strata_dev.bench.run.main(args)
 
 
+def cmd_setup(args: argparse.Namespace) -> int:
+    _use_running_stack()
+    from strata_dev import setup
+
+    return setup.main(args)
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    from strata_dev import rules
+
+    argv = ["--app", args.app] if args.app else []
+    argv += ["--out", args.out] if args.out else []
+    argv += ["--check"] if args.check else []
+    argv += ["--write-default"] if args.write_default else []
+    argv += ["--json"] if args.json else []
+    return rules.main(argv)
+
+
+def cmd_smoke(args: argparse.Namespace) -> int:
+    _use_running_stack()
+    from strata_dev import smoke
+
+    return smoke.main(args)
+
+
 def _version() -> str:
     from importlib import metadata
 
@@ -398,9 +423,32 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("inspect", help="memories per layer")
     p.add_argument("--uid", required=True)
     p.set_defaults(func=cmd_inspect)
+    p = sub.add_parser("setup", help="operator: create or check the Typesense collection (and its scoped keys) "
+                                     "and the Pinecone index, idempotently")
+    p.add_argument("--typesense-keys", action="store_true",
+                   help="also create the write and read keys scoped to the collection (values shown once)")
+    p.add_argument("--pinecone-index", default=None, help="create this serverless index when missing (control plane)")
+    p.add_argument("--pinecone-cloud", default="aws")
+    p.add_argument("--pinecone-region", default="us-east-1")
+    p.set_defaults(func=cmd_setup)
+    p = sub.add_parser("rules", help="merge Strata's security rules fragment into an app's firestore.rules")
+    rules_sub = _Subparsers(p.add_subparsers(dest="rules_command", required=True), common)
+    m = rules_sub.add_parser("merge", help="insert infra/rules/strata.rules into the app's rules (idempotent)")
+    m.add_argument("--app", default=None, help="the app's firestore.rules")
+    m.add_argument("--out", default=None, help="write the merged file here (default: print it)")
+    m.add_argument("--check", action="store_true", help="only check that the app's rules keep Strata closed")
+    m.add_argument("--write-default", action="store_true", help="rewrite infra/firestore.rules")
+    m.set_defaults(func=cmd_rules)
+    p = sub.add_parser("smoke", help="end-to-end check of a deployment: a test user's conversation becomes "
+                                     "memories, is searched, deleted, and nothing is left")
+    p.add_argument("--project", default=None, help="the Google Cloud project (default: the local stack)")
+    p.add_argument("--api-url", default=None, help="the api function's URL (terraform output api_url)")
+    p.add_argument("--web-api-key", default=None, help="the app's Firebase web API key (a project's test user sign-up)")
+    p.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for each stage")
+    p.set_defaults(func=cmd_smoke)
     p = sub.add_parser("bench", help="benchmarks: figures as ratios against an in-run baseline")
     p.add_argument("name", choices=["ingest", "consolidate", "schedule", "project", "read", "recall", "doctor",
-                                    "scale", "startup", "cost", "all"])
+                                    "scale", "startup", "cost", "auth", "all"])
     p.add_argument("--size", type=int, default=None)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--data", default=None, help="LoCoMo-format JSON file for the recall benchmark")

@@ -7,6 +7,7 @@ like the Terraform they check. Expressions stay as ``"${...}"`` strings.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,3 +109,54 @@ def index_key(index: Any) -> IndexKey:
 def missing_indexes(required: list[Any], declared: set[IndexKey]) -> list[IndexKey]:
     """Indexes the code needs that Terraform does not declare, in the code's order."""
     return [index_key(i) for i in required if index_key(i) not in declared]
+
+
+# -- which resources a plan declares, by mode ------------------------------------------------------
+#
+# `terraform plan` needs the providers (a registry download), so the tests evaluate the one thing
+# the modes change instead: each resource's `count`. A count is `${COND ? 1 : 0}` where COND is
+# built from locals and variables with ==, &&, || and !; anything else is refused, so a new
+# conditional resource is written in a form the check can read.
+
+_TERNARY = re.compile(r"^\$\{(.+?)\s*\?\s*(\d+)\s*:\s*(\d+)\}$", re.S)
+
+
+def _condition(expr: str, tf: TerraformDir, variables: dict[str, Any], depth: int = 0) -> bool:
+    assert depth < 10, f"locals refer to each other too deeply: {expr}"
+    body = expr[2:-1] if expr.startswith("${") and expr.endswith("}") else expr
+
+    def local(m: re.Match[str]) -> str:
+        value = tf.locals[m.group(1)]
+        return "(" + repr(_condition(value, tf, variables, depth + 1)) + ")"
+
+    def var(m: re.Match[str]) -> str:
+        name = m.group(1)
+        value = variables[name] if name in variables else tf.variables[name]["default"]
+        return repr(value)
+
+    python = re.sub(r"\blocal\.([a-z_][a-z0-9_]*)", local, body)
+    python = re.sub(r"\bvar\.([a-z_][a-z0-9_]*)", var, python)
+    python = python.replace("&&", " and ").replace("||", " or ")
+    python = re.sub(r"!(?!=)", " not ", python)
+    assert re.fullmatch(r"[\sA-Za-z_0-9'\"()=!]+", python), f"cannot evaluate {expr!r}"
+    value = eval(python, {"__builtins__": {}}, {"True": True, "False": False})  # noqa: S307 - checked above
+    assert isinstance(value, bool), f"{expr!r} is not a condition"
+    return value
+
+
+def count_of(resource: dict[str, Any], tf: TerraformDir, variables: dict[str, Any]) -> int:
+    """How many instances a resource has under ``variables`` (for_each resources count as 1)."""
+    if "count" not in resource:
+        return 1
+    count = resource["count"]
+    if isinstance(count, int):
+        return count
+    m = _TERNARY.match(str(count))
+    assert m, f"count {count!r} is not of the form ${{COND ? N : M}}"
+    return int(m.group(2)) if _condition("${" + m.group(1) + "}", tf, variables) else int(m.group(3))
+
+
+def planned(tf: TerraformDir, variables: dict[str, Any]) -> set[str]:
+    """Addresses (``kind.name``) of the resources a plan with ``variables`` declares."""
+    return {f"{kind}.{name}" for kind, named in tf.resources.items() for name, res in named.items()
+            if count_of(res, tf, variables) > 0}

@@ -25,9 +25,11 @@ def _fake_repo(tmp_path: Path, names: list[str]) -> Path:
     repo.mkdir()
     shutil.copy(REPO / "pyproject.toml", repo / "pyproject.toml")
     shutil.copytree(REPO / "core", repo / "core", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (repo / "functions").mkdir()
+    shutil.copy(packaging.LOCK, repo / "functions" / "requirements.lock")
     for name in names:
         fn = repo / "functions" / name
-        fn.mkdir(parents=True)
+        fn.mkdir(parents=True, exist_ok=True)
         (fn / "main.py").write_text(f"def {packaging.FUNCTIONS[name]}(request):\n    return 'ok'\n")
     return repo
 
@@ -44,6 +46,64 @@ def test_unpinned_dependency_is_refused(tmp_path):
     pyproject.write_text('[project]\nname = "x"\ndependencies = ["httpx>=0.27", "pydantic==2.14.4"]\n')
     with pytest.raises(packaging.PackagingError, match="httpx>=0.27"):
         packaging.pinned_requirements(pyproject)
+
+
+# -- the lock: the full closure, for the runtime's Python ----------------------------------------
+
+
+def test_lock_pins_the_full_closure_of_the_direct_dependencies():
+    """Every line is name==version with a sha256; every direct dependency is in it at its
+    pyproject version; and the lock is closed: each locked package's own requirements (read from
+    the installed distributions' metadata, which the dev venv holds at the locked versions) are
+    locked too."""
+    import importlib.metadata as md
+    import re
+
+    from packaging.requirements import Requirement
+
+    lines = packaging.locked_requirements()
+    locked = {re.sub(r"[-_.]+", "-", line.split("==")[0]).lower(): line.split("==")[1].split()[0] for line in lines}
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    for dep in deps:
+        req = Requirement(dep)
+        assert locked[re.sub(r"[-_.]+", "-", req.name).lower()] == str(req.specifier).lstrip("=")
+    env = {"python_version": "3.11", "python_full_version": "3.11.7", "sys_platform": "linux",
+           "platform_system": "Linux", "implementation_name": "cpython", "platform_machine": "x86_64",
+           "platform_python_implementation": "CPython", "os_name": "posix", "extra": ""}
+    missing = []
+    for name in locked:
+        try:
+            requires = md.requires(name) or []
+        except md.PackageNotFoundError:
+            continue  # not in the dev venv: its closure was pip's, checked by the clean-venv install
+        for raw in requires:
+            req = Requirement(raw)
+            if req.marker is not None and not req.marker.evaluate(env):
+                continue
+            if re.sub(r"[-_.]+", "-", req.name).lower() not in locked:
+                missing.append(f"{name} needs {req.name}")
+    assert not missing, missing
+
+
+def test_a_stale_lock_is_refused(tmp_path):
+    repo = _fake_repo(tmp_path, ["api"])
+    lock = repo / "functions" / "requirements.lock"
+    lock.write_text(lock.read_text().replace("httpx==0.28.1", "httpx==0.27.0"))
+    with pytest.raises(packaging.PackagingError, match="stale.*httpx==0.28.1"):
+        packaging.build(tmp_path / "out", ["api"], repo_root=repo)
+    lock.write_text("httpx>=0.27\n")
+    with pytest.raises(packaging.PackagingError, match="not a pinned, hashed requirement"):
+        packaging.build(tmp_path / "out", ["api"], repo_root=repo)
+
+
+def test_packaging_refuses_another_python():
+    with pytest.raises(packaging.PackagingError, match="python311"):
+        packaging.check_runtime((3, 12))
+    packaging.check_runtime((3, 11))
+
+
+def test_runtime_matches_terraform(root):
+    assert root.variables["python_runtime"]["default"] == packaging.RUNTIME
 
 
 def test_zip_is_deterministic_and_matches_the_tree(tmp_path):
@@ -79,7 +139,7 @@ def test_zip_is_deterministic_and_matches_the_tree(tmp_path):
         tree = {p.relative_to(first.tree).as_posix(): p.read_bytes() for p in first.tree.rglob("*") if p.is_file()}
         assert tree == {n: zf.read(n) for n in names}, "the tree Terraform zips differs from the tested zip"
         requirements = zf.read("requirements.txt").decode().splitlines()
-    assert requirements == packaging.pinned_requirements()
+    assert [r for r in requirements if r and not r.startswith("#")] == packaging.locked_requirements()
 
     # A changed source changes the hash (so Terraform uploads a new object and redeploys).
     (repo / "functions" / "api" / "main.py").write_text("def api(request):\n    return 'changed'\n")
@@ -142,11 +202,12 @@ def clean_venv(tmp_path_factory) -> Path:
     """One fresh virtualenv with only the packaged requirements installed (shared by all five)."""
     venv = tmp_path_factory.mktemp("clean-venv")
     subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True, timeout=120)
+    # Exactly what Cloud Build installs: the lock shipped as requirements.txt, every hash checked.
     requirements = venv / "requirements.txt"
-    requirements.write_text("\n".join(packaging.pinned_requirements()) + "\n")
+    shutil.copy(packaging.LOCK, requirements)
     proc = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         "-r", str(requirements)],
+         "--require-hashes", "-r", str(requirements)],
         capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
