@@ -26,11 +26,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from core.bootstrap import Context
-from core.domain import fence, ids, paths
+from core.domain import ids, paths
 from core.domain.plan import is_projectable
 from core.domain.records import MemoryItem
 from core.domain.states import HIDDEN, Status
-from core.errors import GenerationChanged, WritesBlocked
 from core.ports import KeywordIndex, ProviderRecord, StoredDoc, VectorIndex, Write
 from core.services import graph
 
@@ -242,45 +241,34 @@ def repair(ctx: Context, report: DoctorReport) -> DoctorReport:
 
     A user with canonical items gets one event per drifted memory (the drain projects that memory's
     current state: upsert, delete, graph rewrite or prune). A uid with no canonical item gets one
-    ``purge_user`` event. Nothing is enqueued for an account being wiped (the wipe purges it): the
-    events are written under the account fence, so a wipe that begins meanwhile refuses them.
+    ``purge_user`` event. Nothing is enqueued for an account being wiped (the wipe purges it).
     """
     by_uid: dict[str, set[str]] = {}
     for finding in report.findings:
         by_uid.setdefault(finding.uid, set()).add(finding.memory_id)
     for uid, memory_ids in sorted(by_uid.items()):
-        account = ctx.store.read_fence(uid)
-        if account.deleting:
+        if ctx.store.read_fence(uid).deleting:
             report.skipped_repairs.append(uid)
             continue
-        try:
-            with fence.expect(uid, account.generation):
-                _enqueue_repairs(ctx, uid, memory_ids, report)
-        except (GenerationChanged, WritesBlocked):
-            report.skipped_repairs.append(uid)  # a wipe began meanwhile: it purges the user
+        owned = ctx.store.scan(paths.col(uid, "memory_items"), limit=1, keys_only=True)
+        targets = [(m, "repair") for m in sorted(memory_ids) if m] if owned else [("", "purge_user")]
+        batch: list[Write] = []
+        now = ctx.now()
+        for memory_id, action in targets:
+            event_id = ids.outbox_event_id("doctor", memory_id, action)
+            batch.append(Write("set", paths.doc(uid, "memory_outbox", event_id), {
+                "event_id": event_id, "uid": uid, "memory_id": memory_id or None, "action": action,
+                "revision": None, "content_hash": None, "reason": "doctor", "commit_id": None, "sequence": None,
+                "state": "pending", "attempts": 0, "due_at": now, "lease_expires_at": None, "lease_epoch": 0,
+                "created_at": now, "last_error": None}))
+            if len(batch) == PAGE:
+                ctx.store.commit(batch)
+                batch = []
+        if batch:
+            ctx.store.commit(batch)
+        report.repairs += len(targets)
+        ctx.nudge_projection(uid, 0)
     return report
-
-
-def _enqueue_repairs(ctx: Context, uid: str, memory_ids: set[str], report: DoctorReport) -> None:
-    """One user's repair events (in fenced transactions of :data:`PAGE`), then a nudge of its drain."""
-    owned = ctx.store.scan(paths.col(uid, "memory_items"), limit=1, keys_only=True)
-    targets = [(m, "repair") for m in sorted(memory_ids) if m] if owned else [("", "purge_user")]
-    batch: list[Write] = []
-    now = ctx.now()
-    for memory_id, action in targets:
-        event_id = ids.outbox_event_id("doctor", memory_id, action)
-        batch.append(Write("set", paths.doc(uid, "memory_outbox", event_id), {
-            "event_id": event_id, "uid": uid, "memory_id": memory_id or None, "action": action,
-            "revision": None, "content_hash": None, "reason": "doctor", "commit_id": None, "sequence": None,
-            "state": "pending", "attempts": 0, "due_at": now, "lease_expires_at": None, "lease_epoch": 0,
-            "created_at": now, "last_error": None}))
-        if len(batch) == PAGE:
-            ctx.store.fenced_write(uid, [(w.path, w.data or {}, w.merge) for w in batch])
-            batch = []
-    if batch:
-        ctx.store.fenced_write(uid, [(w.path, w.data or {}, w.merge) for w in batch])
-    report.repairs += len(targets)
-    ctx.nudge_projection(uid, 0)
 
 
 __all__ = ["PROVIDERS", "DoctorReport", "Drift", "check_user", "ownerless", "repair", "run", "users"]

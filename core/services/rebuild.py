@@ -11,9 +11,7 @@ after the purge.
 Resumable: ``users/{uid}/memory_state/rebuild_{provider}`` keeps the run id and the last item id
 enqueued, and ``projection_rebuilds/{provider}`` the run of ``--all``; a rebuild that stopped
 part-way (Ctrl-C, a crash) continues where it left off when run again, and users an interrupted
-``--all`` finished are not redone. Accounts being wiped are skipped (the wipe purges them), and
-every write runs under the account fence: a wipe that begins while a user is walked stops the walk
-(nothing of the old generation is written after it).
+``--all`` finished are not redone. Accounts being wiped are skipped (the wipe purges them).
 """
 
 from __future__ import annotations
@@ -25,10 +23,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.bootstrap import Context
-from core.domain import fence, ids, paths
+from core.domain import ids, paths
 from core.domain.plan import is_projectable
 from core.domain.records import MemoryItem
-from core.errors import GenerationChanged, WritesBlocked
 from core.ports import Write
 from core.services import graph
 from core.services.doctor import users
@@ -84,22 +81,10 @@ def rebuild_user(ctx: Context, uid: str, provider: str, run_id: str, report: Reb
     if state.get("run_id") == run_id and state.get("done"):
         report.skipped_users += 1
         return
-    account = ctx.store.read_fence(uid)
-    if account.deleting:
+    if ctx.store.read_fence(uid).deleting:
         report.skipped_users += 1
         return
-    try:
-        with fence.expect(uid, account.generation):
-            _walk(ctx, uid, provider, run_id, report, state, page, after_page)
-    except (GenerationChanged, WritesBlocked):
-        report.skipped_users += 1  # a wipe began meanwhile: it purges the user; write nothing more
-        return
     report.users += 1
-
-
-def _walk(ctx: Context, uid: str, provider: str, run_id: str, report: RebuildReport, state: dict[str, Any],
-          page: int, after_page: Callable[[int], None] | None) -> None:
-    state_ref = _state_ref(ctx, uid, provider)
     if state.get("run_id") and not state.get("done"):
         # An interrupted rebuild of this user: its purge is queued (or done), continue the walk.
         run_id, cursor, purge_due = state["run_id"], state.get("cursor"), state["purge_due_at"]
@@ -107,7 +92,7 @@ def _walk(ctx: Context, uid: str, provider: str, run_id: str, report: RebuildRep
     else:
         cursor, purge_due = None, ctx.now()
         event_id, event = _event(uid, run_id, None, "purge_user", provider, purge_due)
-        _fenced_commit(ctx, uid, [
+        ctx.store.commit([
             Write("set", paths.doc(uid, "memory_outbox", event_id), event),
             Write("set", state_ref, {"run_id": run_id, "provider": provider, "cursor": None, "done": False,
                                      "started_at": purge_due, "purge_due_at": purge_due})])
@@ -124,19 +109,14 @@ def _walk(ctx: Context, uid: str, provider: str, run_id: str, report: RebuildRep
                 count += 1
         cursor = snaps[-1].id
         writes.append(Write("set", state_ref, {"cursor": cursor}, merge=True))  # the events and the cursor land together
-        _fenced_commit(ctx, uid, writes)
+        ctx.store.commit(writes)
         report.enqueued += count
         if after_page is not None:
             after_page(count)
         if len(snaps) < page:
             break
-    _fenced_commit(ctx, uid, [Write("set", state_ref, {"done": True, "finished_at": ctx.now()}, merge=True)])
+    ctx.store.set(state_ref, {"done": True, "finished_at": ctx.now()}, merge=True)
     ctx.nudge_projection(uid, 0)
-
-
-def _fenced_commit(ctx: Context, uid: str, writes: list[Write]) -> None:
-    """``writes`` (sets) in one transaction that re-reads the wipe record (:meth:`Store.fenced_write`)."""
-    ctx.store.fenced_write(uid, [(w.path, w.data or {}, w.merge) for w in writes])
 
 
 def rebuild(ctx: Context, provider: str, uids: Iterable[str] | None = None, *, page: int = PAGE,
