@@ -44,6 +44,7 @@ IOS = {"X-Device-Id-Hash": "0a1b2c3d", "X-App-Platform": "ios"}
 ANDROID = {"X-Device-Id-Hash": "11223344", "X-App-Platform": "android"}
 IOS_ID, ANDROID_ID = "ios_0a1b2c3d", "android_11223344"
 NOBODY = "web_99999999"  # a well-formed device id no memory was captured on
+MANY_DEVICES = [f"web_{n:08x}" for n in range(40)]  # forty devices no memory was captured on
 FACTS = {"ios": "Every weekday I write in my paper journal",
          "android": "Every weekday I take the train to the office",
          "plain": "Every weekday I walk along the river"}
@@ -140,6 +141,9 @@ CASES = [  # (params, request headers, the devices of the scope; None = all)
     ({"device_scope": "explicit", "device_ids": ANDROID_ID}, IOS, {ANDROID_ID}),
     ({"device_scope": "explicit", "device_ids": f"{ANDROID_ID},{IOS_ID}"}, {}, {ANDROID_ID, IOS_ID}),
     ({"device_scope": "explicit", "device_ids": NOBODY}, IOS, {NOBODY}),
+    # More devices than one Firestore array_contains_any takes (30): the scope is still all of them.
+    ({"device_scope": "explicit", "device_ids": ",".join([*MANY_DEVICES, ANDROID_ID])}, {},
+     {*MANY_DEVICES, ANDROID_ID}),
 ]
 
 

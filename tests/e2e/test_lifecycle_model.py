@@ -17,6 +17,10 @@ reports the function answered, the task's pass is recorded, the outbox is empty)
 * both indexes hold exactly the spec's projectable items; the ledger is gapless; every stored item
   is §1.3-legal; no request or trigger delivery answered 5xx.
 
+A device-scoped read (a rule like the others) lists exactly the model's facts captured on the
+scope's devices (each conversation and explicit memory comes from a device fixed by its key), and a
+scoped search shows nothing outside them.
+
 Which facts each transcript line yields (and what a lone consolidation does with them) is learned
 once from the stack by a calibration user; later steps are held to it.
 
