@@ -2,10 +2,10 @@
 it is no longer visible (a delayed projection can never resurrect a deleted memory).
 
 Every search takes the device scope (``devices``: the capture devices to keep, None for all), the
-spec's universal retrieval filter. The providers hold no device, so a scoped search keeps the
-hydrated candidates captured on one of those devices, from a larger candidate set
-(:data:`SCOPED_CANDIDATES` times the limit); the archive is queried by device in Firestore, and
-historical rows (which carry no device) are not scanned at all."""
+spec's universal retrieval filter: the providers filter on the ``capture_device_ids`` they hold (and
+every hydrated hit is checked against the canonical item's devices), the archive is queried by
+device in Firestore, and historical rows (which carry no device) are not scanned at all. A scope
+no visible memory was captured on is answered from one key-only read."""
 
 from __future__ import annotations
 
@@ -27,7 +27,6 @@ from core.services.reads import ListQuery, any_in_scope, hydrate, in_scope, scop
 DEFAULT_LAYERS = ("short_term", "long_term")
 _WORD = re.compile(r"\w+")
 LEGACY_SCAN = 1000
-SCOPED_CANDIDATES = 4  # provider candidates per result a device-scoped search asks for
 
 
 @dataclass
@@ -47,8 +46,8 @@ def _check(query: str, limit: int) -> str:
     return query
 
 
-def _candidates(limit: int, devices: frozenset[str] | None) -> int:
-    return limit * (SCOPED_CANDIDATES if devices is not None else 2)
+def _sorted(devices: frozenset[str] | None) -> list[str] | None:
+    return sorted(devices) if devices is not None else None
 
 
 def _hydrated(ctx: Context, uid: str, hits: list[Hit], limit: int, devices: frozenset[str] | None) -> list[Scored]:
@@ -84,8 +83,8 @@ def keyword(ctx: Context, uid: str, query: str, limit: int = 10, devices: frozen
     query = _check(query, limit)
     if _scope_is_empty(ctx, uid, devices):
         return []
-    hits = ctx.keyword_index.search(uid, keyword_terms(query), layers=DEFAULT_LAYERS,
-                                    limit=_candidates(limit, devices))
+    hits = ctx.keyword_index.search(uid, keyword_terms(query), layers=DEFAULT_LAYERS, limit=limit * 2,
+                                    devices=_sorted(devices))
     return _with_legacy(_hydrated(ctx, uid, hits, limit, devices), _historical(ctx, uid, query, limit, devices),
                         limit)
 
@@ -95,7 +94,7 @@ def vector(ctx: Context, uid: str, query: str, limit: int = 10, devices: frozens
     if _scope_is_empty(ctx, uid, devices):
         return []
     [embedding] = ctx.embedder.embed([query])
-    hits = ctx.vector_index.search(uid, embedding, layers=DEFAULT_LAYERS, limit=_candidates(limit, devices))
+    hits = ctx.vector_index.search(uid, embedding, layers=DEFAULT_LAYERS, limit=limit * 2, devices=_sorted(devices))
     return _with_legacy(_hydrated(ctx, uid, hits, limit, devices), _historical(ctx, uid, query, limit, devices),
                         limit)
 

@@ -259,3 +259,22 @@ def test_a_scope_that_matches_nothing_reads_nothing_of_the_store(stack: dict[str
                                                                                        device_ids=frozenset({IOS_ID}))))
     assert len(items) == 10 and all(IOS_ID in i.capture_device_ids for i in items)
     assert cost < MANY, cost
+
+
+def test_a_scoped_search_finds_the_scope_s_memory_among_many_others(http: httpx.Client, ctx: Context) -> None:
+    """The filter is applied by the search, not to its first page: a user's one iPhone memory is
+    found by an iPhone-scoped search even when thirty memories of another device match better."""
+    uid = _uid()
+    others = [{"content": f"Every weekday at {7 + n % 12}:{n:02d} I check the weekday bus timetable"} for n in range(30)]
+    response = http.post("/v3/memories/batch", json={"memories": others}, headers=_auth(uid, ANDROID))
+    assert response.status_code == 201, response.text
+    mine = http.post("/v3/memories", json={"content": "On a weekday I sometimes bake bread"},
+                     headers=_auth(uid, IOS)).json()["id"]
+    every = {m["id"] for m in response.json()["memories"]} | {mine}
+    wanted = {ids.provider_id(uid, mid) for mid in every}
+    wait_for(lambda: wanted <= ctx.keyword_index.provider_ids(uid) and wanted <= ctx.vector_index.provider_ids(uid),
+             timeout=120, interval=0.25, what="the 31 memories to be projected")
+    for path in ("/v1/memories/search", "/v1/memories/vector-search", "/v1/memories/hybrid-search"):
+        found = http.get(path, params={"q": "weekday bus timetable", "limit": "3", "device_scope": "current"},
+                         headers=_auth(uid, IOS)).json()["memories"]
+        assert [m["id"] for m in found] == [mine], (path, [m["content"] for m in found])
