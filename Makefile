@@ -32,8 +32,6 @@ $(FIREBASE_VENV)/.installed: $(FIREBASE_TOOLS)/requirements.txt
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON3) -m venv $(VENV)
-	# torch first, pinned to the CPU build this machine kind keeps on disk (else pip pulls CUDA).
-	$(PIP) install torch==2.13.0
 	$(PIP) install -e '.[dev,minilm,ops]'
 	touch $@
 

@@ -6,7 +6,7 @@ emulators define, the first one set winning). Variable names are matched case-in
 values have surrounding whitespace removed. Functions, the CLI and the local stack build one with
 :func:`load`; tests and benchmarks pass settings explicitly with ``load(name=value, ...)`` (the
 environment, then those values) or ``settings.replace(name=value, ...)``, never by changing
-``os.environ``. Nothing else in the code base reads ``os.environ``. The README's configuration
+``os.environ``. Nothing else in the code base reads ``os.environ``. docs/configuration.md's
 table mirrors this module.
 
 An empty variable is the default; a value that does not parse (``STRATA_EMBEDDING_DIM=abc``) is a
@@ -132,7 +132,7 @@ def env_names(field: str) -> list[str]:
 
 
 def env_name(field: str) -> str:
-    """The environment variable a setting is read from first (what the README's table names)."""
+    """The environment variable a setting is read from first (what docs/configuration.md's table names)."""
     return env_names(field)[0]
 
 

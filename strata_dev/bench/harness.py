@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from core.ports import Publisher
+from strata_dev.samples import load_samples
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -94,17 +95,14 @@ def new_uid(label: str) -> str:
 
 
 def sample_conversations() -> list[dict[str, Any]]:
-    """The shared sample conversations (ids removed), the same ones ``make demo`` feeds."""
-    for directory in (REPO.parent / "shared" / "data" / "conversations", Path("/work/shared/data/conversations")):
-        if directory.is_dir():
-            docs = []
-            for path in sorted(directory.glob("*.json")):
-                doc = json.loads(path.read_text())
-                doc.pop("id", None)
-                docs.append(doc)
-            if docs:
-                return docs
-    raise SystemExit("sample conversations not found (expected ../shared/data/conversations)")
+    """The repository's sample conversations (ids removed), the same ones ``make demo`` feeds."""
+    try:
+        docs = list(load_samples().values())
+    except FileNotFoundError as exc:
+        raise SystemExit(str(exc)) from None
+    for doc in docs:
+        doc.pop("id", None)
+    return docs
 
 
 def conversations(count: int, tag: str) -> list[tuple[str, dict[str, Any]]]:

@@ -1,12 +1,13 @@
-"""``strata bench NAME``: run one benchmark (or all) on the local stack; one JSON object each."""
+"""``strata bench NAME``: run one benchmark (or all) on the local stack; one result each (``--json``: a JSON object)."""
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 import traceback
 from typing import Any
+
+from strata_dev.cli.output import Output
 
 NAMES = ("ingest", "consolidate", "schedule", "project", "read", "recall", "doctor")
 # Run by name only (not part of ``all``): longer runs with their own figures.
@@ -35,8 +36,9 @@ def main(args: Any) -> int:
                 traceback.print_exc(file=sys.stderr)
                 result = {"error": f"{type(exc).__name__}: {exc}"}
                 failed += 1
-            print(json.dumps({"benchmark": name, "quick": bool(args.quick), "size": args.size, **result,
-                              "wall_seconds": round(time.monotonic() - started, 2)}), flush=True)
+            Output(bool(getattr(args, "json", False))).result(
+                {"benchmark": name, "quick": bool(args.quick), "size": args.size, **result,
+                 "wall_seconds": round(time.monotonic() - started, 2)}, title=f"bench {name}")
     if len(names) > 1:
         sys.stderr.write(f"bench all: {len(names) - failed} of {len(names)} ran, "
                          f"{time.monotonic() - overall:.1f} s in total\n")

@@ -23,15 +23,17 @@ from typing import Any
 
 import httpx
 
+from strata_dev.samples import samples_dir
+
 REPO = Path(__file__).resolve().parents[2]
 DEMO_TICK_SECONDS = 5  # the consolidation interval of the demo's stack (a deployment's is 600 s)
 
 
 def sample_dir() -> Path:
-    for candidate in (REPO.parent / "shared" / "data" / "conversations", REPO / "data" / "conversations"):
-        if candidate.is_dir():
-            return candidate
-    raise SystemExit("sample conversations not found (expected ../shared/data/conversations)")
+    try:
+        return samples_dir()
+    except FileNotFoundError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def _wait(label: str, check: Any, timeout_s: float = 60.0, every: float = 0.25) -> Any:

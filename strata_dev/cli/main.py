@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from strata_dev.cli import stack_cmd
+from strata_dev.cli.output import RULE, Output, exit_codes_epilog
 
 
 def _use_running_stack() -> None:
@@ -59,15 +60,18 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
         scheduling.pending_users(ctx) + consolidation.users_with_pending(ctx)))
     totals: dict[str, int] = {}
     disabled = False
+    out = Output(args.json)
     for index, uid in enumerate(uids, 1):
         summary = consolidation.run_pass(ctx, uid)
         disabled = disabled or summary.get("skipped") == "consolidation_disabled"
         for route, count in summary["routes"].items():
             totals[route] = totals.get(route, 0) + count
-        print(json.dumps(summary))
+        out.record(summary, title="passes")
         if sys.stderr.isatty():
             sys.stderr.write(f"\rconsolidated {index}/{len(uids)} users")
-    print(json.dumps({"users": len(uids), "routes": totals}))
+    if sys.stderr.isatty() and uids:
+        sys.stderr.write("\n")
+    out.result({"users": len(uids), "routes": totals}, title="consolidation")
     if disabled:
         sys.stderr.write("strata consolidate: consolidation_disabled is on; nothing was routed\n")
     return 1 if disabled else 0
@@ -116,9 +120,9 @@ def cmd_outbox_drain(args: argparse.Namespace) -> int:
     dead = sum(s.dead for s in left.values())
     dues = [s.next_due_at for s in left.values() if s.waiting and s.next_due_at]
     next_due = min(dues) if dues else None
-    print(json.dumps({**total.as_dict(), "remaining": {"pending": pending, "dead": dead},
-                      "next_due_at": next_due.isoformat() if next_due else None,
-                      "users_remaining": sorted(left)}))
+    Output(args.json).result({**total.as_dict(), "remaining": {"pending": pending, "dead": dead},
+                              "next_due_at": next_due.isoformat() if next_due else None,
+                              "users_remaining": sorted(left)}, title="outbox drain")
     if pending:
         when = f"the earliest is due at {next_due.isoformat()}" if next_due else "none is due yet"
         reason = " (projection_disabled is on)" if total.skipped and "projection_disabled" in total.skipped else ""
@@ -144,10 +148,11 @@ def cmd_outbox_list(args: argparse.Namespace) -> int:
 
     ctx = _context()
     count = 0
+    out = Output(args.json)
     for event in redrive.dead_events(ctx, args.uid, args.since):
         count += 1
-        print(json.dumps(event.as_dict()))
-    print(json.dumps({"dead": count}))
+        out.record(event.as_dict(), title="dead-lettered events")
+    out.result({"dead": count})
     return 0
 
 
@@ -163,7 +168,7 @@ def cmd_outbox_redrive(args: argparse.Namespace) -> int:
         task = bar.add_task("redriving dead events", total=None)
         report = redrive.redrive(ctx, args.uid, args.since, progress=lambda r: bar.update(
             task, description=f"redriven {r.redriven} events of {len(r.uids)} users"))
-    print(json.dumps(report.as_dict()))
+    Output(args.json).result(report.as_dict(), title="outbox redrive")
     return 0
 
 
@@ -202,7 +207,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         task = bar.add_task(f"rebuilding {args.provider}", total=None)
         report = rebuild.rebuild(ctx, args.provider, None if args.all else [args.uid], progress=lambda r: bar.update(
             task, description=f"rebuilding {args.provider}: {r.users} users, {r.enqueued} events enqueued"))
-    print(json.dumps(report.as_dict()))
+    Output(args.json).result(report.as_dict(), title=f"rebuild {args.provider}")
     sys.stderr.write(f"strata rebuild: {report.enqueued} events queued for the drain (nudged); "
                      "`strata outbox drain` waits for them, `strata doctor` checks the result\n")
     return 0
@@ -235,8 +240,10 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
     except scheduler.UnknownJob as exc:
         sys.stderr.write(f"strata scheduler: {exc}\n")
         return 2
+    out = Output(args.json)
     for row in rows:
-        print(json.dumps(row.as_dict()))
+        out.record(row.as_dict(), title="scheduled jobs")
+    out.close()
     return 0
 
 
@@ -283,6 +290,13 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
     ctx = _context()
     items, _ = reads.list_memories(ctx, args.uid, reads.ListQuery(include_archive=True, limit=500))
+    if args.json:
+        out = Output(True)
+        for item in items:
+            out.record({"id": item.id, "layer": item.layer, "state": item.processing_state, "route": item.route,
+                        "restricted": item.restricted, "subject": item.subject_attribution, "content": item.content})
+        out.result({"uid": args.uid, "memories": len(items)})
+        return 0
     by_layer: dict[str, list[Any]] = {}
     for item in items:
         by_layer.setdefault(item.layer, []).append(item)
@@ -304,17 +318,48 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return strata_dev.bench.run.main(args)
 
 
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("strata-memory")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed: pip install -e .)"
+
+
+class _Subparsers:
+    """Sub-command parsers that all take the shared options (``--json``) and show the exit codes."""
+
+    def __init__(self, action: Any, common: argparse.ArgumentParser) -> None:
+        self._action = action
+        self._common = common
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        kwargs.setdefault("parents", [self._common])
+        kwargs.setdefault("epilog", f"{RULE}\n\n{exit_codes_epilog()}")
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        if "help" in kwargs:
+            kwargs.setdefault("description", kwargs["help"])
+        return self._action.add_parser(name, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="strata", description="Strata memory service tools")
-    sub = parser.add_subparsers(dest="command", required=True)
-    stack_cmd.register(sub)
+    parser = argparse.ArgumentParser(
+        prog="strata", description="Strata memory service tools: the local stack, operations on a stack or a "
+                                   "real project, and benchmarks.",
+        epilog=f"{RULE}\n\n{exit_codes_epilog()}", formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"strata {_version()}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="one JSON object per line instead of tables")
+    sub = _Subparsers(parser.add_subparsers(dest="command", required=True), common)
+    stack_cmd.register(sub, common)
     p = sub.add_parser("consolidate", help="run a consolidation pass now and print routes per kind")
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--uid")
     group.add_argument("--all", action="store_true")
     p.set_defaults(func=cmd_consolidate)
     p = sub.add_parser("outbox", help="projection outbox operations")
-    outbox = p.add_subparsers(dest="outbox_command", required=True)
+    outbox = _Subparsers(p.add_subparsers(dest="outbox_command", required=True), common)
     d = outbox.add_parser("drain", help="drain until empty (waiting out backoff) and report counts; "
                                         "exits 1 when events are left")
     d.add_argument("--uid")
@@ -335,7 +380,6 @@ def build_parser() -> argparse.ArgumentParser:
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--uid")
     group.add_argument("--all", action="store_true")
-    p.add_argument("--json", action="store_true", help="one JSON object instead of tables")
     p.add_argument("--repair", action="store_true",
                    help="enqueue the outbox events that converge each drifted memory (purge_user for a uid with "
                         "no canonical items)")
@@ -351,10 +395,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["status", "pause", "resume", "run"])
     p.add_argument("job", nargs="?", help="strata-consolidation-fanout | strata-outbox-sweep")
     p.set_defaults(func=cmd_scheduler)
-    p = sub.add_parser("inspect", help="memories per layer, as a table")
+    p = sub.add_parser("inspect", help="memories per layer")
     p.add_argument("--uid", required=True)
     p.set_defaults(func=cmd_inspect)
-    p = sub.add_parser("bench", help="benchmarks (JSON, ratios against an in-run baseline)")
+    p = sub.add_parser("bench", help="benchmarks: figures as ratios against an in-run baseline")
     p.add_argument("name", choices=["ingest", "consolidate", "schedule", "project", "read", "recall", "doctor",
                                     "scale", "startup", "cost", "all"])
     p.add_argument("--size", type=int, default=None)

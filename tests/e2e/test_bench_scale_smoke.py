@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _bench(stack: dict, *args: str) -> dict:
     env = {**os.environ, **localstack.stack_env(stack), "STRATA_STATE_DIR": stack["state_dir"]}
-    done = subprocess.run([sys.executable, "-m", "strata_dev.cli.main", "bench", *args], cwd=REPO, env=env,
+    done = subprocess.run([sys.executable, "-m", "strata_dev.cli.main", "bench", *args, "--json"], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, done.stderr[-3000:]
     (result,) = map(json.loads, done.stdout.splitlines())

@@ -49,7 +49,7 @@ def _get(result: dict, dotted: str):
 @pytest.mark.e2e
 def test_bench_all_quick_prints_every_figure(stack):
     env = {**os.environ, **localstack.stack_env(stack), "STRATA_STATE_DIR": stack["state_dir"]}
-    done = subprocess.run([sys.executable, "-m", "strata_dev.cli.main", "bench", "all", "--quick", "--size", "3"],
+    done = subprocess.run([sys.executable, "-m", "strata_dev.cli.main", "bench", "all", "--quick", "--size", "3", "--json"],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     results = {r["benchmark"]: r for r in map(json.loads, done.stdout.splitlines())}

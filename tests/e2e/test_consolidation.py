@@ -226,7 +226,7 @@ def test_cli_consolidate_prints_a_summary(stack: dict[str, Any]) -> None:
     created = _create_explicit(stack["api_url"], uid, ["enjoys fly fishing", "enjoys stamp collecting",
                                                         "enjoys salsa dancing"])
     strata = Path(REPO_ROOT) / ".venv" / "bin" / "strata"
-    run = subprocess.run([str(strata), "consolidate", "--uid", uid], cwd=REPO_ROOT, env=dict(os.environ),
+    run = subprocess.run([str(strata), "consolidate", "--uid", uid, "--json"], cwd=REPO_ROOT, env=dict(os.environ),
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     lines = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
@@ -240,7 +240,7 @@ def test_cli_consolidate_prints_a_summary(stack: dict[str, Any]) -> None:
     # Explicit submissions are promoted by the rule router.
     assert per_user["routes"] == {"promote": 3}
 
-    again = subprocess.run([str(strata), "consolidate", "--uid", uid], cwd=REPO_ROOT, env=dict(os.environ),
+    again = subprocess.run([str(strata), "consolidate", "--uid", uid, "--json"], cwd=REPO_ROOT, env=dict(os.environ),
                            capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout.splitlines()[-1]) == {"users": 1, "routes": {}}

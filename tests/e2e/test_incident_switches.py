@@ -70,7 +70,7 @@ def _wait(predicate: Any, timeout_s: float, what: str) -> Any:
 
 def _strata(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "strata_dev.cli.main", *args], cwd=REPO, env=env,
+    return subprocess.run([sys.executable, "-m", "strata_dev.cli.main", *args, "--json"], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=300)
 
 

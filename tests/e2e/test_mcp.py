@@ -229,7 +229,7 @@ def test_what_is_not_an_mcp_message_is_a_4xx(stack: dict[str, Any], http: httpx.
 
 
 def test_writes_switched_off_are_tool_errors_that_write_nothing(stack: dict[str, Any], http: httpx.Client) -> None:
-    """The incident switch holds MCP writes back like API writes (README, incident switches)."""
+    """The incident switch holds MCP writes back like API writes (docs/configuration.md, incident switches)."""
     ctx = Context()
     uid = _uid()
     memory = http.post("/v3/memories", json={"content": "I keep bees on the roof"}, headers=_auth(uid)).json()

@@ -58,7 +58,7 @@ def _exhaust(uid: str) -> None:
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str, code: int = 0) -> list[dict[str, Any]]:
     capsys.readouterr()
-    assert cli.main(list(argv)) == code
+    assert cli.main([*argv, "--json"]) == code
     return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
 
 

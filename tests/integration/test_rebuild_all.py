@@ -48,7 +48,7 @@ LINES = [
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str, code: int = 0) -> list[dict[str, Any]]:
     capsys.readouterr()
-    assert cli.main(list(argv)) == code
+    assert cli.main([*argv, "--json"]) == code
     return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
 
 

@@ -36,7 +36,7 @@ class _Recorder(tick.Jobs):
 
 def _scheduler(capsys: pytest.CaptureFixture[str], *argv: str) -> list[dict[str, Any]]:
     capsys.readouterr()
-    assert cli.main(["scheduler", *argv]) == 0
+    assert cli.main(["scheduler", *argv, "--json"]) == 0
     return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
 
 

@@ -17,12 +17,12 @@ Nothing here writes, except :func:`write_conversation` (the way an app writes a 
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from strata_dev.samples import load_samples, samples_dir
 from tests.support.spec_model import legal
 
 T = TypeVar("T")
@@ -208,25 +208,14 @@ def relay_deliveries(stack: dict[str, Any], document: str, function: str = "on_c
 
 # ------------------------------------------------------------------------------------ sample data
 def conversations_dir() -> Path:
-    """``shared/data/conversations`` beside the clone (CI), else ``/work/shared/...``;
-    ``STRATA_SAMPLE_CONVERSATIONS`` overrides both."""
-    override = os.environ.get("STRATA_SAMPLE_CONVERSATIONS")
-    candidates = [Path(override)] if override else []
-    candidates += [Path(__file__).resolve().parents[2].parent / "shared" / "data" / "conversations",
-                   Path("/work/shared/data/conversations")]
-    for candidate in candidates:
-        if candidate.is_dir() and any(candidate.glob("*.json")):
-            return candidate
-    raise FileNotFoundError(f"no sample conversations in any of {candidates}")
+    """The repository's sample conversations (``strata_dev.samples``; ``STRATA_SAMPLES_DIR``
+    overrides)."""
+    return samples_dir()
 
 
 def sample_conversations() -> dict[str, dict[str, Any]]:
     """The sample conversations keyed by their ``id``."""
-    out = {}
-    for path in sorted(conversations_dir().glob("*.json")):
-        doc = json.loads(path.read_text())
-        out[doc["id"]] = doc
-    return out
+    return {doc["id"]: doc for doc in load_samples().values()}
 
 
 def write_conversation(ctx: Any, uid: str, conversation_id: str, doc: dict[str, Any]) -> None:

@@ -1,7 +1,7 @@
 """A pure reference model of what a user's surfaces must show after a sequence of actions.
 
 Used by the model-based lifecycle test (``tests/e2e/test_lifecycle_model.py``). It knows nothing
-of ``core``; its rules come from the spec (``shared/spec/domain_model.md``) and issue 20:
+of ``core``; its rules come from ``docs/data-model.md`` (layers, states, deletes) and issue 20:
 
 * A fact a user said in a conversation that still exists, and did not delete, is listed; once a
   consolidation pass has seen every statement of it, exactly once (default reads collapse a

@@ -1,19 +1,19 @@
 """An independent reference model of the spec's read rules, for test oracles.
 
-Written from ``shared/spec/domain_model.md`` §1.2/§1.3 and ``shared/docs/REFERENCE.md``, never
-imported from ``core``: a test that asks ``core`` what the answer is agrees with the code whatever
+Written from the rules ``docs/data-model.md`` states (the memory record, the legal-states table, the
+bounds; the design's origin is the original system's domain model), never imported from ``core``: a test that asks ``core`` what the answer is agrees with the code whatever
 the code does. Everything here works on raw stored dicts (what Firestore holds) or plain strings.
 
-* :func:`legal` — the §1.3 matrix (physical ``hidden`` maps to ``tombstoned``).
-* :func:`default_visible` — §1.3 "Default-visible read?" column.
-* :func:`restricted` / :data:`RESTRICTED_LABELS` — REFERENCE "Bounds": restricted labels.
-* :func:`projectable` — CONTRACT §6: providers hold one record per visible, unrestricted memory.
-* :func:`route_outcome_legal` — spec "Boundary rules": what each terminal consolidation route may
+* :func:`legal` — the legal-states table (physical ``hidden`` maps to ``tombstoned``).
+* :func:`default_visible` — which memories a default read shows.
+* :func:`restricted` / :data:`RESTRICTED_LABELS` — "The memory record": the restricted labels.
+* :func:`projectable` — default reads and projections: providers hold one record per visible, unrestricted memory.
+* :func:`route_outcome_legal` — "Consolidation routes": what each terminal consolidation route may
   leave behind (promote → active Long-term with receipt and graph assertion; archive/review/reject
   never Long-term).
-* :func:`primary_category` — REFERENCE "Bounds": the primary four and the legacy map.
+* :func:`primary_category` — "Categories": the primary four and the legacy map.
 
-Constants copied from REFERENCE.md are the spec's values; where a test compares them to ``core``'s
+Constants copied from docs/data-model.md are the documented values; where a test compares them to ``core``'s
 own constant, that comparison is a *regression pin* (the code must keep the documented value).
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-# §1.3: layer -> (legal statuses, legal processing states)
+# docs/data-model.md "Layers and legal states": layer -> (legal statuses, legal processing states)
 LEGAL_MATRIX: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "short_term": (frozenset({"active", "superseded", "tombstoned"}), frozenset({"pending", "processed", "blocked"})),
     "long_term": (frozenset({"active", "superseded", "tombstoned"}), frozenset({"processed"})),
@@ -30,7 +30,7 @@ LEGAL_MATRIX: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 }
 ROUTES = frozenset({"promote", "archive", "review", "reject"})
 
-# REFERENCE.md "Bounds the original used"
+# docs/data-model.md "The memory record" (restricted labels) and "Categories"
 RESTRICTED_LABELS = frozenset({
     "credential", "secret", "financial", "health", "intimate", "minor", "workplace_confidential",
     "identity_authentication",
@@ -43,7 +43,7 @@ LEGACY_TO_PRIMARY = {
 
 
 def record_status(physical_status: str | None) -> str:
-    """§1.3: a stored ``hidden`` is ``tombstoned`` for validation and reads."""
+    """A stored ``hidden`` is ``tombstoned`` for validation and reads (docs/data-model.md)."""
     return "tombstoned" if physical_status == "hidden" else str(physical_status)
 
 
@@ -59,7 +59,7 @@ def item_legal(item: Mapping[str, Any]) -> bool:
 
 
 def default_visible(item: Mapping[str, Any]) -> bool:
-    """§1.3: Short-term and Long-term, active + processed only; Archive never by default;
+    """Legal states: Short-term and Long-term, active + processed only; Archive never by default;
     tombstoned (and physical hidden) never."""
     return (item.get("layer") in ("short_term", "long_term") and record_status(item.get("status")) == "active"
             and item.get("processing_state") == "processed")
@@ -70,13 +70,13 @@ def restricted(labels: Iterable[str] | None) -> bool:
 
 
 def projectable(item: Mapping[str, Any]) -> bool:
-    """CONTRACT §6 + spec boundary rules: visible and unrestricted items are the only ones a keyword
+    """Projections (docs/data-model.md, "Layers and legal states"): visible and unrestricted items are the only ones a keyword
     or vector provider may hold (restricted items are delete-only)."""
     return default_visible(item) and not restricted(item.get("sensitivity_labels"))
 
 
 def lineage(item: Mapping[str, Any], memory_id: str) -> str:
-    """§1.2 ``canonical_memory_id``: default reads collapse aliases on this lineage."""
+    """The memory record's ``canonical_memory_id``: default reads collapse aliases on this lineage."""
     return str(item.get("canonical_memory_id") or memory_id)
 
 
@@ -108,7 +108,7 @@ def route_outcome_problems(item: Mapping[str, Any], route: str, *, has_graph_ass
 
 
 def primary_category(raw: str | None) -> str:
-    """REFERENCE: primary four kept; legacy values map (learnings → interesting, the rest → system);
+    """docs/data-model.md "Categories": primary four kept; legacy values map (learnings → interesting, the rest → system);
     anything else (including empty) → interesting. Matching is case- and space-insensitive."""
     value = (raw or "").strip().casefold()
     if value in PRIMARY_CATEGORIES:

@@ -36,19 +36,19 @@ from core.bootstrap import Context
 from core.domain import ids
 from core.domain.records import MemoryItem
 from core.domain.states import Status
+from strata_dev.samples import load_sample, samples_dir
 
 CONVERGE_TIMEOUT_S = 90.0
 
 
 # ------------------------------------------------------------------------------ scenario input
 def conversations_dir() -> Path:
-    """``shared/data/conversations`` beside the clone (CI), else ``/work/shared/...``."""
-    beside = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "conversations"
-    return beside if beside.is_dir() else Path("/work/shared/data/conversations")
+    """The repository's sample conversations (``strata_dev.samples``)."""
+    return samples_dir()
 
 
 def sample_conversation(name: str) -> dict[str, Any]:
-    return json.loads((conversations_dir() / f"{name}.json").read_text())
+    return load_sample(name)
 
 
 def conversation_doc(conversation_id: str, lines: Sequence[str]) -> dict[str, Any]:

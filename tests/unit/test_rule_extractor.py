@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,22 +19,14 @@ from core.domain.extraction import (
 )
 from core.domain.rule_extractor import RuleExtractor
 from core.domain.sensitivity import contains_secret, is_restricted
+from strata_dev.samples import load_sample
 from tests.support.transcripts import segments_from
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def conversations_dir() -> Path:
-    """Sample conversations live in ``shared/`` beside the clone (CI) or at /work/shared."""
-    for candidate in (REPO.parent / "shared" / "data" / "conversations",
-                      Path("/work/shared/data/conversations")):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError("sample conversations not found beside the repository")
-
-
 def load(name: str) -> dict[str, Any]:
-    return json.loads((conversations_dir() / f"{name}.json").read_text())
+    return load_sample(name)
 
 
 def run(name: str) -> tuple[ExtractionSource, ExtractionResult]:
