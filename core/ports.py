@@ -31,6 +31,7 @@ class ProjectionDoc:
     category: str = "interesting"
     updated_at: float = 0.0  # epoch seconds
     quote: str = ""  # the evidence quotes (the user's words), a lower-weighted keyword field
+    capture_device_ids: tuple[str, ...] = ()  # the client devices it was captured on (device-scoped search)
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,10 @@ class KeywordIndex(ABC):
     def purge_user(self, uid: str) -> None: ...
 
     @abstractmethod
-    def search(self, uid: str, query: str, *, layers: Sequence[str], limit: int) -> list[Hit]: ...
+    def search(self, uid: str, query: str, *, layers: Sequence[str], limit: int,
+               devices: Sequence[str] | None = None) -> list[Hit]:
+        """Candidates for ``query`` among the user's rows of ``layers`` (and, with ``devices``, of
+        rows captured on one of them)."""
 
     @abstractmethod
     def provider_ids(self, uid: str) -> set[str]:
@@ -98,7 +102,9 @@ class VectorIndex(ABC):
     def purge_user(self, uid: str) -> None: ...
 
     @abstractmethod
-    def search(self, uid: str, vector: Sequence[float], *, layers: Sequence[str], limit: int) -> list[Hit]: ...
+    def search(self, uid: str, vector: Sequence[float], *, layers: Sequence[str], limit: int,
+               devices: Sequence[str] | None = None) -> list[Hit]:
+        """Nearest rows of the user's ``layers`` (and, with ``devices``, captured on one of them)."""
 
     @abstractmethod
     def provider_ids(self, uid: str) -> set[str]: ...

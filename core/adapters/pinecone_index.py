@@ -137,6 +137,7 @@ class PineconeIndex(VectorIndex):
                     "memory_id": doc.memory_id,
                     "layer": doc.layer,
                     "revision": int(doc.revision),
+                    "capture_device_ids": list(doc.capture_device_ids),
                 },
             }
             for doc, vector in zip(docs, vectors, strict=True)
@@ -160,10 +161,14 @@ class PineconeIndex(VectorIndex):
                 return
             self._delete_ids(ids)
 
-    def search(self, uid: str, vector: Sequence[float], *, layers: Sequence[str], limit: int) -> list[Hit]:
-        if limit <= 0 or not layers:
+    def search(self, uid: str, vector: Sequence[float], *, layers: Sequence[str], limit: int,
+               devices: Sequence[str] | None = None) -> list[Hit]:
+        if limit <= 0 or not layers or (devices is not None and not devices):
             return []
-        flt = {"$and": [{"uid": {"$eq": uid}}, {"layer": {"$in": list(layers)}}]}
+        clauses: list[dict[str, Any]] = [{"uid": {"$eq": uid}}, {"layer": {"$in": list(layers)}}]
+        if devices is not None:  # a list field matches when any of its values is in the list
+            clauses.append({"capture_device_ids": {"$in": sorted(devices)}})
+        flt = {"$and": clauses}
         response = self._call(
             "query",
             self._index.query,

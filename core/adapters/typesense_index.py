@@ -47,10 +47,12 @@ SCHEMA_FIELDS: list[dict[str, Any]] = [
     {"name": "content", "type": "string"},
     # The evidence quotes (the user's own words), searched beside the content at a lower weight.
     {"name": "quote", "type": "string", "optional": True},
+    # The client devices the memory was captured on (the device-scoped search filters on them).
+    {"name": "capture_device_ids", "type": "string[]", "optional": True},
     {"name": "category", "type": "string", "facet": True},
     {"name": "updated_at", "type": "float"},
 ]
-OPTIONAL_FIELDS = frozenset({"quote"})  # added to an older collection in place
+OPTIONAL_FIELDS = frozenset({"quote", "capture_device_ids"})  # added to an older collection in place
 # Field weights of a term match: the memory's content counts fully, its evidence quote less.
 QUERY_BY = "content,quote"
 FIELD_WEIGHT = {"content": 1.0, "quote": 0.5}
@@ -230,6 +232,7 @@ class TypesenseIndex(KeywordIndex):
             row["id"] = row.pop("provider_id")
             row["revision"] = int(row["revision"])
             row["updated_at"] = float(row["updated_at"])
+            row["capture_device_ids"] = list(row["capture_device_ids"])
             rows.append(row)
         for chunk in _chunks(rows, IMPORT_BATCH):
             results = self._write("import", self._documents.import_, list(chunk), {"action": "upsert"})
@@ -251,21 +254,23 @@ class TypesenseIndex(KeywordIndex):
     def purge_user(self, uid: str) -> None:
         self._delete_where(f"uid:={_quote(uid)}")
 
-    def search(self, uid: str, query: str, *, layers: Sequence[str], limit: int) -> list[Hit]:
+    def search(self, uid: str, query: str, *, layers: Sequence[str], limit: int,
+               devices: Sequence[str] | None = None) -> list[Hit]:
         """Any-term matching with field weights: one request (``multi_search``) holds a count of the
         user's documents and one search per query term (at most ``MAX_TERMS``); a document scores the
         idf of every term it matches (BM25's, from the term's match count among the user's documents),
         times the weight of the best field it matched in (content 1.0, quote 0.5), divided by the sum
         of the terms' idf. A document matching every term in its content scores 1.0."""
         terms = list(dict.fromkeys(t.casefold() for t in _TOKEN.findall(query)))[:MAX_TERMS]
-        if limit <= 0 or not layers or not terms:
+        if limit <= 0 or not layers or not terms or (devices is not None and not devices):
             return []
         self._ensure()
+        scope = f" && {_any_of('capture_device_ids', sorted(devices))}" if devices is not None else ""
         per_page = min(max(limit, TERM_CANDIDATES), MAX_PER_PAGE)
         common = {
             "collection": self.collection,
             "query_by": QUERY_BY,
-            "filter_by": f"uid:={_quote(uid)} && {_any_of('layer', layers)}",
+            "filter_by": f"uid:={_quote(uid)} && {_any_of('layer', layers)}{scope}",
             "include_fields": "id,uid,memory_id,layer",
             "highlight_fields": QUERY_BY,
             "per_page": per_page,

@@ -12,7 +12,16 @@ content and cannot be deleted one by one (402), as on ``/v3``.
 from __future__ import annotations
 
 from core.api.app import Query, Request, Response, route
-from core.api.routes import CATEGORIES, DELETE_ONE, _create, _request_key, locked_content
+from core.api.routes import (
+    CATEGORIES,
+    DELETE_ONE,
+    DEVICE_SCOPE,
+    SCOPE_HEADER,
+    _create,
+    _device_filter,
+    _request_key,
+    locked_content,
+)
 from core.api.schemas import McpMemoryArray, Memory, MemoryCreate, StatusOk, ToolResult, ToolSearch
 from core.domain.records import MemoryItem, primary_category, to_public
 from core.services import deletion, reads, search
@@ -33,14 +42,17 @@ def _in_categories(req: Request, items: list[MemoryItem]) -> list[MemoryItem]:
 @route("GET", "/v1/mcp/memories", "MCP adapter: memories (a search when q is given), compact",
        response=McpMemoryArray,
        query=(Query("limit", "integer", 25, 1, 500), OFFSET, CATEGORIES,
-              Query("q", max_length=1_000, description="search text: ranked search instead of the list")))
+              Query("q", max_length=1_000, description="search text: ranked search instead of the list"),
+              *DEVICE_SCOPE))
 def mcp_list(req: Request) -> Response:
+    scope = _device_filter(req)
     if req.value("q"):
-        items = [s.item for s in search.hybrid(req.ctx, req.uid, req.value("q"), min(req.value("limit"), 100))]
+        items = [s.item for s in search.hybrid(req.ctx, req.uid, req.value("q"), min(req.value("limit"), 100),
+                                               devices=scope)]
     else:
-        items, _ = reads.list_memories(req.ctx, req.uid,
-                                       reads.ListQuery(limit=req.value("limit"), offset=req.value("offset")))
-    return 200, _compact(_in_categories(req, items))
+        items, _ = reads.list_memories(req.ctx, req.uid, reads.ListQuery(limit=req.value("limit"),
+                                                                           offset=req.value("offset"), device_ids=scope))
+    return 200, _compact(_in_categories(req, items)), SCOPE_HEADER
 
 
 @route("POST", "/v1/mcp/memories", "MCP adapter: create a memory (enters Short-term)", body=MemoryCreate,
@@ -67,21 +79,23 @@ def _text(items: list[MemoryItem]) -> str:
 
 
 @route("GET", "/v1/tools/memories", "Tool adapter: the user's memories as text", response=ToolResult,
-       query=(Query("limit", "integer", 50, 1, 500), OFFSET))
+       query=(Query("limit", "integer", 50, 1, 500), OFFSET, *DEVICE_SCOPE))
 def tools_list(req: Request) -> Response:
     items, _ = reads.list_memories(req.ctx, req.uid, reads.ListQuery(limit=req.value("limit"),
-                                                                       offset=req.value("offset")))
+                                                                       offset=req.value("offset"),
+                                                                       device_ids=_device_filter(req)))
     text = f"{len(items)} memories:\n{_text(items)}" if items else "No memories found."
-    return 200, {"tool_name": "get_memories", "result_text": text, "is_error": False}
+    return 200, {"tool_name": "get_memories", "result_text": text, "is_error": False}, SCOPE_HEADER
 
 
 @route("POST", "/v1/tools/memories/search", "Tool adapter: search the user's memories", body=ToolSearch,
-       response=ToolResult)
+       response=ToolResult, query=DEVICE_SCOPE)
 def tools_search(req: Request) -> Response:
-    items = [s.item for s in search.hybrid(req.ctx, req.uid, req.body.query, req.body.limit)]
+    items = [s.item for s in search.hybrid(req.ctx, req.uid, req.body.query, req.body.limit,
+                                           devices=_device_filter(req))]
     text = (f"{len(items)} memories match '{req.body.query}':\n{_text(items)}" if items
             else f"No memories found matching '{req.body.query}'.")
-    return 200, {"tool_name": "search_memories", "result_text": text, "is_error": False}
+    return 200, {"tool_name": "search_memories", "result_text": text, "is_error": False}, SCOPE_HEADER
 
 
 @route("POST", "/v1/tools/memories", "Tool adapter: create a memory (enters Short-term)", body=MemoryCreate,

@@ -35,9 +35,11 @@ from core.api.edge import valid_id
 from core.bootstrap import Context
 from core.domain.records import MemoryItem, to_public
 from core.errors import NotFound, PayloadTooLarge, StrataError, Unauthorized
-from core.services import deletion, intake, reads, search
+from core.services import deletion, devices, intake, reads, search
 
 _CALLER: ContextVar[tuple[Context, str]] = ContextVar("strata_mcp_caller")
+# The requesting device (its X-Device-Id-Hash and X-App-Platform headers), for device_scope=current.
+_DEVICE: ContextVar[str | None] = ContextVar("strata_mcp_device", default=None)
 T = TypeVar("T")
 
 server: MCPServer[Any] = MCPServer(
@@ -86,13 +88,24 @@ def _write(ctx: Context, uid: str) -> Iterator[None]:
 Limit = Annotated[int, Field(ge=1, le=100, description="at most this many memories")]
 MemoryId = Annotated[str, Field(min_length=1, max_length=1_500, description="the memory's public id")]
 IdempotencyKey = Annotated[str, Field(max_length=200, description="a retry with the same key replays")]
+DeviceScope = Annotated[Literal["current", "all", "explicit"],
+                        Field(description="current: the requesting device (X-Device-Id-Hash, X-App-Platform headers); "
+                                          "explicit: the devices in device_ids; all: every memory")]
+DeviceIds = Annotated[list[Annotated[str, Field(pattern=r"^[a-z]+_[0-9a-f]{8}$")]],
+                      Field(max_length=200, description="client device ids ({platform}_{hash}) for explicit")]
+
+
+def _scope(scope: str, device_ids: list[str]) -> frozenset[str] | None:
+    return _service(lambda: devices.scope_filter(scope, device_ids, _DEVICE.get()))
 
 
 @server.tool(description="Hybrid (keyword + vector) search over the user's memories, like GET /v1/mcp/memories?q=")
 async def search_memories(query: Annotated[str, Field(min_length=1, max_length=1_000, description="the search text")],
-                          limit: Limit = 10) -> dict[str, Any]:
+                          limit: Limit = 10, device_scope: DeviceScope = "all",
+                          device_ids: DeviceIds | None = None) -> dict[str, Any]:
     ctx, uid = _caller()
-    results = _service(lambda: search.hybrid(ctx, uid, query, limit))
+    scope = _scope(device_scope, device_ids or [])
+    results = _service(lambda: search.hybrid(ctx, uid, query, limit, devices=scope))
     now = ctx.now()
     return {"memories": [_json(dict(to_public(s.item, now), score=round(s.score, 6))) for s in results]}
 
@@ -103,9 +116,11 @@ async def list_memories(layer: Literal["short_term", "long_term", "archive"] | N
                         limit: Annotated[int, Field(ge=1, le=500)] = 25,
                         cursor: Annotated[str | None, Field(max_length=2_000,
                                                             description="next_cursor of the previous page")] = None,
+                        device_scope: DeviceScope = "all", device_ids: DeviceIds | None = None,
                         ) -> dict[str, Any]:
     ctx, uid = _caller()
-    query = reads.ListQuery(layer=layer, include_archive=include_archive, limit=limit, cursor=cursor)
+    query = reads.ListQuery(layer=layer, include_archive=include_archive, limit=limit, cursor=cursor,
+                            device_ids=_scope(device_scope, device_ids or []))
     items, next_cursor = _service(lambda: reads.list_memories(ctx, uid, query))
     return {"memories": _public(ctx, items), "next_cursor": next_cursor}
 
@@ -222,7 +237,9 @@ def handle(ctx: Context, method: str, headers: dict[str, str], body: bytes, cont
     if (content_length or 0) > limit or len(body) > limit:
         return _error(PayloadTooLarge(f"request body is larger than {limit} bytes"))
     token = _CALLER.set((ctx, uid))
+    device = _DEVICE.set(devices.device_from_headers(headers)[0])
     try:
         return anyio.run(_exchange, method, headers, body)
     finally:
+        _DEVICE.reset(device)
         _CALLER.reset(token)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 from core.api.app import ROUTES, Outcome, Query, Request, Response, route
@@ -33,7 +34,7 @@ from core.api.schemas import (
     ConversationDeleted as ConversationDeletedBody,
 )
 from core.domain.records import MemoryItem, to_public
-from core.errors import BadRequest, CohortMoved, LeaseHeld, LineageMoved, Locked, ProviderUnavailable
+from core.errors import CohortMoved, LeaseHeld, LineageMoved, Locked, ProviderUnavailable
 from core.services import devices, edits, intake, reads
 
 SCOPE_HEADER = {"X-Omi-Memory-Device-Scope-Supported": "true"}
@@ -52,7 +53,14 @@ def _limit(default: int, high: int) -> Query:
 Q_VALUE = Query("value", max_length=8_000, description="the new value")
 Q_SEARCH = Query("q", max_length=1_000, description="the search text")
 Q_SEARCH_ALT = Query("query", max_length=1_000, description="alias of q")
-SEARCH = (Q_SEARCH, Q_SEARCH_ALT, _limit(10, 100))
+# The spec's universal retrieval filter, taken by every read and search route (and the MCP tools).
+DEVICE_SCOPE = (
+    Query("device_scope", enum=devices.SCOPES, default="all",
+          description="current: the requesting device (X-Device-Id-Hash, X-App-Platform); explicit: device_ids"),
+    Query("device_ids", "array", max_length=200, pattern=r"[a-z]+_[0-9a-f]{8}",
+          description="client device ids ({platform}_{hash}), comma-separated"),
+)
+SEARCH = (Q_SEARCH, Q_SEARCH_ALT, _limit(10, 100), *DEVICE_SCOPE)
 
 
 def _public(req: Request, items: list[MemoryItem]) -> list[dict[str, Any]]:
@@ -82,21 +90,8 @@ def _device(req: Request) -> str | None:
 
 
 def _device_filter(req: Request) -> frozenset[str] | None:
-    scope = req.value("device_scope")
-    if scope == "all":
-        return None
-    if scope == "current":
-        current = _device(req)
-        if current is None:
-            raise BadRequest("device_scope=current needs X-Device-Id-Hash and X-App-Platform headers",
-                             code="validation_error")
-        return frozenset({current})
-    if scope == "explicit":
-        wanted = set(req.value("device_ids"))
-        if not wanted:
-            raise BadRequest("device_scope=explicit needs device_ids", code="validation_error")
-        return frozenset(wanted)
-    raise BadRequest("device_scope must be current, all or explicit", code="validation_error")
+    """The request's device scope (``device_scope``, ``device_ids``) as the devices a read keeps."""
+    return devices.scope_filter(req.value("device_scope"), req.value("device_ids"), _device(req))
 
 
 # ---------------------------------------------------------------------------------------------- meta
@@ -115,9 +110,9 @@ def openapi(req: Request) -> Response:
 # ------------------------------------------------------------------------------------ legacy surface
 @route("GET", "/v3/memories", "Default-visible memories (legacy surface)", response=V3MemoryArray,
        query=(_limit(100, 500), Query("offset", "integer", 0, 0, 10_000),
-              CATEGORIES))
+              CATEGORIES, *DEVICE_SCOPE))
 def v3_list(req: Request) -> Response:
-    query = reads.ListQuery(limit=req.value("limit"), offset=req.value("offset"))
+    query = reads.ListQuery(limit=req.value("limit"), offset=req.value("offset"), device_ids=_device_filter(req))
     items, _ = reads.list_memories(req.ctx, req.uid, query)
     wanted = set(req.value("categories"))
     public = v3_public(req, items)
@@ -172,10 +167,7 @@ def v3_review(req: Request) -> Response:
 # ------------------------------------------------------------------------------------- canonical API
 @route("GET", "/v1/memories", "List memories with a stable cursor", response=MemoryList,
        query=(Query("layer", enum=tuple(reads.LAYERS)), Query("include_archive", "boolean", False),
-              _limit(100, 500), Query("cursor", max_length=2_000),
-              Query("device_scope", enum=("current", "all", "explicit"), default="all"),
-              Query("device_ids", "array", max_length=200, pattern=r"[a-z]+_[0-9a-f]{8}",
-                    description="client device ids ({platform}_{hash}), comma-separated")))
+              _limit(100, 500), Query("cursor", max_length=2_000), *DEVICE_SCOPE))
 def v1_list(req: Request) -> Response:
     query = reads.ListQuery(
         layer=req.value("layer"), include_archive=req.value("include_archive"),
@@ -185,7 +177,9 @@ def v1_list(req: Request) -> Response:
     return 200, {"memories": _public(req, items), "next_cursor": cursor}, SCOPE_HEADER
 
 
-@route("GET", "/v1/memories/{memory_id}", "One memory", response=Memory)
+@route("GET", "/v1/memories/{memory_id}",
+       "One memory as the default read shows it (a superseded id answers its survivor; 404 memory_pending: "
+       "not processed yet)", response=Memory, raises=((404, "memory_pending"), (404, "memory_blocked")))
 def v1_get(req: Request) -> Response:
     return 200, _public(req, [reads.get_memory(req.ctx, req.uid, req.params["memory_id"])])[0]
 
@@ -299,11 +293,12 @@ def _search(req: Request, kind: str) -> Response:
 
     q = req.value("q") or req.values.get("query") or ""
     limit = req.value("limit")
-    fn = {"keyword": search.keyword, "vector": search.vector, "archive": search.archive,
-          "hybrid": search.hybrid}[kind]
-    results = fn(req.ctx, req.uid, q, limit)
+    kinds: dict[str, Callable[..., list[search.Scored]]] = {
+        "keyword": search.keyword, "vector": search.vector, "archive": search.archive, "hybrid": search.hybrid}
+    fn = kinds[kind]
+    results = fn(req.ctx, req.uid, q, limit, devices=_device_filter(req))
     now = req.ctx.now()
-    return 200, {"memories": [dict(to_public(s.item, now), score=round(s.score, 6)) for s in results]}
+    return 200, {"memories": [dict(to_public(s.item, now), score=round(s.score, 6)) for s in results]}, SCOPE_HEADER
 
 
 @route("GET", "/v1/memories/search", "Keyword search (Typesense), hydrated from Firestore", query=SEARCH,

@@ -98,6 +98,14 @@ QUERIES: Mapping[str, QuerySpec] = {
            [Clause("read_class", "in")], [Order("created_at", DESC), Order("__name__", DESC)]),
         _q("list_by_read_class_and_layer", "memory_items", "COLLECTION",
            [Clause("read_class", "in"), Clause("layer", "==")], [Order("created_at", DESC), Order("__name__", DESC)]),
+        # The list under a device scope (the retrieval filter on capture_device_ids): one read class,
+        # up to 30 devices, in the list order.
+        _q("list_by_device", "memory_items", "COLLECTION",
+           [Clause("capture_device_ids", "array_contains_any"), Clause("read_class", "==")],
+           [Order("created_at", DESC), Order("__name__", DESC)]),
+        _q("list_by_device_and_layer", "memory_items", "COLLECTION",
+           [Clause("capture_device_ids", "array_contains_any"), Clause("read_class", "=="), Clause("layer", "==")],
+           [Order("created_at", DESC), Order("__name__", DESC)]),
         # Most recently updated first: consolidation's Long-term neighbours, archive search.
         _q("items_by_read_class", "memory_items", "COLLECTION",
            [Clause("read_class", "in")], [Order("updated_at", DESC), Order("__name__", DESC)]),

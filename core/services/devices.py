@@ -8,7 +8,7 @@ from datetime import datetime
 
 from core.bootstrap import Context
 from core.domain import fence, paths
-from core.errors import GenerationChanged, WritesBlocked
+from core.errors import BadRequest, GenerationChanged, WritesBlocked
 from core.services import controls
 
 PLATFORMS = ("macos", "windows", "ios", "android", "web")
@@ -25,6 +25,28 @@ def device_from_headers(headers: dict[str, str]) -> tuple[str | None, str | None
     if not raw_hash or platform not in PLATFORMS or not _HASH.match(raw_hash):
         return None, platform or None, version
     return f"{platform}_{raw_hash}", platform, version
+
+
+SCOPES = ("current", "all", "explicit")
+
+
+def scope_filter(scope: str, device_ids: list[str] | tuple[str, ...], current: str | None) -> frozenset[str] | None:
+    """The spec's universal retrieval filter ``device_scope=current|all|explicit`` as the set of
+    capture devices a read keeps (None: every device, and memories of no known device). ``current``
+    is the requesting device (its ``X-Device-Id-Hash`` and ``X-App-Platform`` headers); ``explicit``
+    names the devices (``device_ids``)."""
+    if scope == "all":
+        return None
+    if scope == "current":
+        if current is None:
+            raise BadRequest("device_scope=current needs X-Device-Id-Hash and X-App-Platform headers",
+                             code="validation_error")
+        return frozenset({current})
+    if scope == "explicit":
+        if not device_ids:
+            raise BadRequest("device_scope=explicit needs device_ids", code="validation_error")
+        return frozenset(device_ids)
+    raise BadRequest("device_scope must be current, all or explicit", code="validation_error")
 
 
 def record_device(ctx: Context, uid: str, device_id: str | None, platform: str | None, version: str | None,

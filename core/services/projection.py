@@ -217,7 +217,8 @@ def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainR
             upserts.append(ProjectionDoc(
                 provider_id=ids.provider_id(uid, memory_id), uid=uid, memory_id=memory_id, layer=item.layer,
                 revision=item.revision, content=item.content, category=item.category,
-                updated_at=item.updated_at.timestamp() if item.updated_at else 0.0, quote=projected_quote(item)))
+                updated_at=item.updated_at.timestamp() if item.updated_at else 0.0, quote=projected_quote(item),
+                capture_device_ids=tuple(item.capture_device_ids)))
         else:
             deletes.append(memory_id)  # delete-only: restricted, hidden, tombstoned, fenced, archived
     keyword, vector, embedder = ctx.keyword_index, ctx.vector_index, ctx.embedder  # built here, not in a worker

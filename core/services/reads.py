@@ -6,6 +6,12 @@ keeps its position relative to the cursor: a walk returns every item that stayed
 first page to its last exactly once. Items created during a walk sort ahead of it and are left out.
 Historical rows join the same order (:mod:`core.services.legacy`); materialising one keeps its key.
 
+A device scope (the spec's universal retrieval filter ``device_scope=current|all|explicit``) is a
+query on the denormalised ``capture_device_ids``, not a filter over a full read: a scope that
+matches nothing costs one empty query per read class, whatever the size of the store. Historical
+rows carry no device (the spec: legacy data has ``client_device_id=null``), so a scoped read never
+reads them.
+
 Reading is pure: no read writes, embeds, promotes or graphs anything.
 """
 
@@ -22,12 +28,15 @@ from typing import Any
 from core.bootstrap import Context
 from core.domain import paths
 from core.domain.records import MemoryItem
-from core.domain.visibility import collapse_lineage
+from core.domain.states import Layer, ProcessingState, Status
+from core.domain.visibility import collapse_lineage, is_default_visible
 from core.errors import BadRequest, NotFound
 from core.services import legacy
 
 LAYERS = ("short_term", "long_term", "archive")
 MAX_LIMIT = 500
+LINEAGE_HOPS = 8  # a read by id follows a superseded item's lineage at most this far
+DEVICE_CHUNK = 30  # Firestore's array_contains_any takes at most 30 values
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -75,12 +84,14 @@ def list_memories(ctx: Context, uid: str, query: ListQuery) -> tuple[list[Memory
         raise BadRequest(f"limit must be between 1 and {MAX_LIMIT}", code="validation_error")
     after = decode_cursor(query.cursor) if query.cursor else None
     # Started first: the legacy collections' first pages are read while the canonical query runs.
-    historical = legacy.stream(ctx, uid, after) if query.layer in (None, "long_term") else iter(())
+    # A device-scoped read leaves them out: historical rows have no capture device.
+    with_legacy = query.layer in (None, "long_term") and query.device_ids is None
+    historical = legacy.stream(ctx, uid, after) if with_legacy else iter(())
     merged = heapq.merge(_canonical(ctx, uid, query, after), historical, key=_order_key, reverse=True)
     out: list[MemoryItem] = []
     skipped = 0
     for item in merged:
-        if not _device_match(item, query.device_ids):
+        if not in_scope(item, query.device_ids):
             continue
         if skipped < query.offset:
             skipped += 1
@@ -99,15 +110,56 @@ def _order_key(item: MemoryItem) -> tuple[datetime, str]:
 
 def _canonical(ctx: Context, uid: str, query: ListQuery, after: tuple[datetime, str] | None) -> Iterator[MemoryItem]:
     """The canonical items of the view, in list order, strictly after ``after``, read in pages."""
-    params: dict[str, Any] = {"read_class": _read_classes(query)}
-    name = "list_by_read_class"
-    if query.layer:
-        params["layer"] = query.layer
-        name = "list_by_read_class_and_layer"
+    page = max(query.limit, 50)
+    if query.device_ids is None:
+        params: dict[str, Any] = {"read_class": _read_classes(query)}
+        if query.layer:
+            params["layer"] = query.layer
+        name = "list_by_read_class_and_layer" if query.layer else "list_by_read_class"
+        yield from _paged(ctx, uid, name, params, after, page)
+        return
+    # Scoped: one query per read class and chunk of devices, merged under the list order (an item
+    # captured on devices of two chunks comes from both; it is yielded once).
+    devices = sorted(query.device_ids)
+    streams = []
+    for read_class in _read_classes(query):
+        for start in range(0, len(devices), DEVICE_CHUNK):
+            params = {"read_class": read_class, "capture_device_ids": devices[start:start + DEVICE_CHUNK]}
+            if query.layer:
+                params["layer"] = query.layer
+            name = "list_by_device_and_layer" if query.layer else "list_by_device"
+            streams.append(_paged(ctx, uid, name, params, after, page))
+    last: str | None = None
+    for item in heapq.merge(*streams, key=_order_key, reverse=True):
+        if item.id != last:
+            last = item.id
+            yield item
+
+
+def scoped_items(ctx: Context, uid: str, query: ListQuery) -> Iterator[MemoryItem]:
+    """The canonical items of ``query``'s view and device scope, in list order (read in pages as
+    they are consumed)."""
+    return _canonical(ctx, uid, query, None)
+
+
+def any_in_scope(ctx: Context, uid: str, device_ids: frozenset[str]) -> bool:
+    """Whether any default-visible item was captured on one of ``device_ids`` (a key-only query of
+    one row per chunk of devices): what a scoped search asks before it asks the providers."""
+    devices = sorted(device_ids)
+    for start in range(0, len(devices), DEVICE_CHUNK):
+        params = {"read_class": "default", "capture_device_ids": devices[start:start + DEVICE_CHUNK]}
+        if ctx.store.query("list_by_device", params, parent=paths.user(uid), limit=1, keys_only=True):
+            return True
+    return False
+
+
+def _paged(ctx: Context, uid: str, name: str, params: dict[str, Any], after: tuple[datetime, str] | None,
+           page: int) -> Iterator[MemoryItem]:
+    """Query ``name`` in pages of ``page`` (ordered by ``created_at`` then id, descending), from
+    strictly after ``after``."""
     start_after: Any = None
     if after is not None:
         start_after = {"created_at": after[0], "__name__": after[1]}
-    page = max(query.limit, 50)
     while True:
         rows = ctx.store.query(name, params, parent=paths.user(uid), limit=page, start_after=start_after)
         for row in rows:
@@ -118,23 +170,55 @@ def _canonical(ctx: Context, uid: str, query: ListQuery, after: tuple[datetime, 
             return
 
 
-def _device_match(item: MemoryItem, device_ids: frozenset[str] | None) -> bool:
+def in_scope(item: MemoryItem, device_ids: frozenset[str] | None) -> bool:
+    """Whether ``item`` passes a device scope (None: every item does)."""
     return device_ids is None or bool(set(item.capture_device_ids) & device_ids)
 
 
 def get_memory(ctx: Context, uid: str, memory_id: str, *, include_hidden: bool = False) -> MemoryItem:
-    """One memory: the canonical item, else the historical row under the same id (a canonical
-    tombstone suppresses it: 404)."""
+    """One memory, as the default read shows it (:func:`as_read`): the canonical item, else the
+    historical row under the same id (a canonical tombstone suppresses it: 404). ``include_hidden``
+    returns the stored item whatever its state (the history route)."""
+    item = _stored(ctx, uid, memory_id)
+    if item is None or (item.record_status == Status.TOMBSTONED and not include_hidden):
+        raise NotFound("no such memory")
+    return item if include_hidden else as_read(ctx, uid, item)
+
+
+def _stored(ctx: Context, uid: str, memory_id: str) -> MemoryItem | None:
     stored = ctx.store.get(paths.doc(uid, "memory_items", memory_id))
     if stored is None:
-        found = legacy.get(ctx, uid, memory_id)
-        if found is None:
+        return legacy.get(ctx, uid, memory_id)
+    return MemoryItem.from_store(stored)
+
+
+def as_read(ctx: Context, uid: str, item: MemoryItem) -> MemoryItem:
+    """What a read by id answers for ``item``: the spec's default read, which shows active,
+    processed Short-term and Long-term items and folds a lineage into its survivor. So a superseded
+    item or an alias answers its lineage's survivor (another id: the client sees the fold), an
+    Archive item answers itself (a read by id is the explicit opt-in Archive needs), and an item
+    the default read hides says why: 404 ``memory_pending`` (awaiting its processing) or
+    ``memory_blocked``; a tombstoned one is 404 like a missing one."""
+    seen = {item.id}
+    for _ in range(LINEAGE_HOPS):
+        if item.record_status == Status.TOMBSTONED:
             raise NotFound("no such memory")
-        return found
-    item = MemoryItem.from_store(stored)
-    if item.record_status == "tombstoned" and not include_hidden:
-        raise NotFound("no such memory")
-    return item
+        if is_default_visible(item) or (item.layer == Layer.ARCHIVE and item.record_status == Status.ACTIVE):
+            return item
+        if item.record_status == Status.SUPERSEDED:
+            survivor_id = item.canonical_memory_id or item.superseded_by
+            survivor = _stored(ctx, uid, survivor_id) if survivor_id and survivor_id not in seen else None
+            if survivor is None:
+                raise NotFound("no such memory")  # a lineage without a readable survivor shows nothing
+            seen.add(survivor.id)
+            item = survivor
+            continue
+        if item.processing_state == ProcessingState.BLOCKED:
+            raise NotFound(f"memory {item.id} is blocked from processing; the default read does not show it",
+                           code="memory_blocked")
+        raise NotFound(f"memory {item.id} is awaiting processing; the default read shows it once it is processed",
+                       code="memory_pending")
+    raise NotFound("no such memory")
 
 
 def history(ctx: Context, uid: str, memory_id: str) -> list[dict[str, Any]]:

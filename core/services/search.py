@@ -1,10 +1,17 @@
 """Search: providers return candidates only; every hit is hydrated from Firestore and dropped if
-it is no longer visible (a delayed projection can never resurrect a deleted memory)."""
+it is no longer visible (a delayed projection can never resurrect a deleted memory).
+
+Every search takes the device scope (``devices``: the capture devices to keep, None for all), the
+spec's universal retrieval filter: the providers filter on the ``capture_device_ids`` they hold (and
+every hydrated hit is checked against the canonical item's devices), the archive is queried by
+device in Firestore, and historical rows (which carry no device) are not scanned at all. A scope
+no visible memory was captured on is answered from one key-only read."""
 
 from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from core.bootstrap import Context
@@ -15,7 +22,7 @@ from core.domain.visibility import collapse_lineage, is_default_visible
 from core.errors import BadRequest
 from core.ports import Hit
 from core.services import legacy
-from core.services.reads import hydrate
+from core.services.reads import ListQuery, any_in_scope, hydrate, in_scope, scoped_items
 
 DEFAULT_LAYERS = ("short_term", "long_term")
 _WORD = re.compile(r"\w+")
@@ -39,13 +46,19 @@ def _check(query: str, limit: int) -> str:
     return query
 
 
-def _hydrated(ctx: Context, uid: str, hits: list[Hit], limit: int) -> list[Scored]:
+def _sorted(devices: frozenset[str] | None) -> list[str] | None:
+    return sorted(devices) if devices is not None else None
+
+
+def _hydrated(ctx: Context, uid: str, hits: list[Hit], limit: int, devices: frozenset[str] | None) -> list[Scored]:
     items = hydrate(ctx, uid, [h.memory_id for h in hits])
     out: list[Scored] = []
     for hit in hits:
         item = items.get(hit.memory_id)
         if item is None or not is_default_visible(item) or item.restricted:
             continue  # stale projection: canonical state wins
+        if not in_scope(item, devices):
+            continue
         out.append(Scored(item, hit.score))
     keep = {i.id for i in collapse_lineage(s.item for s in out)}
     return [s for s in out if s.item.id in keep][:limit]
@@ -60,17 +73,35 @@ def keyword_terms(query: str) -> str:
     return " ".join(words) or query
 
 
-def keyword(ctx: Context, uid: str, query: str, limit: int = 10) -> list[Scored]:
-    query = _check(query, limit)
-    hits = ctx.keyword_index.search(uid, keyword_terms(query), layers=DEFAULT_LAYERS, limit=limit * 2)
-    return _with_legacy(_hydrated(ctx, uid, hits, limit), historical(ctx, uid, query, limit), limit)
+def _scope_is_empty(ctx: Context, uid: str, devices: frozenset[str] | None) -> bool:
+    """A device scope no visible memory was captured on: the search answers nothing, reading nothing
+    else (no candidates hydrated, no historical scan, no embedding)."""
+    return devices is not None and not any_in_scope(ctx, uid, devices)
 
 
-def vector(ctx: Context, uid: str, query: str, limit: int = 10) -> list[Scored]:
+def keyword(ctx: Context, uid: str, query: str, limit: int = 10, devices: frozenset[str] | None = None) -> list[Scored]:
     query = _check(query, limit)
+    if _scope_is_empty(ctx, uid, devices):
+        return []
+    hits = ctx.keyword_index.search(uid, keyword_terms(query), layers=DEFAULT_LAYERS, limit=limit * 2,
+                                    devices=_sorted(devices))
+    return _with_legacy(_hydrated(ctx, uid, hits, limit, devices), _historical(ctx, uid, query, limit, devices),
+                        limit)
+
+
+def vector(ctx: Context, uid: str, query: str, limit: int = 10, devices: frozenset[str] | None = None) -> list[Scored]:
+    query = _check(query, limit)
+    if _scope_is_empty(ctx, uid, devices):
+        return []
     [embedding] = ctx.embedder.embed([query])
-    hits = ctx.vector_index.search(uid, embedding, layers=DEFAULT_LAYERS, limit=limit * 2)
-    return _with_legacy(_hydrated(ctx, uid, hits, limit), historical(ctx, uid, query, limit), limit)
+    hits = ctx.vector_index.search(uid, embedding, layers=DEFAULT_LAYERS, limit=limit * 2, devices=_sorted(devices))
+    return _with_legacy(_hydrated(ctx, uid, hits, limit, devices), _historical(ctx, uid, query, limit, devices),
+                        limit)
+
+
+def _historical(ctx: Context, uid: str, query: str, limit: int, devices: frozenset[str] | None) -> list[Scored]:
+    """Historical rows carry no capture device: a device-scoped search has none to scan."""
+    return historical(ctx, uid, query, limit) if devices is None else []
 
 
 def historical(ctx: Context, uid: str, query: str, limit: int, scan: int = LEGACY_SCAN) -> list[Scored]:
@@ -96,12 +127,13 @@ def _with_legacy(canonical: list[Scored], historical: list[Scored], limit: int) 
 
 
 def hybrid(ctx: Context, uid: str, query: str, limit: int = 10, k: int = 60,
-           keyword_weight: float = 0.5) -> list[Scored]:
+           keyword_weight: float = 0.5, devices: frozenset[str] | None = None) -> list[Scored]:
     """Reciprocal-rank fusion of keyword and vector results, a keyword rank counting
     ``keyword_weight`` of a vector rank (tuned on the development set: docs/benchmarks.md)."""
     fused: dict[str, float] = {}
     items: dict[str, MemoryItem] = {}
-    for weight, results in ((keyword_weight, keyword(ctx, uid, query, limit)), (1.0, vector(ctx, uid, query, limit))):
+    for weight, results in ((keyword_weight, keyword(ctx, uid, query, limit, devices)),
+                            (1.0, vector(ctx, uid, query, limit, devices))):
         for rank, scored in enumerate(results):
             fused[scored.item.id] = fused.get(scored.item.id, 0.0) + weight / (k + rank + 1)
             items[scored.item.id] = scored.item
@@ -109,15 +141,21 @@ def hybrid(ctx: Context, uid: str, query: str, limit: int = 10, k: int = 60,
     return [Scored(items[mid], score) for mid, score in ranked]
 
 
-def archive(ctx: Context, uid: str, query: str, limit: int = 10, scan: int = 1000) -> list[Scored]:
+def archive(ctx: Context, uid: str, query: str, limit: int = 10, scan: int = 1000,
+            devices: frozenset[str] | None = None) -> list[Scored]:
     """Archive is never projected to providers (its transition deletes projections), so archive
-    search ranks the user's archive rows from Firestore by term overlap, bounded by ``scan``."""
+    search ranks the user's archive rows from Firestore by term overlap, bounded by ``scan`` (a
+    device-scoped search reads only the archive rows of those devices)."""
     query = _check(query, limit)
     terms = {w.casefold() for w in _WORD.findall(query)}
-    rows = ctx.store.query("items_by_read_class", {"read_class": ["archive"]}, parent=paths.user(uid), limit=scan)
+    if devices is None:
+        rows = ctx.store.query("items_by_read_class", {"read_class": ["archive"]}, parent=paths.user(uid), limit=scan)
+        items: Iterable[MemoryItem] = (MemoryItem.from_store(row.data) for row in rows)
+    else:
+        items = itertools.islice(scoped_items(ctx, uid, ListQuery(layer="archive", limit=scan, device_ids=devices)),
+                                 scan)
     scored = []
-    for row in rows:
-        item = MemoryItem.from_store(row.data)
+    for item in items:
         if item.restricted:
             continue
         words = {w.casefold() for w in _WORD.findall(item.content)}

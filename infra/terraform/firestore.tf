@@ -49,6 +49,27 @@ locals {
         { field_path = "created_at", mode = "DESCENDING" },
       ]
     }
+    # list_by_device: the list under a device scope, newest created first.
+    items_devices_read_class_created = {
+      collection = "memory_items"
+      scope      = "COLLECTION"
+      fields = [
+        { field_path = "capture_device_ids", mode = "ARRAY_CONTAINS" },
+        { field_path = "read_class", mode = "ASCENDING" },
+        { field_path = "created_at", mode = "DESCENDING" },
+      ]
+    }
+    # list_by_device_and_layer: the same for one layer.
+    items_devices_read_class_layer_created = {
+      collection = "memory_items"
+      scope      = "COLLECTION"
+      fields = [
+        { field_path = "capture_device_ids", mode = "ARRAY_CONTAINS" },
+        { field_path = "read_class", mode = "ASCENDING" },
+        { field_path = "layer", mode = "ASCENDING" },
+        { field_path = "created_at", mode = "DESCENDING" },
+      ]
+    }
     # items_by_read_class: most recently updated first (archive search).
     items_read_class_updated = {
       collection = "memory_items"

@@ -17,6 +17,10 @@ reports the function answered, the task's pass is recorded, the outbox is empty)
 * both indexes hold exactly the spec's projectable items; the ledger is gapless; every stored item
   is §1.3-legal; no request or trigger delivery answered 5xx.
 
+A device-scoped read (a rule like the others) lists exactly the model's facts captured on the
+scope's devices (each conversation and explicit memory comes from a device fixed by its key), and a
+scoped search shows nothing outside them.
+
 Which facts each transcript line yields (and what a lone consolidation does with them) is learned
 once from the stack by a calibration user; later steps are held to it.
 
@@ -68,9 +72,11 @@ from tests.support.lifecycle_model import (
     EXPLICIT_TEXTS,
     OTHER_LINES,
     OWNER_LINES,
+    SCOPED_DEVICES,
     Fact,
     LifecycleModel,
     LineFacts,
+    device_for,
 )
 
 pytestmark = pytest.mark.e2e
@@ -86,13 +92,23 @@ def _auth(uid: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {emulator_token(uid, PROJECT)}"}
 
 
+def device_headers(device: str | None) -> dict[str, str]:
+    """The headers a client on ``device`` (``{platform}_{hash}``) sends."""
+    if device is None:
+        return {}
+    platform, raw_hash = device.split("_")
+    return {"X-Device-Id-Hash": raw_hash, "X-App-Platform": platform}
+
+
 def conversation_doc(cid: str, owner: tuple[str, ...], other: str) -> dict[str, Any]:
     lines = [(OWNER_LINES[k], True) for k in owner] + [(other, False)]
     segments = [{"id": f"{cid}-s{i}", "text": text, "speaker": "SPEAKER_00" if mine else "SPEAKER_01",
                  "speaker_id": 0 if mine else 1, "is_user": mine, "start": i * 5.0, "end": i * 5.0 + 4.0}
                 for i, (text, mine) in enumerate(lines)]
+    device = device_for(cid)  # the device the app recorded it on (none for some)
     return {"status": "completed", "discarded": False, "source": "omi", "language": "en",
-            "structured": {"title": cid, "overview": ""}, "transcript_segments": segments}
+            "structured": {"title": cid, "overview": ""}, "transcript_segments": segments,
+            **({"client_device_id": device, "client_platform": device.split("_")[0]} if device else {})}
 
 
 def push_body(uid: str) -> dict[str, Any]:
@@ -112,10 +128,12 @@ class Driver:
         self.stack, self.uid, self.ctx = stack, uid, Context()
         self.statuses: list[tuple[str, int]] = []
 
-    def api(self, method: str, path: str, *, retryable: tuple[int, ...] = (), **kwargs: Any) -> httpx.Response:
-        """One request; a 5xx fails the step unless the caller retries on that status (``retryable``)."""
-        response = httpx.request(method, self.stack["api_url"] + path, headers=_auth(self.uid),
-                                 timeout=DEADLINE_S, **kwargs)
+    def api(self, method: str, path: str, *, retryable: tuple[int, ...] = (), device: str | None = None,
+            **kwargs: Any) -> httpx.Response:
+        """One request (from ``device``, when given); a 5xx fails the step unless the caller retries on
+        that status (``retryable``)."""
+        response = httpx.request(method, self.stack["api_url"] + path,
+                                 headers={**_auth(self.uid), **device_headers(device)}, timeout=DEADLINE_S, **kwargs)
         self.statuses.append((f"{method} {path}", response.status_code))
         assert response.status_code < 500 or response.status_code in retryable, (
             f"{method} {path} answered {response.status_code}: {response.text}")
@@ -142,12 +160,12 @@ class Driver:
         wait_for(lambda: not trace.outbox(self.ctx, self.uid), timeout=DEADLINE_S, interval=0.2,
                  what="the outbox to drain through Pub/Sub")
 
-    def listed(self) -> list[dict[str, Any]]:
+    def listed(self, scope: dict[str, str] | None = None, device: str | None = None) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         cursor = None
         for _ in range(20):
-            params = {"limit": "100", **({"cursor": cursor} if cursor else {})}
-            page = self.api("GET", "/v1/memories", params=params).json()
+            params = {"limit": "100", **(scope or {}), **({"cursor": cursor} if cursor else {})}
+            page = self.api("GET", "/v1/memories", params=params, device=device).json()
             out.extend(page["memories"])
             cursor = page.get("next_cursor")
             if not cursor:
@@ -218,6 +236,7 @@ class Lifecycle(RuleBasedStateMachine):
         self.driver.wait_delivered(cid, before)
         self.sent.append((cid, old_ref.get().to_dict(), old))
         self.model.write(cid, owner, other)
+        self.model.captured_on(cid, device_for(cid))
 
     # Plain actions (the rules below draw their arguments; fixed sequences call these directly).
     def do_write(self, owner: tuple[str, ...], other: str = OTHER_LINES[0], *, via_api: bool = False) -> str:
@@ -245,10 +264,11 @@ class Lifecycle(RuleBasedStateMachine):
 
     def do_create_explicit(self, text: str) -> str:
         self.texts_used.add(text)
-        response = self.driver.api("POST", "/v3/memories", json={"content": text})
+        response = self.driver.api("POST", "/v3/memories", json={"content": text}, device=device_for(text))
         assert response.status_code == 201, response.text
         assert response.json()["content"] == text
         self.model.add_explicit(response.json()["id"], text)
+        self.model.captured_on(response.json()["id"], device_for(text))
         return str(response.json()["id"])
 
     def do_edit_explicit(self, memory_id: str) -> None:
@@ -317,6 +337,30 @@ class Lifecycle(RuleBasedStateMachine):
         response = httpx.post(self.stack["function_urls"]["outbox_drain"], json=push_body(self.uid),
                               timeout=DEADLINE_S)
         assert 200 <= response.status_code < 300, response.status_code
+
+    def do_device_read(self, scope: str, pick: int) -> None:
+        """A read scoped to devices (the spec's universal retrieval filter): ``current`` from one of
+        the devices, or ``explicit`` naming one, both, or one no memory was captured on."""
+        self.driver.settle()
+        if scope == "current":
+            device: str | None = SCOPED_DEVICES[pick % len(SCOPED_DEVICES)]
+            devices, params = {device}, {"device_scope": "current"}
+        else:
+            device = None
+            devices = [{SCOPED_DEVICES[0]}, {SCOPED_DEVICES[1]}, set(SCOPED_DEVICES), {"web_99999999"}][pick % 4]
+            params = {"device_scope": "explicit", "device_ids": ",".join(sorted(devices))}
+        rows = self.driver.listed(params, device)
+        expected = self.model.visible_on(devices)
+        got = {m["content"] for m in rows}
+        assert got == expected, (f"GET /v1/memories {params} (from {device}): unexpected {sorted(got - expected)}, "
+                                 f"missing {sorted(expected - got)}")
+        outside = [m["id"] for m in rows if not set(m["capture_device_ids"]) & devices]
+        assert not outside, f"listed under {params} but captured on none of {sorted(devices)}: {outside}"
+        assert got <= {m["content"] for m in self.driver.listed()}  # a scope only narrows the default read
+        for text in sorted(self.model.visible())[:2]:  # a scoped search shows nothing outside the scope
+            found = self.driver.api("GET", "/v1/memories/search", params={"q": text, "limit": "20", **params},
+                                    device=device).json()["memories"]
+            assert {m["content"] for m in found} <= expected, (text, params, [m["content"] for m in found])
 
     def check(self) -> None:
         self.surfaces_equal_the_model()
@@ -396,6 +440,11 @@ class Lifecycle(RuleBasedStateMachine):
     @rule(pick=st.integers(0, 5), decision=st.sampled_from(["accept", "reject", "correct"]))
     def resolve_review(self, pick: int, decision: str) -> None:
         self.do_resolve(decision, pick)
+
+    @precondition(lambda self: not self.model.wiped)
+    @rule(scope=st.sampled_from(["current", "explicit"]), pick=st.integers(0, 3))
+    def device_scoped_read(self, scope: str, pick: int) -> None:
+        self.do_device_read(scope, pick)
 
     @precondition(lambda self: self.sent)
     @rule(index=st.integers(0, 50))
@@ -549,6 +598,24 @@ def _delete_all_scrubs_a_rejected_fact(m: Lifecycle) -> None:
     m.do_delete_all()
 
 
+def _device_scoped_reads(m: Lifecycle) -> None:
+    """Issue 27: a fact said on two devices is in both scopes, on one after that statement goes."""
+    first = m.do_write(("meat", "dog"))  # c0: the iPhone
+    m.do_write(("meat",), via_api=True)  # c1: the Android phone
+    m.do_write(("cello",))  # c2: no known device
+    m.do_create_explicit(EXPLICIT_TEXTS[3])  # the iPhone
+    for scope, pick in (("current", 0), ("current", 1), ("explicit", 2), ("explicit", 3)):
+        m.do_device_read(scope, pick)
+    m.do_consolidate()  # the two statements of "meat" become one lineage
+    m.check()
+    for scope, pick in (("current", 0), ("current", 1), ("explicit", 2)):
+        m.do_device_read(scope, pick)
+    m.do_delete_conversation(first, via_api=True)
+    m.check()
+    for scope, pick in (("current", 0), ("current", 1)):
+        m.do_device_read(scope, pick)
+
+
 SEQUENCES = {
     "1-deleted-fact-comes-back": _deleted_fact_comes_back,
     "2-rejected-fact-scrubbed-on-conversation-delete": _rejected_fact_keeps_content_after_conversation_delete,
@@ -559,6 +626,7 @@ SEQUENCES = {
     "1b-delete-all-then-reprocess": _delete_all_then_reprocess,
     "3b-capture-event-after-conversation-delete": _capture_event_after_conversation_delete,
     "2b-delete-all-scrubs-a-rejected-fact": _delete_all_scrubs_a_rejected_fact,
+    "27-device-scoped-reads": _device_scoped_reads,
 }
 
 

@@ -90,7 +90,8 @@ def test_upsert_replaces_legacy_vectors_of_the_same_memory(index, raw, unique_ui
     assert index.provider_ids(unique_uid) == {pid(unique_uid, "m1")}
     assert index.provider_ids(other) == {f"{other}-m1"}
     stored = raw.fetch(ids=[pid(unique_uid, "m1")], namespace=index.namespace).vectors[pid(unique_uid, "m1")]
-    assert stored.metadata == {"uid": unique_uid, "memory_id": "m1", "layer": "long_term", "revision": 2}
+    assert stored.metadata == {"uid": unique_uid, "memory_id": "m1", "layer": "long_term", "revision": 2,
+                               "capture_device_ids": []}
 
 
 def test_delete_and_purge_user(index, unique_uid):
@@ -110,6 +111,28 @@ def test_upsert_in_batches_and_purge_many(index, unique_uid, monkeypatch):
     assert index.provider_ids(unique_uid) == {d.provider_id for d in docs}
     index.purge_user(unique_uid)
     assert index.provider_ids(unique_uid) == set()
+
+
+def test_search_filters_by_capture_device(index, unique_uid):
+    """The device scope: a vector matches when one of its capture devices is in the scope."""
+    both = ("ios_0a1b2c3d", "android_11223344")
+    upsert(index, [
+        ProjectionDoc(provider_id=pid(unique_uid, "ios"), uid=unique_uid, memory_id="ios", layer="long_term",
+                      revision=1, content="green tea on the phone", capture_device_ids=(both[0],)),
+        ProjectionDoc(provider_id=pid(unique_uid, "two"), uid=unique_uid, memory_id="two", layer="long_term",
+                      revision=1, content="green tea on two phones", capture_device_ids=both),
+        doc(unique_uid, "none", "green tea of no device"),
+    ])
+    query = EMBED.embed_one("green tea")
+
+    def found(devices: list[str] | None) -> set[str]:
+        return {h.memory_id for h in index.search(unique_uid, query, layers=["long_term"], limit=5, devices=devices)}
+
+    assert found(None) == {"ios", "two", "none"}
+    assert found(["ios_0a1b2c3d"]) == {"ios", "two"}
+    assert found(["android_11223344"]) == {"two"}
+    assert found(["web_99999999"]) == set()
+    assert found([]) == set()
 
 
 def test_search_filters_by_uid_and_layer(index, unique_uid):
@@ -171,7 +194,8 @@ def test_request_log_shows_metadata_without_content(index, pinecone_endpoint, un
     assert len(upserts) == 1
     (vector,) = upserts[0]["body"]["vectors"]
     assert vector["id"] == pid(unique_uid, "diary")
-    assert vector["metadata"] == {"uid": unique_uid, "memory_id": "diary", "layer": "long_term", "revision": 1}
+    assert vector["metadata"] == {"uid": unique_uid, "memory_id": "diary", "layer": "long_term", "revision": 1,
+                                  "capture_device_ids": []}
     assert len(vector["values"]) == 384
     assert upserts[0]["body"]["namespace"] == index.namespace
     assert all(secret not in json.dumps(e) for e in read_log(pinecone_endpoint.request_log))

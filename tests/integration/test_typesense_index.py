@@ -56,12 +56,13 @@ def test_ensure_ready_is_idempotent_and_collection_has_explicit_schema(typesense
     second.ensure_ready()
     fields = {f["name"]: f["type"] for f in _raw(typesense_server, "GET", f"/collections/{name}").json()["fields"]}
     assert fields == {"uid": "string", "memory_id": "string", "layer": "string", "revision": "int64",
-                      "content": "string", "category": "string", "updated_at": "float", "quote": "string"}
+                      "content": "string", "category": "string", "updated_at": "float", "quote": "string",
+                      "capture_device_ids": "string[]"}
 
 
 def test_an_older_collection_gains_the_quote_field_in_place(typesense_server, unique_uid):
     name = f"coll_{uuid.uuid4().hex[:8]}"
-    old = [f for f in SCHEMA_FIELDS if f["name"] != "quote"]
+    old = [f for f in SCHEMA_FIELDS if f["name"] not in ("quote", "capture_device_ids")]
     made = _raw(typesense_server, "POST", "/collections",
                 json={"name": name, "fields": old, "default_sorting_field": "updated_at"})
     assert made.status_code == 201, made.text
@@ -69,7 +70,7 @@ def test_an_older_collection_gains_the_quote_field_in_place(typesense_server, un
     idx.ensure_ready()
     TypesenseIndex(typesense_server.url, typesense_server.api_key, collection=name).ensure_ready()  # idempotent
     fields = {f["name"] for f in _raw(typesense_server, "GET", f"/collections/{name}").json()["fields"]}
-    assert "quote" in fields
+    assert {"quote", "capture_device_ids"} <= fields
     idx.upsert([doc(unique_uid, "m", "User plays the cello", quote="I play the cello")])
     assert [h.memory_id for h in idx.search(unique_uid, "cello", layers=["long_term"], limit=5)] == ["m"]
 
@@ -173,6 +174,28 @@ def test_search_filters_by_uid_and_layer_and_ranks_best_match_first(index, uniqu
     assert hits[0].score == pytest.approx(1.0)
     assert index.search(unique_uid, "green tea", layers=["archive"], limit=10)[0].memory_id == "tea-arch"
     assert index.search(unique_uid, "green tea", layers=[], limit=10) == []
+
+
+def test_search_filters_by_capture_device(index, unique_uid):
+    """The device scope: a document matches when one of its capture devices is in the scope."""
+    both = ("ios_0a1b2c3d", "android_11223344")
+    index.upsert([
+        ProjectionDoc(provider_id=pid(unique_uid, "ios"), uid=unique_uid, memory_id="ios", layer="long_term",
+                      revision=1, content="green tea on the phone", capture_device_ids=(both[0],)),
+        ProjectionDoc(provider_id=pid(unique_uid, "two"), uid=unique_uid, memory_id="two", layer="long_term",
+                      revision=1, content="green tea on two phones", capture_device_ids=both),
+        doc(unique_uid, "none", "green tea of no device"),
+    ])
+
+    def found(devices: list[str] | None) -> set[str]:
+        return {h.memory_id for h in index.search(unique_uid, "green tea", layers=["long_term"], limit=5,
+                                                  devices=devices)}
+
+    assert found(None) == {"ios", "two", "none"}
+    assert found(["ios_0a1b2c3d"]) == {"ios", "two"}
+    assert found(["android_11223344"]) == {"two"}
+    assert found(["web_99999999"]) == set()
+    assert found([]) == set()
 
 
 def test_search_matches_any_term_rarer_terms_and_content_weigh_more(index, unique_uid):

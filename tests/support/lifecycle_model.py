@@ -17,6 +17,9 @@ of ``core``; its rules come from ``docs/data-model.md`` (layers, states, deletes
 * Deleting a conversation, a memory, all memories or the account removes the words everywhere: the
   deleted texts must occur in no document of the user, no index entry, no graph node/edge and no
   export line, unless a live source still states them.
+* A device-scoped read (``device_scope=current|explicit``) lists exactly the facts the default
+  read lists that a live source captured on one of the scope's devices (the spec's device
+  identity: a universal retrieval filter over the capture devices; see :data:`DEVICES`).
 
 The rule extractor is a black box: which facts (contents, quotes) each transcript line yields is
 learned once from the stack (:class:`LineFacts`, filled by a calibration run) and later steps are
@@ -100,6 +103,7 @@ class LifecycleModel:
     deleted_ids: set[str] = field(default_factory=set)
     settled: set[tuple[str, str]] = field(default_factory=set)  # (conversation, fact) a pass has seen
     wiped: bool = False
+    capture_devices: dict[str, str | None] = field(default_factory=dict)  # conversation / explicit id → device
 
     # ------------------------------------------------------------------------ derived views
     def sources(self) -> dict[str, set[str]]:
@@ -157,6 +161,19 @@ class LifecycleModel:
 
     def pending_review(self, content: str) -> list[tuple[str, str]]:
         return [k for k in self.reviewed if self.corrected.get(k, k[1]) == content]
+
+    def visible_on(self, devices: set[str]) -> set[str]:
+        """Contents a read scoped to ``devices`` must list (see :data:`DEVICES`): the default read's
+        facts with a live source (a statement the user did not delete or reject) captured on one of
+        them, and the explicit memories created on one of them."""
+        seen = self.capture_devices
+        out = {content for content, cids in self.sources().items() if any(seen.get(cid) in devices for cid in cids)}
+        out |= {e.content for mid, e in self.explicit.items() if not e.pending and seen.get(mid) in devices}
+        return out
+
+    def captured_on(self, key: str, device: str | None) -> None:
+        """Conversation id or explicit memory id ``key`` was captured on ``device``."""
+        self.capture_devices[key] = device
 
     # ---------------------------------------------------------------------------- transitions
     def conversation_texts(self, cid: str) -> set[str]:
@@ -260,3 +277,18 @@ class LifecycleModel:
                 self.rejected.add(key)
             elif decision == "correct" and correction:
                 self.corrected[key] = correction
+
+
+# ------------------------------------------------------------------------ device-scoped reads
+# The spec's device identity: a conversation (and an explicit memory) carries the client device it
+# was captured on; its memories' evidence keeps it, and ``device_scope=current|all|explicit`` is a
+# universal retrieval filter over those devices. A memory of no known device (and every legacy row:
+# legacy data has no device) is in no device's scope, only in ``all``.
+DEVICES: tuple[str | None, ...] = ("ios_0a1b2c3d", "android_11223344", None)
+SCOPED_DEVICES: tuple[str, ...] = ("ios_0a1b2c3d", "android_11223344")
+
+
+def device_for(key: str) -> str | None:
+    """The device the test captures ``key`` (a conversation id or an explicit text) on: fixed per
+    key, so a conversation rewritten later comes from the same device."""
+    return DEVICES[sum(key.encode()) % len(DEVICES)]

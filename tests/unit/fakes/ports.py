@@ -80,11 +80,13 @@ class _Index:
                 del self.rows[pid]
             self.rows[doc.provider_id] = doc
 
-    def _search(self, uid: str, words: set[str], layers: Sequence[str], limit: int) -> list[Hit]:
+    def _search(self, uid: str, words: set[str], layers: Sequence[str], limit: int,
+                devices: Sequence[str] | None = None) -> list[Hit]:
         hits = []
         for pid, doc in sorted(self.rows.items()):
             overlap = len(words & set(doc.content.casefold().split()))
-            if doc.uid == uid and doc.layer in layers and overlap:
+            in_scope = devices is None or bool(set(doc.capture_device_ids) & set(devices))
+            if doc.uid == uid and doc.layer in layers and overlap and in_scope:
                 hits.append(Hit(doc.memory_id, float(overlap), pid))
         return sorted(hits, key=lambda h: -h.score)[:limit]
 
@@ -94,8 +96,9 @@ class FakeKeywordIndex(_Index, KeywordIndex):
         self._guard("upsert", docs[0].uid if docs else "")
         self._put(docs)
 
-    def search(self, uid: str, query: str, *, layers: Sequence[str], limit: int) -> list[Hit]:
-        return self._search(uid, set(query.casefold().split()), layers, limit)
+    def search(self, uid: str, query: str, *, layers: Sequence[str], limit: int,
+               devices: Sequence[str] | None = None) -> list[Hit]:
+        return self._search(uid, set(query.casefold().split()), layers, limit, devices)
 
 
 class FakeVectorIndex(_Index, VectorIndex):
@@ -104,7 +107,8 @@ class FakeVectorIndex(_Index, VectorIndex):
         self._guard("upsert", docs[0].uid if docs else "")
         self._put(docs)
 
-    def search(self, uid: str, vector: Sequence[float], *, layers: Sequence[str], limit: int) -> list[Hit]:
+    def search(self, uid: str, vector: Sequence[float], *, layers: Sequence[str], limit: int,
+               devices: Sequence[str] | None = None) -> list[Hit]:
         return []
 
 
