@@ -80,7 +80,7 @@ def historical(ctx: Context, uid: str, query: str, limit: int, scan: int = LEGAC
     terms = {w.casefold() for w in _WORD.findall(keyword_terms(query))}
     scored = []
     for item in itertools.islice(legacy.every(ctx, uid), scan):
-        if item.restricted:
+        if item.restricted or item.read_class != "default":  # as the indexes: default-visible rows only
             continue
         overlap = len(terms & {w.casefold() for w in _WORD.findall(item.content)})
         if overlap:
