@@ -83,7 +83,6 @@ class Explicit:
     content: str
     history: list[str] = field(default_factory=list)  # every text it ever held
     long_term: bool = False  # a consolidation pass promoted it (explicit memories are user-asserted)
-    pending: bool = False  # edited while Long-term: back to Short-term/pending, not shown until re-admitted
 
 
 @dataclass
@@ -130,7 +129,7 @@ class LifecycleModel:
 
     def visible(self) -> set[str]:
         """Contents a default read must list, each exactly once."""
-        return set(self.sources()) | {e.content for e in self.explicit.values() if not e.pending}
+        return set(self.sources()) | {e.content for e in self.explicit.values()}
 
     def live_texts(self) -> set[str]:
         """Every text a live source still holds (transcripts, their facts' quotes, explicit texts,
@@ -234,16 +233,15 @@ class LifecycleModel:
         e = self.explicit[memory_id]
         e.content = content
         e.history.append(content)
-        if e.long_term:  # spec/REFERENCE: an edited Long-term memory waits for re-admission
-            e.pending, e.long_term = True, False
-        else:  # a Short-term edit is processed right away (also a second edit of a pending one)
-            e.pending = False
+        # Issue 27: an edit is processed in its own request, as an explicit create is, and stays
+        # listed with its new words (as Short-term) while consolidation re-admits it.
+        e.long_term = False
 
     def consolidated(self) -> None:
         """A pass settled every pending item: explicit memories are promoted (manually added),
         conversation facts whose calibrated route is ``review`` wait in the review queue."""
         for e in self.explicit.values():
-            e.long_term, e.pending = True, False
+            e.long_term = True
         for cid, conv in self.conversations.items():
             for line in conv.owner:
                 for fact in self.line_facts.facts(line):
