@@ -17,6 +17,13 @@ of ``core``; its rules come from the spec (``shared/spec/domain_model.md``) and 
 * Deleting a conversation, a memory, all memories or the account removes the words everywhere: the
   deleted texts must occur in no document of the user, no index entry, no graph node/edge and no
   export line, unless a live source still states them.
+* Historical rows (issue 27; spec: canonical mapping, Q2, Q4, Q7): a legacy ``memories`` row and a
+  retired ``short_term`` row are listed while active, and never when their own fields say deleted,
+  superseded or invalidated (or a retired row was settled away); reading, consolidation and edits of
+  other memories leave them alone. A successful re-extraction of the conversation a row cites (a
+  changed transcript, a reprocess) or that conversation's delete retracts it; a delete of the memory
+  or of everything removes it; a content edit turns it into the user's own memory, listed at once
+  with its new words.
 
 The rule extractor is a black box: which facts (contents, quotes) each transcript line yields is
 learned once from the stack (:class:`LineFacts`, filled by a calibration run) and later steps are
@@ -85,6 +92,25 @@ class Explicit:
     long_term: bool = False  # a consolidation pass promoted it (explicit memories are user-asserted)
 
 
+LEGACY_TEXTS: tuple[str, ...] = (
+    "I once sold lemonade at the harbour market", "My first car was a green hatchback",
+    "I used to sing in a church choir", "I grew tomatoes on the old balcony",
+    "I still have my grandfather's pocket watch", "I spent a summer picking grapes in Burgundy",
+)
+LEGACY_STATES = ("active", "superseded", "invalidated", "gone")  # what the row's own fields say
+
+
+@dataclass
+class LegacyRow:
+    """A historical row: its collection (``memories`` | ``short_term``), text, the conversation it
+    cites (or None), and its own lifecycle (only ``active`` rows are listed)."""
+
+    collection: str
+    content: str
+    cites: str | None
+    state: str = "active"
+
+
 @dataclass
 class LifecycleModel:
     line_facts: LineFacts
@@ -99,6 +125,8 @@ class LifecycleModel:
     deleted_ids: set[str] = field(default_factory=set)
     settled: set[tuple[str, str]] = field(default_factory=set)  # (conversation, fact) a pass has seen
     wiped: bool = False
+    legacy: dict[str, LegacyRow] = field(default_factory=dict)  # memory id → historical row still stored
+    reprocess_tokens: set[str] = field(default_factory=set)  # conversations whose document holds one
 
     # ------------------------------------------------------------------------ derived views
     def sources(self) -> dict[str, set[str]]:
@@ -129,7 +157,7 @@ class LifecycleModel:
 
     def visible(self) -> set[str]:
         """Contents a default read must list, each exactly once."""
-        return set(self.sources()) | {e.content for e in self.explicit.values()}
+        return set(self.sources()) | {e.content for e in self.explicit.values()} | self.legacy_visible()
 
     def live_texts(self) -> set[str]:
         """Every text a live source still holds (transcripts, their facts' quotes, explicit texts,
@@ -146,6 +174,7 @@ class LifecycleModel:
                             texts.add(self.corrected[(cid, fact.content)])
         for e in self.explicit.values():
             texts.update(e.history)
+        texts.update(row.content for row in self.legacy.values())  # hidden rows stay stored (non-destructive)
         return texts
 
     def forbidden(self) -> set[str]:
@@ -171,6 +200,12 @@ class LifecycleModel:
 
     def write(self, cid: str, owner: tuple[str, ...], other: str) -> None:
         previous = self.conversations.get(cid)
+        # A new revision (the app's write also drops a reprocess token) is captured: Q7 replaces the
+        # source everywhere, its historical rows included.
+        if previous is not None and ((previous.owner, previous.other) != (owner, other)
+                                     or cid in self.reprocess_tokens):
+            self.retract_legacy(cid)
+        self.reprocess_tokens.discard(cid)
         if previous is not None:
             # Lines the edit removed: their facts (from this source) are retracted (Q7).
             removed = set(previous.owner) - set(owner)
@@ -185,6 +220,7 @@ class LifecycleModel:
         self.ever_conversations.add(cid)
 
     def delete_conversation(self, cid: str) -> None:
+        self.retract_legacy(cid)
         self.gone_texts.update(self.conversation_texts(cid))
         del self.conversations[cid]
         for key in [k for k in self.settled | self.rejected | set(self.corrected) | self.reviewed if k[0] == cid]:
@@ -197,6 +233,9 @@ class LifecycleModel:
         """``DELETE /v3/memories/{id}`` of the memory listing ``content``: the whole logical memory."""
         self.deleted_ids |= memory_ids
         self.gone_texts.add(content)
+        for mid, row in list(self.legacy.items()):
+            if row.state == "active" and row.content == content:
+                del self.legacy[mid]
         for mid, e in list(self.explicit.items()):
             if e.content == content:
                 self.gone_texts.update(e.history)
@@ -217,6 +256,8 @@ class LifecycleModel:
             self.deleted.add(key)
             self.gone_texts.add(key[1])
         self.deleted_ids |= memory_ids
+        for mid in list(self.legacy):  # every historical row, shown or not
+            self._drop_legacy(mid)
 
     def wipe(self) -> None:
         for cid in list(self.conversations):
@@ -224,6 +265,8 @@ class LifecycleModel:
         for e in self.explicit.values():
             self.gone_texts.update(e.history)
         self.explicit.clear()
+        for mid in list(self.legacy):
+            self._drop_legacy(mid)
         self.wiped = True
 
     def add_explicit(self, memory_id: str, content: str) -> None:
@@ -258,3 +301,32 @@ class LifecycleModel:
                 self.rejected.add(key)
             elif decision == "correct" and correction:
                 self.corrected[key] = correction
+
+    # ------------------------------------------------------------------------ historical rows
+    def legacy_visible(self) -> set[str]:
+        return {row.content for row in self.legacy.values() if row.state == "active"}
+
+    def seed_legacy(self, memory_id: str, collection: str, content: str, cites: str | None, state: str) -> None:
+        self.legacy[memory_id] = LegacyRow(collection, content, cites, state)
+
+    def _drop_legacy(self, memory_id: str) -> None:
+        """The row is tombstoned (when it states a memory) and physically removed: its text goes."""
+        row = self.legacy.pop(memory_id)
+        self.gone_texts.add(row.content)
+        self.deleted_ids.add(memory_id)
+
+    def retract_legacy(self, cid: str) -> None:
+        """A successful re-extraction or the delete of ``cid``: the rows citing it go (Q7, the
+        delete/privacy matrix), whatever their own state."""
+        for mid in [m for m, row in self.legacy.items() if row.cites == cid]:
+            self._drop_legacy(mid)
+
+    def reprocessed(self, cid: str) -> None:
+        self.retract_legacy(cid)
+        self.reprocess_tokens.add(cid)
+
+    def edit_legacy(self, memory_id: str, content: str) -> None:
+        """A content edit materialises the row as the user's own memory (issue 27: listed at once
+        with its new words; it no longer depends on the conversation the row cited)."""
+        row = self.legacy.pop(memory_id)
+        self.explicit[memory_id] = Explicit(content, [row.content, content])
