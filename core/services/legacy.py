@@ -288,13 +288,14 @@ def every(ctx: Context, uid: str) -> Iterator[MemoryItem]:
 
 
 def ids_citing(ctx: Context, uid: str, conversation_id: str, limit: int) -> list[str]:
-    """Ids of legacy rows that cite ``conversation_id`` (under either field name), bounded."""
+    """Ids of legacy rows that cite ``conversation_id`` (under either field name), bounded. The four
+    keys-only queries run at once (every capture asks, on accounts without legacy rows too)."""
+    pending = [_PREFETCH.submit(ctx.store.query, f"legacy_{collection}_by_{field}", {field: conversation_id},
+                                parent=store_paths.user(uid), limit=limit, keys_only=True)
+               for collection in COLLECTIONS for field in ("conversation_id", "memory_id")]
     out: dict[str, None] = {}
-    for collection in COLLECTIONS:
-        for field in ("conversation_id", "memory_id"):
-            rows = ctx.store.query(f"legacy_{collection}_by_{field}", {field: conversation_id},
-                                   parent=store_paths.user(uid), limit=limit, keys_only=True)
-            out.update((row.id, None) for row in rows)
+    for future in pending:
+        out.update((row.id, None) for row in future.result())
     return list(out)[:limit]
 
 
