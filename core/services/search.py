@@ -115,9 +115,10 @@ def archive(ctx: Context, uid: str, query: str, limit: int = 10, scan: int = 100
     query = _check(query, limit)
     terms = {w.casefold() for w in _WORD.findall(query)}
     rows = ctx.store.query("items_by_read_class", {"read_class": ["archive"]}, parent=paths.user(uid), limit=scan)
+    # Historical rows whose own ``memory_tier`` archived them are Archive too (bounded scan, as above).
+    archived = (item for item in itertools.islice(legacy.every(ctx, uid), LEGACY_SCAN) if item.read_class == "archive")
     scored = []
-    for row in rows:
-        item = MemoryItem.from_store(row.data)
+    for item in itertools.chain((MemoryItem.from_store(row.data) for row in rows), archived):
         if item.restricted:
             continue
         words = {w.casefold() for w in _WORD.findall(item.content)}

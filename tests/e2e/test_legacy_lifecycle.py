@@ -193,6 +193,10 @@ def test_historical_rows_are_read_in_the_lifecycle_they_state(stack: dict[str, A
             hits = api.ok("GET", route, params={"q": words})["memories"]
             assert not {"m-superseded", "m-invalid", "st-invalid"} & {h["id"] for h in hits}, (route, words)
     assert [h["id"] for h in api.ok("GET", "/v1/memories/search", params={"q": "Dutch"})["memories"]] == ["st-dutch"]
+    assert [h["id"] for h in api.ok("GET", "/v1/memories/archive/search", params={"q": "weather diary"})[
+        "memories"]] == ["m-archived"]
+    assert "m-archived" not in {h["id"] for h in api.ok("GET", "/v1/memories/search",
+                                                        params={"q": "weather diary"})["memories"]}
     # The export is the user's data: every row that is not deleted, in the lifecycle it states.
     assert api.exported() == set(default) | {"m-archived", "m-superseded", "m-invalid", "st-invalid"}
     assert api.call("GET", "/v1/memories/m-deleted").status_code == 404

@@ -20,6 +20,10 @@ reports the function answered, the task's pass is recorded, the outbox is empty)
 Which facts each transcript line yields (and what a lone consolidation does with them) is learned
 once from the stack by a calibration user; later steps are held to it.
 
+Historical rows (issue 27) are seeded in the original's shapes, in both collections (``memories``,
+the retired ``short_term``), active or hidden by their own fields, citing a conversation or not;
+a rule edits one's content. ``test_issue_27_legacy_sequence`` replays fixed runs of them.
+
 ``test_issue_20_sequence`` replays the sequences issue 20 reports (and a few neighbours) as fixed
 runs of the same actions, each checked the same way, so a fix can be checked against each.
 
