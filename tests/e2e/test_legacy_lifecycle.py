@@ -327,3 +327,29 @@ def test_an_edited_legacy_row_stays_listed_with_its_new_words(stack: dict[str, A
     _settle(ctx, uid)
     assert_all_items_legal(ctx, uid)
     assert_ledger_gapless(ctx, uid)
+
+
+def test_an_edit_is_labelled_and_secret_checked_in_its_own_request(stack: dict[str, Any]) -> None:
+    """Point 7's "processed as an explicit create is": the edit's words are sensitivity-labelled
+    before anything projects them (restricted content is delete-only for every provider), and a
+    secret is refused with a 400 that writes nothing."""
+    ctx, uid = Context(), _uid("legsens")
+    api = Api(stack, uid)
+    _seed(ctx, uid, {"memories/m-walks": {"content": "I walk by the river every morning", "created_at": OLD}})
+    _seed_legacy_vectors(ctx, uid, ["m-walks"])
+    words = "I walk by the river every morning since my diabetes diagnosis"
+    edited = api.ok("PATCH", "/v3/memories/m-walks", params={"value": words})
+    assert edited["content"] == words
+    listed = api.listed()
+    assert (listed["m-walks"]["content"], listed["m-walks"]["restricted"]) == (words, True)
+    item = _item(ctx, uid, "m-walks")
+    assert "health" in item.sensitivity_labels and item.processing_state == "processed"
+    _settle(ctx, uid)
+    assert trace.provider_sets(ctx, uid) == (set(), set())  # never upserted; the old vector is gone too
+    assert api.ok("GET", "/v1/memories/search", params={"q": "diabetes"})["memories"] == []
+
+    before = {path: data for path, data in user_documents(ctx, uid).items()}
+    refused = api.call("PATCH", "/v3/memories/m-walks", params={"value": "my bank password is hunter22"})
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == "secret_content"
+    assert user_documents(ctx, uid) == before
+    assert api.listed()["m-walks"]["content"] == words
