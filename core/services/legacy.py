@@ -40,6 +40,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.bootstrap import Context
+from core.config import Settings
 from core.domain import ids
 from core.domain import paths as store_paths
 from core.domain.records import Evidence, MemoryItem
@@ -56,7 +57,8 @@ SHORT_TERM_GONE = frozenset({"rejected", "discarded", "deleted", "pruned", "arch
 VISIBILITIES = ("public", "private")
 LAYER_OF = {"memories": Layer.LONG_TERM.value, "short_term": Layer.SHORT_TERM.value}  # without ``memory_tier``
 TIERS = frozenset(layer.value for layer in Layer)
-DEFAULT_TTL_DAYS = 30  # ``Settings.short_term_ttl_days``'s default, for callers without settings (deletes)
+# The Short-term TTL's default, for callers without settings at hand (deletes: a tombstone keeps no deadline).
+DEFAULT_TTL_DAYS = int(Settings.model_fields["short_term_ttl_days"].default)
 PAGE = 100
 # First pages of the two collections are read while the caller runs its own query (see stream()).
 _PREFETCH = ThreadPoolExecutor(max_workers=4, thread_name_prefix="legacy-prefetch")
