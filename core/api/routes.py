@@ -143,7 +143,7 @@ def v3_batch(req: Request) -> Response:
     return 201, {"memories": _public(req, items)}
 
 
-@route("PATCH", "/v3/memories/{memory_id}", "Edit a memory's content (back to Short-term pending)", query=(Q_VALUE,),
+@route("PATCH", "/v3/memories/{memory_id}", "Edit a memory's content (back to Short-term until re-admitted)", query=(Q_VALUE,),
        response=V3Memory)
 def v3_edit(req: Request) -> Response:
     item = edits.edit_content(req.ctx, req.uid, req.params["memory_id"], req.value("value") or "")

@@ -118,10 +118,29 @@ def receipt_problems(item: MemoryItem, assertion: dict[str, Any] | None) -> list
     return problems
 
 
+def grandfather_problems(item: MemoryItem, view: ApplyView) -> list[str]:
+    """Why an active Long-term write may not claim the historical exemption (empty list = it may).
+
+    Only a historical ``memories`` row is grandfathered Long-term (spec: "Legacy flat memories";
+    the retired ``short_term`` rows are Short-term), so the exemption holds for an item that already
+    had it, or for the materialisation of a ``memories`` row (without a ``memory_tier`` saying
+    otherwise) that this very transaction read. It is never a direct path into Long-term."""
+    if not item.grandfathered_long_term or item.layer != Layer.LONG_TERM or item.record_status != Status.ACTIVE:
+        return []
+    previous = view.items.get(item.id)
+    if previous is not None and previous.grandfathered_long_term and previous.layer == Layer.LONG_TERM:
+        return []
+    row = view.docs.get(f"memories/{item.id}")
+    if row is not None and row.get("memory_tier") in (None, Layer.LONG_TERM.value):
+        return []
+    return ["grandfathered Long-term without the historical memories row it materialises"]
+
+
 def admission_validator(item: MemoryItem, view: ApplyView, plan: Plan) -> None:
     """The apply's item validator: refuse an active Long-term write without its receipt and graph
-    assertion for that very revision in the same transaction (§ atomic admission)."""
+    assertion for that very revision in the same transaction (§ atomic admission), and one that
+    claims the historical exemption without a historical Long-term row to claim it for."""
     assertion = plan.docs.get(f"memory_graph_assertions/{item.id}")
-    problems = receipt_problems(item, assertion)
+    problems = receipt_problems(item, assertion) + grandfather_problems(item, view)
     if problems:
         raise AdmissionRefused(f"Long-term write of {item.id} refused: {'; '.join(problems)}")

@@ -43,7 +43,7 @@ from core.errors import (
     StrataError,
     WritesDisabled,
 )
-from core.services import controls
+from core.services import controls, deletion
 from core.services.withdrawal import apply_withdrawal, live_page, review_rows, scrubbed, withdraw_source
 
 log = logging.getLogger(__name__)
@@ -238,8 +238,12 @@ def _memories_job(ctx: Context, uid: str, conversation_id: str, revision: str, s
     """Apply the extraction; True when ``riders`` were committed with it (False: write them apart)."""
     grounded = ground(source, extraction)  # raises GroundingError: nothing is applied
     signal = "integration" if source.external_text else "transcription"
+    # Q7: a successful extraction replaces the source across all stores — the historical rows that
+    # cite it too (the original's extraction of the same conversation), first capture or not.
+    result.retracted += deletion.retract_historical(ctx, uid, conversation_id, "capture.replace", by_user=False,
+                                                    key={"revision": revision, "captures": captures})
     if first and not grounded:
-        return False  # nothing to create and, on a first capture, nothing to retract
+        return False  # nothing to create and, on a first capture, no canonical cohort to retract
     try:
         return replace_source(ctx, uid, conversation_id, revision, grounded, extraction, signal, device_id, result,
                               first=first, riders=riders, captures=captures)

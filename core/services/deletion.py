@@ -162,11 +162,13 @@ def _delete_historical(ctx: Context, uid: str, memory_id: str, key: dict[str, An
     return {"deleted": result.summary.get("tombstoned", []), "commit_id": result.commit_id}
 
 
-def tombstone_historical(ctx: Context, uid: str, memory_ids: list[str], kind: str, key: dict[str, Any]) -> int:
+def tombstone_historical(ctx: Context, uid: str, memory_ids: list[str], kind: str, key: dict[str, Any], *,
+                         by_user: bool = True) -> int:
     """Tombstone the historical rows ``memory_ids`` that no canonical item suppresses yet (one apply,
     locked rows included: a bulk or privacy delete is not a paywalled action), then remove the rows.
     Returns how many were tombstoned; a failed row cleanup is a retryable error, since the caller
-    pages by the rows that are left."""
+    pages by the rows that are left. ``by_user``: the tombstones are the user's delete (a
+    reprocess's retraction is not)."""
     def plan(view: ApplyView) -> Plan:
         out = Plan(summary={"tombstoned": 0})
         for mid in memory_ids:
@@ -178,7 +180,7 @@ def tombstone_historical(ctx: Context, uid: str, memory_ids: list[str], kind: st
                 item = None  # ambiguous rows are withheld from every read; a bulk delete removes them
             if item is None:
                 continue
-            retract(item, by_user=True)
+            retract(item, by_user=by_user)
             out.items.append(item)
             out.summary["tombstoned"] += 1
         return out
@@ -343,16 +345,24 @@ def cascade_conversation(ctx: Context, uid: str, conversation_id: str, *,
 
 
 def _cascade_historical(ctx: Context, uid: str, conversation_id: str) -> int:
+    return retract_historical(ctx, uid, conversation_id, "delete.conversation", by_user=True)
+
+
+def retract_historical(ctx: Context, uid: str, conversation_id: str, kind: str, *, by_user: bool,
+                       key: dict[str, Any] | None = None) -> int:
     """Tombstone the historical rows that cite the conversation (a legacy row has one source, so
-    withdrawing it retracts the memory), in bounded batches."""
+    withdrawing it retracts the memory), in bounded batches, and remove the rows; the tombstones'
+    outbox deletes remove any provider row of their ids, a legacy ``{uid}-{id}`` vector included.
+    The conversation delete (``by_user``) and a successful re-extraction (Q7: it replaces the source
+    across all stores and vectors) both call it. Returns how many were tombstoned."""
     total = 0
     for batch_no in range(MAX_PAGES):
         batch = legacy.ids_citing(ctx, uid, conversation_id, LEGACY_BATCH)
         if not batch:
             return total
-        key = {"source": conversation_id, "legacy_ids": batch, "batch": batch_no,
-               "head": ctx.store.head_sequence(uid)}
-        total += tombstone_historical(ctx, uid, batch, "delete.conversation", key)
+        batch_key = {**(key or {}), "source": conversation_id, "legacy_ids": batch, "batch": batch_no,
+                     "head": ctx.store.head_sequence(uid)}
+        total += tombstone_historical(ctx, uid, batch, kind, batch_key, by_user=by_user)
     raise Conflict("the conversation has more historical memories than one delete walks; call again",
                    code="cascade_incomplete")
 

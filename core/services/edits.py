@@ -2,9 +2,10 @@
 
 Every edit is one ledger revision of the item, and every revision is legal:
 
-* Editing content is a new assertion by the user: the item returns to Short-term/pending as
-  user-asserted (a Long-term item loses its receipt, its graph assertion and — through the outbox —
-  its projections until consolidation re-admits it), then required processing settles it again.
+* Editing content is a new assertion by the user: the item returns to Short-term as
+  user-asserted (a Long-term item loses its receipt and its graph assertion until consolidation
+  re-admits it), and required processing settles it ``processed`` in the same request, as for an
+  explicit create, so the memory stays listed (and projected) with its new words meanwhile.
 * A metadata edit (visibility, category, review flag) keeps an admitted Long-term item in
   Long-term. Its admission receipt binds the revision (and the graph plan, which holds the
   category), so the same transaction re-issues the receipt and the graph assertion for the new
@@ -28,7 +29,7 @@ from core.services import intake, legacy
 MAX_CATEGORY = 64
 
 
-def _editable(view: ApplyView, memory_id: str, plan: Plan) -> MemoryItem:
+def _editable(view: ApplyView, memory_id: str, plan: Plan, ttl_days: int) -> MemoryItem:
     """The item to edit: the canonical one, else the historical row's successor (same id, same
     ``created_at``), built from the legacy rows this transaction read (``legacy.paths``); a
     canonical tombstone suppresses the row. When a legacy row is still there (materialised now, or
@@ -37,7 +38,7 @@ def _editable(view: ApplyView, memory_id: str, plan: Plan) -> MemoryItem:
         plan.summary["legacy_rows"] = memory_id
     item = view.items.get(memory_id)
     if item is None:
-        item = legacy.successor(view.uid, memory_id, view.docs)
+        item = legacy.successor(view.uid, memory_id, view.docs, ttl_days)
         if item is None:
             raise NotFound("no such memory")
         return item
@@ -68,7 +69,7 @@ def edit_content(ctx: Context, uid: str, memory_id: str, content: str) -> Memory
 
     def plan(view: ApplyView) -> Plan:
         out = Plan()
-        item = _editable(view, memory_id, out)
+        item = _editable(view, memory_id, out, ctx.settings.short_term_ttl_days)
         if item.content == content:
             return Plan()
         was_long_term = item.layer == Layer.LONG_TERM
@@ -102,10 +103,11 @@ def edit_content(ctx: Context, uid: str, memory_id: str, content: str) -> Memory
     result = ctx.store.apply(uid, "edit.content", key, plan, item_ids=item_ids,
                               doc_paths=[*doc_paths, *legacy.paths(memory_id)], actor="user")
     _cleanup(ctx, uid, result.summary)
-    if result.commit_id is not None and not result.summary.get("was_long_term"):
-        # A Short-term edit is processed right away; a Long-term one stays pending (not shown by
-        # default, not projected) until consolidation processes and re-admits it. An edit that
-        # changed nothing (the same text again, e.g. a client retry) processes nothing either.
+    if result.commit_id is not None:
+        # Required processing (normalised, sensitivity-labelled, secret-checked) in this request, as
+        # for an explicit create: the edited memory stays listed with its new words, as Short-term,
+        # while consolidation re-admits it (a former Long-term item has no receipt until then). An
+        # edit that changed nothing (the same text again, e.g. a client retry) processes nothing.
         intake.process_pending(ctx, uid, [memory_id], token=result.operation_id)
     return _fetch(ctx, uid, memory_id)
 
@@ -190,7 +192,7 @@ def _metadata_edit(ctx: Context, uid: str, memory_id: str, kind: str, value: obj
 
     def plan(view: ApplyView) -> Plan:
         out = Plan()
-        item = _editable(view, memory_id, out)
+        item = _editable(view, memory_id, out, ctx.settings.short_term_ttl_days)
         if not change(item):
             return Plan()
         out.items.append(item)

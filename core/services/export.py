@@ -9,8 +9,8 @@ from a cut one.
 
 Collections are read in pages of :data:`PAGE` documents and each line is yielded as soon as it is
 built, so memory stays bounded by one page whatever the account size. Reading is pure: historical
-rows (``memories``, ``short_term``) are exported as the grandfathered Long-term memories every read
-shows (:mod:`core.services.legacy`), never materialised.
+rows (``memories``, ``short_term``) are exported as the memories they state, in their own layer and
+status (:mod:`core.services.legacy`), never materialised.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def export_lines(ctx: Context, uid: str) -> Iterator[str]:
             yield json.dumps({"kind": kind, "id": snap.id, "data": data}, default=_json) + "\n"
         if kind == "memory":
             # Historical rows, unless a canonical item or tombstone suppresses them: the same
-            # memory lines (grandfathered Long-term), read as they are, never materialised.
+            # memory lines (in the layer and status each row states), never materialised.
             for item in legacy.every(ctx, uid):
                 counts[kind] = counts.get(kind, 0) + 1
                 yield json.dumps({"kind": kind, "id": item.id, "data": to_public(item, now)}, default=_json) + "\n"

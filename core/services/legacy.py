@@ -1,5 +1,17 @@
 """The historical adapter: rows of the legacy ``users/{uid}/memories`` and retired
-``users/{uid}/short_term`` collections, read as grandfathered Long-term memories.
+``users/{uid}/short_term`` collections, read as canonical memories in memory only.
+
+What a row states (spec: "Production systems → canonical mapping", Q2, Q4):
+
+* A ``memories`` row is grandfathered historical Long-term (no fabricated promotion receipt): the
+  only rows the ``grandfathered_long_term`` exemption covers. Its own ``memory_tier`` field, when
+  set, says otherwise (``short_term``, ``archive``).
+* A retired ``short_term`` row is Short-term: listed under ``layer=short_term`` and in the default
+  read, reported ``expired`` once its deadline (its ``expires_at``, else ``created_at`` plus the
+  Short-term TTL) has passed, and never written as Long-term: materialised, it is an ordinary
+  Short-term item that only consolidation can admit.
+* A row's own lifecycle fields hold: ``deleted`` hides it; ``superseded_by`` (another id) or
+  ``invalid_at`` (a date) makes it superseded, so no default or layer read shows it.
 
 Legacy rows are read-only input, never an authority (spec Q2/Q4, "Historical compatibility and
 reversibility directive"):
@@ -24,10 +36,11 @@ import heapq
 import logging
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from core.bootstrap import Context
+from core.config import Settings
 from core.domain import ids
 from core.domain import paths as store_paths
 from core.domain.records import Evidence, MemoryItem
@@ -42,6 +55,10 @@ QUERY = {"memories": "legacy_memories_by_created", "short_term": "legacy_short_t
 # Retired Short-term rows in these states were settled away from the user in the original.
 SHORT_TERM_GONE = frozenset({"rejected", "discarded", "deleted", "pruned", "archived", "expired"})
 VISIBILITIES = ("public", "private")
+LAYER_OF = {"memories": Layer.LONG_TERM.value, "short_term": Layer.SHORT_TERM.value}  # without ``memory_tier``
+TIERS = frozenset(layer.value for layer in Layer)
+# The Short-term TTL's default, for callers without settings at hand (deletes: a tombstone keeps no deadline).
+DEFAULT_TTL_DAYS = int(Settings.model_fields["short_term_ttl_days"].default)
 PAGE = 100
 # First pages of the two collections are read while the caller runs its own query (see stream()).
 _PREFETCH = ThreadPoolExecutor(max_workers=4, thread_name_prefix="legacy-prefetch")
@@ -56,9 +73,11 @@ def _when(value: Any) -> datetime | None:
     return value if isinstance(value, datetime) and value.tzinfo is not None else None
 
 
-def adapt(uid: str, memory_id: str, data: dict[str, Any], collection: str) -> MemoryItem | None:
-    """One legacy row as a grandfathered Long-term memory, or None when the row is not one the user
-    sees (deleted, pruned, settled away, without text). Builds nothing outside memory."""
+def adapt(uid: str, memory_id: str, data: dict[str, Any], collection: str,
+          ttl_days: int = DEFAULT_TTL_DAYS) -> MemoryItem | None:
+    """One legacy row as the memory it states (layer and status from the row's collection and own
+    lifecycle fields), or None when the row is not one the user sees (deleted, pruned, settled
+    away, without text, malformed). Builds nothing outside memory."""
     content = data.get("content")
     if not isinstance(content, str) or not content.strip() or data.get("deleted") is True:
         return None
@@ -69,11 +88,37 @@ def adapt(uid: str, memory_id: str, data: dict[str, Any], collection: str) -> Me
     # ``memory_id`` is the original's older name for the conversation a row came from.
     conversation = data.get("conversation_id") or data.get("memory_id")
     try:
+        layer, status = _lifecycle(memory_id, data, collection)
         item = _item(uid, memory_id, data, content, conversation, created, updated)
+        item.layer, item.status = layer, status
+        item.grandfathered_long_term = layer == Layer.LONG_TERM  # only a ``memories`` row reaches this
+        if layer == Layer.SHORT_TERM:
+            item.expires_at = _when(data.get("expires_at")) or (
+                created + timedelta(days=ttl_days) if created is not None else None)
+        return item.settle()
     except ValueError:  # a malformed row (a field of the wrong type) is not a memory anyone can see
         log.warning("legacy row %s/%s of %s is malformed; skipped", collection, memory_id, uid)
         return None
-    return item.settle()
+
+
+def _lifecycle(memory_id: str, data: dict[str, Any], collection: str) -> tuple[str, str]:
+    """(layer, status) of a row. ``ValueError`` for values no lifecycle has (an unknown tier, a
+    superseding id or invalidation date of the wrong type)."""
+    layer = LAYER_OF[collection]
+    tier = data.get("memory_tier")
+    if collection == "memories" and tier is not None:
+        if tier not in TIERS:
+            raise ValueError(f"memory_tier {tier!r} is not a layer")
+        layer = str(tier)
+    superseded_by, invalid_at = data.get("superseded_by"), data.get("invalid_at")
+    if superseded_by is not None and not isinstance(superseded_by, str):
+        raise ValueError("superseded_by is not an id")
+    if invalid_at is not None and _when(invalid_at) is None:
+        raise ValueError("invalid_at is not a date")
+    superseded = bool(superseded_by and superseded_by != memory_id) or invalid_at is not None
+    if superseded and layer == Layer.ARCHIVE:
+        raise ValueError("an archived row cannot be superseded")  # no legal state states it (§1.3)
+    return layer, Status.SUPERSEDED.value if superseded else Status.ACTIVE.value
 
 
 def _item(uid: str, memory_id: str, data: dict[str, Any], content: str, conversation: Any,
@@ -106,28 +151,36 @@ def _evidence(memory_id: str, conversation: Any, created: datetime | None) -> li
                      extractor_id="legacy", extractor_version="1", captured_at=created)]
 
 
-def resolve(uid: str, memory_id: str, rows: dict[str, dict[str, Any] | None]) -> MemoryItem | None:
+def resolve(uid: str, memory_id: str, rows: dict[str, dict[str, Any] | None],
+            ttl_days: int = DEFAULT_TTL_DAYS) -> MemoryItem | None:
     """The one memory the legacy rows under ``memory_id`` state (``rows``: collection → data or
     None), None when they state none; :class:`LegacyCollision` when they state two."""
-    winner = _winner(uid, memory_id, rows)
+    winner = _winner(uid, memory_id, rows, ttl_days)
     return winner[1] if winner else None
 
 
-def _winner(uid: str, memory_id: str, rows: dict[str, dict[str, Any] | None]) -> tuple[str, MemoryItem] | None:
+def _winner(uid: str, memory_id: str, rows: dict[str, dict[str, Any] | None],
+            ttl_days: int = DEFAULT_TTL_DAYS) -> tuple[str, MemoryItem] | None:
     found = [(collection, item) for collection in COLLECTIONS
-             if (data := rows.get(collection)) is not None and (item := adapt(uid, memory_id, data, collection))]
+             if (data := rows.get(collection)) is not None
+             and (item := adapt(uid, memory_id, data, collection, ttl_days))]
     if len({item.content for _, item in found}) > 1:
         raise LegacyCollision(f"memory {memory_id} exists twice in the historical store with different text; "
                               "it is withheld until the rows are reconciled")
     return found[0] if found else None
 
 
-def successor(uid: str, memory_id: str, docs: dict[str, dict[str, Any] | None]) -> MemoryItem | None:
+def successor(uid: str, memory_id: str, docs: dict[str, dict[str, Any] | None],
+              ttl_days: int = DEFAULT_TTL_DAYS) -> MemoryItem | None:
     """For a planner: the legacy memory ``memory_id`` from the documents an apply read through
     ``doc_paths`` (:func:`paths`), as the canonical successor's starting point (revision 0, same
-    id and timestamps)."""
+    id and timestamps, same layer: a retired Short-term row stays Short-term)."""
     rows = {collection: docs.get(f"{collection}/{memory_id}") for collection in COLLECTIONS}
-    return resolve(uid, memory_id, rows)
+    return resolve(uid, memory_id, rows, ttl_days)
+
+
+def _ttl(ctx: Context) -> int:
+    return int(ctx.settings.short_term_ttl_days)
 
 
 def get(ctx: Context, uid: str, memory_id: str) -> MemoryItem | None:
@@ -135,7 +188,7 @@ def get(ctx: Context, uid: str, memory_id: str) -> MemoryItem | None:
     store), or None."""
     found = ctx.store.get_all([store_paths.doc(uid, collection, memory_id) for collection in COLLECTIONS])
     rows = {collection: found[store_paths.doc(uid, collection, memory_id)] for collection in COLLECTIONS}
-    return resolve(uid, memory_id, rows)
+    return resolve(uid, memory_id, rows, _ttl(ctx))
 
 
 def _page(ctx: Context, uid: str, collection: str, start: Any) -> list[StoredDoc]:
@@ -172,7 +225,8 @@ def stream(ctx: Context, uid: str, after: tuple[datetime, str] | None = None) ->
         if after is not None:
             start = {"created_at": after[0], "__name__": after[1]}
         firsts[collection] = _PREFETCH.submit(_page, ctx, uid, collection, start)
-    return _merged(ctx, uid, [_adapted(uid, collection, _collection_rows(ctx, uid, collection, firsts[collection]))
+    return _merged(ctx, uid, [_adapted(uid, collection, _collection_rows(ctx, uid, collection, firsts[collection]),
+                                       _ttl(ctx))
                               for collection in COLLECTIONS])
 
 
@@ -187,9 +241,10 @@ def _merged(ctx: Context, uid: str, sources: list[Iterator[tuple[str, MemoryItem
     yield from _checked(ctx, uid, window)
 
 
-def _adapted(uid: str, collection: str, rows: Iterator[tuple[str, dict[str, Any]]]) -> Iterator[tuple[str, MemoryItem]]:
+def _adapted(uid: str, collection: str, rows: Iterator[tuple[str, dict[str, Any]]],
+             ttl_days: int) -> Iterator[tuple[str, MemoryItem]]:
     for memory_id, data in rows:
-        item = adapt(uid, memory_id, data, collection)
+        item = adapt(uid, memory_id, data, collection, ttl_days)
         if item is not None and item.created_at is not None:
             yield collection, item
 
@@ -211,7 +266,7 @@ def _checked(ctx: Context, uid: str, window: list[tuple[str, MemoryItem]]) -> It
             continue  # canonical state (a successor, an override or a tombstone) wins
         rows = {name: found.get((name, item.id)) for name in COLLECTIONS}
         try:
-            winner = _winner(uid, item.id, rows)
+            winner = _winner(uid, item.id, rows, _ttl(ctx))
         except LegacyCollision:
             log.warning("legacy memory %s of %s collides across the historical collections; withheld", item.id, uid)
             continue
@@ -227,7 +282,7 @@ def every(ctx: Context, uid: str) -> Iterator[MemoryItem]:
         while True:
             rows = ctx.store.scan(store_paths.col(uid, collection), limit=PAGE, after=last)
             pairs = [(collection, item) for row in rows
-                     if (item := adapt(uid, row.id, row.data, collection)) is not None]
+                     if (item := adapt(uid, row.id, row.data, collection, _ttl(ctx))) is not None]
             yield from _checked(ctx, uid, pairs)
             if len(rows) < PAGE:
                 break
@@ -235,13 +290,14 @@ def every(ctx: Context, uid: str) -> Iterator[MemoryItem]:
 
 
 def ids_citing(ctx: Context, uid: str, conversation_id: str, limit: int) -> list[str]:
-    """Ids of legacy rows that cite ``conversation_id`` (under either field name), bounded."""
+    """Ids of legacy rows that cite ``conversation_id`` (under either field name), bounded. The four
+    keys-only queries run at once (every capture asks, on accounts without legacy rows too)."""
+    pending = [_PREFETCH.submit(ctx.store.query, f"legacy_{collection}_by_{field}", {field: conversation_id},
+                                parent=store_paths.user(uid), limit=limit, keys_only=True)
+               for collection in COLLECTIONS for field in ("conversation_id", "memory_id")]
     out: dict[str, None] = {}
-    for collection in COLLECTIONS:
-        for field in ("conversation_id", "memory_id"):
-            rows = ctx.store.query(f"legacy_{collection}_by_{field}", {field: conversation_id},
-                                   parent=store_paths.user(uid), limit=limit, keys_only=True)
-            out.update((row.id, None) for row in rows)
+    for future in pending:
+        out.update((row.id, None) for row in future.result())
     return list(out)[:limit]
 
 

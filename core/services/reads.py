@@ -74,8 +74,8 @@ def _read_classes(query: ListQuery) -> list[str]:
 
 
 def list_memories(ctx: Context, uid: str, query: ListQuery) -> tuple[list[MemoryItem], str | None]:
-    """One page of the user's memories: the canonical store and — for the default and Long-term
-    views — the historical rows (:mod:`core.services.legacy`), merged under one order. Both are
+    """One page of the user's memories: the canonical store and the historical rows of the view
+    (:mod:`core.services.legacy`), merged under one order. Both are
     ordered by ``(created_at, id)`` descending, keys a materialisation keeps (same id, same
     ``created_at``), so a legacy row that becomes canonical between two pages keeps its place."""
     if query.layer is not None and query.layer not in LAYERS:
@@ -84,9 +84,13 @@ def list_memories(ctx: Context, uid: str, query: ListQuery) -> tuple[list[Memory
         raise BadRequest(f"limit must be between 1 and {MAX_LIMIT}", code="validation_error")
     after = decode_cursor(query.cursor) if query.cursor else None
     # Started first: the legacy collections' first pages are read while the canonical query runs.
-    # A device-scoped read leaves them out: historical rows have no capture device.
-    with_legacy = query.layer in (None, "long_term") and query.device_ids is None
-    historical = legacy.stream(ctx, uid, after) if with_legacy else iter(())
+    # Historical rows are held to the view as canonical items are: their read class (a superseded
+    # or invalidated row is in none) and, for a layer view, their layer (a retired ``short_term``
+    # row is Short-term). A device-scoped read leaves them out: historical rows have no capture device.
+    classes = set(_read_classes(query))
+    historical = (iter(()) if query.device_ids is not None else
+                  (item for item in legacy.stream(ctx, uid, after)
+                   if item.read_class in classes and query.layer in (None, item.layer)))
     merged = heapq.merge(_canonical(ctx, uid, query, after), historical, key=_order_key, reverse=True)
     out: list[MemoryItem] = []
     skipped = 0

@@ -111,7 +111,7 @@ def historical(ctx: Context, uid: str, query: str, limit: int, scan: int = LEGAC
     terms = {w.casefold() for w in _WORD.findall(keyword_terms(query))}
     scored = []
     for item in itertools.islice(legacy.every(ctx, uid), scan):
-        if item.restricted:
+        if item.restricted or item.read_class != "default":  # as the indexes: default-visible rows only
             continue
         overlap = len(terms & {w.casefold() for w in _WORD.findall(item.content)})
         if overlap:
@@ -148,10 +148,14 @@ def archive(ctx: Context, uid: str, query: str, limit: int = 10, scan: int = 100
     device-scoped search reads only the archive rows of those devices)."""
     query = _check(query, limit)
     terms = {w.casefold() for w in _WORD.findall(query)}
+    items: Iterable[MemoryItem]
     if devices is None:
         rows = ctx.store.query("items_by_read_class", {"read_class": ["archive"]}, parent=paths.user(uid), limit=scan)
-        items: Iterable[MemoryItem] = (MemoryItem.from_store(row.data) for row in rows)
-    else:
+        # Historical rows whose own ``memory_tier`` archived them are Archive too (bounded scan, as above).
+        archived = (item for item in itertools.islice(legacy.every(ctx, uid), LEGACY_SCAN)
+                    if item.read_class == "archive")
+        items = itertools.chain((MemoryItem.from_store(row.data) for row in rows), archived)
+    else:  # historical rows have no capture device: a scoped search never reads them
         items = itertools.islice(scoped_items(ctx, uid, ListQuery(layer="archive", limit=scan, device_ids=devices)),
                                  scan)
     scored = []

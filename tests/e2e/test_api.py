@@ -351,9 +351,9 @@ def test_visibility_of_a_long_term_memory_can_be_changed(http: httpx.Client, ctx
 
 def test_a_retried_content_edit_of_a_long_term_memory_changes_nothing(http: httpx.Client, ctx: Context,
                                                                       stack: dict[str, Any]) -> None:
-    """An edit of a Long-term memory sends it back to Short-term/pending until consolidation
-    re-admits it (REFERENCE); the same request again (a client retry) must change nothing: no new
-    commit, and the item does not become visible without re-admission."""
+    """An edit of a Long-term memory sends it back to Short-term, processed in the edit's request
+    and listed with its new words until consolidation re-admits it (issue 27); the same request
+    again (a client retry) must change nothing: no new commit, no change to any document."""
     from tests.support.firestore_checks import canonical_snapshot, ledger_head
 
     uid = _uid()
@@ -362,7 +362,9 @@ def test_a_retried_content_edit_of_a_long_term_memory_changes_nothing(http: http
     edit = {"value": "I keep a red notebook for recipes"}
     first = http.patch(f"/v3/memories/{memory['id']}", params=edit, headers=_auth(uid))
     assert first.status_code == 200, first.text
-    assert memory["id"] not in {m["id"] for m in http.get("/v1/memories", headers=_auth(uid)).json()["memories"]}
+    listed = http.get("/v1/memories", headers=_auth(uid)).json()["memories"]
+    assert [(m["id"], m["content"], m["layer"]) for m in listed] == [
+        (memory["id"], "I keep a red notebook for recipes", "short_term")]
     head, before = ledger_head(ctx, uid), canonical_snapshot(ctx, uid)
     again = http.patch(f"/v3/memories/{memory['id']}", params=edit, headers=_auth(uid))
     assert again.status_code == 200, again.text

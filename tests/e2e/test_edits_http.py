@@ -4,8 +4,9 @@ A memory is created through the API and consolidated to Long-term the way Cloud 
 per-user pass (``POST {"uid"}`` to the consolidate function). Then every edit the API offers is
 applied to it: visibility and the user's review flag keep it in Long-term as a new revision whose
 admission receipt and graph assertion are re-issued for that revision (§1.3 legal, the receipt
-validates); a content edit sends it back to Short-term/pending without receipt or assertion, its
-projections disappear until consolidation re-admits it, and afterwards only the new text is found.
+validates); a content edit sends it back to Short-term without receipt or assertion, processed
+in the edit's own request as an explicit create is (issue 27), so it stays listed — and searchable —
+with its new words, never the old ones, while consolidation re-admits it.
 No edit answers a 5xx. Content longer than the one configured limit (``STRATA_MAX_CONTENT_CHARS``,
 8,000 on the stack) is refused with a 400 that writes nothing, on every HTTP path that writes content.
 """
@@ -137,26 +138,51 @@ def test_content_edit_of_a_long_term_memory_is_a_readmission(http: httpx.Client,
                         headers=_auth(uid))
     assert edited.status_code == 200, edited.text
     assert edited.json()["layer"] == "short_term" and edited.json()["edited"] is True
+    # Issue 27: the owner's list shows the memory with its new words as soon as the edit answered
+    # (the spec's default read: eligible Short-term + Long-term), not only after a later pass.
+    listed = http.get("/v1/memories", headers=_auth(uid)).json()["memories"]
+    assert [(m["id"], m["content"], m["layer"]) for m in listed] == [
+        (memory_id, "I restore vintage typewriters", "short_term")]
+    assert http.get(f"/v1/memories/{memory_id}", headers=_auth(uid)).json()["content"] == \
+        "I restore vintage typewriters"
+    assert [m["content"] for m in http.get("/v3/memories", headers=_auth(uid)).json()] == [
+        "I restore vintage typewriters"]
     item = _item(ctx, uid, memory_id)
-    assert (item.layer, item.status, item.processing_state) == ("short_term", "active", "pending")
+    assert (item.layer, item.status, item.processing_state) == ("short_term", "active", "processed")
+    assert item.pending_route and item.route is None  # consolidation owes it its terminal route
     assert item.promotion is None and not item.graph_ready and item.graph_assertion_id is None
     assert _assertion(ctx, uid, memory_id) is None
-    # Flags on the pending item are ordinary revisions too.
+    # Flags on the unadmitted item are ordinary revisions too.
     assert http.post(f"/v3/memories/{memory_id}/review", params={"value": "true"},
                      headers=_auth(uid)).status_code == 200
-    wait_for(lambda: not projected(), timeout=60, interval=0.25, what="the old projection to be deleted")
-    assert ctx.keyword_index.search(uid, "gramophones", layers=["short_term", "long_term"], limit=5) == []
+
+    def new_words_only() -> bool:
+        found = ctx.keyword_index.search(uid, "typewriters", layers=["short_term", "long_term"], limit=5)
+        old = ctx.keyword_index.search(uid, "gramophones", layers=["short_term", "long_term"], limit=5)
+        return [h.memory_id for h in found] == [memory_id] and not old
+
+    wait_for(new_words_only, timeout=60, interval=0.25, what="the projection to hold the new words only")
+    hits = http.get("/v1/memories/search", params={"q": "typewriters"}, headers=_auth(uid)).json()["memories"]
+    assert [h["id"] for h in hits] == [memory_id]
+    assert http.get("/v1/memories/search", params={"q": "gramophones"}, headers=_auth(uid)).json()["memories"] == []
 
     summary = _consolidate(stack, uid)
     assert summary["routes"] == {"promote": 1}, summary
     readmitted = _assert_admitted(ctx, uid, memory_id)
     assert readmitted.content == "I restore vintage typewriters" and readmitted.user_review is True
-    wait_for(projected, timeout=60, interval=0.25, what="the re-admitted memory to be projected")
-    assert [h.memory_id for h in ctx.keyword_index.search(uid, "typewriters", layers=["long_term"], limit=5)] \
-        == [memory_id]
-    assert ctx.keyword_index.search(uid, "gramophones", layers=["short_term", "long_term"], limit=5) == []
+    listed = http.get("/v1/memories", headers=_auth(uid)).json()["memories"]
+    assert [(m["id"], m["content"], m["layer"]) for m in listed] == [
+        (memory_id, "I restore vintage typewriters", "long_term")]
+    # Projected before, so the wait is on the re-admitted (Long-term) revision in both providers.
     vector = ctx.embedder.embed(["I restore vintage typewriters"])[0]
-    assert [h.memory_id for h in ctx.vector_index.search(uid, vector, layers=["long_term"], limit=5)] == [memory_id]
+
+    def readmission_projected() -> bool:
+        keyword = ctx.keyword_index.search(uid, "typewriters", layers=["long_term"], limit=5)
+        vectors = ctx.vector_index.search(uid, vector, layers=["long_term"], limit=5)
+        return [h.memory_id for h in keyword] == [memory_id] == [h.memory_id for h in vectors]
+
+    wait_for(readmission_projected, timeout=60, interval=0.25, what="the re-admitted memory to be projected")
+    assert ctx.keyword_index.search(uid, "gramophones", layers=["short_term", "long_term"], limit=5) == []
     assert_all_items_legal(ctx, uid)
     assert_ledger_gapless(ctx, uid)
 

@@ -24,6 +24,10 @@ scoped search shows nothing outside them.
 Which facts each transcript line yields (and what a lone consolidation does with them) is learned
 once from the stack by a calibration user; later steps are held to it.
 
+Historical rows (issue 27) are seeded in the original's shapes, in both collections (``memories``,
+the retired ``short_term``), active or hidden by their own fields, citing a conversation or not;
+a rule edits one's content. ``test_issue_27_legacy_sequence`` replays fixed runs of them.
+
 ``test_issue_20_sequence`` replays the sequences issue 20 reports (and a few neighbours) as fixed
 runs of the same actions, each checked the same way, so a fix can be checked against each.
 
@@ -39,7 +43,7 @@ import os
 import time
 import uuid
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +74,8 @@ from tests.support.firestore_checks import (
 )
 from tests.support.lifecycle_model import (
     EXPLICIT_TEXTS,
+    LEGACY_STATES,
+    LEGACY_TEXTS,
     OTHER_LINES,
     OWNER_LINES,
     SCOPED_DEVICES,
@@ -217,6 +223,7 @@ class Lifecycle(RuleBasedStateMachine):
         self.sent: list[tuple[str, dict[str, Any], dict[str, Any] | None]] = []  # (cid, doc, old) written
         self.next_cid = 0
         self.texts_used: set[str] = set()
+        self.legacy_used: set[str] = set()
 
     # ------------------------------------------------------------------ conversations
     @initialize()
@@ -261,6 +268,7 @@ class Lifecycle(RuleBasedStateMachine):
     def do_reprocess(self, cid: str) -> None:
         response = self.driver.api("POST", f"/v1/conversations/{cid}/reprocess")
         assert response.status_code == 200, response.text
+        self.model.reprocessed(cid)
 
     def do_create_explicit(self, text: str) -> str:
         self.texts_used.add(text)
@@ -362,6 +370,33 @@ class Lifecycle(RuleBasedStateMachine):
                                     device=device).json()["memories"]
             assert {m["content"] for m in found} <= expected, (text, params, [m["content"] for m in found])
 
+    # Historical rows (issue 27): seeded in the original's shapes, as the original left them.
+    def do_seed_legacy(self, collection: str, text: str, cites: str | None, state: str = "active") -> str:
+        memory_id = f"leg-{len(self.legacy_used)}"
+        self.legacy_used.add(text)
+        row: dict[str, Any] = {"content": text, "created_at": datetime.now(UTC) - timedelta(days=400),
+                               "category": "hobbies"}
+        if collection == "short_term":
+            row["status"] = "rejected" if state == "gone" else "pending_consolidation"
+        elif state == "gone":
+            row["deleted"] = True
+        if state == "superseded":
+            row["superseded_by"] = "leg-long-gone"
+        elif state == "invalidated":
+            row["invalid_at"] = datetime.now(UTC) - timedelta(days=100)
+        if cites is not None:  # the original's older rows name the conversation ``memory_id``
+            row["memory_id" if collection == "memories" and len(self.legacy_used) % 2 else "conversation_id"] = cites
+        self.driver.ctx.paths.doc(self.uid, collection, memory_id).set(row)
+        self.model.seed_legacy(memory_id, collection, text, cites, state)
+        return memory_id
+
+    def do_edit_legacy(self, memory_id: str) -> None:
+        text = f"{self.model.legacy[memory_id].content} (edited)"
+        response = self.driver.api("PATCH", f"/v3/memories/{memory_id}", params={"value": text})
+        assert response.status_code == 200, response.text
+        assert (response.json()["id"], response.json()["content"]) == (memory_id, text)
+        self.model.edit_legacy(memory_id, text)
+
     def check(self) -> None:
         self.surfaces_equal_the_model()
         self.no_deleted_text_anywhere()
@@ -445,6 +480,22 @@ class Lifecycle(RuleBasedStateMachine):
     @rule(scope=st.sampled_from(["current", "explicit"]), pick=st.integers(0, 3))
     def device_scoped_read(self, scope: str, pick: int) -> None:
         self.do_device_read(scope, pick)
+
+    @precondition(lambda self: not self.model.wiped and len(self.legacy_used) < len(LEGACY_TEXTS))
+    @rule(data=st.data(), collection=st.sampled_from(["memories", "short_term"]),
+          state=st.sampled_from(LEGACY_STATES))
+    def seed_legacy_row(self, data: st.DataObject, collection: str, state: str) -> None:
+        text = data.draw(st.sampled_from([t for t in LEGACY_TEXTS if t not in self.legacy_used]), label="text")
+        cites = data.draw(st.sampled_from([None, "old-conversation", *sorted(self.model.conversations)]),
+                          label="cites")
+        self.do_seed_legacy(collection, text, cites, state)
+
+    @precondition(lambda self: not self.model.wiped
+                  and any(r.state == "active" for r in self.model.legacy.values()))
+    @rule(data=st.data())
+    def edit_legacy_row(self, data: st.DataObject) -> None:
+        active = sorted(m for m, r in self.model.legacy.items() if r.state == "active")
+        self.do_edit_legacy(data.draw(st.sampled_from(active), label="legacy row"))
 
     @precondition(lambda self: self.sent)
     @rule(index=st.integers(0, 50))
@@ -637,4 +688,59 @@ def test_issue_20_sequence(stack: dict[str, Any], line_facts: LineFacts, name: s
     machine = Lifecycle()
     machine.start()
     SEQUENCES[name](machine)
+    machine.check()
+
+
+# ------------------------------------------------------------------- issue 27's historical rows
+# Fixed runs of the historical-row rules (both collections), checked the same way after each step.
+def _legacy_rows_follow_their_conversation(m: Lifecycle) -> None:
+    cid = m.do_write(("dog",))
+    m.do_seed_legacy("memories", LEGACY_TEXTS[0], cid)
+    m.do_seed_legacy("short_term", LEGACY_TEXTS[1], cid)
+    m.do_seed_legacy("memories", LEGACY_TEXTS[2], cid, "invalidated")
+    m.do_seed_legacy("short_term", LEGACY_TEXTS[3], None)
+    m.check()
+    m.do_consolidate()  # consolidation leaves historical rows alone (no backfill)
+    m.check()
+    m.do_reprocess(cid)  # Q7: the rows citing it go; the uncited one stays
+    m.check()
+    m.do_edit(cid, ("dog", "cello"), OTHER_LINES[1])
+
+
+def _edited_legacy_rows_stay_listed(m: Lifecycle) -> None:
+    cid = m.do_write(("acme",))
+    first = m.do_seed_legacy("memories", LEGACY_TEXTS[4], cid)
+    second = m.do_seed_legacy("short_term", LEGACY_TEXTS[5], cid)
+    m.do_edit_legacy(first)
+    m.do_edit_legacy(second)
+    m.check()
+    m.do_consolidate()
+    m.check()
+    m.do_delete_conversation(cid, via_api=True)  # the edits are the user's own words now: they stay
+    m.check()
+    m.do_delete_content(f"{LEGACY_TEXTS[4]} (edited)")
+
+
+def _delete_all_removes_every_legacy_row(m: Lifecycle) -> None:
+    m.do_write(("hiking",))
+    for index, state in enumerate(LEGACY_STATES):
+        m.do_seed_legacy("memories" if index % 2 else "short_term", LEGACY_TEXTS[index], "old-conversation", state)
+    m.check()
+    m.do_delete_all()
+
+
+LEGACY_SEQUENCES = {
+    "27-legacy-rows-follow-their-conversation": _legacy_rows_follow_their_conversation,
+    "27-edited-legacy-rows-stay-listed": _edited_legacy_rows_stay_listed,
+    "27-delete-all-removes-every-legacy-row": _delete_all_removes_every_legacy_row,
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEGACY_SEQUENCES))
+def test_issue_27_legacy_sequence(stack: dict[str, Any], line_facts: LineFacts, name: str) -> None:
+    Lifecycle.stack = stack
+    Lifecycle.calibrated = line_facts
+    machine = Lifecycle()
+    machine.start()
+    LEGACY_SEQUENCES[name](machine)
     machine.check()

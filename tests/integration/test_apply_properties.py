@@ -84,7 +84,6 @@ class Model:
     explicit: dict[str, str] = field(default_factory=dict)  # created content → its latest memory id
     engine_ops: list[tuple[str, Any, str, str]] = field(default_factory=list)  # kind, key, id, value
     visibility: dict[str, str] = field(default_factory=dict)
-    pending: set[str] = field(default_factory=set)  # edited while Long-term: waits for re-admission
     layer: dict[str, str] = field(default_factory=dict)  # learned after each pass (the router is a black box)
     hidden: dict[str, str] = field(default_factory=dict)  # rejected in review: id → content (kept, hidden)
     retracted: set[str] = field(default_factory=set)  # withdrawn by a re-capture without the line
@@ -166,16 +165,14 @@ def _run_step(ctx: Context, uid: str, model: Model, action: tuple[Any, ...], n: 
         assert item.content == content
         if unchanged:  # the text it already has (a client retry): the memory is left as it is
             assert item.layer == model.layer.get(memory_id, item.layer)
-            assert item.processing_state == ("pending" if memory_id in model.pending else "processed")
+            assert item.processing_state == "processed"
             return True
         assert item.edited and item.layer == "short_term"
-        # REFERENCE: an edited Long-term memory goes back to Short-term/pending until re-admitted;
-        # a Short-term edit (including a second edit of such a memory) is processed right away.
-        assert item.processing_state == ("pending" if was_long_term else "processed")
+        # Issue 27: an edit is processed in its own request, as an explicit create is; an edited
+        # Long-term memory is Short-term (listed, unadmitted) until consolidation re-admits it.
+        assert item.processing_state == "processed"
         if was_long_term:
-            model.pending.add(memory_id)
-        else:
-            model.pending.discard(memory_id)
+            assert item.promotion is None and item.pending_route
         model.layer[memory_id] = "short_term"
         model.live[memory_id] = content
         return unchanged
@@ -195,7 +192,6 @@ def _run_step(ctx: Context, uid: str, model: Model, action: tuple[Any, ...], n: 
                 model.deleted_facts.add((source, stored[gone]["content"]))
             model.live.pop(gone, None)
             model.aliases.pop(gone, None)
-            model.pending.discard(gone)
             model.deleted.add(gone)
         return False
     if kind == "capture":
@@ -212,7 +208,6 @@ def _run_step(ctx: Context, uid: str, model: Model, action: tuple[Any, ...], n: 
                     f"{memory_id} was merged into {survivor}, which does not state the same fact")
                 model.aliases[memory_id] = survivor
                 model.live.pop(memory_id)
-        model.pending.clear()
         return False
     if kind == "review":
         rows = review.list_open(ctx, uid)
@@ -309,7 +304,7 @@ def _check_store(ctx: Context, uid: str, model: Model) -> None:
         stored = items[memory_id]
         assert stored["content"] == content, memory_id
         assert stored["status"] == "active", (memory_id, stored["status"])
-        assert stored["processing_state"] == ("pending" if memory_id in model.pending else "processed")
+        assert stored["processing_state"] == "processed"
         assert stored["visibility"] == model.visibility[memory_id]
     for memory_id in model.hidden:
         assert items[memory_id]["status"] == "hidden" and items[memory_id]["layer"] != "long_term"

@@ -419,4 +419,4 @@ def test_export_streams_everything_the_user_owns_in_the_public_shape(stack: dict
     ghent, dutch = by_kind["memory"]["leg-ghent"], by_kind["memory"]["st-dutch"]
     assert (ghent["content"], ghent["layer"], ghent["category"], ghent["visibility"], ghent["subject_attribution"]) == (
         "I used to live in Ghent", "long_term", "system", "public", "legacy_assumed")
-    assert (dutch["content"], dutch["layer"]) == ("I am learning Dutch", "long_term")
+    assert (dutch["content"], dutch["layer"]) == ("I am learning Dutch", "short_term")  # a retired Short-term row

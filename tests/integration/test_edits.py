@@ -1,6 +1,7 @@
-"""Editing a Long-term memory's content is a new user assertion: the item goes back to Short-term
-pending, loses its graph assertion and its projections, and comes back only through consolidation
-with a fresh admission receipt."""
+"""Editing a Long-term memory's content is a new user assertion: the item goes back to Short-term,
+loses its admission receipt and graph assertion, and comes back to Long-term only through
+consolidation with a fresh receipt. Meanwhile it is processed in the edit's own request, as an
+explicit create is (issue 27): listed by default, and projected, with its new words."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def _drain(ctx: Context, uid: str, timeout_s: float = 30.0) -> None:
     raise AssertionError("outbox did not drain")
 
 
-def test_long_term_edit_returns_to_short_term_pending_until_readmitted(stack: dict[str, Any]) -> None:
+def test_long_term_edit_stays_listed_as_short_term_until_readmitted(stack: dict[str, Any]) -> None:
     ctx = Context(router=RuleRouter())
     uid = f"edit-{uuid.uuid4().hex[:10]}"
     [item] = intake.create_explicit(ctx, uid, [intake.ExplicitMemory(content="I keep bees on my roof")])
@@ -47,14 +48,19 @@ def test_long_term_edit_returns_to_short_term_pending_until_readmitted(stack: di
     assert provider in ctx.vector_index.provider_ids(uid)
 
     edited = edits.edit_content(ctx, uid, item.id, "I keep bees and chickens on my roof")
-    assert (edited.layer, edited.processing_state, edited.status) == ("short_term", "pending", "active")
+    # Processed in the edit's request (spec: every new intake is Short-term; an edit is processed
+    # as an explicit create is), unadmitted until consolidation re-admits it.
+    assert (edited.layer, edited.processing_state, edited.status) == ("short_term", "processed", "active")
     assert edited.edited and edited.manually_added and edited.subject_attribution == "user"
     assert edited.promotion is None and not edited.graph_ready and _assertion(ctx, uid, item.id) is None
+    assert edited.pending_route  # consolidation still owes it its one terminal route
     listed, _ = reads.list_memories(ctx, uid, reads.ListQuery())
-    assert item.id not in {m.id for m in listed}  # pending: not shown by default
+    assert [m.content for m in listed if m.id == item.id] == ["I keep bees and chickens on my roof"]
     _drain(ctx, uid)
-    assert provider not in ctx.keyword_index.provider_ids(uid)  # projections removed until re-admitted
-    assert provider not in ctx.vector_index.provider_ids(uid)
+    assert [h.memory_id for h in ctx.keyword_index.search(uid, "chickens", layers=["short_term"], limit=5)] == [
+        item.id]  # the projection holds the new words (and only those)
+    assert not ctx.keyword_index.search(uid, "chickens", layers=["long_term"], limit=5)
+    assert provider in ctx.vector_index.provider_ids(uid)
 
     summary = consolidation.run_pass(ctx, uid)
     assert summary["routes"] == {"promote": 1}

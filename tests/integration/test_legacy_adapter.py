@@ -144,8 +144,16 @@ def test_every_read_surface_shows_legacy_rows_and_writes_nothing(stack: dict[str
             ghent["subject_attribution"]) == ("long_term", "system", "public", "old-conv-1", True, "legacy_assumed")
     assert ghent["created_at"] == BASE.isoformat()
     assert next(m for m in v1 if m["id"] == "leg-cello")["conversation_id"] == "old-conv-2"  # the old mirror
-    assert {m["id"] for m in api.ok("GET", "/v1/memories", params={"layer": "long_term"})["memories"]} == SHOWN
-    assert api.ok("GET", "/v1/memories", params={"layer": "short_term"})["memories"] == []
+    # Spec, canonical mapping: a retired short_term row is Short-term (layer=short_term), a memories
+    # row grandfathered Long-term (leg-same: the memories row wins the same-text tie).
+    assert {m["id"] for m in api.ok("GET", "/v1/memories", params={"layer": "long_term"})["memories"]} == (
+        SHOWN - {"st-dutch"})
+    assert [m["id"] for m in api.ok("GET", "/v1/memories", params={"layer": "short_term"})["memories"]] == [
+        "st-dutch"]
+    dutch = next(m for m in v1 if m["id"] == "st-dutch")
+    # Its deadline: created_at (BASE + 2 days) plus the stack's 30-day Short-term TTL, long past.
+    assert (dutch["layer"], dutch["expires_at"], dutch["expired"]) == (
+        "short_term", (BASE + timedelta(days=32)).isoformat(), True)
     page = api.ok("GET", "/v1/memories", params={"limit": 2})
     rest = api.ok("GET", "/v1/memories", params={"limit": 2, "cursor": page["next_cursor"]})
     assert [m["id"] for m in page["memories"] + rest["memories"]] == [m["id"] for m in v1]
@@ -303,10 +311,10 @@ def _instant(minute: int) -> datetime:
 
 
 def _write_canonical(ctx: Context, uid: str, rows: dict[str, int]) -> None:
-    def plan(view: ApplyView) -> Plan:
-        return Plan(items=[MemoryItem(id=mid, uid=uid, content=f"canonical fact {mid}", layer="long_term",
-                                      processing_state="processed", grandfathered_long_term=True,
-                                      created_at=_instant(minute)) for mid, minute in rows.items()])
+    def plan(view: ApplyView) -> Plan:  # default-visible canonical items (Short-term: no receipt needed)
+        return Plan(items=[MemoryItem(id=mid, uid=uid, content=f"canonical fact {mid}", layer="short_term",
+                                      processing_state="processed", created_at=_instant(minute))
+                           for mid, minute in rows.items()])
 
     ctx.engine.apply(uid, "test.seed", {"ids": sorted(rows)}, plan, item_ids=list(rows))
 

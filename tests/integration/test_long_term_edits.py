@@ -9,7 +9,7 @@ After every step:
 * nothing raised except the refusals the model expects (400 over the limit, 404 once rejected), and
   a refused step changed no canonical document;
 * the stored user-facing fields match the model; a metadata edit kept the layer, a content edit
-  sent the item to Short-term/pending;
+  sent the item to Short-term, processed in the edit's own request (issue 27: it stays listed);
 * every stored item is a legal §1.3 combination, and every active Long-term item has a receipt that
   validates for its current revision and a graph assertion for that revision (no other item has
   one), no admitted item is an alias or ancestor, and lineage links agree both ways (an edited
@@ -202,9 +202,10 @@ def _step(ctx: Context, uid: str, ids_: list[str], models: list[Model], step: tu
     if kind == "content":
         text = TEXTS[index][value]
         if text != model.content:
-            # Back to Short-term; a former Long-term item waits (pending) for consolidation to re-admit it.
-            expected = "pending" if before.layer == Layer.LONG_TERM else "processed"
-            assert (after.layer, after.status, after.processing_state) == ("short_term", "active", expected)
+            # Back to Short-term, processed in the edit's request (issue 27: it stays listed) and
+            # unadmitted: a former Long-term item waits for consolidation to re-admit it.
+            assert (after.layer, after.status, after.processing_state) == ("short_term", "active", "processed")
+            assert after.pending_route and after.promotion is None
         model.content = text
     else:
         # A metadata edit never moves the item: same layer, status and content.
@@ -297,12 +298,17 @@ def test_a_grandfathered_long_term_row_is_edited_without_a_fabricated_receipt(ct
     uid = new_uid("gf")
     memory_id = "legacy_row_1"
 
+    # The materialisation of a historical ``memories`` row, read in the same transaction (the only
+    # thing the grandfathered exemption covers).
+    ctx.paths.doc(uid, "memories", memory_id).set({"content": "I sail on weekends", "category": "hobbies"})
+
     def legacy(view: ApplyView) -> Plan:
         return Plan(items=[MemoryItem(id=memory_id, uid=uid, content="I sail on weekends", layer="long_term",
                                       processing_state="processed", grandfathered_long_term=True,
                                       category="hobbies")])
 
-    ctx.engine.apply(uid, "test.legacy_row", {"id": memory_id}, legacy, item_ids=[memory_id])
+    ctx.engine.apply(uid, "test.legacy_row", {"id": memory_id}, legacy, item_ids=[memory_id],
+                     doc_paths=[f"memories/{memory_id}"])
     for edit in (lambda: edits.set_visibility(ctx, uid, memory_id, "public"),
                  lambda: edits.set_user_review(ctx, uid, memory_id, True),
                  lambda: edits.set_category(ctx, uid, memory_id, "system")):
@@ -313,12 +319,37 @@ def test_a_grandfathered_long_term_row_is_edited_without_a_fabricated_receipt(ct
     # Editing its content is a new user assertion: it is re-admitted like any other item, with a
     # receipt the validator checks (the legacy marker is gone).
     edited = edits.edit_content(ctx, uid, memory_id, "I sail on weekends and holidays")
-    assert (edited.layer, edited.processing_state, edited.grandfathered_long_term) == ("short_term", "pending", False)
+    assert (edited.layer, edited.processing_state, edited.grandfathered_long_term) == (
+        "short_term", "processed", False)
     assert consolidation.run_pass(ctx, uid)["routes"] == {"promote": 1}
     items = assert_admissions_sound(ctx, uid)
     assert items[memory_id].layer == "long_term" and not items[memory_id].grandfathered_long_term
     assert_all_items_legal(ctx, uid)
     assert_ledger_gapless(ctx, uid)
+
+
+def test_the_historical_exemption_covers_only_a_memories_row(ctx: Context) -> None:
+    """Issue 27: a retired ``short_term`` row is Short-term (spec, canonical mapping), so claiming
+    the grandfathered exemption for it — or for nothing — is refused, and nothing is written."""
+    uid = new_uid("gfst")
+    ctx.paths.doc(uid, "short_term", "st1").set({"content": "I am learning Dutch", "status": "pending_consolidation"})
+    ctx.paths.doc(uid, "memories", "m1").set({"content": "I row", "memory_tier": "short_term"})
+
+    def claim(memory_id: str) -> Any:
+        def plan(view: ApplyView) -> Plan:
+            return Plan(items=[MemoryItem(id=memory_id, uid=uid, content="I am learning Dutch", layer="long_term",
+                                          processing_state="processed", grandfathered_long_term=True)])
+        return plan
+
+    before = canonical_snapshot(ctx, uid)
+    for memory_id in ("st1", "m1", "nowhere"):
+        with pytest.raises(AdmissionRefused, match="grandfathered Long-term without the historical memories row"):
+            ctx.engine.apply(uid, "test.claim", {"id": memory_id}, claim(memory_id), item_ids=[memory_id],
+                             doc_paths=[f"short_term/{memory_id}", f"memories/{memory_id}"])
+    assert canonical_snapshot(ctx, uid) == before
+    # Materialised through an edit, the retired row is an ordinary Short-term item.
+    item = edits.set_visibility(ctx, uid, "st1", "private")
+    assert (item.layer, item.grandfathered_long_term, item.pending_route) == ("short_term", False, True)
 
 
 def test_the_validator_still_refuses_an_unreceipted_long_term_write(ctx: Context) -> None:
@@ -350,12 +381,14 @@ def test_editing_a_superseded_ancestor_takes_it_out_of_the_lineage(ctx: Context)
     survivor_revision = items[new_id].revision
 
     edited = edits.edit_content(ctx, uid, old_id, "I keep bees and hens on my roof")
-    assert (edited.layer, edited.status, edited.processing_state) == ("short_term", "active", "pending")
+    assert (edited.layer, edited.status, edited.processing_state) == ("short_term", "active", "processed")
     assert edited.superseded_by is None and edited.canonical_memory_id is None
     items = assert_admissions_sound(ctx, uid)
-    # The survivor no longer claims it, and was re-admitted in the same commit (its receipt binds supersedes).
+    # The survivor no longer claims it, and was re-admitted in the edit's commit (its receipt binds
+    # supersedes); the edited item's next commit is its processing.
     assert items[new_id].supersedes == [] and items[new_id].revision == survivor_revision + 1
-    assert items[new_id].ledger_commit_id == items[old_id].ledger_commit_id
+    commit = ctx.paths.doc(uid, "memory_commits", str(items[new_id].ledger_commit_id)).get().to_dict()
+    assert commit["kind"] == "edit.content" and old_id in commit["memory_ids"]
 
     assert consolidation.run_pass(ctx, uid)["routes"] == {"promote": 1}
     items = assert_admissions_sound(ctx, uid)

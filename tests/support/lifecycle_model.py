@@ -20,6 +20,13 @@ of ``core``; its rules come from ``docs/data-model.md`` (layers, states, deletes
 * A device-scoped read (``device_scope=current|explicit``) lists exactly the facts the default
   read lists that a live source captured on one of the scope's devices (the spec's device
   identity: a universal retrieval filter over the capture devices; see :data:`DEVICES`).
+* Historical rows (issue 27; spec: canonical mapping, Q2, Q4, Q7): a legacy ``memories`` row and a
+  retired ``short_term`` row are listed while active, and never when their own fields say deleted,
+  superseded or invalidated (or a retired row was settled away); reading, consolidation and edits of
+  other memories leave them alone. A successful re-extraction of the conversation a row cites (a
+  changed transcript, a reprocess) or that conversation's delete retracts it; a delete of the memory
+  or of everything removes it; a content edit turns it into the user's own memory, listed at once
+  with its new words.
 
 The rule extractor is a black box: which facts (contents, quotes) each transcript line yields is
 learned once from the stack (:class:`LineFacts`, filled by a calibration run) and later steps are
@@ -86,7 +93,25 @@ class Explicit:
     content: str
     history: list[str] = field(default_factory=list)  # every text it ever held
     long_term: bool = False  # a consolidation pass promoted it (explicit memories are user-asserted)
-    pending: bool = False  # edited while Long-term: back to Short-term/pending, not shown until re-admitted
+
+
+LEGACY_TEXTS: tuple[str, ...] = (
+    "I once sold lemonade at the harbour market", "My first car was a green hatchback",
+    "I used to sing in a church choir", "I grew tomatoes on the old balcony",
+    "I still have my grandfather's pocket watch", "I spent a summer picking grapes in Burgundy",
+)
+LEGACY_STATES = ("active", "superseded", "invalidated", "gone")  # what the row's own fields say
+
+
+@dataclass
+class LegacyRow:
+    """A historical row: its collection (``memories`` | ``short_term``), text, the conversation it
+    cites (or None), and its own lifecycle (only ``active`` rows are listed)."""
+
+    collection: str
+    content: str
+    cites: str | None
+    state: str = "active"
 
 
 @dataclass
@@ -104,6 +129,8 @@ class LifecycleModel:
     settled: set[tuple[str, str]] = field(default_factory=set)  # (conversation, fact) a pass has seen
     wiped: bool = False
     capture_devices: dict[str, str | None] = field(default_factory=dict)  # conversation / explicit id → device
+    legacy: dict[str, LegacyRow] = field(default_factory=dict)  # memory id → historical row still stored
+    reprocess_tokens: set[str] = field(default_factory=set)  # conversations whose document holds one
 
     # ------------------------------------------------------------------------ derived views
     def sources(self) -> dict[str, set[str]]:
@@ -134,7 +161,7 @@ class LifecycleModel:
 
     def visible(self) -> set[str]:
         """Contents a default read must list, each exactly once."""
-        return set(self.sources()) | {e.content for e in self.explicit.values() if not e.pending}
+        return set(self.sources()) | {e.content for e in self.explicit.values()} | self.legacy_visible()
 
     def live_texts(self) -> set[str]:
         """Every text a live source still holds (transcripts, their facts' quotes, explicit texts,
@@ -151,6 +178,7 @@ class LifecycleModel:
                             texts.add(self.corrected[(cid, fact.content)])
         for e in self.explicit.values():
             texts.update(e.history)
+        texts.update(row.content for row in self.legacy.values())  # hidden rows stay stored (non-destructive)
         return texts
 
     def forbidden(self) -> set[str]:
@@ -168,7 +196,7 @@ class LifecycleModel:
         them, and the explicit memories created on one of them."""
         seen = self.capture_devices
         out = {content for content, cids in self.sources().items() if any(seen.get(cid) in devices for cid in cids)}
-        out |= {e.content for mid, e in self.explicit.items() if not e.pending and seen.get(mid) in devices}
+        out |= {e.content for mid, e in self.explicit.items() if seen.get(mid) in devices}
         return out
 
     def captured_on(self, key: str, device: str | None) -> None:
@@ -189,6 +217,12 @@ class LifecycleModel:
 
     def write(self, cid: str, owner: tuple[str, ...], other: str) -> None:
         previous = self.conversations.get(cid)
+        # A new revision (the app's write also drops a reprocess token) is captured: Q7 replaces the
+        # source everywhere, its historical rows included.
+        if previous is not None and ((previous.owner, previous.other) != (owner, other)
+                                     or cid in self.reprocess_tokens):
+            self.retract_legacy(cid)
+        self.reprocess_tokens.discard(cid)
         if previous is not None:
             # Lines the edit removed: their facts (from this source) are retracted (Q7).
             removed = set(previous.owner) - set(owner)
@@ -203,6 +237,7 @@ class LifecycleModel:
         self.ever_conversations.add(cid)
 
     def delete_conversation(self, cid: str) -> None:
+        self.retract_legacy(cid)
         self.gone_texts.update(self.conversation_texts(cid))
         del self.conversations[cid]
         for key in [k for k in self.settled | self.rejected | set(self.corrected) | self.reviewed if k[0] == cid]:
@@ -215,6 +250,9 @@ class LifecycleModel:
         """``DELETE /v3/memories/{id}`` of the memory listing ``content``: the whole logical memory."""
         self.deleted_ids |= memory_ids
         self.gone_texts.add(content)
+        for mid, row in list(self.legacy.items()):
+            if row.state == "active" and row.content == content:
+                del self.legacy[mid]
         for mid, e in list(self.explicit.items()):
             if e.content == content:
                 self.gone_texts.update(e.history)
@@ -235,6 +273,8 @@ class LifecycleModel:
             self.deleted.add(key)
             self.gone_texts.add(key[1])
         self.deleted_ids |= memory_ids
+        for mid in list(self.legacy):  # every historical row, shown or not
+            self._drop_legacy(mid)
 
     def wipe(self) -> None:
         for cid in list(self.conversations):
@@ -242,6 +282,8 @@ class LifecycleModel:
         for e in self.explicit.values():
             self.gone_texts.update(e.history)
         self.explicit.clear()
+        for mid in list(self.legacy):
+            self._drop_legacy(mid)
         self.wiped = True
 
     def add_explicit(self, memory_id: str, content: str) -> None:
@@ -251,16 +293,15 @@ class LifecycleModel:
         e = self.explicit[memory_id]
         e.content = content
         e.history.append(content)
-        if e.long_term:  # spec/REFERENCE: an edited Long-term memory waits for re-admission
-            e.pending, e.long_term = True, False
-        else:  # a Short-term edit is processed right away (also a second edit of a pending one)
-            e.pending = False
+        # Issue 27: an edit is processed in its own request, as an explicit create is, and stays
+        # listed with its new words (as Short-term) while consolidation re-admits it.
+        e.long_term = False
 
     def consolidated(self) -> None:
         """A pass settled every pending item: explicit memories are promoted (manually added),
         conversation facts whose calibrated route is ``review`` wait in the review queue."""
         for e in self.explicit.values():
-            e.long_term, e.pending = True, False
+            e.long_term = True
         for cid, conv in self.conversations.items():
             for line in conv.owner:
                 for fact in self.line_facts.facts(line):
@@ -278,6 +319,34 @@ class LifecycleModel:
             elif decision == "correct" and correction:
                 self.corrected[key] = correction
 
+    # ------------------------------------------------------------------------ historical rows
+    def legacy_visible(self) -> set[str]:
+        return {row.content for row in self.legacy.values() if row.state == "active"}
+
+    def seed_legacy(self, memory_id: str, collection: str, content: str, cites: str | None, state: str) -> None:
+        self.legacy[memory_id] = LegacyRow(collection, content, cites, state)
+
+    def _drop_legacy(self, memory_id: str) -> None:
+        """The row is tombstoned (when it states a memory) and physically removed: its text goes."""
+        row = self.legacy.pop(memory_id)
+        self.gone_texts.add(row.content)
+        self.deleted_ids.add(memory_id)
+
+    def retract_legacy(self, cid: str) -> None:
+        """A successful re-extraction or the delete of ``cid``: the rows citing it go (Q7, the
+        delete/privacy matrix), whatever their own state."""
+        for mid in [m for m, row in self.legacy.items() if row.cites == cid]:
+            self._drop_legacy(mid)
+
+    def reprocessed(self, cid: str) -> None:
+        self.retract_legacy(cid)
+        self.reprocess_tokens.add(cid)
+
+    def edit_legacy(self, memory_id: str, content: str) -> None:
+        """A content edit materialises the row as the user's own memory (issue 27: listed at once
+        with its new words; it no longer depends on the conversation the row cited)."""
+        row = self.legacy.pop(memory_id)
+        self.explicit[memory_id] = Explicit(content, [row.content, content])
 
 # ------------------------------------------------------------------------ device-scoped reads
 # The spec's device identity: a conversation (and an explicit memory) carries the client device it

@@ -1,17 +1,20 @@
 """The historical adapter's row mapping (``core.services.legacy``): pure, no servers.
 
 Expected values come from the original's row shapes (``is_locked``, the ``memory_id`` conversation
-mirror, ``deleted``, retired Short-term ``status`` / ``soft_pruned_at``) and the spec's Q2/Q4: a
-legacy row is a grandfathered Long-term memory or nothing, and two different texts under one id
-are refused rather than guessed between.
+mirror, ``deleted``, retired Short-term ``status`` / ``soft_pruned_at``, the lifecycle fields
+``memory_tier`` / ``superseded_by`` / ``invalid_at``) and the spec's Q2/Q4 and canonical mapping
+table: a ``memories`` row is a grandfathered Long-term memory, a retired ``short_term`` row is
+Short-term (with the Short-term deadline), a row its own fields invalidated is superseded, and two
+different texts under one id are refused rather than guessed between.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from core.domain.records import expired, to_public
 from core.services import legacy
 
 WHEN = datetime(2024, 3, 1, 9, 30, tzinfo=UTC)
@@ -67,3 +70,60 @@ def test_two_collections_agreeing_are_one_memory_and_disagreeing_are_refused() -
     # The apply-side reader sees the same rows through the document paths an apply reads.
     docs = {path: same[path.split("/")[0]] for path in legacy.paths("m1")}
     assert legacy.successor("u1", "m1", docs) == item
+
+
+def test_a_retired_short_term_row_is_short_term_with_its_deadline() -> None:
+    """Spec, canonical mapping: "Shadow short_term (retired) → Short-term in unified Memories
+    (layer=short_term)"; TTL is an adjudication deadline reported as ``expired``."""
+    row = {"content": "I am learning Dutch", "status": "pending_consolidation", "conversation_id": "c1",
+           "created_at": WHEN, "allowed_uses": ["chat"], "scope": "user"}
+    item = legacy.adapt("u1", "st1", row, "short_term", ttl_days=30)
+    assert item is not None
+    assert (item.layer, item.status, item.processing_state) == ("short_term", "active", "processed")
+    assert not item.grandfathered_long_term and item.promotion is None  # never Long-term without a receipt
+    assert item.read_class == "default" and item.pending_route  # default-visible; only consolidation settles it
+    assert item.expires_at == WHEN + timedelta(days=30)
+    assert not expired(item, WHEN + timedelta(days=29)) and expired(item, WHEN + timedelta(days=30))
+    assert to_public(item, WHEN + timedelta(days=31))["expired"] is True
+    assert legacy.adapt("u1", "st1", row, "short_term", ttl_days=7).expires_at == WHEN + timedelta(days=7)
+    # A deadline the row carries is its own.
+    own = legacy.adapt("u1", "st1", {**row, "expires_at": WHEN + timedelta(days=2)}, "short_term")
+    assert own is not None and own.expires_at == WHEN + timedelta(days=2)
+    # ``memory_tier`` does not lift a retired Short-term row into Long-term.
+    lifted = legacy.adapt("u1", "st1", {**row, "memory_tier": "long_term"}, "short_term")
+    assert lifted is not None and (lifted.layer, lifted.grandfathered_long_term) == ("short_term", False)
+
+
+@pytest.mark.parametrize(("tier", "layer", "read_class"), [
+    (None, "long_term", "default"), ("long_term", "long_term", "default"),
+    ("short_term", "short_term", "default"), ("archive", "archive", "archive"),
+])
+def test_a_memories_row_keeps_its_own_tier(tier: str | None, layer: str, read_class: str) -> None:
+    item = legacy.adapt("u1", "m1", {"content": "I sail", "created_at": WHEN, "memory_tier": tier}, "memories")
+    assert item is not None
+    assert (item.layer, item.read_class, item.grandfathered_long_term) == (layer, read_class, layer == "long_term")
+
+
+@pytest.mark.parametrize("row", [
+    {"superseded_by": "m2"}, {"invalid_at": WHEN}, {"superseded_by": "m2", "invalid_at": WHEN},
+    {"memory_tier": "short_term", "invalid_at": WHEN},
+])
+def test_a_row_its_own_fields_invalidated_is_superseded_not_active(row: dict) -> None:
+    for collection in legacy.COLLECTIONS:
+        item = legacy.adapt("u1", "m1", {"content": "I live in Ghent", "created_at": WHEN, **row}, collection)
+        assert item is not None
+        assert (item.status, item.read_class, item.pending_route) == ("superseded", "hidden", False), collection
+
+
+@pytest.mark.parametrize("row", [
+    {"memory_tier": "context_only"}, {"memory_tier": 2}, {"superseded_by": 5}, {"invalid_at": "2024-01-01"},
+    {"memory_tier": "archive", "invalid_at": WHEN},  # no legal state says "superseded in Archive"
+])
+def test_lifecycle_fields_no_lifecycle_has_make_the_row_no_memory(row: dict) -> None:
+    assert legacy.adapt("u1", "m1", {"content": "I live in Ghent", "created_at": WHEN, **row}, "memories") is None
+
+
+def test_lifecycle_fields_that_say_nothing_leave_the_row_active() -> None:
+    for row in ({"superseded_by": None, "invalid_at": None}, {"superseded_by": ""}, {"superseded_by": "m1"}):
+        item = legacy.adapt("u1", "m1", {"content": "I live in Ghent", "created_at": WHEN, **row}, "memories")
+        assert item is not None and item.status == "active", row

@@ -132,6 +132,42 @@ def test_a_permanent_extraction_failure_keeps_prior_memories_and_records_it() ->
     assert any(str(v).startswith("failed") for v in marker["jobs"].values())
 
 
+def _legacy_row(w: World, collection: str, mid: str, cid: str) -> None:
+    w.store.put(paths.doc(UID, collection, mid), {"content": f"legacy fact {mid}", "conversation_id": cid,
+                                                   "created_at": w.clock.now()})
+
+
+@pytest.mark.parametrize("exc", [LLMUnavailable("llm down"), LLMRejected("refused")])
+def test_an_extraction_failure_keeps_the_legacy_rows_citing_the_conversation(exc: Exception) -> None:
+    """Q7: extraction failure preserves prior state — the historical rows of the source too."""
+    w = world()
+    _capture(w, "c1", _doc(LISBON))
+    _legacy_row(w, "memories", "old1", "c1")
+    _legacy_row(w, "short_term", "old2", "c1")
+    w.ctx._overrides["extractor"] = FailingExtractor(exc)
+    _capture(w, "c1", _doc(LISBON, NURSE))
+    listed = {i.id for i in reads.list_memories(w.ctx, UID, reads.ListQuery())[0]}
+    assert {"old1", "old2"} <= listed
+    assert w.store.get(paths.doc(UID, "memories", "old1")) is not None
+
+
+def test_a_successful_capture_retracts_the_legacy_rows_citing_the_conversation() -> None:
+    """Q7: a successful result replaces the source across all stores, an empty one too."""
+    w = world()
+    _legacy_row(w, "memories", "old1", "c1")
+    _legacy_row(w, "short_term", "old2", "c1")
+    _legacy_row(w, "memories", "old3", "c2")
+    result = _capture(w, "c1", _doc("Hmm."))  # a first capture here, extracting nothing
+    assert result.retracted == 2
+    assert {i.id for i in reads.list_memories(w.ctx, UID, reads.ListQuery())[0]} == {"old3"}
+    assert w.store.get(paths.doc(UID, "memories", "old1")) is None
+    tombstone = _items(w)["old1"]
+    assert (tombstone["status"], tombstone["content"], tombstone["deleted_by_user"]) == ("tombstoned", "", False)
+    _legacy_row(w, "memories", "old4", "c2")
+    assert _capture(w, "c2", _doc(LISBON)).retracted == 2  # a capture with facts, too
+    assert {i.content for i in reads.list_memories(w.ctx, UID, reads.ListQuery())[0]} == {"User lives in Lisbon"}
+
+
 def test_nothing_is_captured_while_the_account_is_being_deleted() -> None:
     w = world()
     w.store.put(paths.account_deletion(UID), {"state": "fenced", "generation": 1})

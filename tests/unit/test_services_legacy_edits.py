@@ -1,5 +1,6 @@
 """The historical adapter, edits and search on the in-memory store (no emulator). From the domain
-model: legacy flat rows are grandfathered Long-term, read-only, and materialised lazily on
+model: legacy flat rows are grandfathered Long-term and retired ``short_term`` rows Short-term,
+read-only, and materialised lazily on
 mutation (a canonical successor or tombstone suppresses the row); a colliding row is withheld;
 search hydrates every provider hit from the canonical store and drops what is not visible."""
 
@@ -37,7 +38,7 @@ def _ids(items: list[Any]) -> list[str]:
     return [i.id for i in items]
 
 
-def test_legacy_rows_read_as_grandfathered_long_term_in_list_order() -> None:
+def test_legacy_rows_read_in_their_layers_in_list_order() -> None:
     w = world()
     _legacy(w, "memories", "old1", "I like chess", minutes=1)
     _legacy(w, "short_term", "old2", "I like go", minutes=2)
@@ -51,7 +52,10 @@ def test_legacy_rows_read_as_grandfathered_long_term_in_list_order() -> None:
     page, cursor = reads.list_memories(w.ctx, UID, reads.ListQuery(limit=2))
     rest, end = reads.list_memories(w.ctx, UID, reads.ListQuery(limit=2, cursor=cursor))
     assert _ids(page + rest) == [new.id, "old2", "old1"] and end is None
-    assert _ids(reads.list_memories(w.ctx, UID, reads.ListQuery(layer="short_term"))[0]) == [new.id]
+    # Spec, canonical mapping: retired short_term rows are Short-term (layer=short_term).
+    assert _ids(reads.list_memories(w.ctx, UID, reads.ListQuery(layer="short_term"))[0]) == [new.id, "old2"]
+    assert _ids(reads.list_memories(w.ctx, UID, reads.ListQuery(layer="long_term"))[0]) == ["old1"]
+    assert reads.get_memory(w.ctx, UID, "old2").layer == "short_term"
 
 
 def test_a_row_in_both_collections_with_different_text_is_withheld() -> None:
