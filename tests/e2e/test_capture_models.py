@@ -174,8 +174,10 @@ def test_a_model_that_always_answers_malformed_json_is_called_the_bound_then_the
     assert status["memory_count"] == len(SAMPLE_FACTS[doc["id"]]) and status["attempts"] == MAX_ATTEMPTS
     assert status["captured_at"] and status["conversation_status"] == "completed"
     # A new revision (a reprocess token) has its own bound: three more calls, then the rules again.
+    # (the stored document goes back to in_progress with it, so the stack's own trigger stays out)
+    ctx.paths.doc(uid, "conversations", doc["id"]).update({"status": "in_progress", "reprocess_token": "again"})
     again = dict(doc, reprocess_token="again")
-    _deliver(falling_back, uid, again)
+    assert [s >= 500 for s in _deliver(falling_back, uid, again)] == [True, True, False]
     assert len(model.requests_to(CHAT_PATH)) - calls == 2 * MAX_ATTEMPTS
 
 
