@@ -297,10 +297,12 @@ def _adc_token(scope: str) -> Callable[[], str]:
 PROBE = "dimension probe"
 
 
-def build_embedder(settings: Settings, *, index_dim: int | None = None, probe: bool = True) -> Embedder:
+def build_embedder(settings: Settings, *, index_dim: int | None = None, probe: bool = True,
+                   token: Callable[[], str] | None = None) -> Embedder:
     """The embedder named by ``settings.embedder``, checked against ``settings.embedding_dim`` and
     ``index_dim`` (the vector index's own dimension, when the caller knows it). A remote embedder is
-    probed once (``probe``) so the dimension it really answers is checked at start."""
+    probed once (``probe``) so the dimension it really answers is checked at start. ``token``: the
+    Vertex AI bearer token source (default: Application Default Credentials)."""
     kind = settings.embedder.lower()
     embedder: Embedder
     if kind == "hashing":
@@ -320,7 +322,7 @@ def build_embedder(settings: Settings, *, index_dim: int | None = None, probe: b
         location = settings.vertex_location or settings.region
         embedder = VertexEmbedder(settings.project_id, location, settings.embedding_model or "text-embedding-005",
                                   settings.embedding_dim, endpoint=settings.vertex_endpoint,
-                                  timeout_s=settings.llm_timeout_s)
+                                  timeout_s=settings.llm_timeout_s, token=token)
     else:
         raise BadRequest(f"unknown STRATA_EMBEDDER {settings.embedder!r} (hashing | minilm | openai | vertex)")
     if embedder.dim != settings.embedding_dim:

@@ -71,7 +71,7 @@ class VertexProtocolServer:
                 return self._script.popleft()
         if not PREDICT.match(path):
             return google_error(404, f"unknown path {path}")
-        if not headers.get("Authorization", "").startswith("Bearer "):
+        if not headers.get("Authorization", "").removeprefix("Bearer ").strip():
             return google_error(401, "Request is missing required authentication credential.")
         try:
             texts = [str(instance["content"]) for instance in body["instances"]]
