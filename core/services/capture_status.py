@@ -55,7 +55,8 @@ def conversation_status(ctx: Context, uid: str, conversation_id: str) -> dict[st
     revision = conversation_revision(doc)
     attempts = attempts_of(run, revision)
     current = run.get("revision") == revision
-    jobs = run.get("jobs") if current and isinstance(run.get("jobs"), dict) else {}
+    stored_jobs = run.get("jobs")
+    jobs: dict[str, Any] = stored_jobs if current and isinstance(stored_jobs, dict) else {}
     failures = [str(jobs[job])[len("failed: "):] for job in JOBS if str(jobs.get(job, "")).startswith("failed: ")]
     fell_back = run.get("fell_back") if current and isinstance(run.get("fell_back"), dict) else None
     extractor = run.get("extractor") if current and isinstance(run.get("extractor"), dict) else None
