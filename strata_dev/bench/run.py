@@ -10,7 +10,7 @@ from typing import Any
 
 NAMES = ("ingest", "consolidate", "schedule", "project", "read", "recall", "doctor")
 # Run by name only (not part of ``all``): longer runs with their own figures.
-EXTRA = ("scale", "startup", "cost")
+EXTRA = ("scale", "startup", "cost", "extract")
 
 
 def _module(name: str) -> Any:
