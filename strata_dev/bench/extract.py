@@ -10,7 +10,8 @@ LLM extractor (JSON mode, the schema in the prompt; one model attempt per revisi
 fallback, as a deployment configures it).
 
 Reported, per extractor: memories per conversation, seconds per conversation and the share of
-evidence turns (the turns the questions cite) that some stored memory's quote cites; for the model
+evidence turns (the turns the questions cite) that some stored memory's quote cites (for the model
+user these include the fallback's memories; ``model_*`` count only the model's own); for the model
 also the share of replies that validate against the schema, the share of its candidates whose
 quotes do not ground (one is enough to refuse the reply: capture then falls back), the share of
 conversations that fell back, and prompt / completion tokens per conversation. A 135M model
@@ -83,18 +84,21 @@ def _model_server() -> Iterator[str]:
         log.close()
 
 
-def _stored_citations(ctx: Any, uid: str) -> tuple[int, set[str]]:
-    """Live memories of ``uid`` and the segment ids their evidence cites."""
+def _stored_citations(ctx: Any, uid: str, extractor: str | None = None) -> tuple[int, set[str]]:
+    """Live memories of ``uid`` (with evidence from ``extractor`` only, when named) and the segment
+    ids that evidence cites."""
     from core.domain import paths
 
     count, cited = 0, set()
     for row in ctx.store.scan(paths.col(uid, "memory_items"), limit=10_000):
         data = row.data or {}
-        if data.get("status") != "active":
+        evidence = [e for e in data.get("evidence") or []
+                    if extractor is None or e.get("extractor_id") == extractor]
+        if data.get("status") != "active" or not evidence:
             continue
         count += 1
-        for evidence in data.get("evidence") or []:
-            cited.update(ref.get("segment_id") for ref in evidence.get("quote_refs") or [])
+        for item in evidence:
+            cited.update(ref.get("segment_id") for ref in item.get("quote_refs") or [])
     return count, cited
 
 
@@ -164,7 +168,10 @@ def run(args: Any) -> dict[str, Any]:
                          "evidence_turns": len(evidence),
                          "evidence_coverage": round(len(cited & evidence) / len(evidence), 3) if evidence else None,
                          "seconds_per_conversation": round(seconds[name] / conversations, 2)}
+    model_memories, model_cited = _stored_citations(llm_ctx, llm_uid, "openai")
     figures["openai"].update({
+        "model_memories_per_conversation": round(model_memories / conversations, 2),
+        "model_evidence_coverage": round(len(model_cited & evidence) / len(evidence), 3) if evidence else None,
         "model_calls": client.usage.calls,
         "replies_valid_share": round(valid / conversations, 3),
         "candidates": candidates,
