@@ -89,7 +89,7 @@ def _stored_citations(ctx: Any, uid: str, extractor: str | None = None) -> tuple
     ids that evidence cites."""
     from core.domain import paths
 
-    count, cited = 0, set()
+    count, cited = 0, set[str]()
     for row in ctx.store.scan(paths.col(uid, "memory_items"), limit=10_000):
         data = row.data or {}
         evidence = [e for e in data.get("evidence") or []
@@ -108,7 +108,7 @@ def run(args: Any) -> dict[str, Any]:
     from core.domain import paths
     from core.domain.extraction import bind_quote, source_from_conversation, source_segments
     from core.domain.rule_extractor import RuleExtractor
-    from core.errors import GroundingError, LLMMalformedReply, StrataError
+    from core.errors import GroundingError, StrataError
     from core.services import capture, capture_status
 
     path = Path(args.data) if args.data else locomo.default_paths()[0]
@@ -119,7 +119,7 @@ def run(args: Any) -> dict[str, Any]:
     base = config.load()
     with _model_server() as url:
         settings = base.replace(extractor="openai", llm_base_url=url, llm_model=base.llm_model or "smollm2-135m",
-                                llm_response_format="json_object", llm_max_tokens=256, llm_timeout_s=1800.0,
+                                llm_response_format="json_object", llm_max_tokens=512, llm_timeout_s=1800.0,
                                 llm_max_attempts=1, llm_on_failure="fall_back", llm_window_chars=6_000)
         client = ChatClient.from_settings(settings)
         recorder = _Recording(LLMExtractor(client, window_segments=settings.llm_window_segments,
@@ -127,13 +127,15 @@ def run(args: Any) -> dict[str, Any]:
         rules_ctx = harness.context(settings=base, extractor=RuleExtractor(), publisher=harness.NullPublisher())
         llm_ctx = harness.context(settings=settings, extractor=recorder, publisher=harness.NullPublisher())
         seconds = {"rules": 0.0, "openai": 0.0}
-        fell_back = candidates = ungrounded = valid = 0
+        fell_back = candidates = ungrounded = valid = replies = 0
+        errors: dict[str, int] = {}
         evidence: set[str] = set()
         for sample, session in sessions:
             doc = locomo.conversation_doc(sample, session, sample.speaker_a)
             conversation_id = f"{sample.sample_id}-s{session.index}"
             turns = {t.dia_id for t in session.turns}
             evidence |= {e for q in sample.questions for e in q.evidence if e in turns}
+            before = len(recorder.outcomes)
             for name, ctx, uid in (("rules", rules_ctx, rules_uid), ("openai", llm_ctx, llm_uid)):
                 ctx.store.set(paths.doc(uid, "conversations", conversation_id), doc)
                 started = time.monotonic()
@@ -145,19 +147,20 @@ def run(args: Any) -> dict[str, Any]:
             fell_back += state["state"] == "fell_back"
             sys.stderr.write(f"extract: {conversation_id}: model {state['state']} ({state['last_error_code']}), "
                              f"{state['memory_count']} memories; {seconds['openai']:.0f} s of model capture so far\n")
-            outcome = recorder.outcomes[-1] if recorder.outcomes else None
-            if isinstance(outcome, StrataError):
-                valid += not isinstance(outcome, LLMMalformedReply)
-                continue
-            valid += 1
             segments = source_segments(source_from_conversation(llm_uid, conversation_id, doc))
-            for candidate in outcome.memories:
-                candidates += 1
-                try:
-                    for quote in candidate.quotes:
-                        bind_quote(segments, quote)
-                except GroundingError:
-                    ungrounded += 1
+            for outcome in recorder.outcomes[before:]:
+                replies += 1
+                if isinstance(outcome, StrataError):
+                    errors[outcome.code] = errors.get(outcome.code, 0) + 1
+                    continue
+                valid += 1
+                for candidate in outcome.memories:
+                    candidates += 1
+                    try:
+                        for quote in candidate.quotes:
+                            bind_quote(segments, quote)
+                    except GroundingError:
+                        ungrounded += 1
         client.close()
     conversations = len(sessions)
     figures: dict[str, Any] = {"data": path.name, "conversations": conversations,
@@ -173,7 +176,9 @@ def run(args: Any) -> dict[str, Any]:
         "model_memories_per_conversation": round(model_memories / conversations, 2),
         "model_evidence_coverage": round(len(model_cited & evidence) / len(evidence), 3) if evidence else None,
         "model_calls": client.usage.calls,
-        "replies_valid_share": round(valid / conversations, 3),
+        "replies": replies,
+        "replies_valid_share": round(valid / replies, 3) if replies else None,
+        "reply_errors": errors,
         "candidates": candidates,
         "candidates_ungrounded_share": round(ungrounded / candidates, 3) if candidates else None,
         "fell_back_share": round(fell_back / conversations, 3),
