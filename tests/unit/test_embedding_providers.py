@@ -143,3 +143,33 @@ def test_vertex_from_settings_uses_the_region_and_the_default_model(vertex: Vert
     assert len(embedder.embed(["hello"])[0]) == DIM
     assert vertex.requests[-1].path.startswith(
         "/v1/projects/proj-9/locations/asia-northeast1/publishers/google/models/text-embedding-005:predict")
+
+
+def test_vertex_takes_its_token_from_application_default_credentials(vertex: VertexProtocolServer,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """No key anywhere: the token comes from google-auth's ADC (here a stand-in credentials object,
+    as on a function its service account's), refreshed when it is not valid."""
+    import google.auth
+
+    class Credentials:
+        def __init__(self) -> None:
+            self.valid, self.token, self.refreshes = False, None, 0
+
+        def refresh(self, request: object) -> None:
+            self.refreshes += 1
+            self.valid, self.token = True, f"adc-{self.refreshes}"
+
+    credentials = Credentials()
+    requested: list[object] = []
+
+    def default(scopes: object = None) -> tuple[Credentials, str]:
+        requested.append(scopes)
+        return credentials, "proj"
+
+    monkeypatch.setattr(google.auth, "default", default)
+
+    embedder = VertexEmbedder("p", "us-central1", dim=DIM, endpoint=vertex.endpoint)
+    embedder.embed(["a"])
+    embedder.embed(["b"])
+    assert requested == [[VertexEmbedder.SCOPE]] and credentials.refreshes == 1
+    assert [r.headers["Authorization"] for r in vertex.requests] == ["Bearer adc-1", "Bearer adc-1"]
