@@ -117,3 +117,4 @@ clean:
 	rm -rf build .strata .pytest_cache .mypy_cache .ruff_cache firebase-debug.log
 
 -include mk/infra.mk
+-include mk/llm.mk

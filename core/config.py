@@ -22,7 +22,7 @@ module now (the Firestore SDK still loads asyncio later, in the functions that u
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -80,7 +80,27 @@ class Settings(BaseModel):
     llm_model: str = ""
     llm_api_key: str = ""
     llm_timeout_s: float = Field(20.0, gt=0)
+    llm_max_tokens: int = Field(4096, gt=0)  # completion budget of one chat request
+    # Compatibility: ``json_schema`` (strict structured output), ``json_object`` (JSON mode; the
+    # reply is validated here against the same schema) or ``none`` (no response_format at all).
+    llm_response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
+    llm_send_temperature: bool = True  # off for servers that refuse ``temperature``
+    # A conversation revision's extraction calls the model at most this many times (each failed
+    # call counted on the capture marker); then ``llm_on_failure`` decides: ``fall_back`` to the
+    # rule extractor, or ``fail`` (recorded, acknowledged).
+    llm_max_attempts: int = Field(3, gt=0)
+    llm_on_failure: Literal["fall_back", "fail"] = "fall_back"
+    # A long transcript is sent in windows of whole segments: at most this many segments / characters.
+    llm_window_segments: int = Field(200, gt=0)
+    llm_window_chars: int = Field(24_000, gt=0)
     embedding_model: str = ""
+    # The OpenAI-compatible embedder's own endpoint (not the chat model's).
+    embedding_base_url: str = ""
+    embedding_api_key: str = ""
+    # Vertex AI text embeddings: the API root (empty: https://{location}-aiplatform.googleapis.com)
+    # and location (empty: ``region``); credentials are the process's Application Default Credentials.
+    vertex_endpoint: str = ""
+    vertex_location: str = ""
     # Behaviour.
     short_term_ttl_days: int = Field(30, ge=0)
     long_term_archive_after_days: int = Field(0, ge=0)  # 0 = never age out

@@ -1,8 +1,16 @@
-"""Embedders behind :class:`core.ports.Embedder`: hashing (default), local MiniLM, OpenAI-compatible.
+"""Embedders behind :class:`core.ports.Embedder`: hashing (the local fallback), local MiniLM,
+OpenAI-compatible, and Vertex AI text embeddings (a deployment's default).
 
 Every embedder returns L2-normalised vectors of exactly ``dim`` floats, so cosine similarity in the
 vector index is a dot product. :func:`build_embedder` picks one from the settings and refuses to
-start when the model's dimension differs from ``embedding_dim`` (the vector index's dimension).
+start (:class:`DimensionMismatch`, naming both dimensions) when the embedder's dimension differs
+from ``embedding_dim`` or from the vector index's own dimension when that is known; a remote
+embedder is asked for one probe vector first, so a model that ignores the requested dimension stops
+the process at start rather than failing its first upsert.
+
+Remote embedders map provider answers the same way: connection failures, timeouts, 429 (quota)
+and 5xx are :class:`ProviderUnavailable` (retry later); other 4xx and malformed answers are
+:class:`PermanentError`; vectors of the wrong size are :class:`DimensionMismatch`.
 """
 
 from __future__ import annotations
@@ -11,7 +19,7 @@ import hashlib
 import math
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
@@ -224,8 +232,108 @@ class OpenAIEmbedder(Embedder):
         self._client.close()
 
 
-def build_embedder(settings: Settings) -> Embedder:
-    """The embedder named by ``settings.embedder``, checked against ``settings.embedding_dim``."""
+class VertexEmbedder(Embedder):
+    """Vertex AI text embeddings (``text-embedding-005`` unless told) over the ``:predict`` REST
+    endpoint, authorised by the process's Application Default Credentials (a function's own service
+    account: no key anywhere). The request asks for ``outputDimensionality = dim``; each answer's
+    ``predictions[].embeddings.values`` must have exactly that many floats."""
+
+    name = "vertex"
+    SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+
+    def __init__(self, project: str, location: str, model: str = "text-embedding-005", dim: int = 384, *,
+                 endpoint: str = "", timeout_s: float = 20.0, batch_size: int = 16,
+                 token: Callable[[], str] | None = None) -> None:
+        if not project or not location or not model:
+            raise BadRequest("the Vertex AI embedder needs a project, a location and a model")
+        self.model = model
+        self.dim = dim
+        self._batch = batch_size
+        root = (endpoint or f"https://{location}-aiplatform.googleapis.com").rstrip("/")
+        self.url = f"{root}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:predict"
+        self._token = token or _adc_token(self.SCOPE)
+        self._client = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(5.0, timeout_s)))
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self._batch):
+            out += self._embed_batch(list(texts[start:start + self._batch]))
+        return out
+
+    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+        payload = {"instances": [{"content": t} for t in texts],
+                   "parameters": {"outputDimensionality": self.dim, "autoTruncate": True}}
+        try:
+            response = self._client.post(self.url, json=payload, headers={"Authorization": f"Bearer {self._token()}"})
+        except httpx.HTTPError as exc:
+            raise ProviderUnavailable(f"Vertex AI embeddings unreachable: {exc}") from exc
+        if response.status_code == 429 or response.status_code >= 500:
+            raise ProviderUnavailable(f"Vertex AI embeddings answered {response.status_code}: {_google_error(response)}")
+        if response.status_code >= 400:
+            raise PermanentError(f"Vertex AI embeddings refused the request ({response.status_code}): "
+                                 f"{_google_error(response)}")
+        try:
+            vectors = [[float(x) for x in p["embeddings"]["values"]] for p in response.json()["predictions"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise PermanentError(f"malformed Vertex AI embeddings response: {exc}") from exc
+        if len(vectors) != len(texts):
+            raise PermanentError(f"Vertex AI returned {len(vectors)} embeddings for {len(texts)} texts")
+        for vector in vectors:
+            if len(vector) != self.dim:
+                raise DimensionMismatch(f"Vertex AI model {self.model!r} returned {len(vector)}-dim vectors; "
+                                        f"the vector index (STRATA_EMBEDDING_DIM) is {self.dim}-dim")
+        return [_normalise(v) for v in vectors]
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _google_error(response: httpx.Response) -> str:
+    try:
+        error = response.json()["error"]
+        return f"{error.get('status', '')} {error.get('message', '')}".strip()[:300]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return " ".join(response.text.split())[:300]
+
+
+def _adc_token(scope: str) -> Callable[[], str]:
+    """A bearer token from Application Default Credentials, refreshed when it has expired."""
+    lock = threading.Lock()
+    state: dict[str, Any] = {}
+
+    def token() -> str:
+        with lock:
+            credentials = state.get("credentials")
+            if credentials is None:
+                import google.auth
+                import google.auth.exceptions
+
+                try:
+                    credentials, _ = google.auth.default(scopes=[scope])
+                except google.auth.exceptions.DefaultCredentialsError as exc:
+                    raise PermanentError(f"STRATA_EMBEDDER=vertex needs Application Default Credentials: {exc}") from exc
+                state["credentials"] = credentials
+            if not credentials.valid:
+                from google.auth.transport.requests import Request
+
+                try:
+                    credentials.refresh(Request())
+                except Exception as exc:  # noqa: BLE001 - the metadata server or token endpoint is down
+                    raise ProviderUnavailable(f"could not refresh the Vertex AI access token: {exc}") from exc
+            return str(credentials.token)
+
+    return token
+
+
+PROBE = "dimension probe"
+
+
+def build_embedder(settings: Settings, *, index_dim: int | None = None, probe: bool = True,
+                   token: Callable[[], str] | None = None) -> Embedder:
+    """The embedder named by ``settings.embedder``, checked against ``settings.embedding_dim`` and
+    ``index_dim`` (the vector index's own dimension, when the caller knows it). A remote embedder is
+    probed once (``probe``) so the dimension it really answers is checked at start. ``token``: the
+    Vertex AI bearer token source (default: Application Default Credentials)."""
     kind = settings.embedder.lower()
     embedder: Embedder
     if kind == "hashing":
@@ -234,20 +342,37 @@ def build_embedder(settings: Settings) -> Embedder:
         embedder = MiniLMEmbedder()
     elif kind == "openai":
         embedder = OpenAIEmbedder(
-            settings.llm_base_url,
+            settings.embedding_base_url or settings.llm_base_url,
             settings.embedding_model or "text-embedding-3-small",
-            settings.llm_api_key,
+            settings.embedding_api_key or (settings.llm_api_key if not settings.embedding_base_url else ""),
             settings.embedding_dim,
             timeout_s=settings.llm_timeout_s,
+            send_dimensions=True,
         )
+    elif kind == "vertex":
+        location = settings.vertex_location or settings.region
+        embedder = VertexEmbedder(settings.project_id, location, settings.embedding_model or "text-embedding-005",
+                                  settings.embedding_dim, endpoint=settings.vertex_endpoint,
+                                  timeout_s=settings.llm_timeout_s, token=token)
     else:
-        raise BadRequest(f"unknown STRATA_EMBEDDER {settings.embedder!r} (hashing | minilm | openai)")
+        raise BadRequest(f"unknown STRATA_EMBEDDER {settings.embedder!r} (hashing | minilm | openai | vertex)")
     if embedder.dim != settings.embedding_dim:
         raise DimensionMismatch(
             f"embedder {kind!r} produces {embedder.dim}-dim vectors but STRATA_EMBEDDING_DIM="
             f"{settings.embedding_dim}; the vector index dimension must match"
         )
+    if index_dim is not None and index_dim != embedder.dim:
+        raise DimensionMismatch(
+            f"embedder {kind!r} produces {embedder.dim}-dim vectors but the vector index is {index_dim}-dim; "
+            f"set STRATA_EMBEDDING_DIM (and the model's dimension) to the index's"
+        )
+    if probe and kind in ("openai", "vertex"):
+        try:
+            embedder.embed([PROBE])
+        except DimensionMismatch as exc:
+            raise DimensionMismatch(f"at start: {exc.message}") from exc
     return embedder
 
 
-__all__ = ["DimensionMismatch", "HashingEmbedder", "MiniLMEmbedder", "OpenAIEmbedder", "build_embedder"]
+__all__ = ["DimensionMismatch", "HashingEmbedder", "MiniLMEmbedder", "OpenAIEmbedder", "VertexEmbedder",
+           "build_embedder"]

@@ -1,10 +1,21 @@
 """OpenAI-compatible chat-completions adapters: the LLM extractor and the LLM router.
 
-Both ask for a strict ``json_schema`` response and accept nothing less: a transport failure,
-timeout, 429/5xx, truncated reply (``finish_reason == "length"``), malformed JSON or a reply of the
-wrong shape raises a :class:`core.errors.RetryableError` subclass; a 4xx refusal or a model refusal
-raises :class:`LLMRejected` (a :class:`core.errors.PermanentError`). A partial result is never
-returned, so a failed extraction leaves the conversation's prior memories untouched.
+Both ask for a strict ``json_schema`` response by default (``STRATA_LLM_RESPONSE_FORMAT``:
+``json_object`` for servers with JSON mode only, ``none`` for servers with neither; the reply is
+validated here against the same schema either way), bounded by ``max_tokens``, at temperature 0
+unless ``STRATA_LLM_SEND_TEMPERATURE=0``. A transport failure, timeout, 429/5xx, truncated reply
+(``finish_reason == "length"``), malformed JSON or a reply of the wrong shape raises a
+:class:`core.errors.RetryableError` subclass; a 4xx refusal or a model refusal raises
+:class:`LLMRejected` (a :class:`core.errors.PermanentError`) whose message carries the status and
+the start of the provider's answer, logged as an error. A partial result is never returned, so a
+failed extraction leaves the conversation's prior memories untouched. How often capture calls the
+model for one conversation revision, and what it does after, is capture's business
+(``STRATA_LLM_MAX_ATTEMPTS``, ``STRATA_LLM_ON_FAILURE``).
+
+A long transcript is sent in windows of whole owner segments (``STRATA_LLM_WINDOW_SEGMENTS`` /
+``STRATA_LLM_WINDOW_CHARS``), one request each, numbered from 1 within the window; the windows'
+candidates are merged, and grounding still binds every quote to one segment of the whole
+conversation.
 
 What leaves the process: the extractor sends the numbered *owner* segments with every disclosed
 secret already redacted; the router sends unrestricted candidates and unrestricted neighbours only
@@ -15,6 +26,10 @@ sends ids other than the opaque refs the server assigned, and the LLM never supp
 from __future__ import annotations
 
 import json
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -27,6 +42,7 @@ from core.domain.extraction import (
     ExtractionResult,
     ExtractionSource,
     Extractor,
+    Segment,
     WorkflowCandidate,
     drop_secret_candidates,
     source_segments,
@@ -42,40 +58,76 @@ from core.errors import (
     LLMUnavailable,
 )
 
+log = logging.getLogger(__name__)
+RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
-# --------------------------------------------------------------------------- errors
+
+@dataclass
+class Usage:
+    """What one client sent and received so far (the real-model check reports it)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
 # --------------------------------------------------------------------------- the client
 class ChatClient:
     """A small OpenAI-compatible ``/chat/completions`` client returning the parsed JSON object."""
 
     def __init__(self, base_url: str, model: str, api_key: str = "", timeout_s: float = 20.0,
-                 transport: httpx.BaseTransport | None = None) -> None:
+                 transport: httpx.BaseTransport | None = None, *, max_tokens: int = 4096,
+                 response_format: str = "json_schema", send_temperature: bool = True) -> None:
         if not base_url or not model:
             raise LLMRejected("LLM adapter needs a base URL and a model", code="llm_misconfigured")
+        if response_format not in RESPONSE_FORMATS:
+            raise LLMRejected(f"unknown LLM response format {response_format!r} ({' | '.join(RESPONSE_FORMATS)})",
+                              code="llm_misconfigured")
         self.model = model
+        self.max_tokens = max_tokens
+        self.response_format = response_format
+        self.send_temperature = send_temperature
+        self.usage = Usage()
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.Client(base_url=base_url.rstrip("/"), headers=headers,
                                   timeout=httpx.Timeout(timeout_s), transport=transport)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ChatClient:
-        return cls(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s)
+        return cls(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s,
+                   max_tokens=settings.llm_max_tokens, response_format=settings.llm_response_format,
+                   send_temperature=settings.llm_send_temperature)
 
     def close(self) -> None:
         self._http.close()
 
-    def complete_json(self, *, system: str, user: str, schema_name: str, schema: dict[str, Any]) -> Any:
-        body = {
+    def _body(self, system: str, user: str, schema_name: str, schema: dict[str, Any]) -> dict[str, Any]:
+        if self.response_format != "json_schema":
+            # Without strict structured output the schema travels in the prompt; the reply is
+            # validated against it by the caller all the same.
+            system = (f"{system}\n\nAnswer with one JSON object only, no prose, matching this JSON schema:\n"
+                      f"{json.dumps(schema, sort_keys=True)}")
+        body: dict[str, Any] = {
             "model": self.model,
-            "temperature": 0,
+            "max_tokens": self.max_tokens,
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
-            "response_format": {
+        }
+        if self.send_temperature:
+            body["temperature"] = 0
+        if self.response_format == "json_schema":
+            body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": schema_name, "strict": True, "schema": schema},
-            },
-        }
+            }
+        elif self.response_format == "json_object":
+            body["response_format"] = {"type": "json_object"}
+        return body
+
+    def complete_json(self, *, system: str, user: str, schema_name: str, schema: dict[str, Any]) -> Any:
+        self.usage.calls += 1
         try:
-            response = self._http.post("/chat/completions", json=body)
+            response = self._http.post("/chat/completions", json=self._body(system, user, schema_name, schema))
         except httpx.TimeoutException as exc:
             raise LLMTimeout(f"LLM request timed out: {exc}") from exc
         except httpx.HTTPError as exc:
@@ -83,13 +135,22 @@ class ChatClient:
         if response.status_code == 429 or response.status_code >= 500:
             raise LLMUnavailable(f"LLM provider answered HTTP {response.status_code}")
         if response.status_code >= 400:
-            raise LLMRejected(f"LLM provider refused the request: HTTP {response.status_code}")
+            # Not silent: the status and the provider's own words, logged and carried by the error
+            # (capture records its code on the conversation's marker).
+            detail = " ".join(response.text.split())[:300]
+            log.error("LLM provider refused the request: HTTP %s: %s", response.status_code, detail)
+            raise LLMRejected(f"LLM provider refused the request: HTTP {response.status_code}: {detail}")
         try:
-            choice = response.json()["choices"][0]
+            reply = response.json()
+            choice = reply["choices"][0]
             finish = choice.get("finish_reason")
             message = choice["message"]
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise LLMMalformedReply("LLM reply is not a chat completion") from exc
+        usage = reply.get("usage") if isinstance(reply, dict) else None
+        if isinstance(usage, dict):
+            self.usage.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+            self.usage.completion_tokens += int(usage.get("completion_tokens") or 0)
         if finish == "length":
             raise LLMTruncatedReply("LLM reply was truncated (finish_reason=length)")
         if isinstance(message, dict) and message.get("refusal"):
@@ -99,6 +160,9 @@ class ChatClient:
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, str):
             raise LLMMalformedReply("LLM reply has no text content")
+        if self.response_format != "json_schema":
+            fenced = _FENCE.match(content)  # models without JSON mode like a ```json fence
+            content = fenced.group(1) if fenced else content
         try:
             return json.loads(content)
         except ValueError as exc:
@@ -177,42 +241,56 @@ class _ExtractionOut(_Strict):
     goals: list[_WorkflowOut]
 
 
+def windows(segments: Sequence[Segment], max_segments: int, max_chars: int) -> list[tuple[Segment, ...]]:
+    """Consecutive runs of whole segments, each at most ``max_segments`` long and ``max_chars`` of
+    text (a single longer segment is a window of its own: a segment is never cut)."""
+    out: list[tuple[Segment, ...]] = []
+    current: list[Segment] = []
+    size = 0
+    for segment in segments:
+        length = len(segment.text)
+        if current and (len(current) >= max_segments or size + length > max_chars):
+            out.append(tuple(current))
+            current, size = [], 0
+        current.append(segment)
+        size += length
+    if current:
+        out.append(tuple(current))
+    return out
+
+
 class LLMExtractor:
-    """Extraction through an OpenAI-compatible model; same interface as the rule extractor."""
+    """Extraction through an OpenAI-compatible model; same interface as the rule extractor.
+
+    ``model_backed``: capture bounds how often it is called per conversation revision and falls
+    back to the rule extractor (or fails) after that."""
 
     extractor_id = "openai"
+    model_backed = True
 
-    def __init__(self, client: ChatClient) -> None:
+    def __init__(self, client: ChatClient, *, window_segments: int = 200, window_chars: int = 24_000) -> None:
         self._client = client
         self.extractor_version = f"1:{client.model}"
+        self.window_segments = window_segments
+        self.window_chars = window_chars
 
     def extract(self, source: ExtractionSource) -> ExtractionResult:
         owner = [s for s in source_segments(source) if s.is_user]
-        if not owner:
-            return ExtractionResult((), (), (), self.extractor_id, self.extractor_version)
-        numbered = "\n".join(f"[{n}] {redact_secrets(s.text)}" for n, s in enumerate(owner, start=1))
-        raw = self._client.complete_json(system=_EXTRACTION_SYSTEM, user=f"Owner segments:\n{numbered}",
-                                         schema_name="strata_extraction", schema=EXTRACTION_SCHEMA)
-        try:
-            parsed = _ExtractionOut.model_validate(raw)
-            memories = tuple(
-                Candidate(
-                    content=m.content.strip(), kind=m.kind, category=m.category,  # type: ignore[arg-type]
-                    subject=m.subject,  # type: ignore[arg-type]
-                    subject_label=(m.subject_label or None), quotes=tuple(m.quotes),
-                    sensitivity=frozenset(label for label in m.sensitivity if label in RESTRICTED_LABELS)
-                    | label_sensitivity(" ".join((m.content, *m.quotes))),
-                )
-                for m in parsed.memories
-            )
-            if any(m.category not in CATEGORIES for m in memories) or any(not m.content for m in memories):
-                raise ValueError("category outside the schema or empty content")
-            action_items = tuple(WorkflowCandidate("action_item", w.description.strip(), w.quote, w.due)
-                                 for w in parsed.action_items)
-            goals = tuple(WorkflowCandidate("goal", w.description.strip(), w.quote, w.due) for w in parsed.goals)
-        except (ValidationError, ValueError, TypeError) as exc:
-            raise LLMMalformedReply(f"LLM extraction reply has the wrong shape: {exc}") from exc
-        result = ExtractionResult(memories, action_items, goals, self.extractor_id, self.extractor_version)
+        memories: dict[tuple[str, str], Candidate] = {}
+        workflow: dict[tuple[str, str], WorkflowCandidate] = {}
+        for window in windows(owner, self.window_segments, self.window_chars):
+            found, rows = self._extract_window(window)
+            for m in found:  # the same fact said in two windows is one candidate, citing both
+                key = (" ".join(m.content.split()).casefold(), (m.subject_label or "").casefold())
+                seen = memories.get(key)
+                memories[key] = m if seen is None else replace(
+                    seen, quotes=tuple(dict.fromkeys((*seen.quotes, *m.quotes))),
+                    sensitivity=seen.sensitivity | m.sensitivity)
+            for w in rows:
+                workflow.setdefault((w.kind, " ".join(w.description.split()).casefold()), w)
+        result = ExtractionResult(
+            tuple(memories.values()), tuple(w for w in workflow.values() if w.kind == "action_item"),
+            tuple(w for w in workflow.values() if w.kind == "goal"), self.extractor_id, self.extractor_version)
         result = drop_secret_candidates(result)
         # A quote of redacted text cannot be grounded and must not be stored.
         return ExtractionResult(
@@ -221,6 +299,31 @@ class LLMExtractor:
             goals=tuple(w for w in result.goals if REDACTED not in w.quote),
             extractor_id=result.extractor_id, extractor_version=result.extractor_version,
         )
+
+    def _extract_window(self, window: Sequence[Segment]) -> tuple[list[Candidate], list[WorkflowCandidate]]:
+        numbered = "\n".join(f"[{n}] {redact_secrets(s.text)}" for n, s in enumerate(window, start=1))
+        raw = self._client.complete_json(system=_EXTRACTION_SYSTEM, user=f"Owner segments:\n{numbered}",
+                                         schema_name="strata_extraction", schema=EXTRACTION_SCHEMA)
+        try:
+            parsed = _ExtractionOut.model_validate(raw)
+            memories = [
+                Candidate(
+                    content=m.content.strip(), kind=m.kind, category=m.category,  # type: ignore[arg-type]
+                    subject=m.subject,  # type: ignore[arg-type]
+                    subject_label=(m.subject_label or None), quotes=tuple(m.quotes),
+                    sensitivity=frozenset(label for label in m.sensitivity if label in RESTRICTED_LABELS)
+                    | label_sensitivity(" ".join((m.content, *m.quotes))),
+                )
+                for m in parsed.memories
+            ]
+            if any(m.category not in CATEGORIES for m in memories) or any(not m.content for m in memories):
+                raise ValueError("category outside the schema or empty content")
+            rows = [WorkflowCandidate("action_item", w.description.strip(), w.quote, w.due)
+                    for w in parsed.action_items]
+            rows += [WorkflowCandidate("goal", w.description.strip(), w.quote, w.due) for w in parsed.goals]
+        except (ValidationError, ValueError, TypeError) as exc:
+            raise LLMMalformedReply(f"LLM extraction reply has the wrong shape: {exc}") from exc
+        return memories, rows
 
 
 # --------------------------------------------------------------------------- routing
@@ -290,7 +393,8 @@ def build_extractor(settings: Settings) -> Extractor:
     if settings.extractor == "rules":
         return RuleExtractor()
     if settings.extractor == "openai":
-        return LLMExtractor(ChatClient.from_settings(settings))
+        return LLMExtractor(ChatClient.from_settings(settings), window_segments=settings.llm_window_segments,
+                            window_chars=settings.llm_window_chars)
     raise LLMRejected(f"unknown extractor {settings.extractor!r} (rules | openai)", code="misconfigured")
 
 
@@ -303,6 +407,7 @@ def build_router(settings: Settings) -> Router:
 
 
 __all__ = [
-    "EXTRACTION_SCHEMA", "ChatClient", "LLMExtractor", "LLMMalformedReply", "LLMRejected", "LLMRouter",
-    "LLMTimeout", "LLMTruncatedReply", "LLMUnavailable", "build_extractor", "build_router",
+    "EXTRACTION_SCHEMA", "RESPONSE_FORMATS", "ChatClient", "LLMExtractor", "LLMMalformedReply", "LLMRejected", "LLMRouter",
+    "LLMTimeout", "LLMTruncatedReply", "LLMUnavailable", "Usage", "build_extractor", "build_router",
+    "windows",
 ]

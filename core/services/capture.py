@@ -14,6 +14,15 @@ evidence come back with a fresh admission. A fact the user deleted stays deleted
 words are extracted again. An extractor refusal is recorded and acknowledged; a transient failure
 is retried. Once a delete of the conversation started (``cascade`` in its marker), nothing of it is
 captured any more.
+
+A model-backed extractor (``model_backed``: the LLM) is called at most ``STRATA_LLM_MAX_ATTEMPTS``
+times per conversation revision, however often the trigger redelivers: each call is reserved on the
+marker (``attempts``: revision, count, last error) in a transaction before it is made. A failed call
+whose error is transient is retried by the trigger while attempts remain; a permanent one (a 4xx, a
+refusal, a reply whose quotes do not ground) or the last attempt ends the model's turn, and then
+``STRATA_LLM_ON_FAILURE`` decides: ``fall_back`` captures the revision with the rule extractor
+(the marker's ``fell_back`` says why), ``fail`` records every job as failed with the error's code.
+The marker's ``extractor`` names the extractor whose memories the revision holds.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ from core.domain.extraction import (
 )
 from core.domain.plan import MAX_ITEMS_PER_APPLY, ApplyView, Page, Plan
 from core.domain.records import Evidence, MemoryItem, QuoteRef, short_term_deadline
+from core.domain.rule_extractor import RuleExtractor
 from core.domain.sensitivity import label_sensitivity
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import (
@@ -40,6 +50,7 @@ from core.errors import (
     Conflict,
     ConversationDeleted,
     GenerationChanged,
+    PermanentError,
     StrataError,
     WritesDisabled,
 )
@@ -133,26 +144,40 @@ def _capture(ctx: Context, uid: str, conversation_id: str, doc: dict[str, Any], 
     if all(done.get(job) for job in JOBS):
         result.skipped = "already_captured"
         return
-    # No marker at all: nothing of this conversation was ever applied (the marker is written in the
-    # same commit as the memories), so there is no cohort to read and no workflow row to merge into.
-    first = stored_run is None
+    # No marker at all (or one that only counts model attempts): nothing of this conversation was
+    # ever applied (the marker is written in the same commit as the memories), so there is no cohort
+    # to read and no workflow row to merge into.
+    first = not _applied(stored_run)
     # Every capture that writes the marker counts up, so an operation key bound to the count is never
     # reused by a later capture (reverting an edit, A → B → A, captures A again instead of replaying
     # the first A), while a retry of this capture, before its marker is written, replays.
     captures = int(run.get("captures", 0)) + 1
     source = source_from_conversation(uid, conversation_id, doc)
-    try:
-        extraction = drop_secret_candidates(ctx.extractor.extract(source))
-    except StrataError as exc:
-        _extraction_failed(ctx, uid, conversation_id, run_ref, revision, captures, done, result, exc)
-        return
+    turn = _ModelTurn(attempts_of(run, revision))
+    if getattr(ctx.extractor, "model_backed", False):
+        extraction = _model_extraction(ctx, uid, conversation_id, run_ref, revision, captures, done, result,
+                                       source, turn)
+        if extraction is None:
+            return
+    else:
+        try:
+            extraction = drop_secret_candidates(ctx.extractor.extract(source))
+        except StrataError as exc:
+            _extraction_failed(ctx, uid, conversation_id, run_ref, revision, captures, done, result, exc)
+            return
     device_id = doc.get("client_device_id") if isinstance(doc.get("client_device_id"), str) else None
     workflow = {name: _workflow_rows(ctx, uid, conversation_id, revision, name, extraction)
                 for name in JOBS[1:] if not done.get(name)}
 
     def marker(jobs: dict[str, Any]) -> dict[str, Any]:
-        return {"revision": revision, "jobs": jobs, "updated_at": ctx.now(), "errors": dict(result.errors),
-                "captures": captures}
+        data = {"revision": revision, "jobs": jobs, "updated_at": ctx.now(), "errors": dict(result.errors),
+                "captures": captures, "extractor": {"id": extraction.extractor_id,
+                                                    "version": extraction.extractor_version}}
+        if turn.attempts["count"]:
+            data["attempts"] = turn.attempts
+        if turn.fell_back is not None:
+            data["fell_back"] = turn.fell_back
+        return data
 
     if not done.get("memories"):
         # When this is the first capture, the workflow rows and the marker ride in the memories'
@@ -200,6 +225,102 @@ def _capture(ctx: Context, uid: str, conversation_id: str, doc: dict[str, Any], 
     _count_workflow(result, workflow)
 
 
+# --------------------------------------------------------------------------- bounded model attempts
+@dataclass
+class _ModelTurn:
+    attempts: dict[str, Any]
+    fell_back: dict[str, Any] | None = None
+
+
+def _applied(run: dict[str, Any] | None) -> bool:
+    """The marker holds more than model attempts (a capture, a cascade record): not a first capture."""
+    return bool(set(run or {}) - {"attempts"})
+
+
+def attempts_of(run: dict[str, Any] | None, revision: str) -> dict[str, Any]:
+    """The marker's model-attempt record for ``revision`` (a fresh one for any other revision)."""
+    stored = (run or {}).get("attempts")
+    if isinstance(stored, dict) and stored.get("revision") == revision:
+        return {"revision": revision, "count": int(stored.get("count") or 0), "last_error": stored.get("last_error"),
+                "last_error_at": stored.get("last_error_at"), "first_at": stored.get("first_at"),
+                "last_at": stored.get("last_at")}
+    return {"revision": revision, "count": 0, "last_error": None, "last_error_at": None, "first_at": None,
+            "last_at": None}
+
+
+def _reserve_attempt(ctx: Context, uid: str, run_ref: str, revision: str, turn: _ModelTurn) -> bool | None:
+    """Count one model call for ``revision`` on the marker before it is made (compare and set, so
+    concurrent deliveries never call more often than the bound). True: reserved; False: the bound
+    is reached; None: the conversation is being deleted."""
+    limit = ctx.settings.llm_max_attempts
+    for _ in range(8):
+        seen = turn.attempts["count"]
+        if seen >= limit:
+            return False
+        now = ctx.now()
+        reserved = dict(turn.attempts, count=seen + 1, first_at=turn.attempts["first_at"] or now, last_at=now)
+
+        def moved(current: dict[str, Any] | None, seen: int = seen) -> bool:
+            return deleting(current) or attempts_of(current, revision)["count"] != seen
+
+        if ctx.store.fenced_write(uid, [(run_ref, {"attempts": reserved}, True)], guard=run_ref, refuse=moved):
+            turn.attempts = reserved
+            return True
+        current = ctx.store.get(run_ref)
+        if deleting(current):
+            return None
+        turn.attempts = attempts_of(current, revision)
+    raise Conflict("the capture marker kept changing while a model attempt was reserved", code="capture_raced")
+
+
+def _model_extraction(ctx: Context, uid: str, conversation_id: str, run_ref: str, revision: str, captures: int,
+                      done: dict[str, Any], result: CaptureResult, source: Any,
+                      turn: _ModelTurn) -> ExtractionResult | None:
+    """The model's extraction, grounded before it is used; or, once the model's turn is over, the
+    rule extractor's (``fall_back``). None: nothing more to do in this delivery (retry, recorded
+    failure, or a delete started)."""
+    reason: StrataError
+    reserved = _reserve_attempt(ctx, uid, run_ref, revision, turn)
+    if reserved is None:
+        result.skipped = "conversation_deleted"
+        return None
+    if reserved:
+        try:
+            extraction = drop_secret_candidates(ctx.extractor.extract(source))
+            ground(source, extraction)  # a reply whose quotes do not ground is a bad reply, not a capture
+            return extraction
+        except StrataError as exc:
+            reason = exc
+        now = ctx.now()
+        turn.attempts = dict(turn.attempts, last_error=reason.code, last_error_at=now)
+        log.warning("model extraction of %s/%s failed (attempt %d of %d): %s: %s", uid, conversation_id,
+                    turn.attempts["count"], ctx.settings.llm_max_attempts, reason.code, reason.message)
+        if reason.retryable and turn.attempts["count"] < ctx.settings.llm_max_attempts:
+            # Remember why, then let the trigger redeliver (the next delivery is the next attempt).
+            ctx.store.fenced_write(uid, [(run_ref, {"attempts": turn.attempts}, True)], guard=run_ref,
+                                   refuse=deleting)
+            for job in JOBS:
+                if not done.get(job):
+                    result.errors[job] = reason.message
+            result.retry = [job for job in JOBS if not done.get(job)]
+            return None
+    else:
+        last = turn.attempts.get("last_error") or "llm_attempts_exhausted"
+        reason = PermanentError(f"the model was called {turn.attempts['count']} times for this revision ({last})",
+                                code=str(last))
+    code = reason.code
+    if ctx.settings.llm_on_failure == "fail":
+        failure = PermanentError(f"model extraction gave up after {turn.attempts['count']} attempt(s): "
+                                 f"{reason.message}", code=code)
+        _extraction_failed(ctx, uid, conversation_id, run_ref, revision, captures, done, result, failure,
+                           attempts=turn.attempts)
+        return None
+    log.error("model extraction of %s/%s gave up after %d attempt(s) (%s); captured with the rule extractor",
+              uid, conversation_id, turn.attempts["count"], code)
+    turn.fell_back = {"reason": code, "attempts": turn.attempts["count"], "at": ctx.now()}
+    return drop_secret_candidates(RuleExtractor().extract(source))
+
+
 def deleting(run: dict[str, Any] | None) -> bool:
     """The capture marker says the conversation is being (or was) deleted: no capture may write."""
     return isinstance((run or {}).get("cascade"), dict) and run["cascade"].get("state") in ("running", "done")  # type: ignore[index]
@@ -215,7 +336,8 @@ def _write_marker(ctx: Context, uid: str, run_ref: str, data: dict[str, Any],
 
 
 def _extraction_failed(ctx: Context, uid: str, conversation_id: str, run_ref: str, revision: str, captures: int,
-                       done: dict[str, Any], result: CaptureResult, exc: StrataError) -> CaptureResult:
+                       done: dict[str, Any], result: CaptureResult, exc: StrataError, *,
+                       attempts: dict[str, Any] | None = None) -> CaptureResult:
     """The extractor failed. Transient: nothing is written, the event is retried. Permanent (e.g.
     ``LLMRejected``): recorded as failed for this revision and acknowledged; the prior memories stay."""
     pending = [job for job in JOBS if not done.get(job)]
@@ -226,8 +348,11 @@ def _extraction_failed(ctx: Context, uid: str, conversation_id: str, run_ref: st
         return result
     log.warning("extraction of %s/%s refused for good (%s); recorded, not retried", uid, conversation_id, exc.code)
     jobs = {**done, **{job: f"failed: {exc.code}" for job in pending}}
-    if not _write_marker(ctx, uid, run_ref, {"revision": revision, "jobs": jobs, "updated_at": ctx.now(),
-                                             "errors": dict(result.errors), "captures": captures}):
+    data = {"revision": revision, "jobs": jobs, "updated_at": ctx.now(), "errors": dict(result.errors),
+            "captures": captures}
+    if attempts is not None:
+        data["attempts"] = attempts
+    if not _write_marker(ctx, uid, run_ref, data):
         result.skipped = "conversation_deleted"
     return result
 
@@ -303,7 +428,7 @@ def replace_source(ctx: Context, uid: str, conversation_id: str, revision: str,
     def plan(view: ApplyView, page_ids: frozenset[str] = frozenset()) -> Plan:
         nonlocal rode
         marker = view.docs.get(marker_path)
-        if first and marker is not None:
+        if first and _applied(marker):
             raise Conflict("another capture of this conversation committed first", code="capture_raced")
         if deleting(marker):
             raise ConversationDeleted("the conversation is being deleted", code="conversation_deleted")

@@ -33,6 +33,9 @@ locals {
     STRATA_PINECONE_NAMESPACE       = var.pinecone_namespace
     STRATA_EMBEDDER                 = var.embedder
     STRATA_EMBEDDING_DIM            = tostring(var.embedding_dim)
+    STRATA_EMBEDDING_MODEL          = var.embedding_model
+    STRATA_EMBEDDING_BASE_URL       = var.embedding_base_url
+    STRATA_VERTEX_LOCATION          = var.vertex_location
     STRATA_EXTRACTOR                = var.extractor
     STRATA_ROUTER                   = var.router
     STRATA_LLM_BASE_URL             = var.llm_base_url
@@ -65,7 +68,8 @@ locals {
     }
   }
 
-  common_project_roles = ["roles/datastore.user"]
+  # Vertex AI embeddings are called with the function's own service account.
+  common_project_roles = concat(["roles/datastore.user"], var.embedder == "vertex" ? ["roles/aiplatform.user"] : [])
 }
 
 module "api" {

@@ -232,9 +232,32 @@ variable "pinecone_namespace" {
 }
 
 variable "embedder" {
-  description = "Embedder id (STRATA_EMBEDDER)."
+  description = "Embedder id (STRATA_EMBEDDER): vertex (Vertex AI text embeddings with each function's own service account), openai (an OpenAI-compatible endpoint: embedding_base_url, key in the LLM secret when it shares the LLM endpoint), or hashing (no model: a local fallback, not semantic)."
   type        = string
-  default     = "hashing"
+  default     = "vertex"
+
+  validation {
+    condition     = contains(["vertex", "openai", "hashing"], var.embedder)
+    error_message = "embedder must be vertex, openai or hashing (minilm needs an extra the function zips do not carry)."
+  }
+}
+
+variable "embedding_model" {
+  description = "Embedding model (STRATA_EMBEDDING_MODEL); empty: text-embedding-005 for vertex, text-embedding-3-small for openai. Its output dimension is requested as embedding_dim."
+  type        = string
+  default     = ""
+}
+
+variable "embedding_base_url" {
+  description = "OpenAI-compatible embeddings base URL (STRATA_EMBEDDING_BASE_URL); empty: the LLM endpoint (llm_base_url)."
+  type        = string
+  default     = ""
+}
+
+variable "vertex_location" {
+  description = "Vertex AI location of the embedding model (STRATA_VERTEX_LOCATION); empty: region."
+  type        = string
+  default     = ""
 }
 
 variable "embedding_dim" {

@@ -26,7 +26,8 @@ ID_ROUTES = [
     ("GET", "/v1/memories/{id}"), ("GET", "/v1/memories/{id}/history"), ("PATCH", "/v3/memories/{id}?value=x"),
     ("PATCH", "/v3/memories/{id}/visibility?value=public"), ("POST", "/v3/memories/{id}/review?value=true"),
     ("DELETE", "/v3/memories/{id}"), ("POST", "/v1/conversations/{id}/reprocess"),
-    ("DELETE", "/v1/conversations/{id}"), ("POST", "/v3/memories/review-queue/{id}/resolve"),
+    ("DELETE", "/v1/conversations/{id}"), ("GET", "/v1/conversations/{id}"),
+    ("POST", "/v3/memories/review-queue/{id}/resolve"),
 ]
 SEGMENT = {"id": "s1", "text": "I moved to Lisbon last spring", "speaker": "SPEAKER_00", "is_user": True,
            "start": 0.0, "end": 2.0}

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from core import config
 from core.api.auth import emulator_token
 from core.bootstrap import Context
 from core.domain.extraction import normalize_text, source_from_conversation
@@ -255,7 +256,9 @@ def test_extractor_failure_leaves_previous_memories_untouched(ctx: Context, http
     head, before = ledger_head(ctx, uid), canonical_snapshot(ctx, uid)
     with OpenAIProtocolServer() as server:
         client = ChatClient(server.base_url, "test-model", timeout_s=5)
-        llm_ctx = Context(extractor=LLMExtractor(client))
+        # ``fail``: a model whose reply cannot be used records the revision failed instead of
+        # falling back to the rule extractor (the fallback has its own tests), so nothing changes.
+        llm_ctx = Context(config.load(llm_on_failure="fail"), extractor=LLMExtractor(client))
         garbage = [chat_reply("this is not json {"), chat_reply({"memories": "nope"}),
                    chat_reply({"memories": [], "action_items": []}), chat_reply("{}", finish_reason="length")]
         for reply in garbage:
@@ -264,7 +267,8 @@ def test_extractor_failure_leaves_previous_memories_untouched(ctx: Context, http
             # is redelivered) and writes nothing.
             failed = capture.capture_conversation(llm_ctx, uid, doc["id"], dict(stored, reprocess_token=uuid.uuid4().hex))
             assert "memories" in failed.retry and failed.commit_id is None, failed
-        # A well-formed reply whose quote is not in the transcript fails grounding: nothing applied.
+        # A well-formed reply whose quote is not in the transcript fails grounding: nothing applied
+        # (the model's turn ends at once: a permanent failure).
         server.script_chat(chat_reply({"memories": [{
             "content": "User drinks tea", "kind": "fact", "category": "lifestyle", "subject": "user",
             "subject_label": None, "quotes": ["I only drink tea"], "sensitivity": []}],

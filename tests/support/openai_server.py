@@ -7,7 +7,9 @@ Tests script its replies; it binds a free port on 127.0.0.1 and runs in a daemon
         client = ChatClient(server.base_url, "test-model", timeout_s=2)
 
 ``POST /v1/chat/completions`` and ``POST /v1/embeddings`` each pop the next scripted
-:class:`Reply` of their route. With nothing scripted, chat answers 500 ("nothing scripted") and
+:class:`Reply` of their route. With nothing scripted, chat asks ``server.chat_responder`` (a
+function of the request body returning a :class:`Reply`) when one is set, else answers 500
+("nothing scripted"), and
 embeddings answers deterministic unit vectors derived from each input's text (``dimensions`` from
 the request, else the server's ``embedding_dim``), so an embedder test can run without scripting.
 Every request is recorded in ``server.requests`` (path, headers, JSON body).
@@ -21,6 +23,7 @@ import math
 import struct
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -85,6 +88,7 @@ class OpenAIProtocolServer:
     def __init__(self, embedding_dim: int = 384) -> None:
         self.embedding_dim = embedding_dim
         self.requests: list[RecordedRequest] = []
+        self.chat_responder: Callable[[Any], Reply] | None = None
         self._scripts: dict[str, deque[Reply]] = {CHAT_PATH: deque(), EMBEDDINGS_PATH: deque()}
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -143,7 +147,8 @@ class OpenAIProtocolServer:
             dim = dim if isinstance(dim, int) and dim > 0 else self.embedding_dim
             return embedding_reply([deterministic_embedding(str(t), dim) for t in texts])
         if path == CHAT_PATH:
-            return error_reply(500, "nothing scripted")
+            responder = self.chat_responder
+            return responder(body) if responder is not None else error_reply(500, "nothing scripted")
         return error_reply(404, f"unknown path {path}")
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:

@@ -267,3 +267,86 @@ def test_embeddings_route_is_generic(server: OpenAIProtocolServer) -> None:
     server.script_embeddings(error_reply(503))
     assert httpx.post(f"{server.base_url}/embeddings", json={"input": "x"}).status_code == 503
     assert len(server.requests_to(EMBEDDINGS_PATH)) == 2
+
+
+# --------------------------------------------------------------------------- compatibility (issue 29)
+def test_every_request_is_bounded_by_max_tokens_at_temperature_zero(server: OpenAIProtocolServer) -> None:
+    server.script_chat(chat_reply(GOOD))
+    LLMExtractor(ChatClient(server.base_url, "m", timeout_s=5, max_tokens=321)).extract(SOURCE)
+    (request,) = server.requests_to(CHAT_PATH)
+    assert request.body["max_tokens"] == 321 and request.body["temperature"] == 0
+
+
+@pytest.mark.parametrize("mode", ["json_object", "none"])
+def test_without_strict_schema_the_schema_travels_in_the_prompt_and_the_reply_is_validated(
+        server: OpenAIProtocolServer, mode: str) -> None:
+    import json
+
+    llm = LLMExtractor(ChatClient(server.base_url, "m", timeout_s=5, response_format=mode, send_temperature=False))
+    server.script_chat(chat_reply("```json\n" + json.dumps(GOOD) + "\n```"))  # a fence, as such models write
+    result = llm.extract(SOURCE)
+    assert [m.content for m in result.memories] == ["Tom is allergic to peanuts", "User moved to Lisbon in March"]
+    (request,) = server.requests_to(CHAT_PATH)
+    assert "temperature" not in request.body
+    if mode == "json_object":
+        assert request.body["response_format"] == {"type": "json_object"}
+    else:
+        assert "response_format" not in request.body
+    assert json.dumps(EXTRACTION_SCHEMA, sort_keys=True) in request.body["messages"][0]["content"]
+    # the same validation as with a strict schema: a reply of the wrong shape is refused
+    server.script_chat(chat_reply({"memories": [{"content": "x"}], "action_items": [], "goals": []}))
+    with pytest.raises(LLMMalformedReply):
+        llm.extract(SOURCE)
+
+
+def test_an_unknown_response_format_is_a_configuration_error() -> None:
+    with pytest.raises(LLMRejected):
+        ChatClient("http://127.0.0.1:9", "m", response_format="xml")
+
+
+def test_a_4xx_carries_its_status_and_the_providers_words(server: OpenAIProtocolServer) -> None:
+    server.script_chat(error_reply(400, "temperature is not supported by this model"))
+    with pytest.raises(LLMRejected) as refused:
+        LLMExtractor(client(server)).extract(SOURCE)
+    assert "HTTP 400" in refused.value.message and "temperature is not supported" in refused.value.message
+
+
+def test_the_router_uses_the_same_compatibility_settings(server: OpenAIProtocolServer) -> None:
+    settings = Settings(router="openai", llm_base_url=server.base_url, llm_model="m", llm_max_tokens=77,
+                        llm_response_format="json_object", llm_send_temperature=False)
+    router = build_router(settings)
+    server.script_chat(chat_reply({"proposals": [
+        {"item_ref": "i0", "route": "promote", "reason": "durable", "duplicate_of": None, "supersedes": []}]}))
+    candidate = RouteCandidate(ref="i0", content="User moved to Lisbon", subject="user", subject_label=None,
+                               category="lifestyle", kind="fact", source_ids=("c1",), independent_sources=1,
+                               manually_added=False, expired=False, restricted=False, neighbours=())
+    assert [p.route for p in router.route([candidate])] == ["promote"]
+    (request,) = server.requests_to(CHAT_PATH)
+    assert request.body["max_tokens"] == 77 and "temperature" not in request.body
+    assert request.body["response_format"] == {"type": "json_object"}
+
+
+def test_windows_are_whole_segments_within_both_bounds() -> None:
+    from core.adapters.llm import windows
+
+    segments = [Segment(f"s{i}", "x" * length, "S", True) for i, length in enumerate([5, 5, 5, 30, 5, 5])]
+    assert [[s.id for s in w] for w in windows(segments, 2, 1_000)] == [["s0", "s1"], ["s2", "s3"], ["s4", "s5"]]
+    # 12 characters at most: a longer segment is a window of its own, never cut
+    assert [[s.id for s in w] for w in windows(segments, 10, 12)] == [["s0", "s1"], ["s2"], ["s3"], ["s4", "s5"]]
+    assert windows([], 3, 10) == []
+
+
+def test_a_long_transcript_is_one_request_per_window_and_merged(server: OpenAIProtocolServer) -> None:
+    owner = tuple(Segment(f"s{i}", f"I keep hive number {i} behind the shed.", "S", True) for i in range(5))
+    source = ExtractionSource("u1", "c1", owner)
+    same = {"content": "User keeps bees", "kind": "fact", "category": "hobbies", "subject": "user",
+            "subject_label": None, "sensitivity": []}
+    server.script_chat(chat_reply({"memories": [dict(same, quotes=["hive number 0"])], "action_items": [], "goals": []}),
+                       chat_reply({"memories": [dict(same, quotes=["hive number 2"])], "action_items": [], "goals": []}),
+                       chat_reply({"memories": [], "action_items": [], "goals": []}))
+    result = LLMExtractor(client(server), window_segments=2).extract(source)
+    prompts = [r.body["messages"][-1]["content"] for r in server.requests_to(CHAT_PATH)]
+    assert len(prompts) == 3 and "[1] I keep hive number 4" in prompts[2] and "[2]" not in prompts[2]
+    (memory,) = result.memories  # the same fact from two windows is one candidate citing both
+    assert memory.quotes == ("hive number 0", "hive number 2")
+    assert [r.segment_id for g in ground(source, result) for r in g.quote_refs] == ["s0", "s2"]

@@ -1,0 +1,30 @@
+"""A deployment embeds semantically by default (issue 29): Terraform's embedder is Vertex AI text
+embeddings, called with each function's own service account (a role, no key), with its model,
+endpoint and location passed through to the functions."""
+
+from __future__ import annotations
+
+import re
+
+
+def test_the_default_embedder_is_vertex_and_hashing_is_not(root):
+    embedder = root.variables["embedder"]
+    assert embedder["default"] == "vertex"
+    condition = embedder["validation"][0]["condition"]
+    assert "vertex" in condition and "openai" in condition
+
+
+def test_the_embedder_settings_reach_the_functions(root):
+    env_expr = root.locals["environment"]
+    for key, variable in (("STRATA_EMBEDDER", "embedder"), ("STRATA_EMBEDDING_DIM", "embedding_dim"),
+                          ("STRATA_EMBEDDING_MODEL", "embedding_model"),
+                          ("STRATA_EMBEDDING_BASE_URL", "embedding_base_url"),
+                          ("STRATA_VERTEX_LOCATION", "vertex_location")):
+        assert re.search(rf"\b{key} = .*var\.{variable}\b", env_expr), key
+        assert variable in root.variables
+
+
+def test_vertex_is_authorised_by_a_role_not_a_key(root):
+    roles = root.locals["common_project_roles"]
+    assert "roles/aiplatform.user" in roles and 'var.embedder == "vertex"' in roles
+    assert not any("VERTEX" in s["env"] or "EMBEDDING" in s["env"] for s in root.locals["secrets"].values())
