@@ -89,8 +89,8 @@ def projection_message(cloud_event: Any) -> None:
     if payload.get("uid") and payload.get("purge") == accounts.PURGE_REQUEST:
         # An account wipe asks for the keyword purge: only this function holds the write key.
         try:
-            generation = int(payload.get("generation"))
-        except (TypeError, ValueError):
+            generation = int(payload["generation"])
+        except (KeyError, TypeError, ValueError):
             log.error("purge request without a generation acknowledged")
             return
         done = accounts.purge_keyword_index(ctx, str(payload["uid"]), generation, str(payload.get("requested") or ""))

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from datetime import datetime
 from typing import Any
 
 from core.bootstrap import Context
-from core.domain import paths
 from core.domain import fence as account_fence
+from core.domain import paths
 from core.errors import LeaseHeld, RetryableError, StrataError
 
 log = logging.getLogger(__name__)
@@ -83,7 +84,7 @@ def _keyword_purge_by_drain(ctx: Context, uid: str, generation: int) -> None:
             raise RetryableError(f"provider purge failed: {failed.get('error')}", code="provider_unavailable")
         return False
 
-    requested = f"{time.time():.6f}"  # tells this request's failure from an older one's
+    requested = uuid.uuid4().hex  # tells this request's failure from an older one's
     if outcome():
         return
     ctx.publisher.publish(ctx.settings.projection_topic,

@@ -115,6 +115,23 @@ def test_the_api_cannot_write_with_its_key(made: dict[str, Any], settings: confi
     assert api.search(uid, "bread", layers=["long_term"], limit=5) == []
 
 
+def test_the_local_stack_gives_the_api_the_search_key(stack: dict[str, Any]) -> None:
+    """The stack mounts keys as Terraform does: its api, consolidate and delete_cascade run with a
+    search-only key scoped to the functions' collection (the account tests then prove the wipe
+    works without a write key in the api)."""
+    collection = config.load().typesense_collection
+    api = TypesenseIndex(stack["typesense_url"], stack["typesense_search_key"], collection, create=False)
+    admin = TypesenseIndex(stack["typesense_url"], stack["typesense_api_key"], collection, create=False)
+    uid = "stack-keys-" + uuid.uuid4().hex[:8]
+    admin.upsert([_doc(uid, "m1", "likes sourdough bread")])
+    assert [h.memory_id for h in api.search(uid, "sourdough", layers=["long_term"], limit=5)] == ["m1"]
+    for attempt in (lambda: api.purge_user(uid), lambda: api.upsert([_doc(uid, "m2", "forged")])):
+        with pytest.raises(PermanentError):
+            attempt()
+    admin.purge_user(uid)
+    assert api.search(uid, "sourdough", layers=["long_term"], limit=5) == []
+
+
 def test_deployed_functions_check_and_never_create(stack: dict[str, Any], settings: config.Settings,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     missing = "missing_" + uuid.uuid4().hex[:8]
