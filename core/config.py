@@ -68,6 +68,12 @@ class Settings(BaseModel):
     typesense_url: str = ""
     typesense_api_key: str = ""
     typesense_collection: str = "memories"
+    # Who purges the keyword index in an account wipe: "inline" (the calling process, which holds
+    # the write key: operators, tests) or "drain" (the api function, whose search-only key cannot
+    # delete: it asks the outbox drain over the projection topic and waits at most
+    # ``account_purge_wait_s`` for the drain to record the purge, else answers a retryable 503).
+    keyword_purge: str = Field("inline", pattern="^(inline|drain)$")
+    account_purge_wait_s: float = Field(20.0, ge=0)
     pinecone_host: str = ""
     pinecone_api_key: str = _env("", "PINECONE_API_KEY")
     pinecone_namespace: str = "strata"

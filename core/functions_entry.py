@@ -77,7 +77,7 @@ def conversation_deleted(cloud_event: Any) -> None:
 
 @logs.event_entry
 def projection_message(cloud_event: Any) -> None:
-    from core.services import projection
+    from core.services import accounts, projection
 
     try:
         payload = decode_pubsub_json(cloud_event)
@@ -86,6 +86,16 @@ def projection_message(cloud_event: Any) -> None:
         return
     ctx = default_context()
     logs.set_uid(str(payload.get("uid") or "") or None)
+    if payload.get("uid") and payload.get("purge") == accounts.PURGE_REQUEST:
+        # An account wipe asks for the keyword purge: only this function holds the write key.
+        try:
+            generation = int(payload["generation"])
+        except (KeyError, TypeError, ValueError):
+            log.error("purge request without a generation acknowledged")
+            return
+        done = accounts.purge_keyword_index(ctx, str(payload["uid"]), generation, str(payload.get("requested") or ""))
+        log.info(json.dumps({"event": "account_keyword_purge", "generation": generation, "outcome": done}))
+        return
     if payload.get("uid"):
         report = projection.drain_user(ctx, str(payload["uid"]))
     else:

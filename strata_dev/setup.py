@@ -7,9 +7,9 @@ key (``STRATA_TYPESENSE_API_KEY``) before the first deploy and after a schema ch
 * **Typesense**: creates the collection (``STRATA_TYPESENSE_COLLECTION``) with Strata's schema or
   checks an existing one; with ``--typesense-keys`` also creates the two keys the functions mount,
   both scoped to that collection: the *write key* (``documents:*``, ``collections:get``: the outbox
-  drain and operators) and the *read key* (``documents:search``, ``documents:delete`` for the
-  account purge, ``collections:get``: api, consolidate, delete_cascade; it cannot create, import,
-  update or alter anything). Typesense shows a key's value only when it is created, so existing
+  drain and operators) and the *search key* (``documents:search``, ``collections:get``: api,
+  consolidate, delete_cascade; it cannot create, import, upsert, update or delete anything: an
+  account wipe's keyword purge is done by the outbox drain, asked by the api). Typesense shows a key's value only when it is created, so existing
   keys (found by description) are reported, not made again.
 * **Pinecone**: checks the index behind ``STRATA_PINECONE_HOST`` has dimension
   ``STRATA_EMBEDDING_DIM`` (vectors are compared by cosine similarity); with ``--pinecone-index
@@ -32,10 +32,10 @@ from strata_dev.cli.output import Output
 
 METRIC = "cosine"
 WRITE_KEY = ("write", ["documents:*", "collections:get"])
-READ_KEY = ("read", ["documents:search", "documents:delete", "collections:get"])
+SEARCH_KEY = ("search", ["documents:search", "collections:get"])
 
 
-def _key_description(kind: str, collection: str) -> str:
+def key_description(kind: str, collection: str) -> str:
     return f"strata {kind} key ({collection})"
 
 
@@ -62,11 +62,11 @@ def _collection_exists(index: Any) -> bool:
 
 
 def typesense_keys(index: Any, collection: str) -> dict[str, Any]:
-    """The write and read keys scoped to ``collection``: created when missing, values shown once."""
+    """The write and search keys scoped to ``collection``: created when missing, values shown once."""
     existing = {k.get("description"): k for k in index._client.keys.retrieve().get("keys", [])}
     out: dict[str, Any] = {}
-    for kind, actions in (WRITE_KEY, READ_KEY):
-        description = _key_description(kind, collection)
+    for kind, actions in (WRITE_KEY, SEARCH_KEY):
+        description = key_description(kind, collection)
         found = existing.get(description)
         if found:
             out[kind] = {"created": False, "id": found.get("id"), "prefix": found.get("value_prefix"),

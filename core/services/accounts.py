@@ -8,18 +8,33 @@ after it completed (:mod:`core.domain.fence`).
 The provider purge waits until no outbox lease is held and fails *retryably* if a provider cannot
 be reached; it purges by uid even when Firestore holds no items. Then the Firestore subtree is
 wiped. Every step is idempotent, so calling again resumes where a failure stopped.
+
+The keyword-index purge needs Typesense's write key. The api function holds a search-only key
+(``STRATA_KEYWORD_PURGE=drain``): it publishes a purge request for (uid, generation) on the
+projection topic, the outbox drain (the one function with the write key) purges and records
+``keyword_purged: <generation>`` (or ``keyword_purge_error``) on the wipe record, and the api waits
+for that at most ``STRATA_ACCOUNT_PURGE_WAIT_S``, else answers the same retryable 503 as for a live
+drain lease; calling again publishes again. Operators and tests (``inline``) purge themselves.
 """
 
 from __future__ import annotations
 
+import logging
+import time
+import uuid
 from datetime import datetime
 from typing import Any
 
 from core.bootstrap import Context
+from core.domain import fence as account_fence
 from core.domain import paths
 from core.errors import LeaseHeld, RetryableError, StrataError
 
+log = logging.getLogger(__name__)
+
 LEASE_SCAN = 100  # a drain leases at most 100 events at a time
+PURGE_POLL_S = 0.1  # how often the api re-reads the wipe record while the drain purges
+PURGE_REQUEST = "keyword_purge"  # the projection message's ``purge`` field for this request
 
 
 def delete_account(ctx: Context, uid: str) -> dict[str, Any]:
@@ -36,8 +51,12 @@ def delete_account(ctx: Context, uid: str) -> dict[str, Any]:
         leased = ctx.store.query("outbox_by_state", {"state": ["leased"]}, parent=paths.user(uid), limit=LEASE_SCAN)
         if any(_lease_live(doc.data, ctx.now()) for doc in leased):
             raise LeaseHeld("projection work for this account is still running; retry shortly")
+        generation = int((ctx.store.get(fence) or {}).get("generation", 0))
         try:
-            ctx.keyword_index.purge_user(uid)
+            if ctx.settings.keyword_purge == "drain":
+                _keyword_purge_by_drain(ctx, uid, generation)
+            else:
+                ctx.keyword_index.purge_user(uid)
             ctx.vector_index.purge_user(uid)
         except StrataError:
             raise
@@ -49,6 +68,61 @@ def delete_account(ctx: Context, uid: str) -> dict[str, Any]:
     steps["canonical_wiped"] = ctx.now()
     ctx.store.set(fence, {"state": "completed", "steps": steps, "completed_at": ctx.now()}, merge=True)
     return {"state": "completed", "uid": uid}
+
+
+def _keyword_purge_by_drain(ctx: Context, uid: str, generation: int) -> None:
+    """Ask the outbox drain to purge ``uid``'s keyword rows for wipe ``generation`` and wait for it
+    to record the purge on the wipe record (see the module docstring)."""
+    fence = paths.account_deletion(uid)
+
+    def outcome() -> bool:
+        record = ctx.store.get(fence) or {}
+        if record.get("keyword_purged") == generation:
+            return True
+        failed = record.get("keyword_purge_error") or {}
+        if failed.get("generation") == generation and failed.get("requested") == requested:
+            raise RetryableError(f"provider purge failed: {failed.get('error')}", code="provider_unavailable")
+        return False
+
+    requested = uuid.uuid4().hex  # tells this request's failure from an older one's
+    if outcome():
+        return
+    ctx.publisher.publish(ctx.settings.projection_topic,
+                          {"uid": uid, "purge": PURGE_REQUEST, "generation": generation, "requested": requested})
+    deadline = time.monotonic() + ctx.settings.account_purge_wait_s
+    while not outcome():
+        if time.monotonic() >= deadline:
+            raise LeaseHeld("the keyword index purge for this account is still running; retry shortly")
+        time.sleep(PURGE_POLL_S)
+
+
+def purge_keyword_index(ctx: Context, uid: str, generation: int, requested: str = "") -> str:
+    """The outbox drain's half of an account wipe's keyword purge (it holds the write key): purge
+    ``uid``'s rows and record ``keyword_purged`` on the wipe record, only while wipe ``generation``
+    is still in progress (a late or repeated request does nothing). A provider failure is recorded
+    as ``keyword_purge_error`` for the waiting api, which answers 503; calling again asks again.
+    Returns what happened (logged by the caller)."""
+    fence = paths.account_deletion(uid)
+
+    def current(record: dict[str, Any] | None) -> bool:
+        state = account_fence.of(record)
+        return state.deleting and state.generation == generation
+
+    record = ctx.store.get(fence)
+    if not current(record):
+        return "stale"
+    if (record or {}).get("keyword_purged") == generation:
+        return "already_purged"
+    try:
+        ctx.keyword_index.purge_user(uid)
+    except Exception as exc:  # noqa: BLE001 - any failure is reported to the waiting api
+        message = exc.message if isinstance(exc, StrataError) else f"{type(exc).__name__}: {exc}"
+        ctx.store.update_if(fence, current, {"keyword_purge_error": {
+            "generation": generation, "requested": requested, "error": str(message)[:500], "at": ctx.now()}})
+        log.warning("account wipe keyword purge failed for generation %s: %s", generation, message)
+        return "failed"
+    ctx.store.update_if(fence, current, {"keyword_purged": generation})
+    return "purged"
 
 
 def _lease_live(event: dict[str, Any] | None, now: datetime) -> bool:

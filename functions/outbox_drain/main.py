@@ -1,4 +1,5 @@
-"""Pub/Sub (projection topic): drain a user's outbox into Typesense, Pinecone and the graph."""
+"""Pub/Sub (projection topic): drain a user's outbox into Typesense, Pinecone and the graph, and
+purge an account wipe's Typesense rows (this function alone holds the Typesense write key)."""
 
 import functions_framework
 

@@ -24,6 +24,7 @@ locals {
     STRATA_TASKS_INVOKER            = google_service_account.consolidation_invoker.email
     STRATA_TASKS_AUDIENCE           = local.consolidate_url
     STRATA_PROVIDER_SETUP           = "check"
+    STRATA_KEYWORD_PURGE            = "drain" # the api's search key cannot delete: the drain purges a wipe
     STRATA_CONSOLIDATION_INTERVAL_S = tostring(var.consolidation_interval_seconds)
     STRATA_CONSOLIDATION_PASS_LIMIT = tostring(var.consolidation_pass_limit)
     STRATA_WALK_PAGE_SIZE           = tostring(var.consolidation_walk.page_size)
@@ -45,11 +46,11 @@ locals {
   # Secret environment variables by the secrets each function's code reaches.
   secret_env = {
     for name, keys in {
-      api                      = ["typesense_read", "pinecone", "llm"] # searches; query embeddings
-      on_conversation_complete = ["llm"]                               # extraction
-      delete_cascade           = ["typesense_read", "pinecone"]        # immediate provider cleanup
-      outbox_drain             = ["typesense", "pinecone", "llm"]      # projections (the write key); embeddings
-      consolidate              = ["typesense_read", "pinecone", "llm"] # neighbours; routing
+      api                      = ["typesense_search", "pinecone", "llm"] # searches; query embeddings
+      on_conversation_complete = ["llm"]                                 # extraction
+      delete_cascade           = ["typesense_search", "pinecone"]        # immediate provider cleanup
+      outbox_drain             = ["typesense", "pinecone", "llm"]        # projections, wipe purges (the write key); embeddings
+      consolidate              = ["typesense_search", "pinecone", "llm"] # neighbours; routing
     } : name => { for k in keys : local.secrets[k].env => google_secret_manager_secret.provider[k].secret_id }
   }
 

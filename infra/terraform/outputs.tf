@@ -88,7 +88,7 @@ output "firestore_index_ids" {
 }
 
 output "secret_ids" {
-  description = "Secret Manager secret ids to add versions to, by key (typesense, typesense_read, pinecone, llm)."
+  description = "Secret Manager secret ids to add versions to, by key (typesense, typesense_search, pinecone, llm)."
   value       = { for k, v in google_secret_manager_secret.provider : k => v.secret_id }
 }
 

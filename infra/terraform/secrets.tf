@@ -5,13 +5,14 @@
 locals {
   secrets = {
     # Two Typesense keys, both scoped to the collection (`strata setup --typesense-keys` makes them;
-    # docs/deploy.md): the write key (documents and the collection's schema) only the outbox drain
-    # and the operator commands hold; the read key (documents:search, and documents:delete for the
-    # account purge) every other function mounts under the same variable.
-    typesense      = { id = "strata-typesense-api-key", env = "STRATA_TYPESENSE_API_KEY", what = "Typesense write key (outbox drain, operators)" }
-    typesense_read = { id = "strata-typesense-read-key", env = "STRATA_TYPESENSE_API_KEY", what = "Typesense read key: search and purge, no writes (api, consolidate, delete_cascade)" }
-    pinecone       = { id = "strata-pinecone-api-key", env = "PINECONE_API_KEY", what = "Pinecone API key" }
-    llm            = { id = "strata-llm-api-key", env = "STRATA_LLM_API_KEY", what = "LLM endpoint API key" }
+    # docs/deploy.md): the write key (documents:*) only the outbox drain and the operator commands
+    # hold; the search key (documents:search, collections:get: no write or delete of any kind) every
+    # other function mounts under the same variable. An account wipe's keyword purge is the drain's
+    # (the api asks it over the projection topic: STRATA_KEYWORD_PURGE = "drain").
+    typesense        = { id = "strata-typesense-api-key", env = "STRATA_TYPESENSE_API_KEY", what = "Typesense write key (outbox drain, operators)" }
+    typesense_search = { id = "strata-typesense-search-key", env = "STRATA_TYPESENSE_API_KEY", what = "Typesense search-only key: documents:search, collections:get (api, consolidate, delete_cascade)" }
+    pinecone         = { id = "strata-pinecone-api-key", env = "PINECONE_API_KEY", what = "Pinecone API key" }
+    llm              = { id = "strata-llm-api-key", env = "STRATA_LLM_API_KEY", what = "LLM endpoint API key" }
   }
 }
 

@@ -426,7 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("setup", help="operator: create or check the Typesense collection (and its scoped keys) "
                                      "and the Pinecone index, idempotently")
     p.add_argument("--typesense-keys", action="store_true",
-                   help="also create the write and read keys scoped to the collection (values shown once)")
+                   help="also create the write and search keys scoped to the collection (values shown once)")
     p.add_argument("--pinecone-index", default=None, help="create this serverless index when missing (control plane)")
     p.add_argument("--pinecone-cloud", default="aws")
     p.add_argument("--pinecone-region", default="us-east-1")

@@ -53,6 +53,8 @@ STARTUP_TIMEOUT_S = 60.0
 # take a minute on a busy two-core machine).
 FIREBASE_STARTUP_TIMEOUT_S = 300.0
 SUITES = ("default", "firebase")
+# The functions that run with the search-only Typesense key (infra/terraform/functions.tf).
+SEARCH_KEY_FUNCTIONS = ("api", "consolidate", "delete_cascade")
 
 
 def default_state_dir() -> Path:
@@ -163,6 +165,9 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path,
     project = catalog.PROJECT_ID
     fn_urls = {f.name: f"http://{LOOPBACK}:{ports['fn:' + f.name]}" for f in catalog.FUNCTIONS}
     api_key = "local-" + secrets.token_hex(8)
+    # The deployment's search-only key (strata_dev.setup.SEARCH_KEY), made once Typesense is up
+    # (wiring.typesense_keys): the functions that may not write to Typesense run with it.
+    search_key = "local-search-" + secrets.token_hex(8)
     info: dict[str, Any] = {
         "project_id": project,
         "api_url": fn_urls["api"],
@@ -171,6 +176,7 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path,
         "tasks_emulator_host": f"{LOOPBACK}:{ports['tasks']}",
         "typesense_url": f"http://{LOOPBACK}:{ports['typesense']}",
         "typesense_api_key": api_key,
+        "typesense_search_key": search_key,
         "pinecone_host": f"http://{LOOPBACK}:{ports['pinecone']}" if with_pinecone else "",
         "relay_url": f"http://{LOOPBACK}:{ports['relay']}",
         "consolidate_url": fn_urls[catalog.CONSOLIDATE_FUNCTION],
@@ -252,6 +258,10 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path,
         ))
     for fn in catalog.FUNCTIONS:
         url = fn_urls[fn.name]
+        # As Terraform mounts them: only the outbox drain holds the write key (the api asks it for
+        # an account wipe's keyword purge); the other Typesense users get the search-only key.
+        keys = ({"STRATA_TYPESENSE_API_KEY": search_key, "STRATA_KEYWORD_PURGE": "drain"}
+                if fn.name in SEARCH_KEY_FUNCTIONS else {})
         comps.append(Component(
             f"fn:{fn.name}",
             [py, "-m", "functions_framework", "--source", str(functions_dir / fn.name / "main.py"),
@@ -259,6 +269,7 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path,
              "--port", str(ports["fn:" + fn.name])],
             ports["fn:" + fn.name],
             _function_ready(url),
+            env=keys,
         ))
     tick = Component(
         "tick",
@@ -406,6 +417,7 @@ def _start(state_dir: Path, functions_dir: Path, timeout_s: float, suite: str = 
         wiring.wire_pubsub(info["pubsub_emulator_host"], info["project_id"],
                            f"{info['relay_url']}/pubsub/{catalog.PROJECTION_PUSH_FUNCTION}")
         wiring.ensure_tasks_queue(info["tasks_emulator_host"], info["project_id"])
+        wiring.typesense_keys(info["typesense_url"], info["typesense_api_key"], info["typesense_search_key"])
         procs[tick.name] = spawn(tick.name, tick.argv, env=env, cwd=REPO_ROOT, log=logs / "tick.log", port=0)
     except BaseException:
         _stop_all({"processes": [p.to_json() for p in procs.values()]})

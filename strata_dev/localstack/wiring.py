@@ -111,3 +111,26 @@ def ensure_tasks_queue(tasks_host: str, project_id: str) -> None:
             client.get_queue(name=name, timeout=60)
         except exceptions.NotFound:
             client.create_queue(parent=name.rsplit("/queues/", 1)[0], queue=tasks_v2.Queue(name=name), timeout=60)
+
+
+def typesense_keys(url: str, admin_key: str, search_key: str) -> None:
+    """What ``strata setup`` does in a deployment: the collection (the functions' default one), and
+    the search-only key scoped to it with the value the stack gave those functions (Typesense takes
+    a chosen value). Idempotent: an existing collection is checked, an existing key kept."""
+    from core import config
+    from core.adapters.typesense_index import TypesenseIndex
+    from strata_dev.setup import SEARCH_KEY, key_description
+
+    collection = config.load().typesense_collection
+    TypesenseIndex(url, admin_key, collection).ensure_ready()
+    kind, actions = SEARCH_KEY
+    headers = {"X-TYPESENSE-API-KEY": admin_key}
+    existing = httpx.get(f"{url}/keys", headers=headers, timeout=60.0)
+    existing.raise_for_status()
+    if any(k.get("description") == key_description(kind, collection) for k in existing.json().get("keys", [])):
+        return
+    made = httpx.post(f"{url}/keys", headers=headers, timeout=60.0,
+                      json={"value": search_key, "description": key_description(kind, collection),
+                            "actions": actions, "collections": [collection]})
+    if not made.is_success:
+        raise RuntimeError(f"creating the Typesense search key failed: {made.status_code} {made.text[:300]}")

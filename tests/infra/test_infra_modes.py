@@ -211,7 +211,7 @@ def test_every_function_that_signs_tasks_as_the_invoker_may_act_as_it(root):
 
 def test_only_the_drain_mounts_the_typesense_write_key(root):
     secrets = root.locals["secrets"]
-    assert secrets["typesense"]["env"] == secrets["typesense_read"]["env"] == "STRATA_TYPESENSE_API_KEY"
+    assert secrets["typesense"]["env"] == secrets["typesense_search"]["env"] == "STRATA_TYPESENSE_API_KEY"
     keys = {}
     for name, listed in re.findall(r'\b([a-z_]+)\s*=\s*\[([^\]]*)\]', root.locals["secret_env"]):
         keys[name] = {k.strip().strip('"') for k in listed.split(",") if k.strip()}
@@ -219,7 +219,16 @@ def test_only_the_drain_mounts_the_typesense_write_key(root):
     writers = {name for name, mounted in keys.items() if "typesense" in mounted}
     assert writers == {"outbox_drain"}
     for name in ("api", "consolidate", "delete_cascade"):
-        assert "typesense_read" in keys[name], name
+        assert "typesense_search" in keys[name], name
+    # Those three run with the search-only key (strata setup's SEARCH_KEY), so the api asks the
+    # drain for an account wipe's keyword purge.
+    from strata_dev.setup import SEARCH_KEY
+
+    assert SEARCH_KEY[1] == ["documents:search", "collections:get"]
+    assert re.search(r'\bSTRATA_KEYWORD_PURGE\s*=\s*"drain"', root.locals["environment"])
+    from strata_dev.localstack.stack import SEARCH_KEY_FUNCTIONS
+
+    assert set(SEARCH_KEY_FUNCTIONS) == {"api", "consolidate", "delete_cascade"}  # the local stack mounts the same
 
 
 def test_deployed_functions_check_provider_schema_at_start(root):

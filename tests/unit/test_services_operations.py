@@ -193,6 +193,45 @@ def test_account_deletion_waits_for_a_live_drain_and_resumes_after_a_provider_fa
     assert (w.store.get(paths.account_deletion(UID)) or {})["generation"] == 1
 
 
+def test_with_a_search_only_key_the_api_asks_the_drain_for_the_keyword_purge() -> None:
+    """``STRATA_KEYWORD_PURGE=drain`` (the api function): the wipe publishes a purge request for its
+    generation on the projection topic and waits for the drain (the write key's holder) to record
+    it; no answer in time is a retryable 503 and calling again asks again; 200 only once the rows
+    are gone from both indexes."""
+    w = world(keyword_purge="drain", account_purge_wait_s=0)
+    _facts(w, "I like kites")
+    rows = w.keyword.provider_ids(UID)
+    assert rows
+    w.publisher.messages.clear()
+    with pytest.raises(LeaseHeld):  # nobody drains: the purge is not recorded in time
+        accounts.delete_account(w.ctx, UID)
+    [(topic, request)] = w.publisher.messages
+    assert topic == w.ctx.settings.projection_topic
+    assert (request["uid"], request["purge"], request["generation"]) == (UID, accounts.PURGE_REQUEST, 1)
+    assert w.keyword.provider_ids(UID) == rows and (w.store.get(paths.account_deletion(UID)) or {})["state"] == "fenced"
+    # A request for another generation than the wipe in progress changes nothing.
+    assert accounts.purge_keyword_index(w.ctx, UID, 0) == "stale"
+    assert w.keyword.provider_ids(UID) == rows
+
+    def drain(topic: str, data: dict[str, Any]) -> None:
+        if data.get("purge") == accounts.PURGE_REQUEST:
+            accounts.purge_keyword_index(w.ctx, data["uid"], data["generation"], data["requested"])
+
+    w.publisher.deliver = drain
+    w.keyword.fail = RuntimeError("typesense down")
+    with pytest.raises(RetryableError) as down:  # the drain reports the failure: 503 provider_unavailable
+        accounts.delete_account(w.ctx, UID)
+    assert down.value.code == "provider_unavailable"
+    assert w.keyword.provider_ids(UID) == rows
+    w.keyword.fail = None
+    assert accounts.delete_account(w.ctx, UID) == {"state": "completed", "uid": UID}
+    assert not w.keyword.provider_ids(UID) and not w.vector.provider_ids(UID)
+    assert not w.store.has_children(paths.user(UID))
+    record = w.store.get(paths.account_deletion(UID)) or {}
+    assert (record["state"], record["generation"], record["keyword_purged"]) == ("completed", 1, 1)
+    assert accounts.purge_keyword_index(w.ctx, UID, 1) == "stale"  # a late redelivery: the wipe is over
+
+
 # --------------------------------------------------------------------------------------- export
 def test_export_lists_visible_memories_workflow_and_a_summary() -> None:
     w = world()

@@ -4,7 +4,7 @@ subclasses the real port, so a signature drift fails the type check and the test
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -123,9 +123,13 @@ class FakeEmbedder(Embedder):
 class FakePublisher(Publisher):
     def __init__(self) -> None:
         self.messages: list[tuple[str, dict[str, Any]]] = []
+        # A subscriber a test wires in: each message is handed to it as it is published.
+        self.deliver: Callable[[str, dict[str, Any]], Any] | None = None
 
     def publish(self, topic: str, data: dict[str, Any]) -> None:
         self.messages.append((topic, data))
+        if self.deliver is not None:
+            self.deliver(topic, data)
 
 
 class FakeTaskQueue(TaskQueue):
