@@ -13,7 +13,10 @@ of ``core``; its rules come from the spec (``shared/spec/domain_model.md``) and 
   the same words (reprocess, redelivery, an edit of another line). Only a new statement (a new
   conversation) makes a new memory.
 * A review ``reject`` hides the fact (it stays hidden while its source says it); ``correct``
-  replaces its words with the correction; ``accept`` keeps it.
+  replaces its words with the correction; ``accept`` keeps it. A correction is the user's own
+  statement (its own evidence): the corrected memory outlives its conversation (a delete, or an edit
+  that drops the line), while the words it replaced go with the conversation — a settled review
+  entry keeps the decision, not the text.
 * Deleting a conversation, a memory, all memories or the account removes the words everywhere: the
   deleted texts must occur in no document of the user, no index entry, no graph node/edge and no
   export line, unless a live source still states them.
@@ -99,6 +102,7 @@ class LifecycleModel:
     gone_texts: set[str] = field(default_factory=set)  # every text that was deleted at some point
     deleted_ids: set[str] = field(default_factory=set)
     settled: set[tuple[str, str]] = field(default_factory=set)  # (conversation, fact) a pass has seen
+    kept_corrections: set[str] = field(default_factory=set)  # corrections whose source went: they stand alone
     wiped: bool = False
 
     # ------------------------------------------------------------------------ derived views
@@ -130,7 +134,8 @@ class LifecycleModel:
 
     def visible(self) -> set[str]:
         """Contents a default read must list, each exactly once."""
-        return set(self.sources()) | {e.content for e in self.explicit.values() if not e.pending}
+        return (set(self.sources()) | {e.content for e in self.explicit.values() if not e.pending}
+                | self.kept_corrections)
 
     def live_texts(self) -> set[str]:
         """Every text a live source still holds (transcripts, their facts' quotes, explicit texts,
@@ -147,7 +152,7 @@ class LifecycleModel:
                             texts.add(self.corrected[(cid, fact.content)])
         for e in self.explicit.values():
             texts.update(e.history)
-        return texts
+        return texts | self.kept_corrections
 
     def forbidden(self) -> set[str]:
         """Deleted texts no live source restates: they must occur nowhere."""
@@ -177,6 +182,7 @@ class LifecycleModel:
             removed = set(previous.owner) - set(owner)
             for line in removed:
                 for fact in self.line_facts.facts(line):
+                    self._keep_correction((cid, fact.content))
                     self.gone_texts.add(fact.content)
                     self.gone_texts.update(fact.quotes)
                     self.reviewed.discard((cid, fact.content))  # retracted: its review entry goes
@@ -185,8 +191,16 @@ class LifecycleModel:
         self.conversations[cid] = Conversation(owner, other, (previous.version + 1) if previous else 0)
         self.ever_conversations.add(cid)
 
-    def delete_conversation(self, cid: str) -> None:
+    def _keep_correction(self, key: tuple[str, str]) -> None:
+        """The source of a corrected fact is withdrawn: the correction stands on its own evidence."""
+        if key in self.corrected and key not in self.deleted:
+            self.kept_corrections.add(self.corrected.pop(key))
+
+    def delete_conversation(self, cid: str, *, wipe: bool = False) -> None:
         self.gone_texts.update(self.conversation_texts(cid))
+        if not wipe:
+            for key in [k for k in self.corrected if k[0] == cid]:
+                self._keep_correction(key)
         del self.conversations[cid]
         for key in [k for k in self.settled | self.rejected | set(self.corrected) | self.reviewed if k[0] == cid]:
             self.settled.discard(key)
@@ -198,6 +212,7 @@ class LifecycleModel:
         """``DELETE /v3/memories/{id}`` of the memory listing ``content``: the whole logical memory."""
         self.deleted_ids |= memory_ids
         self.gone_texts.add(content)
+        self.kept_corrections.discard(content)
         for mid, e in list(self.explicit.items()):
             if e.content == content:
                 self.gone_texts.update(e.history)
@@ -221,10 +236,12 @@ class LifecycleModel:
 
     def wipe(self) -> None:
         for cid in list(self.conversations):
-            self.delete_conversation(cid)
+            self.delete_conversation(cid, wipe=True)
         for e in self.explicit.values():
             self.gone_texts.update(e.history)
         self.explicit.clear()
+        self.gone_texts |= self.kept_corrections
+        self.kept_corrections.clear()
         self.wiped = True
 
     def add_explicit(self, memory_id: str, content: str) -> None:
