@@ -28,7 +28,7 @@ from core.domain.extraction import (
     ExtractionResult,
     GroundedCandidate,
     drop_secret_candidates,
-    ground,
+    ground_then_drop_secrets,
     source_from_conversation,
 )
 from core.domain.plan import MAX_ITEMS_PER_APPLY, ApplyView, Page, Plan
@@ -142,7 +142,8 @@ def _capture(ctx: Context, uid: str, conversation_id: str, doc: dict[str, Any], 
     captures = int(run.get("captures", 0)) + 1
     source = source_from_conversation(uid, conversation_id, doc)
     try:
-        extraction = drop_secret_candidates(ctx.extractor.extract(source))
+        raw = ctx.extractor.extract(source)
+        extraction = drop_secret_candidates(raw)
     except StrataError as exc:
         _extraction_failed(ctx, uid, conversation_id, run_ref, revision, captures, done, result, exc)
         return
@@ -162,7 +163,7 @@ def _capture(ctx: Context, uid: str, conversation_id: str, doc: dict[str, Any], 
             riders = {path: data for rows in workflow.values() for path, data in rows.items()}
             riders[f"capture_runs/{conversation_id}"] = marker({**done, **{job: True for job in JOBS}})
         try:
-            if _memories_job(ctx, uid, conversation_id, revision, source, extraction, device_id, result,
+            if _memories_job(ctx, uid, conversation_id, revision, source, raw, device_id, result,
                              first=first, riders=riders, captures=captures):
                 _count_workflow(result, workflow)
                 return
@@ -235,11 +236,16 @@ def _extraction_failed(ctx: Context, uid: str, conversation_id: str, run_ref: st
 def _memories_job(ctx: Context, uid: str, conversation_id: str, revision: str, source: Any,
                   extraction: ExtractionResult, device_id: str | None, result: CaptureResult, *,
                   first: bool = False, riders: dict[str, dict[str, Any]] | None = None, captures: int = 0) -> bool:
-    """Apply the extraction; True when ``riders`` were committed with it (False: write them apart)."""
-    grounded = ground(source, extraction)  # raises GroundingError: nothing is applied
+    """Apply the extraction; True when ``riders`` were committed with it (False: write them apart).
+
+    Every candidate is grounded before secret-bearing ones are dropped, so an ungrounded one fails
+    the replacement whatever it says. An extraction whose candidates all disclosed a secret is not
+    an empty result: it states nothing storable, and the source's prior memories stay as they are."""
+    grounded, secrets = ground_then_drop_secrets(source, extraction)  # GroundingError: nothing is applied
+    extraction = drop_secret_candidates(extraction)
     signal = "integration" if source.external_text else "transcription"
-    if first and not grounded:
-        return False  # nothing to create and, on a first capture, nothing to retract
+    if not grounded and (first or secrets):
+        return False  # nothing to create and nothing to retract (a first capture, or only secrets)
     try:
         return replace_source(ctx, uid, conversation_id, revision, grounded, extraction, signal, device_id, result,
                               first=first, riders=riders, captures=captures)

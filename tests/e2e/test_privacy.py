@@ -19,7 +19,8 @@ import pytest
 
 from core.bootstrap import Context
 from core.domain import ids
-from core.services import consolidation, edits
+from core.domain.extraction import Candidate, ExtractionResult
+from core.services import capture, consolidation, edits
 from tests.e2e.test_lifecycle_deletes import (
     LATER_LINES,
     MARATHON,
@@ -180,3 +181,66 @@ def test_the_graph_page_never_serves_a_deleted_fact_the_projection_still_holds(s
     assert all(e["source"] in present and e["target"] in present for e in page["edges"])
     assert {n["id"] for n in page["nodes"]} == {end for e in kept for end in (e["source"], e["target"])}
     assert_words_gone(user, "Lisbon in March", allowed=("conversations", "knowledge_nodes", "knowledge_edges"))
+
+
+# ------------------------------------------------------------- 16. secrets are grounded, then dropped
+SECRET_LINE = "My wifi password is hunter22abc."
+LISBON = "User moved to Lisbon in March"
+
+
+class ScriptedExtractor:
+    """The extractor port answering fixed candidates (what a model-backed extractor may return)."""
+
+    extractor_id, extractor_version = "scripted", "1"
+
+    def __init__(self, *candidates: Candidate) -> None:
+        self.candidates = candidates
+
+    def extract(self, source: Any) -> ExtractionResult:
+        return ExtractionResult(memories=self.candidates, action_items=(), goals=(),
+                                extractor_id=self.extractor_id, extractor_version=self.extractor_version)
+
+
+def _secret(quote: str) -> Candidate:
+    return Candidate(content="User's wifi password is hunter22abc", kind="fact", category="core", subject="user",
+                     subject_label=None, quotes=(quote,))
+
+
+def _recapture(user: User, doc: dict[str, Any], token: str, *candidates: Candidate) -> Any:
+    scripted = Context(extractor=ScriptedExtractor(*candidates))
+    return capture.capture_conversation(scripted, user.uid, "c1", {**doc, "reprocess_token": token})
+
+
+@pytest.mark.parametrize("quote", [SECRET_LINE, "My wifi password is hunter22abc, the new one."])
+def test_an_extraction_of_nothing_but_secrets_retracts_nothing(stack: dict[str, Any], quote: str) -> None:
+    """Grounded or not, a secret-only extraction is not the genuinely empty result that retracts a
+    source (spec: extraction failure preserves prior source state; an ungrounded candidate fails the
+    replacement): the conversation's memories stay and the secret is stored nowhere."""
+    user = new_user(stack)
+    doc = {k: v for k, v in conversation("c1", [USER_LINES[0], SECRET_LINE]).items() if k != "id"}
+    trace.capture_now(user.ctx, user.uid, "c1", doc)
+    lisbon = user.one(LISBON)
+    result = _recapture(user, doc, "t1", _secret(quote))
+    assert result.retracted == 0 and result.created == 0, result
+    item = user.items()[lisbon]
+    assert (item.status, item.content) == ("active", LISBON)
+    assert_words_gone(user, "hunter22abc", allowed=("conversations",))
+    # A genuinely empty extraction of the same transcript is authoritative (Q7): a full retract.
+    empty = _recapture(user, doc, "t2")
+    assert empty.retracted == 1, empty
+    assert user.items()[lisbon].status == "tombstoned"
+
+
+def test_secret_candidates_beside_clean_ones_are_dropped_and_the_rest_replaces(stack: dict[str, Any]) -> None:
+    user = new_user(stack)
+    doc = {k: v for k, v in conversation("c1", [USER_LINES[0], SECRET_LINE, USER_LINES[1]]).items() if k != "id"}
+    trace.capture_now(user.ctx, user.uid, "c1", doc)
+    prior = {m.id for m in user.items().values() if m.status == "active"}
+    meat = Candidate(content="User stopped eating meat", kind="fact", category="habits", subject="user",
+                     subject_label=None, quotes=("I stopped eating meat about two years ago.",))
+    result = _recapture(user, doc, "t1", _secret(SECRET_LINE), meat)
+    # The replacement is the clean candidate: every earlier fact of the source is retracted.
+    assert (result.created, result.retracted) == (1, len(prior)), result
+    assert all(user.items()[mid].status == "tombstoned" for mid in prior)
+    assert [m.content for m in user.items().values() if m.status == "active"] == ["User stopped eating meat"]
+    assert_words_gone(user, "hunter22abc", allowed=("conversations",))
