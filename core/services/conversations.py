@@ -22,7 +22,8 @@ def create(ctx: Context, uid: str, body: dict[str, Any], device_id: str | None, 
     created = doc.get("created_at")  # an app's own creation time (ISO 8601, checked at the edge) is kept
     doc.update({"created_at": _timestamp(created) if isinstance(created, str) else now,
                 "finished_at": doc.get("finished_at") or now, "status": "completed"})
-    ctx.store.set(paths.doc(uid, "conversations", conversation_id), doc)
+    # Fenced like every API write: refused once a wipe of the account began or ran since the request did.
+    ctx.store.fenced_write(uid, [(paths.doc(uid, "conversations", conversation_id), doc, False)])
     return conversation_id
 
 
@@ -59,8 +60,8 @@ def delete(ctx: Context, uid: str, conversation_id: str, cascade: bool = True) -
     if ctx.store.get(ref) is None:
         raise NotFound("no such conversation")
     if not cascade:
-        # the delete trigger honours the caller's choice
-        ctx.store.set(paths.doc(uid, "capture_runs", conversation_id), {"cascade": False}, merge=True)
+        # the delete trigger honours the caller's choice (a fenced write: none lands in a wiped account)
+        ctx.store.fenced_write(uid, [(paths.doc(uid, "capture_runs", conversation_id), {"cascade": False}, True)])
         ctx.store.delete(ref)
         return {"deleted": True, "cascade": False}
     return {"deleted": True, "cascade": deletion.cascade_conversation(ctx, uid, conversation_id,

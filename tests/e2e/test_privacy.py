@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 
 from core.bootstrap import Context
-from core.domain import ids
+from core.domain import fence, ids
 from core.domain.extraction import Candidate, ExtractionResult
-from core.services import capture, consolidation, edits
+from core.errors import GenerationChanged
+from core.services import capture, consolidation, conversations, doctor, edits, rebuild
 from tests.e2e.test_lifecycle_deletes import (
     LATER_LINES,
     MARATHON,
@@ -31,7 +32,7 @@ from tests.e2e.test_lifecycle_deletes import (
     new_user,
 )
 from tests.support import trace
-from tests.support.firestore_checks import all_docs, assert_ledger_gapless
+from tests.support.firestore_checks import all_docs, assert_ledger_gapless, user_documents
 
 pytestmark = pytest.mark.e2e
 
@@ -244,3 +245,65 @@ def test_secret_candidates_beside_clean_ones_are_dropped_and_the_rest_replaces(s
     assert all(user.items()[mid].status == "tombstoned" for mid in prior)
     assert [m.content for m in user.items().values() if m.status == "active"] == ["User stopped eating meat"]
     assert_words_gone(user, "hunter22abc", allowed=("conversations",))
+
+
+# ------------------------------------------------- 16. writes outside the apply obey the account fence
+def _wipe_happened(user: User) -> None:
+    """What an account wipe leaves on the record the fence reads: the generation moved on."""
+    user.ctx.paths.account_deletion(user.uid).set({"generation": 1, "state": "completed"})
+
+
+def _documents(user: User) -> set[str]:
+    return set(user_documents(user.ctx, user.uid))
+
+
+def test_conversation_create_and_a_cascade_false_delete_are_fenced(stack: dict[str, Any]) -> None:
+    """A request that began before a wipe writes nothing after it (the api wraps every write in the
+    generation it read first, as this test does)."""
+    user = new_user(stack)
+    conversations.create(user.ctx, user.uid, {"id": "kept", **conversation("kept", [USER_LINES[0]])}, None, None)
+    with fence.expect(user.uid, 0):
+        _wipe_happened(user)
+        with pytest.raises(GenerationChanged):
+            conversations.create(user.ctx, user.uid, {"id": "late", **conversation("late", [USER_LINES[1]])},
+                                 None, None)
+        with pytest.raises(GenerationChanged):
+            conversations.delete(user.ctx, user.uid, "kept", cascade=False)
+    left = _documents(user)
+    assert "conversations/late" not in left and "capture_runs/kept" not in left, sorted(left)
+    assert "conversations/kept" in left  # refused whole: the document is not deleted either
+
+
+def test_rebuild_and_doctor_repairs_stop_when_the_account_generation_moves(
+        stack: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    user = new_user(stack)
+    trace.capture_now(user.ctx, user.uid, "ca", conversation("ca", USER_LINES))
+    trace.converge(user.ctx, user.uid)
+    rebuilt = rebuild.RebuildReport("typesense")
+    outbox_before = {p for p in _documents(user) if p.startswith("memory_outbox/")}
+
+    pages: list[int] = []
+
+    def wipe_after_first_page(count: int) -> None:
+        pages.append(count)
+        _wipe_happened(user)
+
+    rebuild.rebuild_user(user.ctx, user.uid, "typesense", "run-27", rebuilt, page=1, after_page=wipe_after_first_page)
+    assert rebuilt.skipped_users == 1 and len(pages) == 1, (rebuilt, pages)
+    events = {p for p in _documents(user) if p.startswith("memory_outbox/")} - outbox_before
+    assert len(events) == 1 + pages[0], sorted(events)  # the purge and the first page's; nothing after the wipe
+    state = user.ctx.paths.doc(user.uid, "memory_state", "rebuild_typesense").get().to_dict() or {}
+    assert not state.get("done"), state
+
+    fresh = new_user(stack)
+    finding = doctor.Drift("typesense", "missing", fresh.uid, "mem_x", "memproj:x", "test")
+    real = doctor._enqueue_repairs
+
+    def wiped_first(*args: Any, **kwargs: Any) -> None:
+        _wipe_happened(fresh)
+        real(*args, **kwargs)
+
+    monkeypatch.setattr(doctor, "_enqueue_repairs", wiped_first)
+    report = doctor.repair(fresh.ctx, doctor.DoctorReport(findings=[finding]))
+    assert report.skipped_repairs == [fresh.uid] and report.repairs == 0, report
+    assert not _documents(fresh)
