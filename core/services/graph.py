@@ -211,7 +211,7 @@ def _asserted_edges(ctx: Context, uid: str, memory_ids: set[str]) -> dict[str, s
     """Memory id → the edge its current graph assertion names, for the ``memory_ids`` that are
     graph facts now (active, unrestricted Long-term, assertion active and of the item's revision)."""
     wanted = sorted(memory_ids)
-    items = {}
+    items: dict[str, MemoryItem] = {}
     for data in ctx.store.get_all([paths.doc(uid, "memory_items", m) for m in wanted]).values():
         if data is not None:
             item = MemoryItem.from_store(data)
@@ -220,8 +220,8 @@ def _asserted_edges(ctx: Context, uid: str, memory_ids: set[str]) -> dict[str, s
     refs = [paths.doc(uid, "memory_graph_assertions", m) for m in sorted(items)]
     out: dict[str, str] = {}
     for path, assertion in ctx.store.get_all(refs).items():
-        item = items.get(paths.doc_id(path))
-        if (assertion is not None and item is not None and assertion.get("status") == "active"
-                and assertion.get("assertion_id") == item.graph_assertion_id):
-            out[item.id] = str(assertion.get("edge_id"))
+        fact = items.get(paths.doc_id(path))
+        if (assertion is not None and fact is not None and assertion.get("status") == "active"
+                and assertion.get("assertion_id") == fact.graph_assertion_id):
+            out[fact.id] = str(assertion.get("edge_id"))
     return out

@@ -12,9 +12,11 @@ included), both indexes, the graph page the API serves and the export.
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
 import pytest
 
 from core.bootstrap import Context
@@ -307,3 +309,75 @@ def test_rebuild_and_doctor_repairs_stop_when_the_account_generation_moves(
     report = doctor.repair(fresh.ctx, doctor.DoctorReport(findings=[finding]))
     assert report.skipped_repairs == [fresh.uid] and report.repairs == 0, report
     assert not _documents(fresh)
+
+
+# ------------------------------------------------------------- 16. the frozen plugins_results mirror
+def test_a_conversation_created_through_the_api_carries_the_plugins_results_mirror(stack: dict[str, Any]) -> None:
+    """Spec, frozen legacy names: ``plugins_results`` is mirrored from ``apps_results`` for old clients."""
+    user = new_user(stack)
+    body = {"id": "apps", **conversation("apps", [USER_LINES[0]]),
+            "apps_results": [{"app_id": "summariser", "content": "A move to Lisbon."}]}
+    response = user.call("POST", "/v1/conversations", json=body)
+    assert response.status_code == 201, response.text
+    stored = user.ctx.paths.doc(user.uid, "conversations", "apps").get().to_dict() or {}
+    assert stored["apps_results"] == [{"app_id": "summariser", "content": "A move to Lisbon."}]
+    assert stored["plugins_results"] == [{"plugin_id": "summariser", "content": "A move to Lisbon."}]
+    old = {"id": "old", **conversation("old", [USER_LINES[1]]),
+           "plugins_results": [{"plugin_id": "notes", "content": "No meat."}]}
+    response = user.call("POST", "/v1/conversations", json=old)
+    assert response.status_code == 201, response.text
+    stored = user.ctx.paths.doc(user.uid, "conversations", "old").get().to_dict() or {}
+    assert stored["apps_results"] == [{"app_id": "notes", "content": "No meat."}]
+    assert stored["plugins_results"] == [{"plugin_id": "notes", "content": "No meat."}]
+
+
+# ------------------------------------------- 16. the original's {uid}-{id} vectors, in its own namespace
+def _legacy_vectors(user: User, records: dict[str, dict[str, Any]]) -> None:
+    host = user.ctx.settings.pinecone_host.rstrip("/")
+    values = user.ctx.embedder.embed(["an old vector"])[0]
+    response = httpx.post(f"{host}/vectors/upsert", headers={"Api-Key": "local"}, timeout=30, json={
+        "namespace": LEGACY_NAMESPACE,
+        "vectors": [{"id": vid, "values": values, **({"metadata": meta} if meta else {})}
+                    for vid, meta in records.items()]})
+    assert response.status_code == 200, response.text
+
+
+def _legacy_ids(user: User, vector_ids: list[str]) -> set[str]:
+    host = user.ctx.settings.pinecone_host.rstrip("/")
+    response = httpx.get(f"{host}/vectors/fetch", headers={"Api-Key": "local"}, timeout=30,
+                         params=[("namespace", LEGACY_NAMESPACE)] + [("ids", v) for v in vector_ids])
+    response.raise_for_status()
+    return set(response.json().get("vectors") or {})
+
+
+LEGACY_NAMESPACE = "ns2"  # the original's namespace (the delete / privacy matrix's "Pinecone ns2")
+
+
+def test_deletes_and_the_wipe_clear_the_original_vectors_in_its_namespace(stack: dict[str, Any]) -> None:
+    """The matrix: a legacy row's ``{uid}-{id}`` vector is deleted with the row and purged with the
+    account, whatever namespace this deployment writes to (here the stack's own, not ``ns2``)."""
+    assert Context().settings.pinecone_namespace != LEGACY_NAMESPACE
+    user, other = new_user(stack), new_user(stack)
+    for owner in (user, other):
+        _legacy_row(owner, "leg-bees", "I keep bees on the roof")
+        _legacy_row(owner, "leg-kayak", "I paddle a sea kayak on Sundays")
+    mine = {f"{user.uid}-leg-bees": {"uid": user.uid, "memory_id": "leg-bees"},
+            f"{user.uid}-leg-kayak": None,  # an old vector without metadata: found by its id
+            f"{user.uid}-leg-other": {"uid": user.uid, "memory_id": "leg-other"}}
+    theirs = {f"{other.uid}-leg-bees": {"uid": other.uid, "memory_id": "leg-bees"}}
+    _legacy_vectors(user, {**mine, **theirs})
+    for memory_id in ("leg-bees", "leg-kayak"):
+        response = user.call("DELETE", f"/v3/memories/{memory_id}")
+        assert response.status_code == 200, response.text
+    trace.converge(user.ctx, user.uid)
+    assert _legacy_ids(user, [*mine, *theirs]) == {f"{user.uid}-leg-other", *theirs}
+    # The account wipe purges what is left of the user's there; the other user's stays.
+    for _ in range(20):
+        wiped = user.call("DELETE", "/v1/users/delete-account")
+        if wiped.status_code == 200 and wiped.json().get("state") == "completed":
+            break
+        assert wiped.status_code == 503, wiped.text  # a drain still holds a lease: call again
+        time.sleep(0.5)
+    else:
+        raise AssertionError("the account wipe never completed")
+    assert _legacy_ids(user, [*mine, *theirs]) == set(theirs)
