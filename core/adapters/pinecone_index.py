@@ -10,9 +10,11 @@ serverless Pinecone indexes, which do not accept delete-by-filter. A failure any
 outbox retries instead of acknowledging a partial projection.
 
 The original kept its vectors (``{uid}-{memory_id}``) in a namespace of its own (``ns2``): with a
-``legacy_namespace`` set and different from this deployment's, every delete and user purge also
-clears that namespace — the ``{uid}-{memory_id}`` ids by id and whatever its metadata ties to the
-memory or the user — so a legacy vector goes whichever namespace the deployment writes to.
+``legacy_namespace`` set and different from this deployment's, every delete and the account wipe's
+purge also clear that namespace — the ``{uid}-{memory_id}`` ids by id and whatever its metadata ties
+to the memory or the user — so a legacy vector goes whichever namespace the deployment writes to. A
+rebuild's purge (``purge_user``) leaves it: the vectors of rows that still exist stay for the
+original's reader (the spec's rollback floor).
 """
 
 from __future__ import annotations
@@ -172,6 +174,9 @@ class PineconeIndex(VectorIndex):
                 self._delete_memories(uid, memory_ids, self.legacy_namespace)
 
     def purge_user(self, uid: str) -> None:
+        self._purge(uid)
+
+    def purge_account(self, uid: str) -> None:
         self._purge(uid)
         if self.legacy_namespace:
             self._purge(uid, self.legacy_namespace)

@@ -291,6 +291,6 @@ __all__ = [
     "CATEGORIES", "EXTERNAL_SEGMENT_PREFIX", "MEMORY_KINDS", "SUBJECTS", "WORKFLOW_KINDS",
     "Candidate", "ExtractionResult", "ExtractionSource", "Extractor", "GroundedCandidate",
     "GroundingError", "QuoteRef", "Segment", "WorkflowCandidate",
-    "bind_quote", "drop_secret_candidates", "ground", "ground_then_drop_secrets", "normalize_text", "source_from_conversation",
-    "source_segments", "split_external_text",
+    "bind_quote", "drop_secret_candidates", "ground", "ground_then_drop_secrets", "normalize_text",
+    "source_from_conversation", "source_segments", "split_external_text",
 ]

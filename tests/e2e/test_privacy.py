@@ -373,6 +373,10 @@ def test_deletes_and_the_wipe_clear_the_original_vectors_in_its_namespace(stack:
         assert response.status_code == 200, response.text
     trace.converge(user.ctx, user.uid)
     assert _legacy_ids(user, [*mine, *theirs]) == {f"{user.uid}-leg-other", *theirs}
+    # A rebuild's purge is this deployment's projection only: the original's reader keeps its vectors
+    # of rows that still exist (the rollback floor).
+    user.ctx.vector_index.purge_user(user.uid)
+    assert _legacy_ids(user, [*mine, *theirs]) == {f"{user.uid}-leg-other", *theirs}
     # The account wipe purges what is left of the user's there; the other user's stays.
     for _ in range(20):
         wiped = user.call("DELETE", "/v1/users/delete-account")
