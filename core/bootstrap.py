@@ -125,7 +125,8 @@ class Context:
             from core.adapters.pinecone_index import PineconeIndex
 
             return PineconeIndex(self.settings.pinecone_api_key or "local", self.settings.pinecone_host,
-                                 self.settings.pinecone_namespace)
+                                 self.settings.pinecone_namespace,
+                                 legacy_namespace=self.settings.pinecone_legacy_namespace)
 
         return self._get("vector_index", build)
 

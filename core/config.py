@@ -77,6 +77,8 @@ class Settings(BaseModel):
     pinecone_host: str = ""
     pinecone_api_key: str = _env("", "PINECONE_API_KEY")
     pinecone_namespace: str = "strata"
+    # The original's namespace (its ``{uid}-{memory_id}`` vectors): deletes and purges clear it too.
+    pinecone_legacy_namespace: str = "ns2"
     # Models.
     extractor: str = "rules"
     router: str = "rules"

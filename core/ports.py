@@ -101,6 +101,11 @@ class VectorIndex(ABC):
     @abstractmethod
     def purge_user(self, uid: str) -> None: ...
 
+    def purge_account(self, uid: str) -> None:
+        """The account wipe's purge: :meth:`purge_user`, plus whatever an index keeps of the user
+        beside this deployment's projection (a rebuild's purge leaves that alone)."""
+        self.purge_user(uid)
+
     @abstractmethod
     def search(self, uid: str, vector: Sequence[float], *, layers: Sequence[str], limit: int,
                devices: Sequence[str] | None = None) -> list[Hit]:

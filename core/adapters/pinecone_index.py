@@ -8,6 +8,13 @@ collects the ids whose metadata matches (uid, memory_id) or uid with ``fetch_by_
 them *by id*. That removes a legacy ``{uid}-{memory_id}`` or bare-id vector too, and it works on
 serverless Pinecone indexes, which do not accept delete-by-filter. A failure anywhere raises, so the
 outbox retries instead of acknowledging a partial projection.
+
+The original kept its vectors (``{uid}-{memory_id}``) in a namespace of its own (``ns2``): with a
+``legacy_namespace`` set and different from this deployment's, every delete and the account wipe's
+purge also clear that namespace — the ``{uid}-{memory_id}`` ids by id and whatever its metadata ties
+to the memory or the user — so a legacy vector goes whichever namespace the deployment writes to. A
+rebuild's purge (``purge_user``) leaves it: the vectors of rows that still exist stay for the
+original's reader (the spec's rollback floor).
 """
 
 from __future__ import annotations
@@ -59,11 +66,13 @@ def _translate(exc: Exception, action: str) -> Exception:
 class PineconeIndex(VectorIndex):
     """One Pinecone index host and one namespace (a namespace per deployment)."""
 
-    def __init__(self, api_key: str, host: str, namespace: str, *, timeout_s: float = 20.0) -> None:
+    def __init__(self, api_key: str, host: str, namespace: str, *, timeout_s: float = 20.0,
+                 legacy_namespace: str = "") -> None:
         if not host:
             raise PermanentError("PineconeIndex needs an index host (STRATA_PINECONE_HOST)")
         self.host = host
         self.namespace = namespace
+        self.legacy_namespace = legacy_namespace if legacy_namespace != namespace else ""
         # The SDK retries a connection error or 5xx itself (3 retries, ~1.5 s in all; its REST index
         # client takes no retry settings); the outbox's backoff handles anything longer.
         self._index = Pinecone(api_key=api_key or "local", timeout=timeout_s).Index(host=host)
@@ -80,7 +89,7 @@ class PineconeIndex(VectorIndex):
                 raise _translate(exc, action) from exc
             raise
 
-    def _ids_matching(self, flt: Mapping[str, Any]) -> list[str]:
+    def _ids_matching(self, flt: Mapping[str, Any], namespace: str | None = None) -> list[str]:
         ids: list[str] = []
         token: str | None = None
         while True:
@@ -88,7 +97,7 @@ class PineconeIndex(VectorIndex):
                 "fetch_by_metadata",
                 self._index.fetch_by_metadata,
                 filter=dict(flt),
-                namespace=self.namespace,
+                namespace=self.namespace if namespace is None else namespace,
                 limit=FETCH_PAGE,
                 pagination_token=token,
             )
@@ -97,15 +106,24 @@ class PineconeIndex(VectorIndex):
             if not token:
                 return ids
 
-    def _delete_ids(self, ids: Sequence[str]) -> None:
+    def _delete_ids(self, ids: Sequence[str], namespace: str | None = None) -> None:
         for chunk in _chunks(list(ids), DELETE_BATCH):
-            self._call("delete", self._index.delete, ids=list(chunk), namespace=self.namespace)
+            self._call("delete", self._index.delete, ids=list(chunk),
+                       namespace=self.namespace if namespace is None else namespace)
 
-    def _delete_memories(self, uid: str, memory_ids: Sequence[str]) -> None:
+    def _delete_memories(self, uid: str, memory_ids: Sequence[str], namespace: str | None = None) -> None:
         unique = sorted(set(memory_ids))
         for chunk in _chunks(unique, MEMORY_IDS_PER_FILTER):
             flt = {"$and": [{"uid": {"$eq": uid}}, {"memory_id": {"$in": list(chunk)}}]}
-            self._delete_ids(self._ids_matching(flt))
+            self._delete_ids(self._ids_matching(flt, namespace), namespace)
+
+    def _purge(self, uid: str, namespace: str | None = None) -> None:
+        # Loop: a page is deleted before the next is fetched, so re-query until nothing is left.
+        while True:
+            ids = self._ids_matching({"uid": {"$eq": uid}}, namespace)
+            if not ids:
+                return
+            self._delete_ids(ids, namespace)
 
     # ------------------------------------------------------------------ port
     def ensure_ready(self) -> None:
@@ -152,14 +170,17 @@ class PineconeIndex(VectorIndex):
     def delete(self, uid: str, memory_ids: Sequence[str]) -> None:
         if memory_ids:
             self._delete_memories(uid, memory_ids)
+            if self.legacy_namespace:
+                self._delete_ids([f"{uid}-{m}" for m in sorted(set(memory_ids))], self.legacy_namespace)
+                self._delete_memories(uid, memory_ids, self.legacy_namespace)
 
     def purge_user(self, uid: str) -> None:
-        # Loop: a page is deleted before the next is fetched, so re-query until nothing is left.
-        while True:
-            ids = self._ids_matching({"uid": {"$eq": uid}})
-            if not ids:
-                return
-            self._delete_ids(ids)
+        self._purge(uid)
+
+    def purge_account(self, uid: str) -> None:
+        self._purge(uid)
+        if self.legacy_namespace:
+            self._purge(uid, self.legacy_namespace)
 
     def search(self, uid: str, vector: Sequence[float], *, layers: Sequence[str], limit: int,
                devices: Sequence[str] | None = None) -> list[Hit]:

@@ -249,6 +249,30 @@ def ground(source: ExtractionSource, result: ExtractionResult) -> tuple[Grounded
     return tuple(grounded)
 
 
+def ground_then_drop_secrets(source: ExtractionSource,
+                             result: ExtractionResult) -> tuple[tuple[GroundedCandidate, ...], int]:
+    """Capture's grounding: every quote of every memory candidate, a secret-bearing one too, must
+    bind to exactly one segment (else the whole set fails, as for any candidate); then the candidates
+    that disclose a secret are dropped. Returns the grounded rest and how many were dropped, so an
+    extraction of nothing but secrets is told apart from a genuinely empty one."""
+    segments = source_segments(source)
+    for candidate in result.memories:
+        secret = contains_secret(candidate.content) or any(contains_secret(q) for q in candidate.quotes)
+        if not candidate.quotes:
+            raise GroundingError("candidate has no quote" + ("" if secret else f": {candidate.content[:80]!r}"))
+        for quote in candidate.quotes:
+            try:
+                bind_quote(segments, quote)
+            except GroundingError:
+                if not secret:
+                    raise
+                # The failure is recorded with the capture: it must not carry the secret.
+                raise GroundingError("a candidate that discloses a secret has a quote bound to no single "
+                                     "segment") from None
+    clean = drop_secret_candidates(result)
+    return ground(source, clean), len(result.memories) - len(clean.memories)
+
+
 def drop_secret_candidates(result: ExtractionResult) -> ExtractionResult:
     """The same result without any candidate whose text or quotes disclose a secret."""
 
@@ -267,6 +291,6 @@ __all__ = [
     "CATEGORIES", "EXTERNAL_SEGMENT_PREFIX", "MEMORY_KINDS", "SUBJECTS", "WORKFLOW_KINDS",
     "Candidate", "ExtractionResult", "ExtractionSource", "Extractor", "GroundedCandidate",
     "GroundingError", "QuoteRef", "Segment", "WorkflowCandidate",
-    "bind_quote", "drop_secret_candidates", "ground", "normalize_text", "source_from_conversation",
-    "source_segments", "split_external_text",
+    "bind_quote", "drop_secret_candidates", "ground", "ground_then_drop_secrets", "normalize_text",
+    "source_from_conversation", "source_segments", "split_external_text",
 ]

@@ -57,7 +57,7 @@ def delete_account(ctx: Context, uid: str) -> dict[str, Any]:
                 _keyword_purge_by_drain(ctx, uid, generation)
             else:
                 ctx.keyword_index.purge_user(uid)
-            ctx.vector_index.purge_user(uid)
+            ctx.vector_index.purge_account(uid)  # the original's namespace too
         except StrataError:
             raise
         except Exception as exc:  # noqa: BLE001 - a provider we cannot reach fails retryably

@@ -37,7 +37,7 @@ from core.domain.extraction import (
     ExtractionResult,
     GroundedCandidate,
     drop_secret_candidates,
-    ground,
+    ground_then_drop_secrets,
     source_from_conversation,
 )
 from core.domain.plan import MAX_ITEMS_PER_APPLY, ApplyView, Page, Plan
@@ -154,17 +154,21 @@ def _capture(ctx: Context, uid: str, conversation_id: str, doc: dict[str, Any], 
     captures = int(run.get("captures", 0)) + 1
     source = source_from_conversation(uid, conversation_id, doc)
     turn = _ModelTurn(attempts_of(run, revision))
+    # ``raw`` keeps the secret-bearing candidates: the memories job grounds every candidate before it
+    # drops those (an ungrounded candidate fails the replacement whatever it says).
     if getattr(ctx.extractor, "model_backed", False):
-        extraction = _model_extraction(ctx, uid, conversation_id, run_ref, revision, captures, done, result,
-                                       source, turn)
-        if extraction is None:
+        model_raw = _model_extraction(ctx, uid, conversation_id, run_ref, revision, captures, done, result,
+                                      source, turn)
+        if model_raw is None:
             return
+        raw = model_raw
     else:
         try:
-            extraction = drop_secret_candidates(ctx.extractor.extract(source))
+            raw = ctx.extractor.extract(source)
         except StrataError as exc:
             _extraction_failed(ctx, uid, conversation_id, run_ref, revision, captures, done, result, exc)
             return
+    extraction = drop_secret_candidates(raw)
     device_id = doc.get("client_device_id") if isinstance(doc.get("client_device_id"), str) else None
     workflow = {name: _workflow_rows(ctx, uid, conversation_id, revision, name, extraction)
                 for name in JOBS[1:] if not done.get(name)}
@@ -187,7 +191,7 @@ def _capture(ctx: Context, uid: str, conversation_id: str, doc: dict[str, Any], 
             riders = {path: data for rows in workflow.values() for path, data in rows.items()}
             riders[f"capture_runs/{conversation_id}"] = marker({**done, **{job: True for job in JOBS}})
         try:
-            if _memories_job(ctx, uid, conversation_id, revision, source, extraction, device_id, result,
+            if _memories_job(ctx, uid, conversation_id, revision, source, raw, device_id, result,
                              first=first, riders=riders, captures=captures):
                 _count_workflow(result, workflow)
                 return
@@ -286,9 +290,11 @@ def _model_extraction(ctx: Context, uid: str, conversation_id: str, run_ref: str
         return None
     if reserved:
         try:
-            extraction = drop_secret_candidates(ctx.extractor.extract(source))
-            ground(source, extraction)  # a reply whose quotes do not ground is a bad reply, not a capture
-            return extraction
+            raw = ctx.extractor.extract(source)
+            # A reply whose quotes do not ground is a bad reply, not a capture (grounded as the
+            # memories job grounds: every candidate, secret-bearing ones too, without quoting them).
+            ground_then_drop_secrets(source, raw)
+            return raw
         except StrataError as exc:
             reason = exc
         now = ctx.now()
@@ -318,7 +324,7 @@ def _model_extraction(ctx: Context, uid: str, conversation_id: str, run_ref: str
     log.error("model extraction of %s/%s gave up after %d attempt(s) (%s); captured with the rule extractor",
               uid, conversation_id, turn.attempts["count"], code)
     turn.fell_back = {"reason": code, "attempts": turn.attempts["count"], "at": ctx.now()}
-    return drop_secret_candidates(RuleExtractor().extract(source))
+    return RuleExtractor().extract(source)
 
 
 def deleting(run: dict[str, Any] | None) -> bool:
@@ -360,11 +366,18 @@ def _extraction_failed(ctx: Context, uid: str, conversation_id: str, run_ref: st
 def _memories_job(ctx: Context, uid: str, conversation_id: str, revision: str, source: Any,
                   extraction: ExtractionResult, device_id: str | None, result: CaptureResult, *,
                   first: bool = False, riders: dict[str, dict[str, Any]] | None = None, captures: int = 0) -> bool:
-    """Apply the extraction; True when ``riders`` were committed with it (False: write them apart)."""
-    grounded = ground(source, extraction)  # raises GroundingError: nothing is applied
+    """Apply the extraction; True when ``riders`` were committed with it (False: write them apart).
+
+    Every candidate is grounded before secret-bearing ones are dropped, so an ungrounded one fails
+    the replacement whatever it says. An extraction whose candidates all disclosed a secret is not
+    an empty result: it states nothing storable, and the source's prior memories stay as they are."""
+    grounded, secrets = ground_then_drop_secrets(source, extraction)  # GroundingError: nothing is applied
+    extraction = drop_secret_candidates(extraction)
     signal = "integration" if source.external_text else "transcription"
-    # Q7: a successful extraction replaces the source across all stores — the historical rows that
-    # cite it too (the original's extraction of the same conversation), first capture or not.
+    if not grounded and secrets:
+        return False  # only secrets: nothing storable, and the source's prior memories stay as they are
+    # A successful extraction replaces the source across all stores: the historical rows that cite it
+    # too (the original's extraction of the same conversation), first capture or not.
     result.retracted += deletion.retract_historical(ctx, uid, conversation_id, "capture.replace", by_user=False,
                                                     key={"revision": revision, "captures": captures})
     if first and not grounded:

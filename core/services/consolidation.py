@@ -443,7 +443,8 @@ def _doc_id(review_id: str) -> str:
 # ---------------------------------------------------------------------------------- review expiry
 def expire_reviews(ctx: Context, uid: str, limit: int = 100) -> int:
     """A review nobody answered within 72 h settles the item in Archive (a non-durable route never
-    reaches Long-term); the entry is marked ``expired``. Items that moved on are left alone."""
+    reaches Long-term); the entry is marked ``expired`` and keeps no text. Items that moved on are left
+    alone."""
     rows = [row.data for row in ctx.store.query("reviews_expiring", {"status": "open", "expires_at": ctx.now()},
                                                 parent=paths.user(uid), limit=limit)]
     if not rows:
@@ -456,7 +457,7 @@ def expire_reviews(ctx: Context, uid: str, limit: int = 100) -> int:
             row = view.docs.get(path)
             if row is None or row.get("status") != "open" or row["expires_at"] > view.now:
                 continue
-            out.docs[path] = {**row, "status": "expired", "expired_at": view.now}
+            out.docs[path] = {**row, "content": "", "conflicting": [], "status": "expired", "expired_at": view.now}
             out.summary["expired"] += 1
             item = view.items.get(row["memory_id"])
             if (item is None or item.review_id != review_id or item.revision != row.get("revision")

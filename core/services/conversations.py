@@ -16,14 +16,29 @@ def create(ctx: Context, uid: str, body: dict[str, Any], device_id: str | None, 
     controls.require_writes(ctx)
     conversation_id = body.pop("id", None) or uuid.uuid4().hex
     now = ctx.now()
-    doc = {k: v for k, v in body.items() if v is not None}
+    doc = mirror_legacy({k: v for k, v in body.items() if v is not None})
     doc.setdefault("client_device_id", device_id)
     doc.setdefault("client_platform", platform)
     created = doc.get("created_at")  # an app's own creation time (ISO 8601, checked at the edge) is kept
     doc.update({"created_at": _timestamp(created) if isinstance(created, str) else now,
                 "finished_at": doc.get("finished_at") or now, "status": "completed"})
-    ctx.store.set(paths.doc(uid, "conversations", conversation_id), doc)
+    # Fenced like every API write: refused once a wipe of the account began or ran since the request did.
+    ctx.store.fenced_write(uid, [(paths.doc(uid, "conversations", conversation_id), doc, False)])
     return conversation_id
+
+
+def mirror_legacy(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with the frozen legacy mirror filled in (spec: ``plugins_results`` mirrors
+    ``apps_results``; each result's ``app_id`` is its ``plugin_id``). A client that sends only the
+    old name (an old client) has ``apps_results`` filled from it; one that sends both keeps both."""
+    apps, plugins = doc.get("apps_results"), doc.get("plugins_results")
+    if apps is not None and plugins is None:
+        doc["plugins_results"] = [{**{k: v for k, v in r.items() if k != "app_id"}, "plugin_id": r.get("app_id")}
+                                  for r in apps]
+    elif plugins is not None and apps is None:
+        doc["apps_results"] = [{**{k: v for k, v in r.items() if k != "plugin_id"}, "app_id": r.get("plugin_id")}
+                               for r in plugins]
+    return doc
 
 
 def _timestamp(value: str) -> datetime:
@@ -59,8 +74,8 @@ def delete(ctx: Context, uid: str, conversation_id: str, cascade: bool = True) -
     if ctx.store.get(ref) is None:
         raise NotFound("no such conversation")
     if not cascade:
-        # the delete trigger honours the caller's choice
-        ctx.store.set(paths.doc(uid, "capture_runs", conversation_id), {"cascade": False}, merge=True)
+        # the delete trigger honours the caller's choice (a fenced write: none lands in a wiped account)
+        ctx.store.fenced_write(uid, [(paths.doc(uid, "capture_runs", conversation_id), {"cascade": False}, True)])
         ctx.store.delete(ref)
         return {"deleted": True, "cascade": False}
     return {"deleted": True, "cascade": deletion.cascade_conversation(ctx, uid, conversation_id,

@@ -26,14 +26,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from core.bootstrap import Context
-from core.domain import ids, paths
+from core.domain import fence, ids, paths
 from core.domain.plan import is_projectable
 from core.domain.records import MemoryItem
 from core.domain.states import HIDDEN, Status
+from core.errors import GenerationChanged, WritesBlocked
 from core.ports import KeywordIndex, ProviderRecord, StoredDoc, VectorIndex, Write
 from core.services import graph
 
 PAGE = 500
+FENCED_BATCH = 400  # repair events per fenced transaction (with the wipe record it reads, under 500)
 PROVIDERS = ("typesense", "vector", "graph")
 
 
@@ -247,28 +249,42 @@ def repair(ctx: Context, report: DoctorReport) -> DoctorReport:
     for finding in report.findings:
         by_uid.setdefault(finding.uid, set()).add(finding.memory_id)
     for uid, memory_ids in sorted(by_uid.items()):
-        if ctx.store.read_fence(uid).deleting:
+        account = ctx.store.read_fence(uid)
+        if account.deleting:
             report.skipped_repairs.append(uid)
             continue
-        owned = ctx.store.scan(paths.col(uid, "memory_items"), limit=1, keys_only=True)
-        targets = [(m, "repair") for m in sorted(memory_ids) if m] if owned else [("", "purge_user")]
-        batch: list[Write] = []
-        now = ctx.now()
-        for memory_id, action in targets:
-            event_id = ids.outbox_event_id("doctor", memory_id, action)
-            batch.append(Write("set", paths.doc(uid, "memory_outbox", event_id), {
-                "event_id": event_id, "uid": uid, "memory_id": memory_id or None, "action": action,
-                "revision": None, "content_hash": None, "reason": "doctor", "commit_id": None, "sequence": None,
-                "state": "pending", "attempts": 0, "due_at": now, "lease_expires_at": None, "lease_epoch": 0,
-                "created_at": now, "last_error": None}))
-            if len(batch) == PAGE:
-                ctx.store.commit(batch)
-                batch = []
-        if batch:
-            ctx.store.commit(batch)
-        report.repairs += len(targets)
-        ctx.nudge_projection(uid, 0)
+        try:
+            with fence.expect(uid, account.generation):
+                _enqueue_repairs(ctx, uid, memory_ids, report)
+        except (GenerationChanged, WritesBlocked):  # a wipe began meanwhile: it purges the providers itself
+            report.skipped_repairs.append(uid)
     return report
+
+
+def _enqueue_repairs(ctx: Context, uid: str, memory_ids: set[str], report: DoctorReport) -> None:
+    """One user's repair events, in fenced batches (none lands once a wipe of the account began)."""
+    owned = ctx.store.scan(paths.col(uid, "memory_items"), limit=1, keys_only=True)
+    targets = [(m, "repair") for m in sorted(memory_ids) if m] if owned else [("", "purge_user")]
+    batch: list[Write] = []
+    now = ctx.now()
+    for memory_id, action in targets:
+        event_id = ids.outbox_event_id("doctor", memory_id, action)
+        batch.append(Write("set", paths.doc(uid, "memory_outbox", event_id), {
+            "event_id": event_id, "uid": uid, "memory_id": memory_id or None, "action": action,
+            "revision": None, "content_hash": None, "reason": "doctor", "commit_id": None, "sequence": None,
+            "state": "pending", "attempts": 0, "due_at": now, "lease_expires_at": None, "lease_epoch": 0,
+            "created_at": now, "last_error": None}))
+        if len(batch) == FENCED_BATCH:
+            _fenced(ctx, uid, batch)
+            batch = []
+    if batch:
+        _fenced(ctx, uid, batch)
+    report.repairs += len(targets)
+    ctx.nudge_projection(uid, 0)
+
+
+def _fenced(ctx: Context, uid: str, writes: list[Write]) -> None:
+    ctx.store.fenced_write(uid, [(w.path, w.data or {}, w.merge) for w in writes])
 
 
 __all__ = ["PROVIDERS", "DoctorReport", "Drift", "check_user", "ownerless", "repair", "run", "users"]

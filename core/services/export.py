@@ -4,8 +4,9 @@ Every line is ``{"kind": ..., "id": ..., "data": {...}}`` in the public shape: m
 Memory JSON every read returns (no ``processing_state``, ledger fields or receipts), graph
 assertions as the fact they state, review rows as the review queue shows them; ledger internals
 (commits, operations, the outbox, leases, capture runs) are not the user's data and stay out.
-The last line is ``{"kind": "summary", "counts": {...}}``, so a client can tell a complete export
-from a cut one.
+Knowledge nodes and edges are exported as canonical state asserts them (the stored rows are a
+projection that may lag a delete). The last line is ``{"kind": "summary", "counts": {...}}``, so a
+client can tell a complete export from a cut one.
 
 Collections are read in pages of :data:`PAGE` documents and each line is yielded as soon as it is
 built, so memory stays bounded by one page whatever the account size. Reading is pure: historical
@@ -25,7 +26,7 @@ from core.domain import paths
 from core.domain.records import MemoryItem, to_public
 from core.domain.states import ProcessingState
 from core.ports import StoredDoc
-from core.services import legacy
+from core.services import graph, legacy
 
 PAGE = 500
 # Memories the user may see: every layer, active or superseded (a lineage's history, readable by
@@ -43,6 +44,8 @@ def export_lines(ctx: Context, uid: str) -> Iterator[str]:
     counts: dict[str, int] = {}
     now = ctx.now()
 
+    graph_view = _GraphView(ctx, uid)
+
     def col(name: str) -> Callable[[StoredDoc | None], list[StoredDoc]]:
         return lambda last: ctx.store.scan(paths.col(uid, name), limit=PAGE, after=last.id if last else None)
 
@@ -55,8 +58,8 @@ def export_lines(ctx: Context, uid: str) -> Iterator[str]:
         ("conversation", col("conversations"), lambda data: _without(data, CONVERSATION_INTERNAL)),
         ("action_item", col("action_items"), lambda data: _without(data, WORKFLOW_INTERNAL)),
         ("goal", col("goals"), lambda data: _without(data, WORKFLOW_INTERNAL)),
-        ("knowledge_node", col("knowledge_nodes"), dict),
-        ("knowledge_edge", col("knowledge_edges"), dict),
+        ("knowledge_node", col("knowledge_nodes"), graph_view.node),
+        ("knowledge_edge", col("knowledge_edges"), graph_view.edge),
         ("graph_assertion", col("memory_graph_assertions"), _assertion),
         ("review", col("memory_review_queue"), lambda data: _pick(data, REVIEW_FIELDS)),
         ("client_device", col("client_devices"), dict),
@@ -78,6 +81,30 @@ def export_lines(ctx: Context, uid: str) -> Iterator[str]:
                 counts[kind] = counts.get(kind, 0) + 1
                 yield json.dumps({"kind": kind, "id": item.id, "data": to_public(item, now)}, default=_json) + "\n"
     yield json.dumps({"kind": "summary", "counts": counts}) + "\n"
+
+
+class _GraphView:
+    """The graph as canonical state asserts it, read once when the export reaches the graph: the
+    stored nodes and edges are a projection that may lag a delete (or keep its rows for ever when the
+    delete event is dead-lettered), so only asserted edges and the nodes they join are exported."""
+
+    def __init__(self, ctx: Context, uid: str) -> None:
+        self._ctx, self._uid = ctx, uid
+        self._edges: dict[str, dict[str, Any]] | None = None
+        self._ends: set[Any] = set()
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        if self._edges is None:
+            self._edges = graph.live_edges(self._ctx, self._uid)
+            self._ends = {end for e in self._edges.values() for end in (e.get("source"), e.get("target"))}
+        return self._edges
+
+    def node(self, data: dict[str, Any]) -> dict[str, Any] | None:
+        self._load()
+        return dict(data) if data.get("id") in self._ends else None
+
+    def edge(self, data: dict[str, Any]) -> dict[str, Any] | None:
+        return self._load().get(data.get("id", ""))
 
 
 def _pages(page_after: Callable[[StoredDoc | None], list[StoredDoc]]) -> Iterator[StoredDoc]:

@@ -3,8 +3,9 @@ per-memory graph assertions (the derived-state authority).
 
 An edge cites the memories that assert it (``memory_ids``); when a memory stops being an active,
 unrestricted Long-term fact its citations are pruned and edges no memory cites are removed, along
-with fact nodes nothing points at. Reads are bounded and referentially closed: an edge whose
-endpoint is not in the returned node page is dropped and the page says ``truncated``.
+with fact nodes nothing points at. Reads are bounded, referentially closed and checked against the
+canonical state (the projection may lag it): an edge whose endpoint is not in the returned node page
+is dropped and the page says ``truncated``.
 """
 
 from __future__ import annotations
@@ -155,18 +156,72 @@ def _orphaned(ctx: Context, uid: str, node_id: str, removing: set[str]) -> bool:
 
 
 def read_page(ctx: Context, uid: str, limit: int) -> dict[str, Any]:
+    """A bounded, referentially closed page, checked against canonical state before it is served.
+
+    The stored nodes and edges are a projection that lags the items (and keeps a deleted fact's
+    rows for ever when its delete event is dead-lettered), so an edge is served only for the
+    memories whose current, active graph assertion names it (its ``memory_ids`` are cut to those),
+    and a node only when a served edge ends at it. An edge whose endpoint is not in the node page
+    is dropped and the page says ``truncated``.
+    """
     limit = max(1, min(limit, MAX_NODES))
     node_rows = ctx.store.scan(paths.col(uid, "knowledge_nodes"), limit=limit + 1)
     truncated = len(node_rows) > limit
-    nodes = [row.data for row in node_rows[:limit]]
+    edge_rows = ctx.store.scan(paths.col(uid, "knowledge_edges"), limit=MAX_EDGES + 1)
+    if len(edge_rows) > MAX_EDGES:
+        edge_rows, truncated = edge_rows[:MAX_EDGES], True
+    asserted = _asserted_edges(ctx, uid, {m for row in edge_rows for m in row.data.get("memory_ids") or []})
+    live = []
+    for row in edge_rows:
+        edge = row.data
+        citing = [m for m in dict.fromkeys(edge.get("memory_ids") or []) if asserted.get(m) == edge.get("id")]
+        if citing:
+            live.append({**{k: edge[k] for k in ("id", "source", "target", "label")}, "memory_ids": citing})
+    endpoints = {end for edge in live for end in (edge["source"], edge["target"])}
+    nodes = [row.data for row in node_rows[:limit] if row.data.get("id") in endpoints]
     present = {n["id"] for n in nodes}
     edges = []
-    for row in ctx.store.scan(paths.col(uid, "knowledge_edges"), limit=MAX_EDGES + 1):
-        edge = row.data
+    for edge in live:
         if edge["source"] in present and edge["target"] in present:
-            edges.append({k: edge[k] for k in ("id", "source", "target", "label", "memory_ids")})
+            edges.append(edge)
         else:
             truncated = True
-    if len(edges) > MAX_EDGES:
-        edges, truncated = edges[:MAX_EDGES], True
     return {"nodes": nodes, "edges": edges, "truncated": truncated}
+
+
+def live_edges(ctx: Context, uid: str, page: int = 500) -> dict[str, dict[str, Any]]:
+    """Every stored edge of ``uid`` that canonical state still asserts, with its ``memory_ids`` cut
+    to the memories asserting it (the export's check, over all edges in pages of ``page``;
+    :func:`read_page` checks its own page)."""
+    out: dict[str, dict[str, Any]] = {}
+    last = None
+    while True:
+        rows = ctx.store.scan(paths.col(uid, "knowledge_edges"), limit=page, after=last)
+        asserted = _asserted_edges(ctx, uid, {m for row in rows for m in row.data.get("memory_ids") or []})
+        for row in rows:
+            citing = [m for m in dict.fromkeys(row.data.get("memory_ids") or []) if asserted.get(m) == row.id]
+            if citing:
+                out[row.id] = {**row.data, "memory_ids": citing}
+        if len(rows) < page:
+            return out
+        last = rows[-1].id
+
+
+def _asserted_edges(ctx: Context, uid: str, memory_ids: set[str]) -> dict[str, str]:
+    """Memory id → the edge its current graph assertion names, for the ``memory_ids`` that are
+    graph facts now (active, unrestricted Long-term, assertion active and of the item's revision)."""
+    wanted = sorted(memory_ids)
+    items: dict[str, MemoryItem] = {}
+    for data in ctx.store.get_all([paths.doc(uid, "memory_items", m) for m in wanted]).values():
+        if data is not None:
+            item = MemoryItem.from_store(data)
+            if is_fact(item):
+                items[item.id] = item
+    refs = [paths.doc(uid, "memory_graph_assertions", m) for m in sorted(items)]
+    out: dict[str, str] = {}
+    for path, assertion in ctx.store.get_all(refs).items():
+        fact = items.get(paths.doc_id(path))
+        if (assertion is not None and fact is not None and assertion.get("status") == "active"
+                and assertion.get("assertion_id") == fact.graph_assertion_id):
+            out[fact.id] = str(assertion.get("edge_id"))
+    return out

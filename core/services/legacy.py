@@ -44,6 +44,7 @@ from core.config import Settings
 from core.domain import ids
 from core.domain import paths as store_paths
 from core.domain.records import Evidence, MemoryItem
+from core.domain.sensitivity import label_sensitivity
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import LegacyCollision
 from core.ports import StoredDoc, Write
@@ -128,7 +129,9 @@ def _item(uid: str, memory_id: str, data: dict[str, Any], content: str, conversa
     return MemoryItem(
         id=memory_id, uid=uid, content=content, layer=Layer.LONG_TERM.value, status=Status.ACTIVE.value,
         processing_state=ProcessingState.PROCESSED.value, grandfathered_long_term=True,
-        category=str(data.get("category") or "other"), subject_attribution="legacy_assumed",
+        category=str(data.get("category") or "interesting"), subject_attribution="legacy_assumed",
+        # Labelled like any content (pure): a restricted old row stays out of every index once materialised.
+        sensitivity_labels=sorted(label_sensitivity(content)),
         visibility=visibility if visibility in VISIBILITIES else "public",
         conversation_id=conversation if isinstance(conversation, str) and conversation else None,
         evidence=_evidence(memory_id, conversation, created),

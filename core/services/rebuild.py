@@ -23,9 +23,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.bootstrap import Context
-from core.domain import ids, paths
+from core.domain import fence, ids, paths
 from core.domain.plan import is_projectable
 from core.domain.records import MemoryItem
+from core.errors import GenerationChanged, WritesBlocked
 from core.ports import Write
 from core.services import graph
 from core.services.doctor import users
@@ -75,15 +76,32 @@ def _wanted(item: MemoryItem, provider: str) -> bool:
 
 def rebuild_user(ctx: Context, uid: str, provider: str, run_id: str, report: RebuildReport, *,
                  page: int = PAGE, after_page: Callable[[int], None] | None = None) -> None:
-    """Enqueue ``uid``'s purge and re-projection for ``provider`` (resuming an unfinished run)."""
+    """Enqueue ``uid``'s purge and re-projection for ``provider`` (resuming an unfinished run).
+
+    Every write is fenced by the account generation read first: a wipe that begins meanwhile stops
+    the user's rebuild (the wipe purges the providers itself) instead of leaving events behind it."""
     state_ref = _state_ref(ctx, uid, provider)
     state = ctx.store.get(state_ref) or {}
     if state.get("run_id") == run_id and state.get("done"):
         report.skipped_users += 1
         return
-    if ctx.store.read_fence(uid).deleting:
+    account = ctx.store.read_fence(uid)
+    if account.deleting:
         report.skipped_users += 1
         return
+    try:
+        with fence.expect(uid, account.generation):
+            _rebuild_user(ctx, uid, provider, run_id, report, state_ref, state, page, after_page)
+    except (GenerationChanged, WritesBlocked):
+        report.skipped_users += 1
+
+
+def _fenced(ctx: Context, uid: str, writes: list[Write]) -> None:
+    ctx.store.fenced_write(uid, [(w.path, w.data or {}, w.merge) for w in writes])
+
+
+def _rebuild_user(ctx: Context, uid: str, provider: str, run_id: str, report: RebuildReport, state_ref: str,
+                  state: dict[str, Any], page: int, after_page: Callable[[int], None] | None) -> None:
     report.users += 1
     if state.get("run_id") and not state.get("done"):
         # An interrupted rebuild of this user: its purge is queued (or done), continue the walk.
@@ -92,7 +110,7 @@ def rebuild_user(ctx: Context, uid: str, provider: str, run_id: str, report: Reb
     else:
         cursor, purge_due = None, ctx.now()
         event_id, event = _event(uid, run_id, None, "purge_user", provider, purge_due)
-        ctx.store.commit([
+        _fenced(ctx, uid, [
             Write("set", paths.doc(uid, "memory_outbox", event_id), event),
             Write("set", state_ref, {"run_id": run_id, "provider": provider, "cursor": None, "done": False,
                                      "started_at": purge_due, "purge_due_at": purge_due})])
@@ -109,13 +127,13 @@ def rebuild_user(ctx: Context, uid: str, provider: str, run_id: str, report: Reb
                 count += 1
         cursor = snaps[-1].id
         writes.append(Write("set", state_ref, {"cursor": cursor}, merge=True))  # the events and the cursor land together
-        ctx.store.commit(writes)
+        _fenced(ctx, uid, writes)
         report.enqueued += count
         if after_page is not None:
             after_page(count)
         if len(snaps) < page:
             break
-    ctx.store.set(state_ref, {"done": True, "finished_at": ctx.now()}, merge=True)
+    _fenced(ctx, uid, [Write("set", state_ref, {"done": True, "finished_at": ctx.now()}, True)])
     ctx.nudge_projection(uid, 0)
 
 

@@ -90,7 +90,9 @@ def resolve(ctx: Context, uid: str, review_id: str, decision: str, correction: s
                 planner=f"review/{decision}")
         item.reviewed, item.user_review = True, decision != "reject"
         out.items.append(item)
-        out.docs[doc_path] = {**row, "status": "resolved", "decision": decision, "resolved_at": view.now}
+        # A resolved row keeps the decision, not the text: the item holds the words that stand.
+        out.docs[doc_path] = {**row, "content": "", "conflicting": [], "status": "resolved", "decision": decision,
+                              "resolved_at": view.now}
         return out
 
     result = ctx.store.apply(uid, "review.resolve", {"review_id": review_id}, plan, item_ids=[memory_id],

@@ -89,9 +89,9 @@ def live_page(ctx: Context, uid: str, source_id: str, size: int, after: str | No
 def apply_withdrawal(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], planner: str,
                      reviews: dict[str, dict[str, Any]] | None = None) -> None:
     """Finish a plan that withdrew evidence: Long-term survivors are re-admitted (their evidence
-    changed), retracted survivors lose their graph assertion and have their review entries redacted,
-    and superseded Long-term items they replaced come back when independent active evidence still
-    supports them."""
+    changed), retracted survivors lose their graph assertion and have their review entries redacted
+    (settled entries of the others lose any text they still hold), and superseded Long-term items
+    they replaced come back when independent active evidence still supports them."""
     for review_id, row in (reviews or {}).items():
         path = f"memory_review_queue/{review_id}"
         current = view.docs.get(path, row)
@@ -99,6 +99,9 @@ def apply_withdrawal(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem]
         if current and retracted is not None and retracted.record_status == Status.TOMBSTONED:
             plan.docs[path] = {**current, "content": "", "conflicting": [], "status": "redacted",
                                "redacted_at": view.now}
+        elif current and current.get("status") != "open" and (current.get("content") or current.get("conflicting")):
+            # A settled row written before settling cleared its text: the withdrawn source's words go.
+            plan.docs[path] = {**current, "content": "", "conflicting": []}
     for item in list(changed.values()):
         path = f"memory_graph_assertions/{item.id}"
         if item.layer == Layer.LONG_TERM and item.record_status == Status.ACTIVE:

@@ -85,8 +85,9 @@ EXPORT_KIND_COLLECTION = {"conversation": "conversations", "goal": "goals", "act
 
 def assert_words_gone(user: User, words: str, *, allowed: tuple[str, ...] = ()) -> None:
     """``words`` (case-insensitive) occur in no document of the user (except the first-segment
-    collections in ``allowed``, e.g. the upstream ``conversations``), no Typesense document, no
-    Pinecone vector record, no knowledge-graph node or edge and no export line."""
+    collections in ``allowed``, e.g. the upstream ``conversations``; review rows included), no
+    Typesense document, no Pinecone vector record, the knowledge-graph page or the review queue the
+    API serves, and no export line."""
     trace.converge(user.ctx, user.uid)
     needle = words.casefold()
     hits: list[str] = []
@@ -105,6 +106,10 @@ def assert_words_gone(user: User, words: str, *, allowed: tuple[str, ...] = ()) 
     assert graph.status_code == 200, graph.text
     if needle in graph.text.casefold():
         hits.append("knowledge graph page")
+    queue = user.call("GET", "/v3/memories/review-queue", params={"limit": 500})
+    assert queue.status_code == 200, queue.text
+    if needle in queue.text.casefold():
+        hits.append("review queue page")
     export = user.call("GET", "/v1/memories/export")
     assert export.status_code == 200, export.text
     for line in export.text.splitlines():

@@ -12,8 +12,9 @@ reports the function answered, the task's pass is recorded, the outbox is empty)
 
 * ``GET /v1/memories`` lists exactly the model's facts, each once; ``GET /v1/memories/{id}`` agrees
   and every deleted id answers 404; keyword search finds no deleted text;
-* no deleted text anywhere: a byte scan of every document under ``users/{uid}`` (recursively), the
-  user's Typesense documents and Pinecone vectors, the export and the knowledge-graph page;
+* no deleted text anywhere: a byte scan of every document under ``users/{uid}`` (recursively, review
+  rows included), the user's Typesense documents and Pinecone vectors, the export, the
+  knowledge-graph page and the review queue the API serves;
 * both indexes hold exactly the spec's projectable items; the ledger is gapless; every stored item
   is §1.3-legal; no request or trigger delivery answered 5xx.
 
@@ -545,6 +546,7 @@ class Lifecycle(RuleBasedStateMachine):
             places[f"pinecone:{vid}"] = json.dumps(record.get("metadata") or {})
         places["export"] = self.driver.api("GET", "/v1/memories/export").text
         places["knowledge-graph"] = self.driver.api("GET", "/v1/knowledge-graph", params={"limit": "2000"}).text
+        places["review-queue"] = self.driver.api("GET", "/v3/memories/review-queue", params={"limit": "500"}).text
         hits = sorted({f"{text!r} in {where}" for text in forbidden for where, blob in places.items()
                        if text.casefold() in blob.casefold()})
         assert not hits, "deleted text survives:\n  " + "\n  ".join(hits[:40])
@@ -667,6 +669,15 @@ def _device_scoped_reads(m: Lifecycle) -> None:
         m.do_device_read(scope, pick)
 
 
+def _corrected_review_then_conversation_delete(m: Lifecycle) -> None:
+    """Issue 27 (1): the correction stands on its own; the words it replaced go with the conversation."""
+    cid = m.do_write(("marathon", "dog"))
+    m.do_consolidate()
+    m.do_resolve("correct")
+    m.check()
+    m.do_delete_conversation(cid, via_api=True)
+
+
 SEQUENCES = {
     "1-deleted-fact-comes-back": _deleted_fact_comes_back,
     "2-rejected-fact-scrubbed-on-conversation-delete": _rejected_fact_keeps_content_after_conversation_delete,
@@ -678,6 +689,7 @@ SEQUENCES = {
     "3b-capture-event-after-conversation-delete": _capture_event_after_conversation_delete,
     "2b-delete-all-scrubs-a-rejected-fact": _delete_all_scrubs_a_rejected_fact,
     "27-device-scoped-reads": _device_scoped_reads,
+    "27-1-corrected-review-then-conversation-delete": _corrected_review_then_conversation_delete,
 }
 
 

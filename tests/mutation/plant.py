@@ -1,11 +1,12 @@
 """Plant known bugs one at a time and check that the suite catches each.
 
-The five bugs are of the kinds held-out checks found in earlier builds (issue 19): an operation key
-that a later intent repeats, a status a cascade skips, a stale receipt on a Long-term edit, a raw
-timestamp in a webhook payload, and an incident switch ignored on one path. For each, the script
-replaces one exact snippet of the source (it refuses to run if the snippet moved), runs the tests
-named for that kind of bug in a fresh pytest session (its own local stack, so the functions serve
-the planted code too), records whether any test *failed*, and restores the file whatever happens.
+The bugs are of the kinds held-out checks found in earlier builds (issues 19 and 27): an operation
+key that a later intent repeats, a status a cascade skips, a stale receipt on a Long-term edit, a raw
+timestamp in a webhook payload, an incident switch ignored on one path, and a resolved review row
+that keeps the text it was opened with. For each, the script replaces one exact snippet of the
+source (it refuses to run if the snippet moved), runs the tests named for that kind of bug in a
+fresh pytest session (its own local stack, so the functions serve the planted code too), records
+whether any test *failed*, and restores the file whatever happens.
 A baseline run of the same tests on the unplanted code comes first: a bug only counts as caught
 when those tests pass without it.
 
@@ -81,6 +82,16 @@ MUTATIONS = (
         "    report = DrainReport(uids=[uid])\n    if controls.is_on(ctx, controls.PROJECTION):",
         "    report = DrainReport(uids=[uid])\n    if False and controls.is_on(ctx, controls.PROJECTION):",
         ("tests/e2e/test_incident_switches.py::test_projection_disabled_holds_push_sweep_and_cli_drains",),
+    ),
+    Mutation(
+        "resolved_review_keeps_text",
+        "a resolved review row keeps the fact's text (a corrected fact's original wording outlives the "
+        "conversation it came from)",
+        "core/services/review.py",
+        '        out.docs[doc_path] = {**row, "content": "", "conflicting": [], "status": "resolved", '
+        '"decision": decision,',
+        '        out.docs[doc_path] = {**row, "status": "resolved", "decision": decision,',
+        ("tests/e2e/test_privacy.py::test_a_corrected_review_keeps_no_original_text_after_its_conversation_is_deleted",),
     ),
 )
 

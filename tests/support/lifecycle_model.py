@@ -13,7 +13,10 @@ of ``core``; its rules come from ``docs/data-model.md`` (layers, states, deletes
   the same words (reprocess, redelivery, an edit of another line). Only a new statement (a new
   conversation) makes a new memory.
 * A review ``reject`` hides the fact (it stays hidden while its source says it); ``correct``
-  replaces its words with the correction; ``accept`` keeps it.
+  replaces its words with the correction; ``accept`` keeps it. A correction is the user's own
+  statement (its own evidence): the corrected memory outlives its conversation (a delete, or an edit
+  that drops the line), while the words it replaced go with the conversation — a settled review
+  entry keeps the decision, not the text.
 * Deleting a conversation, a memory, all memories or the account removes the words everywhere: the
   deleted texts must occur in no document of the user, no index entry, no graph node/edge and no
   export line, unless a live source still states them.
@@ -127,6 +130,7 @@ class LifecycleModel:
     gone_texts: set[str] = field(default_factory=set)  # every text that was deleted at some point
     deleted_ids: set[str] = field(default_factory=set)
     settled: set[tuple[str, str]] = field(default_factory=set)  # (conversation, fact) a pass has seen
+    kept_corrections: set[str] = field(default_factory=set)  # corrections whose source went: they stand alone
     wiped: bool = False
     capture_devices: dict[str, str | None] = field(default_factory=dict)  # conversation / explicit id → device
     legacy: dict[str, LegacyRow] = field(default_factory=dict)  # memory id → historical row still stored
@@ -161,7 +165,8 @@ class LifecycleModel:
 
     def visible(self) -> set[str]:
         """Contents a default read must list, each exactly once."""
-        return set(self.sources()) | {e.content for e in self.explicit.values()} | self.legacy_visible()
+        return (set(self.sources()) | {e.content for e in self.explicit.values()} | self.legacy_visible()
+                | self.kept_corrections)
 
     def live_texts(self) -> set[str]:
         """Every text a live source still holds (transcripts, their facts' quotes, explicit texts,
@@ -179,7 +184,7 @@ class LifecycleModel:
         for e in self.explicit.values():
             texts.update(e.history)
         texts.update(row.content for row in self.legacy.values())  # hidden rows stay stored (non-destructive)
-        return texts
+        return texts | self.kept_corrections
 
     def forbidden(self) -> set[str]:
         """Deleted texts no live source restates: they must occur nowhere."""
@@ -228,6 +233,7 @@ class LifecycleModel:
             removed = set(previous.owner) - set(owner)
             for line in removed:
                 for fact in self.line_facts.facts(line):
+                    self._keep_correction((cid, fact.content))
                     self.gone_texts.add(fact.content)
                     self.gone_texts.update(fact.quotes)
                     self.reviewed.discard((cid, fact.content))  # retracted: its review entry goes
@@ -236,9 +242,17 @@ class LifecycleModel:
         self.conversations[cid] = Conversation(owner, other, (previous.version + 1) if previous else 0)
         self.ever_conversations.add(cid)
 
-    def delete_conversation(self, cid: str) -> None:
+    def _keep_correction(self, key: tuple[str, str]) -> None:
+        """The source of a corrected fact is withdrawn: the correction stands on its own evidence."""
+        if key in self.corrected and key not in self.deleted:
+            self.kept_corrections.add(self.corrected.pop(key))
+
+    def delete_conversation(self, cid: str, *, wipe: bool = False) -> None:
         self.retract_legacy(cid)
         self.gone_texts.update(self.conversation_texts(cid))
+        if not wipe:
+            for key in [k for k in self.corrected if k[0] == cid]:
+                self._keep_correction(key)
         del self.conversations[cid]
         for key in [k for k in self.settled | self.rejected | set(self.corrected) | self.reviewed if k[0] == cid]:
             self.settled.discard(key)
@@ -253,6 +267,7 @@ class LifecycleModel:
         for mid, row in list(self.legacy.items()):
             if row.state == "active" and row.content == content:
                 del self.legacy[mid]
+        self.kept_corrections.discard(content)
         for mid, e in list(self.explicit.items()):
             if e.content == content:
                 self.gone_texts.update(e.history)
@@ -278,12 +293,14 @@ class LifecycleModel:
 
     def wipe(self) -> None:
         for cid in list(self.conversations):
-            self.delete_conversation(cid)
+            self.delete_conversation(cid, wipe=True)
         for e in self.explicit.values():
             self.gone_texts.update(e.history)
         self.explicit.clear()
         for mid in list(self.legacy):
             self._drop_legacy(mid)
+        self.gone_texts |= self.kept_corrections
+        self.kept_corrections.clear()
         self.wiped = True
 
     def add_explicit(self, memory_id: str, content: str) -> None:

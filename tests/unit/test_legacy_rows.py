@@ -55,7 +55,7 @@ def test_wrongly_typed_fields_fall_back_instead_of_failing_the_read() -> None:
                                      "visibility": "friends", "conversation_id": 12, "category": None}, "short_term")
     assert item is not None
     assert (item.created_at, item.user_review, item.visibility, item.conversation_id, item.category) == (
-        None, None, "public", None, "other")
+        None, None, "public", None, "interesting")
 
 
 def test_two_collections_agreeing_are_one_memory_and_disagreeing_are_refused() -> None:
