@@ -21,7 +21,7 @@ from datetime import timedelta
 from typing import Any
 
 from core.bootstrap import Context
-from core.domain import fence, ids, paths
+from core.domain import fence, ids, paths, review_queue
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem, expired
@@ -39,7 +39,7 @@ NEIGHBOURS = 8
 MAX_ATTEMPTS = 3
 LEASE_SECONDS = 600
 LEASE = timedelta(seconds=LEASE_SECONDS)
-REVIEW_TTL = timedelta(hours=72)
+REVIEW_TTL = review_queue.REVIEW_TTL
 ROUTES = ("promote", "archive", "review", "reject")
 
 
@@ -422,28 +422,29 @@ def _settle(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: M
     elif route == "archive":
         item.layer = Layer.ARCHIVE.value
     elif route == "review":
-        review = ids.review_id(item.id, view.next_revision(item.id), supersedes + ([duplicate_of] if duplicate_of else []))
+        conflicting = supersedes + ([duplicate_of] if duplicate_of else [])
+        review = ids.review_id(item.id, view.next_revision(item.id), conflicting)
         item.review_id = review
-        plan.docs[f"memory_review_queue/{_doc_id(review)}"] = {
-            "review_id": review, "memory_id": item.id, "revision": view.next_revision(item.id),
-            "commit_id": view.commit_id, "content_hash": ids.content_hash(item.content), "content": item.content,
-            "conflicting": supersedes + ([duplicate_of] if duplicate_of else []), "reason": reason,
-            "status": "open", "created_at": view.now, "expires_at": view.now + REVIEW_TTL,
-        }
+        expires_at = view.now + REVIEW_TTL
+        item.promotion["review_expires_at"] = expires_at.isoformat()  # a re-issued entry keeps the deadline
+        plan.docs[review_queue.row_path(review)] = review_queue.open_row(
+            item, review, view.next_revision(item.id), view.commit_id, conflicting, reason, view.now, expires_at)
     elif route == "reject":
         item.status = "hidden"
     changed[item.id] = item
 
 
 def _doc_id(review_id: str) -> str:
-    """Review ids contain ':' and ','; Firestore ids may too, but not '/'."""
-    return review_id.replace("/", "_")
+    return review_queue.doc_id(review_id)
 
 
 # ---------------------------------------------------------------------------------- review expiry
 def expire_reviews(ctx: Context, uid: str, limit: int = 100) -> int:
     """A review nobody answered within 72 h settles the item in Archive (a non-durable route never
-    reaches Long-term); the entry is marked ``expired``. Items that moved on are left alone."""
+    reaches Long-term); the entry is marked ``expired``. Items that moved on are left alone: the
+    entry must still be the item's (its review id), and the item still in review. The revision is
+    not compared: a later revision re-issues the entry under a new id, so an item whose entry
+    still names an older revision was stranded before re-issue existed, and expiry settles it."""
     rows = [row.data for row in ctx.store.query("reviews_expiring", {"status": "open", "expires_at": ctx.now()},
                                                 parent=paths.user(uid), limit=limit)]
     if not rows:
@@ -459,8 +460,7 @@ def expire_reviews(ctx: Context, uid: str, limit: int = 100) -> int:
             out.docs[path] = {**row, "status": "expired", "expired_at": view.now}
             out.summary["expired"] += 1
             item = view.items.get(row["memory_id"])
-            if (item is None or item.review_id != review_id or item.revision != row.get("revision")
-                    or item.layer != Layer.SHORT_TERM or item.record_status != Status.ACTIVE):
+            if item is None or item.review_id != review_id or not review_queue.in_review(item):
                 continue
             item = item.model_copy(deep=True)
             item.layer, item.route = Layer.ARCHIVE.value, "archive"

@@ -35,6 +35,7 @@ from core.domain.plan import (
 )
 from core.domain.queries import QUERIES, Order, QuerySpec
 from core.domain.records import MemoryItem
+from core.domain.review_queue import with_review_reissue
 from core.errors import Conflict, NotFound, StrataError, WritesBlocked, WritesDisabled
 from core.ports import Cursor, Store, StoredDoc, Write
 
@@ -262,6 +263,7 @@ class InMemoryStore(Store):
         named = sorted(set(item_ids))
         if len(named) > MAX_ITEMS_PER_APPLY:
             raise Conflict(f"an apply may touch at most {MAX_ITEMS_PER_APPLY} items", code="too_many_items")
+        planner = with_review_reissue(planner)  # as the deployed engine does (core.adapters.firestore.hooks)
         if self.schedule_events:
             planner = with_schedule_event(planner)
         with self._lock:
