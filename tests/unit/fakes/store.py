@@ -249,6 +249,21 @@ class InMemoryStore(Store):
             self._write(path, {"holder": None, "expires_at": None, "dirty": False}, merge=True)
             return False
 
+    def renew_lease(self, path: str, holder: str, ttl: timedelta) -> bool:
+        with self._lock:
+            if (self.get(path) or {}).get("holder") != holder:
+                return False
+            self._write(path, {"expires_at": self.clock() + ttl}, merge=True)
+            return True
+
+    def commit_if(self, guards: Mapping[str, Callable[[dict[str, Any] | None], bool]],
+                  writes: Sequence[Write]) -> bool:
+        with self._lock:
+            if not all(holds(self.get(path)) for path, holds in guards.items()):
+                return False
+            self.commit(writes)
+            return True
+
     # ------------------------------------------------------------------ apply
     def head_sequence(self, uid: str) -> int:
         return int((self.get(paths.control(uid)) or {}).get("sequence", 0))
