@@ -25,7 +25,15 @@ from core.domain import fence, ids, paths, review_queue
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem, expired
-from core.domain.routing import Neighbour, RouteCandidate, RouteProposal, Router, fact_key, pass_survivors
+from core.domain.routing import (
+    Neighbour,
+    RouteCandidate,
+    RouteProposal,
+    Router,
+    changes_subject,
+    fact_key,
+    pass_survivors,
+)
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import GenerationChanged, InvalidRouterOutput, StrataError, WritesBlocked
 from core.services import scheduling
@@ -237,7 +245,8 @@ def _candidates(items: list[MemoryItem], long_term: list[MemoryItem], batch: lis
                 nref = f"n{len(neighbour_refs)}"
                 neighbour_refs[nref] = other.id
             neighbours.append(Neighbour(ref=nref, content=other.content, layer=other.layer,
-                                        subject_label=other.subject_label, restricted=other.restricted))
+                                        subject_label=other.subject_label, restricted=other.restricted,
+                                        subject=other.subject_attribution))
         sources = tuple(sorted({e.source_id for e in item.evidence if e.status == "active"}))
         corroborating = {e.source_id for other in batch if other.id != item.id
                          and ids.content_hash(other.content.casefold()) == ids.content_hash(item.content.casefold())
@@ -280,11 +289,22 @@ def validate(proposals: Any, item_refs: dict[str, str], neighbour_refs: dict[str
     missing = set(item_refs) - set(seen)
     if missing:
         raise InvalidRouterOutput(f"router left {len(missing)} item(s) without a route")
-    return {
-        item_refs[ref]: (p.route, [neighbour_refs[r] for r in p.supersedes],
-                         neighbour_refs[p.duplicate_of] if p.duplicate_of else None, p.reason[:300])
-        for ref, p in seen.items()
-    }
+    decisions: dict[str, tuple[str, list[str], str | None, str]] = {}
+    by_ref = {c.ref: c for c in candidates}
+    for ref, p in seen.items():
+        candidate = by_ref.get(ref)
+        shown = {n.ref: n for n in candidate.neighbours} if candidate is not None else {}
+        linked = [shown[r] for r in [*p.supersedes, *([p.duplicate_of] if p.duplicate_of else [])] if r in shown]
+        if candidate is not None and p.route in ("promote", "archive") and any(
+                changes_subject(candidate.subject, candidate.subject_label, n.subject, n.subject_label)
+                for n in linked):
+            # Promotion conserves subject identity: a merge into, or a supersession of, a memory
+            # about someone else is refused; the user decides instead.
+            decisions[item_refs[ref]] = ("review", [], None, "the router linked a memory about another subject")
+            continue
+        decisions[item_refs[ref]] = (p.route, [neighbour_refs[r] for r in p.supersedes],
+                                     neighbour_refs[p.duplicate_of] if p.duplicate_of else None, p.reason[:300])
+    return decisions
 
 
 def _well_typed(proposal: RouteProposal) -> bool:
