@@ -11,10 +11,19 @@ import uuid
 from typing import Any
 
 from core.bootstrap import Context
-from core.domain import paths
+from core.domain import fence, paths
 from core.domain.plan import MAX_ITEMS_PER_APPLY, ApplyView, Page, Plan
 from core.domain.records import MemoryItem
-from core.errors import CohortMoved, Conflict, LineageMoved, Locked, NotFound, RetryableError
+from core.errors import (
+    CohortMoved,
+    Conflict,
+    GenerationChanged,
+    LineageMoved,
+    Locked,
+    NotFound,
+    RetryableError,
+    WritesBlocked,
+)
 from core.ports import Write
 from core.services import legacy
 from core.services.withdrawal import (
@@ -314,14 +323,20 @@ def cascade_conversation(ctx: Context, uid: str, conversation_id: str, *,
         for name in ("withdrawn", "retracted"):  # historical rows are counted as withdrawn and retracted
             summary[name] = int(summary.get(name, 0)) + historical
         return {**summary, "workflow_removed": 0, "commit_id": None, "already_done": True}
+    run_id = state.get("intent") or uuid.uuid4().hex
     if marker is None and not live_page(ctx, uid, conversation_id, 1, None):
         # Nothing of the conversation was ever captured (or an account wipe removed it all): no
         # apply, so nothing is written back under a user whose subtree may just have been removed.
-        if remove_document:
-            ctx.store.delete(paths.doc(uid, "conversations", conversation_id))
-        return {"withdrawn": historical, "retracted": historical,
-                "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None}
-    run_id = state.get("intent") or uuid.uuid4().hex
+        # Unless the account was wiped, a cascade record still says the delete is done, so a
+        # capture that failed before the delete and is retried after it (or a late duplicate of
+        # the create event) refuses the conversation instead of bringing it back.
+        if _record_early_delete(ctx, uid, conversation_id, run_id) and live_page(ctx, uid, conversation_id, 1, None):
+            marker = {}  # a capture landed just before the record: cascade it the ordinary way
+        else:
+            if remove_document:
+                ctx.store.delete(paths.doc(uid, "conversations", conversation_id))
+            return {"withdrawn": historical, "retracted": historical,
+                    "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None}
     totals = dict(state.get("summary") or {"withdrawn": 0, "retracted": 0})
     commit_id = None
     workflow_removed = 0
@@ -340,6 +355,26 @@ def cascade_conversation(ctx: Context, uid: str, conversation_id: str, *,
     for name in ("withdrawn", "retracted"):
         totals[name] = totals.get(name, 0) + historical
     return {**totals, "workflow_removed": workflow_removed, "commit_id": commit_id}
+
+
+def _record_early_delete(ctx: Context, uid: str, conversation_id: str, run_id: str) -> bool:
+    """Write the cascade record of a conversation deleted before anything of it was captured
+    (fenced by the account generation; never in an account being or once wiped, whose subtree
+    must stay empty). True when written."""
+    account = ctx.store.read_fence(uid)
+    if account.deleting or account.wiped:
+        return False
+    record = {"captures": 0, "updated_at": ctx.now(),
+              "cascade": {"state": "done", "intent": run_id, "pages": 0, "summary": {"withdrawn": 0, "retracted": 0}}}
+    try:
+        with fence.expect(uid, account.generation):
+            return ctx.store.fenced_write(uid, [(_marker_path_full(uid, conversation_id), record, False)])
+    except (GenerationChanged, WritesBlocked):
+        return False
+
+
+def _marker_path_full(uid: str, conversation_id: str) -> str:
+    return paths.doc(uid, "capture_runs", conversation_id)
 
 
 def _cascade_historical(ctx: Context, uid: str, conversation_id: str) -> int:
