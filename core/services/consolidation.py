@@ -36,7 +36,7 @@ from core.domain.routing import (
 )
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import GenerationChanged, InvalidRouterOutput, StrataError, WritesBlocked
-from core.services import scheduling
+from core.services import projection, scheduling
 from core.services.intake import processed
 
 log = logging.getLogger(__name__)
@@ -122,8 +122,10 @@ def run_pass(ctx: Context, uid: str, *, router: Router | None = None, max_select
         return summary.as_dict()
     try:
         with fence.expect(uid, account.generation):
+            projection.settle(ctx, uid)  # existing outbox work first: the pass reads projected state
             _pass(ctx, uid, router, ctx.settings.consolidation_pass_limit if max_selected is None else max_selected,
                   summary)
+            projection.settle(ctx, uid)  # then the events of the pass's own commits
     except GenerationChanged:
         summary.skipped = "account_generation_changed"
     finally:

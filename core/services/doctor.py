@@ -14,9 +14,10 @@ each provider's rows for that user in pages and reports:
 * ``stale``: the row's revision, or its content's hash, differs from the item's.
 
 Memory is bounded by one user's expected keys (a few short strings per memory); provider rows and
-canonical items are only ever held a page at a time. ``repair`` writes no provider: it enqueues one
-outbox event per drifted memory (the drain then projects that memory's current state) and a
-``purge_user`` event for a uid with no canonical items, then nudges the drain.
+canonical items are only ever held a page at a time. ``repair`` writes no provider itself: it
+enqueues one outbox event per drifted memory (the drain then projects that memory's current state)
+and a ``purge_user`` event for a uid with no canonical items, then drains them. Like every
+maintenance pass, the check drains the user's due outbox work before it reads anything.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from core.domain.plan import is_projectable
 from core.domain.records import MemoryItem
 from core.domain.states import HIDDEN, Status
 from core.ports import KeywordIndex, ProviderRecord, StoredDoc, VectorIndex, Write
-from core.services import graph
+from core.services import graph, projection
 
 PAGE = 500
 PROVIDERS = ("typesense", "vector", "graph")
@@ -189,7 +190,10 @@ def _check_graph(ctx: Context, uid: str, state: _Canonical, report: DoctorReport
 
 
 def check_user(ctx: Context, uid: str, report: DoctorReport, providers: tuple[str, ...] = PROVIDERS) -> _Canonical:
-    """Compare one user's canonical state with each provider; findings are added to ``report``."""
+    """Compare one user's canonical state with each provider; findings are added to ``report``.
+    The user's due outbox work is drained first (maintenance reads projected state), so what the
+    outbox is about to deliver is not reported as drift."""
+    projection.settle(ctx, uid)
     state = _canonical(ctx, uid)
     report.users += 1
     report.canonical += len(state.expected)
@@ -268,6 +272,7 @@ def repair(ctx: Context, report: DoctorReport) -> DoctorReport:
             ctx.store.commit(batch)
         report.repairs += len(targets)
         ctx.nudge_projection(uid, 0)
+        projection.settle(ctx, uid)  # the repair events are drained before the doctor returns
     return report
 
 

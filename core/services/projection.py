@@ -179,6 +179,18 @@ def drain_user(ctx: Context, uid: str, *, max_rounds: int = 1000, progress: Any 
     return report
 
 
+def settle(ctx: Context, uid: str) -> DrainReport | None:
+    """Maintenance's drain: a consolidation pass, the doctor and a rebuild drain the user's existing
+    outbox work before they parse rows, and the events their own commits added afterwards (the
+    spec's rule), so they read projected state and leave none of their own work waiting. A failure
+    is logged, not raised: the Pub/Sub push and the scheduled sweep deliver what it could not."""
+    try:
+        return drain_user(ctx, uid)
+    except Exception:  # noqa: BLE001 - maintenance goes on; the outbox keeps the work
+        log.warning("maintenance drain for %s failed; the outbox keeps its events", uid, exc_info=True)
+        return None
+
+
 def _drain_round(ctx: Context, uid: str, generation: int | None = None,
                  holder: str | None = None) -> tuple[DrainReport, bool]:
     """Lease, project and acknowledge one batch; the flag says whether more may be due. With
