@@ -298,6 +298,18 @@ class Store(ABC):
         """Release ``holder``'s lease; with ``honour_dirty`` and a note waiting, keep it (renewed),
         clear the note and return True: the holder works once more."""
 
+    @abstractmethod
+    def renew_lease(self, path: str, holder: str, ttl: timedelta) -> bool:
+        """Extend ``holder``'s lease to ``ttl`` from now; False (nothing written) when ``holder``
+        no longer holds it (it expired and another worker took it)."""
+
+    @abstractmethod
+    def commit_if(self, guards: Mapping[str, Callable[[dict[str, Any] | None], bool]],
+                  writes: Sequence[Write]) -> bool:
+        """In one transaction, read every guard's document and apply ``writes`` only when each
+        guard holds for its data (None: absent); False, nothing written, otherwise. The caller
+        bounds ``writes`` to one commit."""
+
     # ------------------------------------------------------------------ the apply transaction
     @abstractmethod
     def apply(self, uid: str, kind: str, key: Any, planner: Planner, *, item_ids: Iterable[str] = (),

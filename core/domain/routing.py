@@ -40,6 +40,7 @@ class Neighbour:
     layer: str
     subject_label: str | None = None
     restricted: bool = False
+    subject: str = "user"  # its subject attribution (user | third_party | unknown | legacy_assumed)
 
 
 @dataclass(frozen=True)
@@ -260,6 +261,25 @@ __all__ = [
 
 # ------------------------------------------------------------------ one logical memory per fact
 MERGING_ROUTES = ("promote", "archive")  # the routes whose duplicates become aliases of a survivor
+
+
+def changes_subject(subject: str, label: str | None, other_subject: str, other_label: str | None) -> bool:
+    """Whether folding a statement about (``subject``, ``label``) into one about (``other_subject``,
+    ``other_label``) — a merge or a supersession — would change whom it is about: the user (a
+    historical row's assumed user included) against a third party, or two differently named third
+    parties. A subject that is not firmly known (``unknown``, an unnamed third party against a named
+    one) changes nothing known."""
+    def kind(value: str) -> str:
+        return "user" if value in ("user", "legacy_assumed") else value
+
+    mine, theirs = kind(subject), kind(other_subject)
+    if "unknown" in (mine, theirs) or mine not in ("user", "third_party") or theirs not in ("user", "third_party"):
+        return False
+    if mine != theirs:
+        return True
+    if mine == "third_party" and label and other_label:
+        return " ".join(label.split()).casefold() != " ".join(other_label.split()).casefold()
+    return False
 
 
 def fact_key(content: str, subject: str, subject_label: str | None) -> str:

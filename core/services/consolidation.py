@@ -21,14 +21,22 @@ from datetime import timedelta
 from typing import Any
 
 from core.bootstrap import Context
-from core.domain import fence, ids, paths
+from core.domain import fence, ids, paths, review_queue
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem, expired
-from core.domain.routing import Neighbour, RouteCandidate, RouteProposal, Router, fact_key, pass_survivors
+from core.domain.routing import (
+    Neighbour,
+    RouteCandidate,
+    RouteProposal,
+    Router,
+    changes_subject,
+    fact_key,
+    pass_survivors,
+)
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import GenerationChanged, InvalidRouterOutput, StrataError, WritesBlocked
-from core.services import scheduling
+from core.services import projection, scheduling
 from core.services.intake import processed
 
 log = logging.getLogger(__name__)
@@ -39,7 +47,7 @@ NEIGHBOURS = 8
 MAX_ATTEMPTS = 3
 LEASE_SECONDS = 600
 LEASE = timedelta(seconds=LEASE_SECONDS)
-REVIEW_TTL = timedelta(hours=72)
+REVIEW_TTL = review_queue.REVIEW_TTL
 ROUTES = ("promote", "archive", "review", "reject")
 
 
@@ -87,10 +95,13 @@ def _lease_ref(uid: str) -> str:
 
 
 # -------------------------------------------------------------------------------------------- pass
-def run_pass(ctx: Context, uid: str, *, router: Router | None = None, max_selected: int | None = None) -> dict[str, Any]:
+def run_pass(ctx: Context, uid: str, *, router: Router | None = None, max_selected: int | None = None,
+             settle_outbox: bool = True) -> dict[str, Any]:
     """One user's pass; at most ``max_selected`` items (default: the ``consolidation_pass_limit``
     setting). Afterwards the user's schedule is settled: an overflow continues at once, a pass
-    that left nothing clears the user's pending mark (:func:`scheduling.after_pass`)."""
+    that left nothing clears the user's pending mark (:func:`scheduling.after_pass`). The user's due
+    outbox work is drained before the pass reads items and its own events after it
+    (``settle_outbox``; the benchmarks that time the pass and the drain apart turn it off)."""
     summary = PassSummary(uid)
     started = ctx.now()
     if _controls(ctx).get("consolidation_disabled"):
@@ -114,8 +125,12 @@ def run_pass(ctx: Context, uid: str, *, router: Router | None = None, max_select
         return summary.as_dict()
     try:
         with fence.expect(uid, account.generation):
+            if settle_outbox:
+                projection.settle(ctx, uid)  # existing outbox work first: the pass reads projected state
             _pass(ctx, uid, router, ctx.settings.consolidation_pass_limit if max_selected is None else max_selected,
                   summary)
+            if settle_outbox:
+                projection.settle(ctx, uid)  # then the events of the pass's own commits
     except GenerationChanged:
         summary.skipped = "account_generation_changed"
     finally:
@@ -237,7 +252,8 @@ def _candidates(items: list[MemoryItem], long_term: list[MemoryItem], batch: lis
                 nref = f"n{len(neighbour_refs)}"
                 neighbour_refs[nref] = other.id
             neighbours.append(Neighbour(ref=nref, content=other.content, layer=other.layer,
-                                        subject_label=other.subject_label, restricted=other.restricted))
+                                        subject_label=other.subject_label, restricted=other.restricted,
+                                        subject=other.subject_attribution))
         sources = tuple(sorted({e.source_id for e in item.evidence if e.status == "active"}))
         corroborating = {e.source_id for other in batch if other.id != item.id
                          and ids.content_hash(other.content.casefold()) == ids.content_hash(item.content.casefold())
@@ -280,11 +296,22 @@ def validate(proposals: Any, item_refs: dict[str, str], neighbour_refs: dict[str
     missing = set(item_refs) - set(seen)
     if missing:
         raise InvalidRouterOutput(f"router left {len(missing)} item(s) without a route")
-    return {
-        item_refs[ref]: (p.route, [neighbour_refs[r] for r in p.supersedes],
-                         neighbour_refs[p.duplicate_of] if p.duplicate_of else None, p.reason[:300])
-        for ref, p in seen.items()
-    }
+    decisions: dict[str, tuple[str, list[str], str | None, str]] = {}
+    by_ref = {c.ref: c for c in candidates}
+    for ref, p in seen.items():
+        candidate = by_ref.get(ref)
+        shown = {n.ref: n for n in candidate.neighbours} if candidate is not None else {}
+        linked = [shown[r] for r in [*p.supersedes, *([p.duplicate_of] if p.duplicate_of else [])] if r in shown]
+        if candidate is not None and p.route in ("promote", "archive") and any(
+                changes_subject(candidate.subject, candidate.subject_label, n.subject, n.subject_label)
+                for n in linked):
+            # Promotion conserves subject identity: a merge into, or a supersession of, a memory
+            # about someone else is refused; the user decides instead.
+            decisions[item_refs[ref]] = ("review", [], None, "the router linked a memory about another subject")
+            continue
+        decisions[item_refs[ref]] = (p.route, [neighbour_refs[r] for r in p.supersedes],
+                                     neighbour_refs[p.duplicate_of] if p.duplicate_of else None, p.reason[:300])
+    return decisions
 
 
 def _well_typed(proposal: RouteProposal) -> bool:
@@ -422,29 +449,29 @@ def _settle(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: M
     elif route == "archive":
         item.layer = Layer.ARCHIVE.value
     elif route == "review":
-        review = ids.review_id(item.id, view.next_revision(item.id), supersedes + ([duplicate_of] if duplicate_of else []))
+        conflicting = supersedes + ([duplicate_of] if duplicate_of else [])
+        review = ids.review_id(item.id, view.next_revision(item.id), conflicting)
         item.review_id = review
-        plan.docs[f"memory_review_queue/{_doc_id(review)}"] = {
-            "review_id": review, "memory_id": item.id, "revision": view.next_revision(item.id),
-            "commit_id": view.commit_id, "content_hash": ids.content_hash(item.content), "content": item.content,
-            "conflicting": supersedes + ([duplicate_of] if duplicate_of else []), "reason": reason,
-            "status": "open", "created_at": view.now, "expires_at": view.now + REVIEW_TTL,
-        }
+        expires_at = view.now + REVIEW_TTL
+        item.promotion["review_expires_at"] = expires_at.isoformat()  # a re-issued entry keeps the deadline
+        plan.docs[review_queue.row_path(review)] = review_queue.open_row(
+            item, review, view.next_revision(item.id), view.commit_id, conflicting, reason, view.now, expires_at)
     elif route == "reject":
         item.status = "hidden"
     changed[item.id] = item
 
 
 def _doc_id(review_id: str) -> str:
-    """Review ids contain ':' and ','; Firestore ids may too, but not '/'."""
-    return review_id.replace("/", "_")
+    return review_queue.doc_id(review_id)
 
 
 # ---------------------------------------------------------------------------------- review expiry
 def expire_reviews(ctx: Context, uid: str, limit: int = 100) -> int:
     """A review nobody answered within 72 h settles the item in Archive (a non-durable route never
     reaches Long-term); the entry is marked ``expired`` and keeps no text. Items that moved on are left
-    alone."""
+    alone: the entry must still be the item's (its review id), and the item still in review. The
+    revision is not compared: a later revision re-issues the entry under a new id, so an item whose
+    entry still names an older revision was stranded before re-issue existed, and expiry settles it."""
     rows = [row.data for row in ctx.store.query("reviews_expiring", {"status": "open", "expires_at": ctx.now()},
                                                 parent=paths.user(uid), limit=limit)]
     if not rows:
@@ -460,8 +487,7 @@ def expire_reviews(ctx: Context, uid: str, limit: int = 100) -> int:
             out.docs[path] = {**row, "content": "", "conflicting": [], "status": "expired", "expired_at": view.now}
             out.summary["expired"] += 1
             item = view.items.get(row["memory_id"])
-            if (item is None or item.review_id != review_id or item.revision != row.get("revision")
-                    or item.layer != Layer.SHORT_TERM or item.record_status != Status.ACTIVE):
+            if item is None or item.review_id != review_id or not review_queue.in_review(item):
                 continue
             item = item.model_copy(deep=True)
             item.layer, item.route = Layer.ARCHIVE.value, "archive"

@@ -11,10 +11,19 @@ import uuid
 from typing import Any
 
 from core.bootstrap import Context
-from core.domain import paths
+from core.domain import fence, paths
 from core.domain.plan import MAX_ITEMS_PER_APPLY, ApplyView, Page, Plan
 from core.domain.records import MemoryItem
-from core.errors import CohortMoved, Conflict, LineageMoved, Locked, NotFound, RetryableError
+from core.errors import (
+    CohortMoved,
+    Conflict,
+    GenerationChanged,
+    LineageMoved,
+    Locked,
+    NotFound,
+    RetryableError,
+    WritesBlocked,
+)
 from core.ports import Write
 from core.services import legacy
 from core.services.withdrawal import (
@@ -302,10 +311,13 @@ def cascade_conversation(ctx: Context, uid: str, conversation_id: str, *,
     as the user's delete, whatever their status), superseded Long-term items with independent
     evidence come back. The capture marker ``capture_runs/{id}`` is the progress record: the first
     page sets ``cascade.state = running`` (from then on no capture of the conversation writes), each
-    page counts itself, and the last one sets ``done`` and — with ``remove_document`` (the API) —
-    deletes the conversation document in the same transaction, so the document goes only with its
-    last derived item. A cascade that fails part-way resumes when called again; a cascade of a
-    conversation already done (the delete trigger after the API's cascade) writes nothing.
+    page counts itself, and the last one (the page that reads the rest of the cohort: the first,
+    for a cohort that fits one page, so a small conversation is retracted in one commit) sets
+    ``done`` and — with ``remove_document`` (the API) — deletes the conversation document in the
+    same transaction, so the document goes only with its last derived item. The conversation's
+    action items and goals go after it. A cascade that fails part-way resumes when called again; a
+    cascade of a conversation already done (the delete trigger after the API's cascade) writes no
+    ledger commit, and removes workflow rows a failure may have left.
     """
     historical = _cascade_historical(ctx, uid, conversation_id)
     marker: dict[str, Any] | None = ctx.store.get(paths.doc(uid, "capture_runs", conversation_id))
@@ -315,15 +327,23 @@ def cascade_conversation(ctx: Context, uid: str, conversation_id: str, *,
         summary = dict(state.get("summary", {}))
         for name in ("withdrawn", "retracted"):  # historical rows are counted as withdrawn and retracted
             summary[name] = int(summary.get(name, 0)) + historical
-        return {**summary, "workflow_removed": 0, "commit_id": None, "already_done": True}
+        # Workflow rows a cascade could not remove after its last page (it stopped there) go now.
+        return {**summary, "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None,
+                "already_done": True}
+    run_id = state.get("intent") or uuid.uuid4().hex
     if marker is None and not live_page(ctx, uid, conversation_id, 1, None):
         # Nothing of the conversation was ever captured (or an account wipe removed it all): no
         # apply, so nothing is written back under a user whose subtree may just have been removed.
-        if remove_document:
-            ctx.store.delete(paths.doc(uid, "conversations", conversation_id))
-        return {"withdrawn": historical, "retracted": historical,
-                "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None}
-    run_id = state.get("intent") or uuid.uuid4().hex
+        # Unless the account was wiped, a cascade record still says the delete is done, so a
+        # capture that failed before the delete and is retried after it (or a late duplicate of
+        # the create event) refuses the conversation instead of bringing it back.
+        if _record_early_delete(ctx, uid, conversation_id, run_id) and live_page(ctx, uid, conversation_id, 1, None):
+            marker = {}  # a capture landed just before the record: cascade it the ordinary way
+        else:
+            if remove_document:
+                ctx.store.delete(paths.doc(uid, "conversations", conversation_id))
+            return {"withdrawn": historical, "retracted": historical,
+                    "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None}
     totals = dict(state.get("summary") or {"withdrawn": 0, "retracted": 0})
     commit_id = None
     workflow_removed = 0
@@ -333,15 +353,37 @@ def cascade_conversation(ctx: Context, uid: str, conversation_id: str, *,
             totals[name] = totals.get(name, 0) + int(page.summary.get(name, 0))
         commit_id = page.commit_id or commit_id
         if page.summary.get("last"):
-            break
-        if page.summary.get("workflow_pending"):
+            # Captures are refused from the first page on (their workflow writes too), so the
+            # conversation's action items and goals can go after the last page; a delete trigger
+            # finding the cascade done removes any a failure here left.
             workflow_removed += _remove_workflow(ctx, uid, conversation_id)
+            break
     else:
         raise Conflict("the conversation has more derived memories than one delete walks; call again",
                        code="cascade_incomplete")
     for name in ("withdrawn", "retracted"):
         totals[name] = totals.get(name, 0) + historical
     return {**totals, "workflow_removed": workflow_removed, "commit_id": commit_id}
+
+
+def _record_early_delete(ctx: Context, uid: str, conversation_id: str, run_id: str) -> bool:
+    """Write the cascade record of a conversation deleted before anything of it was captured
+    (fenced by the account generation; never in an account being or once wiped, whose subtree
+    must stay empty). True when written."""
+    account = ctx.store.read_fence(uid)
+    if account.deleting or account.wiped:
+        return False
+    record = {"captures": 0, "updated_at": ctx.now(),
+              "cascade": {"state": "done", "intent": run_id, "pages": 0, "summary": {"withdrawn": 0, "retracted": 0}}}
+    try:
+        with fence.expect(uid, account.generation):
+            return ctx.store.fenced_write(uid, [(_marker_path_full(uid, conversation_id), record, False)])
+    except (GenerationChanged, WritesBlocked):
+        return False
+
+
+def _marker_path_full(uid: str, conversation_id: str) -> str:
+    return paths.doc(uid, "capture_runs", conversation_id)
 
 
 def _cascade_historical(ctx: Context, uid: str, conversation_id: str) -> int:
@@ -374,11 +416,8 @@ def _cascade_page(ctx: Context, uid: str, conversation_id: str, run_id: str, rem
         page_ids = live_page(ctx, uid, conversation_id, CASCADE_PAGE, None)
         reviews = review_rows(ctx, uid, page_ids)
         seen = frozenset(page_ids)
-        # Workflow rows go before the last page, while captures are already refused.
-        workflow_left = not page_ids and _has_workflow(ctx, uid, conversation_id)
 
-        def plan(view: ApplyView, seen: frozenset[str] = seen, reviews: dict = reviews,
-                 workflow_left: bool = workflow_left) -> Plan:
+        def plan(view: ApplyView, seen: frozenset[str] = seen, reviews: dict = reviews) -> Plan:
             marker = dict(view.docs.get(marker_path) or {})
             progress = dict(marker.get("cascade") or {}) if isinstance(marker.get("cascade"), dict) else {}
             cohort = view.queried.get("cohort", [])
@@ -395,7 +434,9 @@ def _cascade_page(ctx: Context, uid: str, conversation_id: str, run_id: str, rem
                 if scrubbed(changed[mid]):
                     out.summary["retracted"] += 1
             apply_withdrawal(view, out, changed, "delete.conversation", reviews)
-            last = not cohort and not workflow_left
+            # The page that holds the rest of the cohort is the last: a cohort that fits one page
+            # is retracted, recorded done and its document deleted in one commit.
+            last = not view.more.get("cohort")
             totals = dict(progress.get("summary") or {})
             for name in ("withdrawn", "retracted"):
                 totals[name] = int(totals.get(name, 0)) + out.summary[name]
@@ -407,7 +448,7 @@ def _cascade_page(ctx: Context, uid: str, conversation_id: str, run_id: str, rem
             }
             if last and remove_document and view.docs.get(conversation_path) is not None:
                 out.docs[conversation_path] = None
-            out.summary.update(last=last, workflow_pending=workflow_left)
+            out.summary.update(last=last)
             return out
 
         pages_done = _pages_done(ctx, uid, conversation_id)
@@ -430,12 +471,6 @@ def _pages_done(ctx: Context, uid: str, conversation_id: str) -> int:
 
 
 WORKFLOW = (("action_items", "action_items_by_conversation"), ("goals", "goals_by_conversation"))
-
-
-def _has_workflow(ctx: Context, uid: str, conversation_id: str) -> bool:
-    return any(ctx.store.query(query, {"conversation_id": conversation_id}, parent=paths.user(uid), limit=1,
-                               keys_only=True)
-               for _collection, query in WORKFLOW)
 
 
 def _remove_workflow(ctx: Context, uid: str, conversation_id: str) -> int:

@@ -14,9 +14,10 @@ each provider's rows for that user in pages and reports:
 * ``stale``: the row's revision, or its content's hash, differs from the item's.
 
 Memory is bounded by one user's expected keys (a few short strings per memory); provider rows and
-canonical items are only ever held a page at a time. ``repair`` writes no provider: it enqueues one
-outbox event per drifted memory (the drain then projects that memory's current state) and a
-``purge_user`` event for a uid with no canonical items, then nudges the drain.
+canonical items are only ever held a page at a time. ``repair`` writes no provider itself: it
+enqueues one outbox event per drifted memory (the drain then projects that memory's current state)
+and a ``purge_user`` event for a uid with no canonical items, then drains them. Like every
+maintenance pass, the check drains the user's due outbox work before it reads anything.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from core.domain.records import MemoryItem
 from core.domain.states import HIDDEN, Status
 from core.errors import GenerationChanged, WritesBlocked
 from core.ports import KeywordIndex, ProviderRecord, StoredDoc, VectorIndex, Write
-from core.services import graph
+from core.services import graph, projection
 
 PAGE = 500
 FENCED_BATCH = 400  # repair events per fenced transaction (with the wipe record it reads, under 500)
@@ -191,7 +192,10 @@ def _check_graph(ctx: Context, uid: str, state: _Canonical, report: DoctorReport
 
 
 def check_user(ctx: Context, uid: str, report: DoctorReport, providers: tuple[str, ...] = PROVIDERS) -> _Canonical:
-    """Compare one user's canonical state with each provider; findings are added to ``report``."""
+    """Compare one user's canonical state with each provider; findings are added to ``report``.
+    The user's due outbox work is drained first (maintenance reads projected state), so what the
+    outbox is about to deliver is not reported as drift."""
+    projection.settle(ctx, uid)
     state = _canonical(ctx, uid)
     report.users += 1
     report.canonical += len(state.expected)
@@ -258,6 +262,7 @@ def repair(ctx: Context, report: DoctorReport) -> DoctorReport:
                 _enqueue_repairs(ctx, uid, memory_ids, report)
         except (GenerationChanged, WritesBlocked):  # a wipe began meanwhile: it purges the providers itself
             report.skipped_repairs.append(uid)
+        projection.settle(ctx, uid)  # the repair events are drained before the doctor returns
     return report
 
 

@@ -8,13 +8,24 @@ acknowledges only when every provider confirmed. Failures reschedule with bounde
 backoff and dead-letter after ``MAX_ATTEMPTS``. A reclaimed expired lease is simply re-projected
 from current state, which repairs whatever a crashed worker left half-done. Restricted items and
 accounts under deletion are delete-only.
+
+Fencing. A drain holds the user's drain lease (``DRAIN_LEASE``) and renews it before every round,
+so a long drain keeps it. Every outbox write of a round is fenced: leasing events commits only
+while this drain still holds the drain lease and each event is as it was read; the acknowledgement
+(graph writes plus event deletes) commits only while the drain lease is still this drain's and each
+event still carries the lease epoch this drain gave it; a reschedule after a failure only touches
+events still at that epoch. Provider writes cannot be fenced, so a drain that outlived its lease
+(a round longer than the lease, a pause) may have written older state after a newer drainer: its
+acknowledgement is refused, its events go back to ``pending`` (due now, when still at its epoch)
+and the drain is nudged again, so the current state is projected once more and nothing is left
+stale with no event to repair it.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
@@ -22,8 +33,9 @@ from typing import Any
 
 from core.bootstrap import Context
 from core.domain import fence, ids, paths
-from core.domain.plan import SCHEDULE_ACTION, is_projectable, projected_quote
+from core.domain.plan import SCHEDULE_ACTION, OutboxAction, is_projectable, outbox_event, projected_quote
 from core.domain.records import MemoryItem
+from core.errors import GenerationChanged, WritesBlocked
 from core.ports import Embedder, KeywordIndex, ProjectionDoc, StoredDoc, VectorIndex, Write
 from core.services import controls, graph, scheduling
 
@@ -82,6 +94,32 @@ def _release(ctx: Context, uid: str, holder: str, *, force: bool = False) -> boo
     return ctx.store.release_lease(_lease_ref(uid), holder, DRAIN_LEASE, honour_dirty=not force)
 
 
+Guard = Callable[[dict[str, Any] | None], bool]
+
+
+def _held_by(holder: str) -> Guard:
+    """The drain lease is still ``holder``'s (a holder id is unique to one take of the lease)."""
+    def guard(data: dict[str, Any] | None) -> bool:
+        return data is not None and data.get("holder") == holder
+    return guard
+
+
+def _at(state: str | None, epoch: int) -> Guard:
+    """The event is still in ``state`` at lease epoch ``epoch``: nobody re-leased, acknowledged or
+    reset it since."""
+    def guard(data: dict[str, Any] | None) -> bool:
+        return data is not None and data.get("state") == state and int(data.get("lease_epoch", 0)) == epoch
+    return guard
+
+
+def _leased_at(epoch: int) -> Guard:
+    return _at("leased", epoch)
+
+
+def _as_read(event: dict[str, Any]) -> Guard:
+    return _at(event.get("state"), int(event.get("lease_epoch", 0)))
+
+
 # ------------------------------------------------------------------------------------------ drain
 def due_events(ctx: Context, uid: str, now: datetime, limit: int = SCAN) -> list[StoredDoc]:
     return ctx.store.query("outbox_due", {"state": ["pending", "leased"], "due_at": now}, parent=paths.user(uid),
@@ -118,13 +156,21 @@ def drain_user(ctx: Context, uid: str, *, max_rounds: int = 1000, progress: Any 
                 if rounds and controls.is_on(ctx, controls.PROJECTION):
                     report.skipped = "projection_disabled"  # switched on mid-drain: stop before leasing
                     break
+                if rounds and not ctx.store.renew_lease(_lease_ref(uid), holder, DRAIN_LEASE):
+                    report.skipped = "lease_lost"  # another drain took over: it drains what is left
+                    break
                 rounds += 1
-                round_report, more = _drain_round(ctx, uid, account.generation)
+                round_report, more = _drain_round(ctx, uid, account.generation, holder)
                 report.add(DrainReport(**{**round_report.as_dict(), "uids": []}))
                 if progress is not None:
                     progress(report)
+                if round_report.skipped == "lease_lost":
+                    report.skipped = "lease_lost"
+                    break
                 if round_report.leased == 0 or round_report.retried or not more:
                     break
+            if report.skipped == "lease_lost":
+                break  # not ours to release
             again = _release(ctx, uid, holder, force=rounds >= max_rounds or report.skipped is not None)
     except BaseException:
         _release(ctx, uid, holder, force=True)
@@ -133,8 +179,23 @@ def drain_user(ctx: Context, uid: str, *, max_rounds: int = 1000, progress: Any 
     return report
 
 
-def _drain_round(ctx: Context, uid: str, generation: int | None = None) -> tuple[DrainReport, bool]:
-    """Lease, project and acknowledge one batch; the flag says whether more may be due."""
+def settle(ctx: Context, uid: str) -> DrainReport | None:
+    """Maintenance's drain: a consolidation pass, the doctor and a rebuild drain the user's existing
+    outbox work before they parse rows, and the events their own commits added afterwards (the
+    spec's rule), so they read projected state and leave none of their own work waiting. A failure
+    is logged, not raised: the Pub/Sub push and the scheduled sweep deliver what it could not."""
+    try:
+        return drain_user(ctx, uid)
+    except Exception:  # noqa: BLE001 - maintenance goes on; the outbox keeps the work
+        log.warning("maintenance drain for %s failed; the outbox keeps its events", uid, exc_info=True)
+        return None
+
+
+def _drain_round(ctx: Context, uid: str, generation: int | None = None,
+                 holder: str | None = None) -> tuple[DrainReport, bool]:
+    """Lease, project and acknowledge one batch; the flag says whether more may be due. With
+    ``holder`` (the drain lease's), every outbox write is fenced by it (``report.skipped`` is
+    ``lease_lost`` when a write was refused)."""
     report = DrainReport()
     now = ctx.now()
     candidates = due_events(ctx, uid, now)
@@ -152,48 +213,113 @@ def _drain_round(ctx: Context, uid: str, generation: int | None = None) -> tuple
     if not chosen:
         return report, False
     leasing = []
+    guards: dict[str, Guard] = {} if holder is None else {_lease_ref(uid): _held_by(holder)}
+    repaired = 0
     for snap, event in chosen:
+        guards[snap.path] = _as_read(event)
         if event["state"] == "leased":
-            report.repaired += 1  # reclaimed an expired lease: re-project current state below
+            repaired += 1  # reclaimed an expired lease: re-project current state below
         event["lease_epoch"] = int(event.get("lease_epoch", 0)) + 1
         event["attempts"] = int(event.get("attempts", 0)) + 1
         leasing.append(Write("update", snap.path, {"state": "leased", "lease_expires_at": now + EVENT_LEASE,
                                                    "lease_epoch": event["lease_epoch"], "attempts": event["attempts"]}))
-    ctx.store.commit(leasing)
-    report.leased = len(chosen)
+    if not ctx.store.commit_if(guards, leasing):
+        # The drain lease moved on, or another drain leased one of these events since they were
+        # read: nothing was leased and this round ends (a drain that lost its lease stops).
+        if holder is not None and not _held_by(holder)(ctx.store.get(_lease_ref(uid))):
+            report.skipped = "lease_lost"
+        return report, True
+    report.leased, report.repaired = len(chosen), repaired
     try:
         writes = project(ctx, uid, [event for _, event in chosen], report, generation)
     except Exception as exc:  # noqa: BLE001 - any provider failure: nothing is acknowledged
         message = f"{type(exc).__name__}: {exc}"[:500]
         report.errors.append(message)
-        failed = []
+        outcome: dict[str, tuple[str, dict[str, Any], int]] = {}
         for snap, event in chosen:
             if event["attempts"] >= MAX_ATTEMPTS:
-                failed.append(Write("update", snap.path, {"state": "dead", "last_error": message,
-                                                          "lease_expires_at": None, "dead_at": now}))
-                report.dead += 1
+                outcome[snap.path] = ("dead", {"state": "dead", "last_error": message, "lease_expires_at": None,
+                                               "dead_at": now}, event["lease_epoch"])
             else:
-                failed.append(Write("update", snap.path, {"state": "pending", "last_error": message,
-                                                          "lease_expires_at": None,
-                                                          "due_at": now + backoff(event["attempts"])}))
-                report.retried += 1
-        ctx.store.commit(failed)
+                outcome[snap.path] = ("retried", {"state": "pending", "last_error": message, "lease_expires_at": None,
+                                                  "due_at": now + backoff(event["attempts"])}, event["lease_epoch"])
+        # Each event only while it is still at this drain's epoch: all in one commit, or (one was
+        # taken over meanwhile) one by one.
+        if ctx.store.commit_if({path: _leased_at(epoch) for path, (_, _, epoch) in outcome.items()},
+                               [Write("update", path, update) for path, (_, update, _) in outcome.items()]):
+            done = list(outcome)
+        else:
+            done = [path for path, (_, update, epoch) in outcome.items()
+                    if ctx.store.update_if(path, _leased_at(epoch), update)]
+        for path in done:
+            kind = outcome[path][0]
+            setattr(report, kind, getattr(report, kind) + 1)
         return report, more
-    _acknowledge(ctx, writes, [snap.path for snap, _ in chosen])
+    epochs = {snap.path: int(event["lease_epoch"]) for snap, event in chosen}
+    if not _acknowledge(ctx, uid, writes, epochs, holder):
+        report.skipped = "lease_lost"
+        _requeue(ctx, uid, chosen, generation, holder or "")
+        return report, more
     report.acknowledged = len(chosen)
     return report, more
 
 
-def _acknowledge(ctx: Context, writes: graph.Writes, events: list[str]) -> None:
+def _requeue(ctx: Context, uid: str, chosen: list[tuple[StoredDoc, dict[str, Any]]], generation: int | None,
+             holder: str) -> None:
+    """After a refused acknowledgement: this drain lost its lease while it wrote the providers, so
+    what it wrote may be older than what a newer drain wrote (and acknowledged). Its events still at
+    its epoch go back to pending, due now; for each memory whose event another drain already took,
+    a fresh ``repair`` event is written (fenced by the account generation: a wiped account gets
+    none). Then a drain is nudged, which projects the current state again."""
+    now = ctx.now()
+    orphaned: list[str] = []
+    for snap, event in chosen:
+        reset = ctx.store.update_if(snap.path, _leased_at(int(event["lease_epoch"])), {
+            "state": "pending", "lease_expires_at": None, "due_at": now,
+            "last_error": "acknowledgement refused: the drain lease was lost"})
+        if not reset and event.get("memory_id"):
+            orphaned.append(str(event["memory_id"]))
+    writes = []
+    for memory_id in sorted(set(orphaned)):
+        event_id, doc = outbox_event(uid, f"repair:{holder}", 0, OutboxAction(memory_id, "repair"), None,
+                                     "drain_lease_lost", now)
+        writes.append((paths.doc(uid, "memory_outbox", event_id), doc, False))
+    if writes:
+        try:
+            with fence.expect(uid, ctx.store.read_fence(uid).generation if generation is None else generation):
+                ctx.store.fenced_write(uid, writes)
+        except (GenerationChanged, WritesBlocked):
+            log.info("repair events for %s dropped: the account is being deleted", uid)
+            return
+    _nudge(ctx, uid)
+
+
+def _nudge(ctx: Context, uid: str) -> None:
+    try:
+        ctx.nudge_projection(uid, 0)
+    except Exception:  # noqa: BLE001 - the scheduled sweep recovers a lost nudge
+        log.warning("projection nudge for %s failed; the sweep will pick it up", uid, exc_info=True)
+
+
+def _acknowledge(ctx: Context, uid: str, writes: graph.Writes, epochs: dict[str, int],
+                 holder: str | None = None) -> bool:
     """Commit the graph writes and delete the acknowledged events: one commit unless over the limit.
+    False, and the rest left unwritten, when a commit's fence was refused: with ``holder``, every
+    commit requires that the drain lease is still its; the events' deletes require each event still
+    at the epoch this drain leased it with (``epochs``: event path → epoch).
 
     Every provider has confirmed by now. When everything fits one commit the graph and the
     acknowledgement land together; otherwise the graph chunks go first, so an event is never gone
     before the graph write it carried.
     """
-    ops = [*writes.ops, *(Write("delete", path) for path in events)]  # acknowledged: every provider confirmed
+    ops = [*writes.ops, *(Write("delete", path) for path in epochs)]  # acknowledged: every provider confirmed
     for start in range(0, len(ops), COMMIT_LIMIT):
-        ctx.store.commit(ops[start:start + COMMIT_LIMIT])
+        chunk = ops[start:start + COMMIT_LIMIT]
+        guards: dict[str, Guard] = {} if holder is None else {_lease_ref(uid): _held_by(holder)}
+        guards.update({w.path: _leased_at(epochs[w.path]) for w in chunk if w.op == "delete" and w.path in epochs})
+        if not ctx.store.commit_if(guards, chunk):
+            return False
+    return True
 
 
 def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainReport,

@@ -6,7 +6,8 @@ drain does every provider write: it takes events in ``due_at`` order, so the pur
 before or with the items' events, and each event projects its memory's *current* state. A memory
 deleted while the rebuild runs is therefore deleted by whichever of its events comes last, never
 resurrected; a memory that becomes projectable after the walk brings its own upsert event, due
-after the purge.
+after the purge. Like every maintenance pass, a user's rebuild drains its due outbox work before the
+walk and the events it enqueued afterwards (through the drain, which does every provider write).
 
 Resumable: ``users/{uid}/memory_state/rebuild_{provider}`` keeps the run id and the last item id
 enqueued, and ``projection_rebuilds/{provider}`` the run of ``--all``; a rebuild that stopped
@@ -28,7 +29,7 @@ from core.domain.plan import is_projectable
 from core.domain.records import MemoryItem
 from core.errors import GenerationChanged, WritesBlocked
 from core.ports import Write
-from core.services import graph
+from core.services import graph, projection
 from core.services.doctor import users
 
 PAGE = 200
@@ -89,6 +90,7 @@ def rebuild_user(ctx: Context, uid: str, provider: str, run_id: str, report: Reb
     if account.deleting:
         report.skipped_users += 1
         return
+    projection.settle(ctx, uid)  # existing outbox work first, before the walk parses the items
     try:
         with fence.expect(uid, account.generation):
             _rebuild_user(ctx, uid, provider, run_id, report, state_ref, state, page, after_page)
@@ -135,6 +137,7 @@ def _rebuild_user(ctx: Context, uid: str, provider: str, run_id: str, report: Re
             break
     _fenced(ctx, uid, [Write("set", state_ref, {"done": True, "finished_at": ctx.now()}, True)])
     ctx.nudge_projection(uid, 0)
+    projection.settle(ctx, uid)  # and the purge and re-projection it enqueued
 
 
 def rebuild(ctx: Context, provider: str, uids: Iterable[str] | None = None, *, page: int = PAGE,

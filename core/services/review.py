@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.bootstrap import Context
-from core.domain import ids, paths
+from core.domain import ids, paths, review_queue
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import Evidence, QuoteRef
@@ -61,6 +61,8 @@ def resolve(ctx: Context, uid: str, review_id: str, decision: str, correction: s
         item = view.items.get(memory_id)
         if row is None or item is None:
             raise NotFound("no such review")
+        if row.get("status") == review_queue.SUPERSEDED:  # the memory moved to another revision
+            raise Conflict("the memory changed since this review was opened", code="stale_review")
         if row.get("status") != "open":
             raise Conflict("this review was already resolved", code="already_resolved")
         if (item.revision != row.get("revision") or item.ledger_commit_id != row.get("commit_id")

@@ -252,7 +252,8 @@ def _consolidation(uid: str, selected: int) -> dict[str, Any]:
     counted = harness.counted_context(publisher=harness.NullPublisher(), tasks=CountingTasks())
     counted.paths.account_deletion(uid).get()  # open the channel before the clock starts
     counted.client.counts.reset(record=True)
-    seconds, summary = _timed(consolidation.run_pass, counted, uid, max_selected=selected)
+    seconds, summary = _timed(consolidation.run_pass, counted, uid, max_selected=selected,
+                              settle_outbox=False)
     recorded = counted.client.counts.recording or []
     counts = counted.client.counts.snapshot()
     replayed = replay(harness.context().client, recorded, uid, "scale-pass")

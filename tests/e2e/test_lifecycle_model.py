@@ -320,10 +320,8 @@ class Lifecycle(RuleBasedStateMachine):
         self.model.consolidated()
 
     def do_resolve(self, decision: str, pick: int = 0) -> None:
-        reviews = self.driver.api("GET", "/v3/memories/review-queue").json()["reviews"]
-        waiting = {self.model.corrected.get(k, k[1]) for k in self.model.reviewed}
-        assert {r["content"] for r in reviews} == waiting, "the review queue is not what the model expects"
-        entry = sorted(reviews, key=lambda r: r["review_id"])[pick % len(reviews)]
+        reviews = self.waiting_reviews()
+        entry = reviews[pick % len(reviews)]
         body: dict[str, Any] = {"decision": decision}
         correction = None
         if decision == "correct":
@@ -332,6 +330,26 @@ class Lifecycle(RuleBasedStateMachine):
         response = self.driver.api("POST", f"/v3/memories/review-queue/{entry['review_id']}/resolve", json=body)
         assert response.status_code == 200, response.text
         self.model.resolve(entry["content"], decision, correction)
+
+    def waiting_reviews(self) -> list[dict[str, Any]]:
+        """The review queue, checked against the model: exactly the facts waiting in review."""
+        reviews = self.driver.api("GET", "/v3/memories/review-queue").json()["reviews"]
+        waiting = {self.model.corrected.get(k, k[1]) for k in self.model.reviewed}
+        assert {r["content"] for r in reviews} == waiting, "the review queue is not what the model expects"
+        return sorted(reviews, key=lambda r: r["review_id"])
+
+    def do_revise_in_review(self, kind: str, pick: int = 0) -> None:
+        """A visibility or review-flag edit of a fact waiting in review (issue 27, point 8)."""
+        reviews = self.waiting_reviews()
+        entry = reviews[pick % len(reviews)]
+        path = f"/v3/memories/{entry['memory_id']}"
+        if kind == "visibility":
+            response = self.driver.api("PATCH", f"{path}/visibility",
+                                       params={"value": "public" if pick % 2 == 0 else "private"})
+        else:
+            response = self.driver.api("POST", f"{path}/review", params={"value": "true" if pick % 2 else "false"})
+        assert response.status_code == 200, response.text
+        self.model.revised_in_review(entry["content"])
 
     def do_redeliver(self, index: int) -> None:
         """The same Firestore CloudEvent again, late (after whatever happened since)."""
@@ -498,6 +516,11 @@ class Lifecycle(RuleBasedStateMachine):
         active = sorted(m for m, r in self.model.legacy.items() if r.state == "active")
         self.do_edit_legacy(data.draw(st.sampled_from(active), label="legacy row"))
 
+    @precondition(lambda self: not self.model.wiped and self.model.reviewed)
+    @rule(pick=st.integers(0, 5), kind=st.sampled_from(["visibility", "review_flag"]))
+    def revise_in_review(self, pick: int, kind: str) -> None:
+        self.do_revise_in_review(kind, pick)
+
     @precondition(lambda self: self.sent)
     @rule(index=st.integers(0, 50))
     def redeliver_capture_event(self, index: int) -> None:
@@ -554,6 +577,13 @@ class Lifecycle(RuleBasedStateMachine):
             found = self.driver.api("GET", "/v1/memories/search", params={"q": text, "limit": "20"}).json()
             assert not [m for m in found["memories"] if text.casefold() in m["content"].casefold()], text
         trace.assert_forgotten(self.driver.ctx, self.uid, self.model.deleted_ids, forbidden)
+
+    @invariant()
+    def every_waiting_review_is_listed(self) -> None:
+        """Each fact the model holds in review is in the queue (and nothing else is), so the user
+        can still answer it (issue 27: a revision must not strand an item in review)."""
+        self.driver.settle()
+        self.waiting_reviews()
 
     @invariant()
     def stores_are_sound(self) -> None:
@@ -678,6 +708,17 @@ def _corrected_review_then_conversation_delete(m: Lifecycle) -> None:
     m.do_delete_conversation(cid, via_api=True)
 
 
+def _edits_of_a_fact_in_review_keep_it_answerable(m: Lifecycle) -> None:
+    cid = m.do_write(("marathon", "dog"))
+    m.do_consolidate()
+    m.do_revise_in_review("visibility")
+    m.check()
+    m.do_revise_in_review("review_flag", 1)
+    m.do_edit(cid, ("marathon", "dog"), OTHER_LINES[2])  # captured again: the fact's evidence is revised
+    m.check()
+    m.do_resolve("correct")
+
+
 SEQUENCES = {
     "1-deleted-fact-comes-back": _deleted_fact_comes_back,
     "2-rejected-fact-scrubbed-on-conversation-delete": _rejected_fact_keeps_content_after_conversation_delete,
@@ -690,6 +731,7 @@ SEQUENCES = {
     "2b-delete-all-scrubs-a-rejected-fact": _delete_all_scrubs_a_rejected_fact,
     "27-device-scoped-reads": _device_scoped_reads,
     "27-1-corrected-review-then-conversation-delete": _corrected_review_then_conversation_delete,
+    "27-8-edits-of-a-fact-in-review-keep-it-answerable": _edits_of_a_fact_in_review_keep_it_answerable,
 }
 
 

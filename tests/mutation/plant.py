@@ -1,9 +1,10 @@
 """Plant known bugs one at a time and check that the suite catches each.
 
 The bugs are of the kinds held-out checks found in earlier builds (issues 19 and 27): an operation
-key that a later intent repeats, a status a cascade skips, a stale receipt on a Long-term edit, a raw
-timestamp in a webhook payload, an incident switch ignored on one path, and a resolved review row
-that keeps the text it was opened with. For each, the script replaces one exact snippet of the
+key that a later intent repeats, a status a cascade skips, a stale receipt on a Long-term edit, a
+raw timestamp in a webhook payload, an incident switch ignored on one path, a resolved review row
+that keeps the text it was opened with, a review entry left stale by a revision of its item, and a
+projection acknowledgement no lease fences. For each, the script replaces one exact snippet of the
 source (it refuses to run if the snippet moved), runs the tests named for that kind of bug in a
 fresh pytest session (its own local stack, so the functions serve the planted code too), records
 whether any test *failed*, and restores the file whatever happens.
@@ -92,6 +93,24 @@ MUTATIONS = (
         '"decision": decision,',
         '        out.docs[doc_path] = {**row, "status": "resolved", "decision": decision,',
         ("tests/e2e/test_privacy.py::test_a_corrected_review_keeps_no_original_text_after_its_conversation_is_deleted",),
+    ),
+    Mutation(
+        "stale_review_never_reissued",
+        "a revision of an item in review (a visibility or review-flag edit) closes its review entry "
+        "without re-issuing it for the new revision, so the item can never be resolved",
+        "core/domain/review_queue.py",
+        "            if in_review(item) and item.review_id == previous.review_id:",
+        "            if False:",
+        ("tests/e2e/test_review_reissue.py::test_metadata_edits_of_an_item_in_review_keep_it_answerable",),
+    ),
+    Mutation(
+        "unfenced_ack",
+        "the projection acknowledgement commits without checking the drain lease or the events' lease "
+        "epochs, so a drain that lost its lease acknowledges after writing stale provider state",
+        "core/services/projection.py",
+        "        if not ctx.store.commit_if(guards, chunk):\n            return False\n    return True",
+        "        ctx.store.commit(chunk)\n    return True",
+        ("tests/e2e/test_drain_fencing.py::test_a_drain_that_lost_its_lease_leaves_current_state_in_the_index",),
     ),
 )
 

@@ -17,6 +17,9 @@ of ``core``; its rules come from ``docs/data-model.md`` (layers, states, deletes
   statement (its own evidence): the corrected memory outlives its conversation (a delete, or an edit
   that drops the line), while the words it replaced go with the conversation — a settled review
   entry keeps the decision, not the text.
+* A fact waiting in review stays waiting, under the same question, whatever else revises it (a
+  visibility or review-flag edit, its conversation captured again): every pending item reaches one
+  terminal route, so its review stays listed and resolvable (issue 27).
 * Deleting a conversation, a memory, all memories or the account removes the words everywhere: the
   deleted texts must occur in no document of the user, no index entry, no graph node/edge and no
   export line, unless a live source still states them.
@@ -327,6 +330,11 @@ class LifecycleModel:
                     if (fact.route == "review" and key not in self.deleted and key not in self.rejected
                             and key not in self.corrected):
                         self.reviewed.add(key)
+
+    def revised_in_review(self, content: str) -> None:
+        """A metadata revision of a fact waiting in review: nothing a surface shows changes, and
+        the fact keeps waiting for the user's answer (its entry names the new revision)."""
+        assert self.pending_review(content), f"{content!r} is not waiting in review"
 
     def resolve(self, content: str, decision: str, correction: str | None = None) -> None:
         for key in self.pending_review(content):

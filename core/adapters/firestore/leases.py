@@ -52,6 +52,19 @@ def take(client: Any, ref: Any, holder: str, clock: Callable[[], datetime], ttl:
     return False  # raced every time: someone else is busy with this user; they hold it or will
 
 
+def renew(client: Any, ref: Any, holder: str, clock: Callable[[], datetime], ttl: timedelta) -> bool:
+    """Extend ``holder``'s lease to ``ttl`` from now (keeping any note); False when another holder
+    has it or nobody does."""
+    for _ in range(ATTEMPTS):
+        snap = ref.get()
+        data = snap.to_dict() if snap.exists else {}
+        if data.get("holder") != holder:
+            return False
+        if _conditional(client, ref, snap, {"expires_at": clock() + ttl}):
+            return True
+    return (ref.get().to_dict() or {}).get("holder") == holder  # notes kept changing it: still ours?
+
+
 def release(client: Any, ref: Any, holder: str, clock: Callable[[], datetime], ttl: timedelta, *,
             honour_dirty: bool = False) -> bool:
     """Release ``holder``'s lease. With ``honour_dirty`` and a note waiting, keep it (renewed), clear

@@ -165,6 +165,38 @@ class FirestoreStore(Store):
     def release_lease(self, path: str, holder: str, ttl: timedelta, *, honour_dirty: bool = False) -> bool:
         return leases.release(self.client, self._ref(path), holder, self.clock, ttl, honour_dirty=honour_dirty)
 
+    def renew_lease(self, path: str, holder: str, ttl: timedelta) -> bool:
+        return leases.renew(self.client, self._ref(path), holder, self.clock, ttl)
+
+    def commit_if(self, guards: Mapping[str, Callable[[dict[str, Any] | None], bool]],
+                  writes: Sequence[Write]) -> bool:
+        from google.cloud import firestore
+
+        from core.adapters.firestore.wire import get_all, set_document
+
+        refs = {path: self._ref(path) for path in guards}
+
+        @firestore.transactional
+        def run(transaction: Any) -> bool:
+            snaps = {s.reference.path: s for s in get_all(self.client, list(refs.values()), transaction)}
+            for path, holds in guards.items():
+                snap = snaps.get(refs[path].path)
+                if not holds(snap.to_dict() if snap is not None and snap.exists else None):
+                    return False
+            for write in writes:
+                ref = self._ref(write.path)
+                if write.op == "set" and not write.merge:
+                    set_document(transaction, ref, write.data or {})
+                elif write.op == "set":
+                    transaction.set(ref, write.data or {}, merge=True)
+                elif write.op == "update":
+                    transaction.update(ref, write.data or {})
+                else:
+                    transaction.delete(ref)
+            return True
+
+        return bool(run(self.client.transaction()))
+
     # ------------------------------------------------------------------ apply
     def apply(self, uid: str, kind: str, key: Any, planner: Planner, *, item_ids: Iterable[str] = (),
               doc_paths: Iterable[str] = (), actor: str = "system", bypass_account_fence: bool = False,

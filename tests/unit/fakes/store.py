@@ -35,6 +35,7 @@ from core.domain.plan import (
 )
 from core.domain.queries import QUERIES, Order, QuerySpec
 from core.domain.records import MemoryItem
+from core.domain.review_queue import with_review_reissue
 from core.errors import Conflict, NotFound, StrataError, WritesBlocked, WritesDisabled
 from core.ports import Cursor, Store, StoredDoc, Write
 
@@ -248,6 +249,21 @@ class InMemoryStore(Store):
             self._write(path, {"holder": None, "expires_at": None, "dirty": False}, merge=True)
             return False
 
+    def renew_lease(self, path: str, holder: str, ttl: timedelta) -> bool:
+        with self._lock:
+            if (self.get(path) or {}).get("holder") != holder:
+                return False
+            self._write(path, {"expires_at": self.clock() + ttl}, merge=True)
+            return True
+
+    def commit_if(self, guards: Mapping[str, Callable[[dict[str, Any] | None], bool]],
+                  writes: Sequence[Write]) -> bool:
+        with self._lock:
+            if not all(holds(self.get(path)) for path, holds in guards.items()):
+                return False
+            self.commit(writes)
+            return True
+
     # ------------------------------------------------------------------ apply
     def head_sequence(self, uid: str) -> int:
         return int((self.get(paths.control(uid)) or {}).get("sequence", 0))
@@ -262,6 +278,7 @@ class InMemoryStore(Store):
         named = sorted(set(item_ids))
         if len(named) > MAX_ITEMS_PER_APPLY:
             raise Conflict(f"an apply may touch at most {MAX_ITEMS_PER_APPLY} items", code="too_many_items")
+        planner = with_review_reissue(planner)  # as the deployed engine does (core.adapters.firestore.hooks)
         if self.schedule_events:
             planner = with_schedule_event(planner)
         with self._lock:
