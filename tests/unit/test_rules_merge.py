@@ -1,5 +1,5 @@
 """strata_dev.rules: merging Strata's fragment into an app's firestore.rules (the emulator test of
-the merged file is tests/integration/test_rules_merge.py)."""
+the merged file is tests/integration/test_rules_merge_emulator.py)."""
 
 from __future__ import annotations
 
