@@ -34,7 +34,7 @@
     ├── PermanentError                500 permanent (a provider refused for good; retrying will not help)
     │   ├── LLMRejected               500 llm_rejected
     │   └── DimensionMismatch         500 embedding_dimension_mismatch
-    ├── IllegalState                  500 illegal_state (a stored combination outside §1.3: a bug)
+    ├── IllegalState                  500 illegal_state (a stored combination outside the legal-states table: a bug)
     ├── AdmissionRefused              500 admission_refused (a Long-term write without its receipt)
     ├── InvalidRouterOutput           500 invalid_router_output (the router proposed no legal route)
     ├── ConfigurationError            500 invalid_configuration (a setting's variable does not parse)
@@ -237,7 +237,7 @@ class DimensionMismatch(PermanentError):
 
 
 class IllegalState(StrataError):
-    """A stored combination outside §1.3 (a bug, never user input)."""
+    """A stored combination outside the legal-states table (a bug, never user input)."""
 
     code = "illegal_state"
 

@@ -105,7 +105,7 @@ def _iso_datetime(value: str | None) -> str | None:
 
 
 class ConversationCreate(Strict):
-    """A completed conversation, with the fields apps write (CONTRACT section 5). It must carry
+    """A completed conversation, with the fields apps write (docs/data-model.md, the conversation document). It must carry
     something to capture: at least one transcript segment or ``external_data.text``."""
 
     id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,127}$")

@@ -138,7 +138,7 @@ def grandfather_problems(item: MemoryItem, view: ApplyView) -> list[str]:
 
 def admission_validator(item: MemoryItem, view: ApplyView, plan: Plan) -> None:
     """The apply's item validator: refuse an active Long-term write without its receipt and graph
-    assertion for that very revision in the same transaction (§ atomic admission), and one that
+    assertion for that very revision in the same transaction (atomic admission, docs/architecture.md), and one that
     claims the historical exemption without a historical Long-term row to claim it for."""
     assertion = plan.docs.get(f"memory_graph_assertions/{item.id}")
     problems = receipt_problems(item, assertion) + grandfather_problems(item, view)

@@ -1,4 +1,4 @@
-"""What a planner sees and returns: the types of the apply transaction (§ canonical mutation).
+"""What a planner sees and returns: the types of the apply transaction (docs/architecture.md).
 
 A service describes a canonical change as a *planner*: a pure function from the read-only
 :class:`ApplyView` the transaction read to the :class:`Plan` it should write. The store

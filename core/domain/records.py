@@ -1,4 +1,4 @@
-"""The canonical memory record (§1.2 plus the contract's additions) and its evidence.
+"""The canonical memory record (docs/data-model.md, "The memory record") and its evidence.
 
 A :class:`MemoryItem` is what ``users/{uid}/memory_items/{id}`` stores. Derived fields
 (``source_ids``, ``content_hash``, ``read_class``, ``pending_route``, ``restricted``) are recomputed by

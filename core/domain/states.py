@@ -1,4 +1,4 @@
-"""The §1.3 legal state-combination matrix and the vocabulary of the state axes.
+"""The legal state-combination matrix (docs/data-model.md) and the vocabulary of the state axes.
 
 ``layer`` (short_term | long_term | archive) is the only axis clients see; ``status`` and
 ``processing_state`` are orthogonal but not freely combinable. Physical storage may say

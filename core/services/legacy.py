@@ -118,7 +118,7 @@ def _lifecycle(memory_id: str, data: dict[str, Any], collection: str) -> tuple[s
         raise ValueError("invalid_at is not a date")
     superseded = bool(superseded_by and superseded_by != memory_id) or invalid_at is not None
     if superseded and layer == Layer.ARCHIVE:
-        raise ValueError("an archived row cannot be superseded")  # no legal state states it (§1.3)
+        raise ValueError("an archived row cannot be superseded")  # no legal state states it (the legal-states table, docs/data-model.md)
     return layer, Status.SUPERSEDED.value if superseded else Status.ACTIVE.value
 
 

@@ -337,7 +337,7 @@ def _consolidate_via_task(stack: dict[str, Any], ctx: Context, uid: str) -> None
 
 def test_visibility_of_a_long_term_memory_can_be_changed(http: httpx.Client, ctx: Context,
                                                          stack: dict[str, Any]) -> None:
-    """CONTRACT §4: PATCH visibility is a plain flag on any memory the user owns; a Long-term one
+    """docs/api.md: PATCH visibility is a plain flag on any memory the user owns; a Long-term one
     stays admitted (its receipt is re-bound), it is never a 5xx."""
     uid = _uid()
     memory = _create(http, uid, "I keep a blue notebook for recipes")

@@ -1,6 +1,6 @@
 """Bad input at the HTTP edge of the running API (issue 12): every case a bounded fuzz answered with
 a 500 or wrongly accepted, over real HTTP against the stack's ``api`` function. Expectations come
-from the contract (CONTRACT.md section 4: 400 bad input, 401, 404, 409, 413, 415, never a 500, bad
+from the contract (docs/api.md: 400 bad input, 401, 404, 409, 413, 415, never a 500, bad
 input writes nothing, every error in the JSON error shape) and Firestore's document-id rules."""
 
 from __future__ import annotations

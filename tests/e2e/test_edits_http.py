@@ -3,7 +3,7 @@
 A memory is created through the API and consolidated to Long-term the way Cloud Tasks runs a
 per-user pass (``POST {"uid"}`` to the consolidate function). Then every edit the API offers is
 applied to it: visibility and the user's review flag keep it in Long-term as a new revision whose
-admission receipt and graph assertion are re-issued for that revision (§1.3 legal, the receipt
+admission receipt and graph assertion are re-issued for that revision (legal per docs/data-model.md, the receipt
 validates); a content edit sends it back to Short-term without receipt or assertion, processed
 in the edit's own request as an explicit create is (issue 27), so it stays listed — and searchable —
 with its new words, never the old ones, while consolidation re-admits it.

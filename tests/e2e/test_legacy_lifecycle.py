@@ -9,7 +9,7 @@ Pub/Sub push). Expectations come from the spec:
 
 * canonical mapping: a ``memories`` row is grandfathered Long-term, a retired ``short_term`` row is
   Short-term (``layer=short_term``), and its Short-term deadline is reported as ``expired``;
-* §1.2/§1.3 and Q2: ``status`` other than active is excluded from normal reads, so a row its own
+* docs/data-model.md (the memory record, legal states) and the historical rules: ``status`` other than active is excluded from normal reads, so a row its own
   ``superseded_by`` / ``invalid_at`` invalidated is not listed or found; a row's ``memory_tier``
   is its layer (``archive`` only with the archive);
 * boundary rules: no Long-term without an admission receipt, except the grandfathered historical

@@ -78,7 +78,7 @@ def conversation(conversation_id: str, user_lines: list[str], other: str | None 
 
 
 # ------------------------------------------------------------------------------ the byte scan
-# The export's line kinds (CONTRACT: JSON lines of everything the user owns) and the collections they
+# The export's line kinds (docs/data-model.md: JSON lines of everything the user owns) and the collections they
 # come from, for the upstream collections a test may allow to keep the words.
 EXPORT_KIND_COLLECTION = {"conversation": "conversations", "goal": "goals", "action_item": "action_items"}
 

@@ -16,7 +16,7 @@ reports the function answered, the task's pass is recorded, the outbox is empty)
   rows included), the user's Typesense documents and Pinecone vectors, the export, the
   knowledge-graph page and the review queue the API serves;
 * both indexes hold exactly the spec's projectable items; the ledger is gapless; every stored item
-  is §1.3-legal; no request or trigger delivery answered 5xx.
+  is legal per the legal-states table (docs/data-model.md); no request or trigger delivery answered 5xx.
 
 A device-scoped read (a rule like the others) lists exactly the model's facts captured on the
 scope's devices (each conversation and explicit memory comes from a device fixed by its key), and a

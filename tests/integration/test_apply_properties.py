@@ -4,7 +4,7 @@ Hypothesis generates sequences of operations through the real services: explicit
 edit, delete (whole lineage), conversation capture and re-capture of an edited transcript (the
 capture service, as the trigger runs it), a consolidation pass (rule router), review accept /
 reject, a flag change applied straight through the engine, and replays of earlier operations with
-the same kind + key. After every step: every stored item is legal per §1.3, the ledger is gapless
+the same kind + key. After every step: every stored item is legal per the legal-states table (docs/data-model.md), the ledger is gapless
 (1..N, parent chain, head), a replay changed no canonical document, every live memory holds its
 content, and a fact the user deleted never comes back when its conversation is captured again.
 
@@ -158,7 +158,7 @@ def _run_step(ctx: Context, uid: str, model: Model, action: tuple[Any, ...], n: 
                 edits.edit_content(ctx, uid, memory_id, content)
             return True
         if model.layer.get(memory_id) == "archive":
-            return True  # Archive is terminal (§1.3); editing it is not a user path
+            return True  # Archive is terminal (the legal-states table, docs/data-model.md); editing it is not a user path
         unchanged = model.live[memory_id] == content
         was_long_term = model.layer.get(memory_id) == "long_term"
         item = edits.edit_content(ctx, uid, memory_id, content)

@@ -42,7 +42,7 @@ def _seed(ctx: Context, uid: str, count: int) -> None:
                                "transcription", None, now, 30)
         item.revision, item.ledger_commit_id, item.ledger_sequence = 1, "seed", 1
         item.processing_state = "processed"
-        # Archive (§1.3: active + processed, never pending): ten thousand Short-term items would sit
+        # Archive (the legal-states table: active + processed, never pending): ten thousand Short-term items would sit
         # in every later scheduled fan-out of the session and slow the whole stack down.
         item.layer, item.expires_at = "archive", None
         item.created_at = item.updated_at = now - timedelta(seconds=index)

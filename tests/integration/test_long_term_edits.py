@@ -10,7 +10,7 @@ After every step:
   a refused step changed no canonical document;
 * the stored user-facing fields match the model; a metadata edit kept the layer, a content edit
   sent the item to Short-term, processed in the edit's own request (issue 27: it stays listed);
-* every stored item is a legal §1.3 combination, and every active Long-term item has a receipt that
+* every stored item is a legal combination of the legal-states table (docs/data-model.md), and every active Long-term item has a receipt that
   validates for its current revision and a graph assertion for that revision (no other item has
   one), no admitted item is an alias or ancestor, and lineage links agree both ways (an edited
   alias or superseded ancestor leaves its lineage); the ledger is gapless.

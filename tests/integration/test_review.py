@@ -219,7 +219,7 @@ def test_review_queue_over_http(stack: dict[str, Any], http: httpx.Client) -> No
     reject = _resolve(http, uid, rows["enjoys morning runs"]["review_id"], "reject")
     assert reject.status_code == 200, reject.text
     hidden = http.get(f"/v1/memories/{rows['enjoys morning runs']['memory_id']}", headers=_auth(uid))
-    # §1.3: a rejected item is stored ``hidden``, which reads treat as tombstoned, and tombstoned
+    # the legal-states table: a rejected item is stored ``hidden``, which reads treat as tombstoned, and tombstoned
     # overrides visibility at every layer: the owner's GET answers 404 like a deleted memory.
     assert hidden.status_code == 404, hidden.text
 

@@ -134,7 +134,7 @@ def ledger_head(ctx: Any, uid: str) -> dict[str, Any]:
 
 # -------------------------------------------------------------------------------------- assertions
 def assert_all_items_legal(ctx: Any, uid: str) -> dict[str, dict[str, Any]]:
-    """Every stored item's (layer, status, processing_state) is legal per §1.3 (the tests' own
+    """Every stored item's (layer, status, processing_state) is legal per the legal-states table (docs/data-model.md) (the tests' own
     reference model, :mod:`tests.support.spec_model`); returns the items."""
     items = all_items(ctx, uid)
     bad = {mid: (d.get("layer"), d.get("status"), d.get("processing_state")) for mid, d in items.items()

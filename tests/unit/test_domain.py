@@ -1,4 +1,4 @@
-"""Pure domain rules: the §1.3 matrix, read classes, lineage collapse, TTL reporting, ids,
+"""Pure domain rules: the legal-states table, read classes, lineage collapse, TTL reporting, ids,
 categories and Long-term admission receipts. No servers."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from tests.support import spec_model
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
-# The spec's §1.3 table lives in the tests' reference model (tests/support/spec_model.py),
+# The legal-states table (docs/data-model.md) lives in the tests' reference model (tests/support/spec_model.py),
 # written out independently of core.domain.states.LEGAL.
 LAYERS = ("short_term", "long_term", "archive", "context_only", "working", "", "SHORT_TERM")
 STATUSES = ("active", "superseded", "tombstoned", "hidden", "deleted", "", "ACTIVE")
@@ -43,7 +43,7 @@ def _spec_legal(layer: str, status: str, state: str) -> bool:
     return spec_model.legal(layer, status, state)
 
 
-# ----------------------------------------------------------------------------------- §1.3 matrix
+# ----------------------------------------------------------------------------------- the legal-states table matrix
 @pytest.mark.parametrize(("layer", "status", "state"), list(itertools.product(LAYERS, STATUSES, STATES)))
 def test_legality_matrix_is_exactly_the_spec_table(layer: str, status: str, state: str) -> None:
     expected = _spec_legal(layer, status, state)
@@ -232,7 +232,7 @@ def test_provider_ids_are_user_scoped_and_opaque() -> None:
 
 # ------------------------------------------------------------------------------------- categories
 @pytest.mark.parametrize(("raw", "primary"), [
-    # Expected values from REFERENCE.md (the tests' reference model), not the code's own map.
+    # Expected values from docs/data-model.md (the tests' reference model), not the code's own map.
     *[(c, c) for c in spec_model.PRIMARY_CATEGORIES], *spec_model.LEGACY_TO_PRIMARY.items(),
     ("Hobbies", "system"), (" work ", "system"), ("learnings", "interesting"), ("", "interesting"),
     (None, "interesting"), ("something-new", "interesting"),

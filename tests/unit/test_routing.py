@@ -1,7 +1,7 @@
 """One declaration per operation drives dispatch (werkzeug's URL map), the 405 with its Allow header,
 and the OpenAPI document, whose error statuses come from core/errors.py's classes.
 
-The oracles are the contract (docs/CONTRACT.md section 4: which method and path is which operation,
+The oracles are the contract (docs/api.md: which method and path is which operation,
 which errors each kind of route answers) and the error tree (each class's status and code)."""
 
 from __future__ import annotations

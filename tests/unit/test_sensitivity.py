@@ -97,7 +97,7 @@ def test_ordinary_text_has_no_labels() -> None:
 
 
 def test_restricted_set_and_is_restricted() -> None:
-    # Regression pin: the code's set must stay the one REFERENCE.md lists (the reference model's copy).
+    # Regression pin: the code's set must stay the one docs/data-model.md lists (the reference model's copy).
     assert spec_model.RESTRICTED_LABELS == RESTRICTED_LABELS
     assert not is_restricted([])
     assert not is_restricted(["hobby"])

@@ -1,5 +1,5 @@
 """Intake, consolidation, projection, reads, review and deletes on the in-memory store and fake
-providers (no emulator). Expectations come from the domain model (spec/domain_model.md):
+providers (no emulator). Expectations come from the domain model (docs/data-model.md):
 
 * every new intake is Short-term; consolidation owns the one terminal route (promote, archive,
   review, reject); incomplete or unknown router output mutates nothing;

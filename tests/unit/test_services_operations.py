@@ -1,6 +1,6 @@
 """Operations services on the in-memory store (no emulator): developer webhooks, devices, account
 deletion, export, dead-letter redrive, provider rebuild, the doctor, and consolidation scheduling.
-Expectations come from the contract (docs/CONTRACT.md) and the domain model: deletes are fenced and
+Expectations come from the contract (docs/api.md) and the domain model: deletes are fenced and
 resumable, projections are outbox-driven and repairable, every step is idempotent."""
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ def test_a_failing_validator_writes_nothing() -> None:
 
     def illegal(view: ApplyView) -> Plan:
         item = _new("u", "m3")
-        item.layer = "long_term"  # pending in Long-term: not a legal combination (§1.3)
+        item.layer = "long_term"  # pending in Long-term: not a legal combination (the legal-states table, docs/data-model.md)
         return Plan(items=[_new("u", "m2"), item])
 
     with pytest.raises(IllegalState):

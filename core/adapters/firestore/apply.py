@@ -5,7 +5,7 @@ One Firestore transaction per canonical mutation. It reads first — the per-use
 ``writes_blocked``), the global incident switches, the account-deletion fence, the operation doc
 (idempotency) and every touched item/document — then hands a read-only :class:`ApplyView` to a
 *planner* (pure, may run more than once when the SDK retries on contention) and writes, together:
-the commit, the new head, the operation journal, the items (each validated for §1.3 legality), the
+the commit, the new head, the operation journal, the items (each validated for legality per docs/data-model.md), the
 extra documents the plan names and one outbox event per changed item.
 
 Replaying an operation id that is already journaled is a no-op that returns the original result.
@@ -277,7 +277,7 @@ class ApplyEngine:
     def _stamp(self, item: MemoryItem, call: _Call, reads: _Reads, view: ApplyView,
                moment: datetime) -> MemoryItem | None:
         """Stamp step: an item the transaction read, of this user, gets its next revision, its
-        times and this commit, then is settled (derived fields, §1.3 legality). Returns the stored
+        times and this commit, then is settled (derived fields, legality per docs/data-model.md). Returns the stored
         version it replaces (None for a new item)."""
         if item.id not in reads.item_refs:  # every written item was read in this transaction
             raise StrataError(f"planner wrote item {item.id} it did not declare as read")

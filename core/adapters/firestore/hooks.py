@@ -2,7 +2,7 @@
 
 * :func:`admission_validator` runs on every item an apply writes: no active Long-term item is
   written without a receipt for that very revision and its graph assertion in the same
-  transaction (§ atomic admission; the receipt rules live in :mod:`core.domain.admission`).
+  transaction (atomic admission, docs/architecture.md; the receipt rules live in :mod:`core.domain.admission`).
 * :class:`SchedulingEngine` wraps every planner: a plan that makes an item pending (new, or not
   pending before) carries one ``schedule_consolidation`` outbox event, which the drain turns into
   the user's named consolidation task (:mod:`core.services.scheduling`). The transaction itself is
