@@ -50,7 +50,7 @@ locals {
       on_conversation_complete = ["llm"]                                 # extraction
       delete_cascade           = ["typesense_search", "pinecone"]        # immediate provider cleanup
       outbox_drain             = ["typesense", "pinecone", "llm"]        # projections, wipe purges (the write key); embeddings
-      consolidate              = ["typesense_search", "pinecone", "llm"] # neighbours; routing
+      consolidate              = ["typesense", "pinecone", "llm"]        # neighbours; routing; its maintenance drains project
     } : name => { for k in keys : local.secrets[k].env => google_secret_manager_secret.provider[k].secret_id }
   }
 

@@ -5,12 +5,13 @@
 locals {
   secrets = {
     # Two Typesense keys, both scoped to the collection (`strata setup --typesense-keys` makes them;
-    # docs/deploy.md): the write key (documents:*) only the outbox drain and the operator commands
-    # hold; the search key (documents:search, collections:get: no write or delete of any kind) every
-    # other function mounts under the same variable. An account wipe's keyword purge is the drain's
+    # docs/deploy.md): the write key (documents:*) only the functions that drain the outbox
+    # (outbox_drain; consolidate, which drains before and after its pass) and the operator commands
+    # hold; the search key (documents:search, collections:get: no write or delete of any kind) the
+    # api and delete_cascade mount under the same variable. An account wipe's keyword purge is the drain's
     # (the api asks it over the projection topic: STRATA_KEYWORD_PURGE = "drain").
-    typesense        = { id = "strata-typesense-api-key", env = "STRATA_TYPESENSE_API_KEY", what = "Typesense write key (outbox drain, operators)" }
-    typesense_search = { id = "strata-typesense-search-key", env = "STRATA_TYPESENSE_API_KEY", what = "Typesense search-only key: documents:search, collections:get (api, consolidate, delete_cascade)" }
+    typesense        = { id = "strata-typesense-api-key", env = "STRATA_TYPESENSE_API_KEY", what = "Typesense write key (outbox drain, consolidate, operators)" }
+    typesense_search = { id = "strata-typesense-search-key", env = "STRATA_TYPESENSE_API_KEY", what = "Typesense search-only key: documents:search, collections:get (api, delete_cascade)" }
     pinecone         = { id = "strata-pinecone-api-key", env = "PINECONE_API_KEY", what = "Pinecone API key" }
     llm              = { id = "strata-llm-api-key", env = "STRATA_LLM_API_KEY", what = "LLM endpoint API key" }
   }

@@ -54,7 +54,7 @@ STARTUP_TIMEOUT_S = 60.0
 FIREBASE_STARTUP_TIMEOUT_S = 300.0
 SUITES = ("default", "firebase")
 # The functions that run with the search-only Typesense key (infra/terraform/functions.tf).
-SEARCH_KEY_FUNCTIONS = ("api", "consolidate", "delete_cascade")
+SEARCH_KEY_FUNCTIONS = ("api", "delete_cascade")
 
 
 def default_state_dir() -> Path:
@@ -258,8 +258,9 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path,
         ))
     for fn in catalog.FUNCTIONS:
         url = fn_urls[fn.name]
-        # As Terraform mounts them: only the outbox drain holds the write key (the api asks it for
-        # an account wipe's keyword purge); the other Typesense users get the search-only key.
+        # As Terraform mounts them: the functions that drain the outbox (outbox_drain, and consolidate
+        # for its maintenance drains) hold the write key (the api asks the drain for an account
+        # wipe's keyword purge); the api and delete_cascade get the search-only key.
         keys = ({"STRATA_TYPESENSE_API_KEY": search_key, "STRATA_KEYWORD_PURGE": "drain"}
                 if fn.name in SEARCH_KEY_FUNCTIONS else {})
         comps.append(Component(

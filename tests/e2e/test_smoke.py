@@ -23,7 +23,7 @@ pytestmark = pytest.mark.e2e
 
 def test_smoke_passes_on_the_local_stack(stack: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     # As against a project: the api URL is given (there `terraform output -raw api_url`).
-    args = build_parser().parse_args(["smoke", "--api-url", stack["api_url"], "--timeout", "240"])
+    args = build_parser().parse_args(["smoke", "--json", "--api-url", stack["api_url"], "--timeout", "240"])
     assert isinstance(args, argparse.Namespace)
     assert smoke.main(args) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]

@@ -209,7 +209,7 @@ def test_every_function_that_signs_tasks_as_the_invoker_may_act_as_it(root):
 # -- least-privilege provider keys and the start check ------------------------------------------
 
 
-def test_only_the_drain_mounts_the_typesense_write_key(root):
+def test_only_the_draining_functions_mount_the_typesense_write_key(root):
     secrets = root.locals["secrets"]
     assert secrets["typesense"]["env"] == secrets["typesense_search"]["env"] == "STRATA_TYPESENSE_API_KEY"
     keys = {}
@@ -217,10 +217,11 @@ def test_only_the_drain_mounts_the_typesense_write_key(root):
         keys[name] = {k.strip().strip('"') for k in listed.split(",") if k.strip()}
     assert set(keys) == {"api", "on_conversation_complete", "delete_cascade", "outbox_drain", "consolidate"}, keys
     writers = {name for name, mounted in keys.items() if "typesense" in mounted}
-    assert writers == {"outbox_drain"}
-    for name in ("api", "consolidate", "delete_cascade"):
+    # The drain, and consolidate whose maintenance drains project the outbox before and after a pass.
+    assert writers == {"outbox_drain", "consolidate"}
+    for name in ("api", "delete_cascade"):
         assert "typesense_search" in keys[name], name
-    # Those three run with the search-only key (strata setup's SEARCH_KEY), so the api asks the
+    # Those two run with the search-only key (strata setup's SEARCH_KEY), so the api asks the
     # drain for an account wipe's keyword purge.
     from strata_dev.setup import SEARCH_KEY
 
@@ -228,7 +229,7 @@ def test_only_the_drain_mounts_the_typesense_write_key(root):
     assert re.search(r'\bSTRATA_KEYWORD_PURGE\s*=\s*"drain"', root.locals["environment"])
     from strata_dev.localstack.stack import SEARCH_KEY_FUNCTIONS
 
-    assert set(SEARCH_KEY_FUNCTIONS) == {"api", "consolidate", "delete_cascade"}  # the local stack mounts the same
+    assert set(SEARCH_KEY_FUNCTIONS) == {"api", "delete_cascade"}  # the local stack mounts the same
 
 
 def test_deployed_functions_check_provider_schema_at_start(root):
