@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -62,7 +63,8 @@ def test_lock_pins_the_full_closure_of_the_direct_dependencies():
     from packaging.requirements import Requirement
 
     lines = packaging.locked_requirements()
-    locked = {re.sub(r"[-_.]+", "-", line.split("==")[0]).lower(): line.split("==")[1].split()[0] for line in lines}
+    locked = {re.sub(r"[-_.]+", "-", line.split("==")[0].split("[")[0]).lower(): line.split("==")[1].split()[0]
+              for line in lines}
     deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
     for dep in deps:
         req = Requirement(dep)
@@ -85,10 +87,28 @@ def test_lock_pins_the_full_closure_of_the_direct_dependencies():
     assert not missing, missing
 
 
+def test_the_lock_pins_the_extras_the_closure_asks_for():
+    """pinecone asks for ``httpx[http2]``: the lock pins ``httpx[http2]==…`` (a ``--require-hashes``
+    install of a plain ``httpx==…`` line resolves the extra on its own, and refuses it unpinned once
+    a newer httpx exists), and an extra asked for only under another extra is left out."""
+    installs = [
+        {"metadata": {"name": "pinecone", "version": "1", "requires_dist": ["httpx[http2]<1.0,>=0.27",
+                                                                             "grpcio[tools]; extra == 'grpc'"]}},
+        {"metadata": {"name": "httpx", "version": "0.28.1", "requires_dist": ["h2<5,>=3; extra == 'http2'"]}},
+        {"metadata": {"name": "h2", "version": "4"}},
+        {"metadata": {"name": "grpcio", "version": "1"}},
+        {"metadata": {"name": "Google_API_Core", "version": "2"}, "requested_extras": ["grpc"]},
+    ]
+    extras = packaging.requested_extras(installs)
+    assert extras["httpx"] == {"http2"} and extras["google-api-core"] == {"grpc"}
+    assert extras["grpcio"] == set() and extras["h2"] == set()
+    assert any(line.startswith("httpx[http2]==") for line in packaging.locked_requirements())
+
+
 def test_a_stale_lock_is_refused(tmp_path):
     repo = _fake_repo(tmp_path, ["api"])
     lock = repo / "functions" / "requirements.lock"
-    lock.write_text(lock.read_text().replace("httpx==0.28.1", "httpx==0.27.0"))
+    lock.write_text(re.sub(r"^httpx(\[http2\])?==0\.28\.1", "httpx==0.27.0", lock.read_text(), flags=re.M))
     with pytest.raises(packaging.PackagingError, match="stale.*httpx==0.28.1"):
         packaging.build(tmp_path / "out", ["api"], repo_root=repo)
     lock.write_text("httpx>=0.27\n")
