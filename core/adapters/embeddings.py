@@ -348,7 +348,7 @@ def build_embedder(settings: Settings, *, index_dim: int | None = None, probe: b
         embedder = OpenAIEmbedder(
             settings.embedding_base_url or settings.llm_base_url,
             settings.embedding_model or "text-embedding-3-small",
-            settings.embedding_api_key or (settings.llm_api_key if not settings.embedding_base_url else ""),
+            settings.embedding_api_key,  # its own key (STRATA_EMBEDDING_API_KEY), never the chat model's
             settings.embedding_dim,
             timeout_s=settings.llm_timeout_s,
             send_dimensions=True,

@@ -232,7 +232,7 @@ variable "pinecone_namespace" {
 }
 
 variable "embedder" {
-  description = "Embedder id (STRATA_EMBEDDER): vertex (Vertex AI text embeddings with each function's own service account), openai (an OpenAI-compatible endpoint: embedding_base_url, key in the LLM secret when it shares the LLM endpoint), or hashing (no model: a local fallback, not semantic)."
+  description = "Embedder id (STRATA_EMBEDDER): vertex (Vertex AI text embeddings with each function's own service account), openai (an OpenAI-compatible endpoint: embedding_base_url, its key in the strata-embedding-api-key secret), or hashing (no model: a local fallback, not semantic)."
   type        = string
   default     = "vertex"
 

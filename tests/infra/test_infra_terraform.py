@@ -150,7 +150,8 @@ def test_function_environment_and_secrets(root):
                 "STRATA_CONSOLIDATION_PASS_LIMIT", "STRATA_WALK_PAGE_SIZE", "STRATA_WALK_PAGES"):
         assert re.search(rf"\b{key} = ", env_expr), f"{key} is not set on the functions"
     secret_envs = {s["env"] for s in root.locals["secrets"].values()}
-    assert secret_envs == {"STRATA_TYPESENSE_API_KEY", "PINECONE_API_KEY", "STRATA_LLM_API_KEY"}
+    assert secret_envs == {"STRATA_TYPESENSE_API_KEY", "PINECONE_API_KEY", "STRATA_LLM_API_KEY",
+                           "STRATA_EMBEDDING_API_KEY"}
     assert set(root.resources_of("google_secret_manager_secret")) == {"provider"}
     for name, m in _functions(root).items():
         assert m["environment_variables"] == "${local.environment}"
