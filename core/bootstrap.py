@@ -38,6 +38,11 @@ class Context:
                     self._overrides[name] = factory()
         return self._overrides[name]
 
+    def provide(self, name: str, part: Any) -> Any:
+        """Use ``part``, built and checked elsewhere (the start check's embedder), as this
+        context's ``name`` unless it already has one; return the one in use."""
+        return self._get(name, lambda: part)
+
     @property
     def client(self) -> Any:
         return self._get("client", lambda: firestore_client(self.settings))

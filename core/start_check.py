@@ -1,4 +1,5 @@
-"""The deployed functions' start check of the provider schema (see :func:`start_check`).
+"""The deployed functions' start check of the provider schema and of the embedder (see
+:func:`start_check`).
 
 Kept apart from :mod:`core.functions_entry` so the api function's import stays as small as it was.
 """
@@ -6,6 +7,7 @@ Kept apart from :mod:`core.functions_entry` so the api function's import stays a
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from core.bootstrap import default_context
 
@@ -20,6 +22,11 @@ PROVIDERS = {
     "consolidate": ("typesense", "pinecone"),
 }
 
+# The functions whose code embeds (``ctx.embedder``): the api embeds each search query, the outbox
+# drain the memories it projects, consolidate the same in its maintenance drains. They mount the
+# embedding key (infra/terraform/functions.tf) and build their embedder at start.
+EMBEDS = frozenset({"api", "outbox_drain", "consolidate"})
+
 
 def start_check(function: str) -> None:
     """A deployed function's check at start (``STRATA_PROVIDER_SETUP=check``, set by Terraform): the
@@ -27,7 +34,12 @@ def start_check(function: str) -> None:
     else the instance fails to start with a :class:`ConfigurationError` naming ``strata setup`` (the
     operator command that creates them; functions never do). An unreachable provider is not a setup
     problem: it is logged and the request that needs it retries later. Nothing is checked locally
-    (``create``), where the stack makes the collection on first use."""
+    (``create``), where the stack makes the collection on first use.
+
+    A function that embeds (:data:`EMBEDS`) then builds its embedder against the index's dimension
+    (:func:`_check_embedder`): a remote model is asked for one probe vector, so one whose vectors do
+    not have the index's dimension stops the instance here, naming both, instead of failing its first
+    upsert or query."""
     from core import config
     from core.errors import ConfigurationError, PermanentError, ProviderUnavailable
 
@@ -35,6 +47,7 @@ def start_check(function: str) -> None:
     if settings.provider_setup != "check":
         return
     ctx = default_context()
+    index_dim: int | None = None
     for name in PROVIDERS[function]:
         index = ctx.keyword_index if name == "typesense" else ctx.vector_index
         try:
@@ -51,3 +64,40 @@ def start_check(function: str) -> None:
             raise ConfigurationError(f"the pinecone index has dimension {dimension} but STRATA_EMBEDDING_DIM is "
                                      f"{settings.embedding_dim}: point STRATA_PINECONE_HOST at an index made by "
                                      "`strata setup`")
+        if isinstance(dimension, int):
+            index_dim = dimension
+    if function in EMBEDS:
+        _check_embedder(ctx, settings, function, index_dim)
+
+
+def _check_embedder(ctx: Any, settings: Any, function: str, index_dim: int | None) -> None:
+    """Build the function's embedder with ``index_dim`` (the Pinecone index's dimension; ``None``
+    when the index was unreachable, then ``STRATA_EMBEDDING_DIM`` alone is checked), probing a
+    remote one. A dimension that differs, a refused key or model, or a MiniLM build without its
+    extra stops the instance (:class:`ConfigurationError`); an unreachable embedder is logged and
+    the first request that needs it builds it again. A checked embedder is the context's from then
+    on (no second probe)."""
+    from core.adapters.embeddings import MiniLMEmbedder, build_embedder
+    from core.errors import (
+        BadRequest,
+        ConfigurationError,
+        DimensionMismatch,
+        PermanentError,
+        ProviderUnavailable,
+    )
+
+    kind = settings.embedder
+    against = (f"the pinecone index ({index_dim}-dim)" if index_dim is not None
+               else f"STRATA_EMBEDDING_DIM ({settings.embedding_dim}; the index was unreachable)")
+    try:
+        embedder = build_embedder(settings, index_dim=index_dim, probe=True)
+        if isinstance(embedder, MiniLMEmbedder):
+            embedder.files()  # the model and tokenizer ship in the package (the minilm build)
+    except DimensionMismatch as exc:
+        raise ConfigurationError(f"the {kind} embedder of {function} does not fit {against}: {exc.message}") from exc
+    except ProviderUnavailable as exc:
+        log.warning("%s embedder unreachable at start of %s (checked again on use): %s", kind, function, exc.message)
+        return
+    except (PermanentError, BadRequest) as exc:
+        raise ConfigurationError(f"the {kind} embedder of {function} cannot start: {exc.message}") from exc
+    ctx.provide("embedder", embedder)

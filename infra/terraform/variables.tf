@@ -39,7 +39,7 @@ variable "firestore_rules_path" {
 }
 
 variable "package_dir" {
-  description = "Directory written by `make package`: one sub-directory per function (main.py, core/, requirements.txt)."
+  description = "Directory written by `make package`: one sub-directory per function (main.py, core/, requirements.txt); null: build/functions, or build/functions-minilm (`make package EMBEDDER=minilm`) when embedder is minilm."
   type        = string
   default     = null
 }
@@ -232,13 +232,13 @@ variable "pinecone_namespace" {
 }
 
 variable "embedder" {
-  description = "Embedder id (STRATA_EMBEDDER): vertex (Vertex AI text embeddings with each function's own service account), openai (an OpenAI-compatible endpoint: embedding_base_url, key in the LLM secret when it shares the LLM endpoint), or hashing (no model: a local fallback, not semantic)."
+  description = "Embedder id (STRATA_EMBEDDER): vertex (Vertex AI text embeddings with each function's own service account), openai (an OpenAI-compatible endpoint: embedding_base_url, its key in the strata-embedding-api-key secret), minilm (all-MiniLM-L6-v2 on ONNX Runtime inside each function, 384 dimensions: deploys build/functions-minilm, made by `make package EMBEDDER=minilm`), or hashing (no model: a local fallback, not semantic)."
   type        = string
   default     = "vertex"
 
   validation {
-    condition     = contains(["vertex", "openai", "hashing"], var.embedder)
-    error_message = "embedder must be vertex, openai or hashing (minilm needs an extra the function zips do not carry)."
+    condition     = contains(["vertex", "openai", "minilm", "hashing"], var.embedder)
+    error_message = "embedder must be vertex, openai, minilm or hashing."
   }
 }
 

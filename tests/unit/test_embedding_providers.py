@@ -104,6 +104,17 @@ def test_openai_embedder_has_its_own_endpoint_and_sends_dimensions(openai: OpenA
     assert call.body == {"model": "text-embedding-3-small", "input": ["a", "b"], "dimensions": DIM}
 
 
+def test_openai_embedder_never_sends_the_llm_key(openai: OpenAIProtocolServer) -> None:
+    """Sharing the chat model's endpoint (no STRATA_EMBEDDING_BASE_URL), the embedder still sends
+    its own key (STRATA_EMBEDDING_API_KEY, the strata-embedding-api-key secret), and none without
+    one: the LLM key stays with extraction and routing."""
+    shared = Settings(embedder="openai", llm_base_url=openai.base_url, llm_api_key="chat-key", embedding_dim=DIM)
+    build_embedder(shared.replace(embedding_api_key="emb-key")).embed(["a"])
+    build_embedder(shared).embed(["b"])
+    sent = [r.headers.get("Authorization") for r in openai.requests_to(EMBEDDINGS_PATH)]
+    assert sent == ["Bearer emb-key", "Bearer emb-key", None, None]  # each: the probe, then the call
+
+
 @pytest.mark.parametrize(("reply", "error"), [
     (error_reply(429, "Rate limit reached for requests"), ProviderUnavailable),
     (error_reply(503), ProviderUnavailable),
