@@ -168,7 +168,26 @@ class MiniLMEmbedder(Embedder):
         return [[float(x) for x in row] for row in pooled / norms]
 
 
-class OpenAIEmbedder(Embedder):
+class _RemoteEmbedder(Embedder):
+    """An HTTP embeddings endpoint asked ``_batch`` texts per request over one client."""
+
+    _batch: int
+    _client: httpx.Client
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self._batch):
+            out += self._embed_batch(list(texts[start:start + self._batch]))
+        return out
+
+    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self._client.close()
+
+
+class OpenAIEmbedder(_RemoteEmbedder):
     """Any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint, over httpx.
 
     Connection failures, timeouts, 429 and 5xx become :class:`ProviderUnavailable` (retry later);
@@ -199,44 +218,25 @@ class OpenAIEmbedder(Embedder):
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(5.0, timeout_s)), headers=headers)
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        out: list[list[float]] = []
-        for start in range(0, len(texts), self._batch):
-            out += self._embed_batch(list(texts[start:start + self._batch]))
-        return out
 
     def _embed_batch(self, texts: list[str]) -> list[list[float]]:
         payload: dict[str, Any] = {"model": self.model, "input": texts}
         if self._send_dimensions:
             payload["dimensions"] = self.dim
-        try:
-            response = self._client.post(f"{self.base_url}/embeddings", json=payload)
-        except httpx.HTTPError as exc:
-            raise ProviderUnavailable(f"embeddings endpoint unreachable: {exc}") from exc
-        if response.status_code == 429 or response.status_code >= 500:
-            raise ProviderUnavailable(f"embeddings endpoint answered {response.status_code}")
-        if response.status_code >= 400:
-            raise PermanentError(f"embeddings endpoint refused the request ({response.status_code}): "
-                                 f"{response.text[:200]}")
+        response = _post(self._client, f"{self.base_url}/embeddings", payload, "embeddings endpoint",
+                         detail=lambda r: r.text[:200], status_detail=False)
         try:
             data = sorted(response.json()["data"], key=lambda row: row.get("index", 0))
             vectors = [[float(x) for x in row["embedding"]] for row in data]
         except (ValueError, KeyError, TypeError) as exc:
             raise PermanentError(f"malformed embeddings response: {exc}") from exc
-        if len(vectors) != len(texts):
-            raise PermanentError(f"embeddings endpoint returned {len(vectors)} vectors for {len(texts)} texts")
-        for vector in vectors:
-            if len(vector) != self.dim:
-                raise DimensionMismatch(
-                    f"model {self.model!r} returned {len(vector)}-dim vectors; STRATA_EMBEDDING_DIM is {self.dim}"
-                )
-        return [_normalise(v) for v in vectors]
-
-    def close(self) -> None:
-        self._client.close()
+        return _checked(vectors, texts, self.dim, f"embeddings endpoint returned {len(vectors)} vectors",
+                        lambda got: f"model {self.model!r} returned {got}-dim vectors; "
+                                    f"STRATA_EMBEDDING_DIM is {self.dim}")
 
 
-class VertexEmbedder(Embedder):
+
+class VertexEmbedder(_RemoteEmbedder):
     """Vertex AI text embeddings (``text-embedding-005`` unless told) over the ``:predict`` REST
     endpoint, authorised by the process's Application Default Credentials (a function's own service
     account: no key anywhere). The request asks for ``outputDimensionality = dim``; each answer's
@@ -258,38 +258,48 @@ class VertexEmbedder(Embedder):
         self._token = token or _adc_token(self.SCOPE)
         self._client = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(5.0, timeout_s)))
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        out: list[list[float]] = []
-        for start in range(0, len(texts), self._batch):
-            out += self._embed_batch(list(texts[start:start + self._batch]))
-        return out
 
     def _embed_batch(self, texts: list[str]) -> list[list[float]]:
         payload = {"instances": [{"content": t} for t in texts],
                    "parameters": {"outputDimensionality": self.dim, "autoTruncate": True}}
-        try:
-            response = self._client.post(self.url, json=payload, headers={"Authorization": f"Bearer {self._token()}"})
-        except httpx.HTTPError as exc:
-            raise ProviderUnavailable(f"Vertex AI embeddings unreachable: {exc}") from exc
-        if response.status_code == 429 or response.status_code >= 500:
-            raise ProviderUnavailable(f"Vertex AI embeddings answered {response.status_code}: {_google_error(response)}")
-        if response.status_code >= 400:
-            raise PermanentError(f"Vertex AI embeddings refused the request ({response.status_code}): "
-                                 f"{_google_error(response)}")
+        response = _post(self._client, self.url, payload, "Vertex AI embeddings", detail=_google_error,
+                         headers={"Authorization": f"Bearer {self._token()}"})
         try:
             vectors = [[float(x) for x in p["embeddings"]["values"]] for p in response.json()["predictions"]]
         except (ValueError, KeyError, TypeError) as exc:
             raise PermanentError(f"malformed Vertex AI embeddings response: {exc}") from exc
-        if len(vectors) != len(texts):
-            raise PermanentError(f"Vertex AI returned {len(vectors)} embeddings for {len(texts)} texts")
-        for vector in vectors:
-            if len(vector) != self.dim:
-                raise DimensionMismatch(f"Vertex AI model {self.model!r} returned {len(vector)}-dim vectors; "
-                                        f"the vector index (STRATA_EMBEDDING_DIM) is {self.dim}-dim")
-        return [_normalise(v) for v in vectors]
+        return _checked(vectors, texts, self.dim, f"Vertex AI returned {len(vectors)} embeddings",
+                        lambda got: f"Vertex AI model {self.model!r} returned {got}-dim vectors; "
+                                    f"the vector index (STRATA_EMBEDDING_DIM) is {self.dim}-dim")
 
-    def close(self) -> None:
-        self._client.close()
+
+
+def _post(client: httpx.Client, url: str, payload: dict[str, Any], what: str, *,
+          detail: Callable[[httpx.Response], str], status_detail: bool = True,
+          headers: dict[str, str] | None = None) -> httpx.Response:
+    """POST an embeddings request; a transport failure, 429 or 5xx is :class:`ProviderUnavailable`
+    (retried later), any other 4xx a :class:`PermanentError` carrying the provider's own words."""
+    try:
+        response = client.post(url, json=payload, headers=headers)
+    except httpx.HTTPError as exc:
+        raise ProviderUnavailable(f"{what} unreachable: {exc}") from exc
+    if response.status_code == 429 or response.status_code >= 500:
+        said = f": {detail(response)}" if status_detail else ""
+        raise ProviderUnavailable(f"{what} answered {response.status_code}{said}")
+    if response.status_code >= 400:
+        raise PermanentError(f"{what} refused the request ({response.status_code}): {detail(response)}")
+    return response
+
+
+def _checked(vectors: list[list[float]], texts: Sequence[str], dim: int, count_message: str,
+             dim_message: Callable[[int], str]) -> list[list[float]]:
+    """One vector per text, each ``dim`` wide (``dim_message`` names the width it got), normalised."""
+    if len(vectors) != len(texts):
+        raise PermanentError(f"{count_message} for {len(texts)} texts")
+    for vector in vectors:
+        if len(vector) != dim:
+            raise DimensionMismatch(dim_message(len(vector)))
+    return [_normalise(v) for v in vectors]
 
 
 def _google_error(response: httpx.Response) -> str:
