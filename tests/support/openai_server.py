@@ -21,30 +21,14 @@ import hashlib
 import json
 import math
 import struct
-import threading
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.support.json_server import RecordedRequest, Reply, ScriptedJSONServer
 
 CHAT_PATH = "/v1/chat/completions"
 EMBEDDINGS_PATH = "/v1/embeddings"
-
-
-@dataclass
-class Reply:
-    status: int = 200
-    body: Any = None  # dict/list -> JSON; str/bytes -> sent verbatim
-    delay_s: float = 0.0
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class RecordedRequest:
-    path: str
-    headers: dict[str, str]
-    body: Any
 
 
 def chat_reply(content: Any, *, finish_reason: str = "stop", model: str = "test-model", status: int = 200,
@@ -84,43 +68,18 @@ def deterministic_embedding(text: str, dim: int) -> list[float]:
     return [v / norm for v in values]
 
 
-class OpenAIProtocolServer:
+class OpenAIProtocolServer(ScriptedJSONServer):
+    name = "openai-protocol"
+
     def __init__(self, embedding_dim: int = 384) -> None:
         self.embedding_dim = embedding_dim
-        self.requests: list[RecordedRequest] = []
         self.chat_responder: Callable[[Any], Reply] | None = None
         self._scripts: dict[str, deque[Reply]] = {CHAT_PATH: deque(), EMBEDDINGS_PATH: deque()}
-        self._lock = threading.Lock()
-        self._closing = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="openai-protocol", daemon=True)
-
-    # ----------------------------------------------------------------- lifecycle
-    @property
-    def port(self) -> int:
-        return int(self._httpd.server_address[1])
+        super().__init__()
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
-
-    def start(self) -> OpenAIProtocolServer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._closing.set()  # cut scripted delays short
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> OpenAIProtocolServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # ----------------------------------------------------------------- scripting
     def script_chat(self, *replies: Reply) -> None:
@@ -135,7 +94,7 @@ class OpenAIProtocolServer:
         with self._lock:
             return [r for r in self.requests if r.path == path]
 
-    def _next(self, path: str, body: Any) -> Reply:
+    def answer(self, path: str, headers: dict[str, str], body: Any) -> Reply:
         with self._lock:
             queue = self._scripts.get(path)
             if queue:
@@ -150,47 +109,6 @@ class OpenAIProtocolServer:
             responder = self.chat_responder
             return responder(body) if responder is not None else error_reply(500, "nothing scripted")
         return error_reply(404, f"unknown path {path}")
-
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet test output
-                return
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server naming
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    body: Any = json.loads(raw or b"null")
-                except ValueError:
-                    body = raw.decode("utf-8", "replace")
-                with server._lock:
-                    server.requests.append(RecordedRequest(self.path, dict(self.headers.items()), body))
-                reply = server._next(self.path, body)
-                if reply.delay_s and server._closing.wait(reply.delay_s):
-                    return
-                payload = reply.body
-                if isinstance(payload, bytes):
-                    data, ctype = payload, "application/octet-stream"
-                elif isinstance(payload, str):
-                    data, ctype = payload.encode(), "application/json"
-                else:
-                    data, ctype = json.dumps(payload).encode(), "application/json"
-                try:
-                    self.send_response(reply.status)
-                    self.send_header("Content-Type", ctype)
-                    self.send_header("Content-Length", str(len(data)))
-                    for key, value in reply.headers.items():
-                        self.send_header(key, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout tests)
-
-        return Handler
 
 
 __all__ = [

@@ -12,14 +12,12 @@ is recorded in ``server.requests``.
 
 from __future__ import annotations
 
-import json
 import re
-import threading
 from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.support.openai_server import RecordedRequest, Reply, deterministic_embedding
+from tests.support.json_server import Reply, ScriptedJSONServer
+from tests.support.openai_server import deterministic_embedding
 
 PREDICT = re.compile(r"^/v1/projects/([^/]+)/locations/([^/]+)/publishers/google/models/([^/:]+):predict$")
 STATUS_NAMES = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
@@ -37,35 +35,23 @@ def predictions(vectors: list[list[float]]) -> Reply:
                                        for v in vectors]})
 
 
-class VertexProtocolServer:
+class VertexProtocolServer(ScriptedJSONServer):
+    name = "vertex-protocol"
+
     def __init__(self, native_dim: int = 768) -> None:
         self.native_dim = native_dim
-        self.requests: list[RecordedRequest] = []
         self._script: deque[Reply] = deque()
-        self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="vertex-protocol", daemon=True)
+        super().__init__()
 
     @property
     def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
-
-    def __enter__(self) -> VertexProtocolServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
+        return f"http://127.0.0.1:{self.port}"
 
     def script(self, *replies: Reply) -> None:
         with self._lock:
             self._script.extend(replies)
 
-    def _answer(self, path: str, headers: dict[str, str], body: Any) -> Reply:
+    def answer(self, path: str, headers: dict[str, str], body: Any) -> Reply:
         with self._lock:
             if self._script:
                 return self._script.popleft()
@@ -79,35 +65,6 @@ class VertexProtocolServer:
             return google_error(400, "instances[].content is required")
         dim = (body.get("parameters") or {}).get("outputDimensionality") or self.native_dim
         return predictions([deterministic_embedding(t, int(dim)) for t in texts])
-
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet test output
-                return
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server naming
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    body: Any = json.loads(raw or b"null")
-                except ValueError:
-                    body = None
-                headers = dict(self.headers.items())
-                with server._lock:
-                    server.requests.append(RecordedRequest(self.path, headers, body))
-                reply = server._answer(self.path, headers, body)
-                data = json.dumps(reply.body).encode()
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        return Handler
 
 
 __all__ = ["VertexProtocolServer", "google_error", "predictions"]
