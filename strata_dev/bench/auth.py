@@ -17,86 +17,20 @@ Reported per phase: requests, requests/s, p50/p95 latency, certificate fetches, 
 
 from __future__ import annotations
 
-import base64
-import datetime as dt
-import http.server
-import json
 import math
 import threading
 import time
 from typing import Any
 
+from strata_dev import securetoken
 from strata_dev.bench import harness, stats
 
 PROJECT = "demo-strata-bench-auth"
 KID = "bench-key"
 
 
-def _key_and_cert() -> tuple[Any, str]:
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-    from cryptography.x509.oid import NameOID
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "securetoken.bench")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(days=1))
-            .not_valid_after(now + dt.timedelta(days=1)).sign(key, hashes.SHA256()))
-    return key, cert.public_bytes(serialization.Encoding.PEM).decode()
-
-
 def _token(key: Any, uid: str) -> str:
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import padding
-
-    def b64(raw: bytes) -> str:
-        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-
-    now = int(time.time())
-    claims = {"sub": uid, "user_id": uid, "aud": PROJECT, "iat": now - 10, "auth_time": now - 10, "exp": now + 3600,
-              "iss": f"https://securetoken.google.com/{PROJECT}"}
-    head = b64(json.dumps({"alg": "RS256", "typ": "JWT", "kid": KID}).encode())
-    body = b64(json.dumps(claims).encode())
-    sig = key.sign(f"{head}.{body}".encode(), padding.PKCS1v15(), hashes.SHA256())
-    return f"{head}.{body}.{b64(sig)}"
-
-
-class CertServer:
-    """Serves ``{kid: PEM}`` with a max-age after ``delay_s``; ``hits`` counts the fetches."""
-
-    def __init__(self, cert: str, max_age_s: int, delay_s: float) -> None:
-        self.hits = 0
-        self._lock = threading.Lock()
-        payload = json.dumps({KID: cert}).encode()
-        owner = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                with owner._lock:
-                    owner.hits += 1
-                if delay_s:
-                    time.sleep(delay_s)
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Cache-Control", f"public, max-age={max_age_s}, must-revalidate, no-transform")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/certs"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    return securetoken.sign(securetoken.claims(uid, PROJECT), key, KID)
 
 
 def _previous_verified_claims(token: str, settings: Any) -> dict[str, Any]:
@@ -154,14 +88,16 @@ def measure(seconds: float, max_age_s: int, delay_ms: float, concurrency: int) -
     from core import config
     from core.api import auth
 
-    key, cert = _key_and_cert()
+    key, cert = securetoken.new_key("securetoken.bench")
     uid = harness.new_uid("auth")
     out: dict[str, Any] = {"seconds_per_phase": seconds, "max_age_s": max_age_s, "cert_delay_ms": delay_ms,
                            "concurrency": concurrency}
     saved = auth.CERTIFICATES, auth._verified_claims
     try:
         for phase in ("before", "after"):
-            server = CertServer(cert, max_age_s, delay_ms / 1000.0)
+            server = securetoken.CertServer(
+                {KID: cert}, cache_control=f"public, max-age={max_age_s}, must-revalidate, no-transform",
+                delay_s=delay_ms / 1000.0).start()
             try:
                 # Production-token mode: no Auth emulator (signatures verified), the stack's Firestore.
                 settings = config.load(project_id=PROJECT, firebase_certs_url=server.url, auth_emulator_host="")

@@ -10,9 +10,7 @@ The cache's clock is the test's, so lifetimes pass without waiting.
 from __future__ import annotations
 
 import base64
-import http.server
 import json
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -22,47 +20,14 @@ import pytest
 from core import config
 from core.api import auth
 from core.errors import Unauthorized
+from strata_dev.securetoken import CertServer
 from tests.integration.test_auth_production import CERT, KID, PROJECT, _claims, _key_and_cert, _sign
-
-
-class CertServer:
-    def __init__(self) -> None:
-        self.hits = 0
-        self.certs = {KID: CERT}
-        self.cache_control = "public, max-age=600"
-        self.age: str | None = None
-        owner = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                owner.hits += 1
-                payload = json.dumps(owner.certs).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Cache-Control", owner.cache_control)
-                if owner.age is not None:
-                    self.send_header("Age", owner.age)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/certs"
 
 
 @pytest.fixture()
 def server() -> Iterator[CertServer]:
-    srv = CertServer()
-    thread = threading.Thread(target=srv.server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with CertServer({KID: CERT}) as srv:
         yield srv
-    finally:
-        srv.server.shutdown()
-        srv.server.server_close()
 
 
 class Clock:

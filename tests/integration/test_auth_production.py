@@ -10,19 +10,12 @@ under test. Without both emulator variables nothing unsigned gets through.
 from __future__ import annotations
 
 import base64
-import datetime as dt
-import http.server
 import json
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import padding, rsa
-from cryptography.x509.oid import NameOID
 
 from core import config
 from core.api import routes  # noqa: F401 - registers the routes
@@ -30,6 +23,7 @@ from core.api.app import dispatch
 from core.api.auth import uid_from_authorization
 from core.bootstrap import Context
 from core.errors import ConfigurationError, Unauthorized
+from strata_dev import securetoken
 
 PROJECT = "demo-strata-prod"
 KID = "test-key-1"
@@ -39,14 +33,8 @@ def _b64(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
-def _key_and_cert() -> tuple[rsa.RSAPrivateKey, str]:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "securetoken.test")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(days=1))
-            .not_valid_after(now + dt.timedelta(days=1)).sign(key, hashes.SHA256()))
-    return key, cert.public_bytes(serialization.Encoding.PEM).decode()
+def _key_and_cert() -> tuple[Any, str]:
+    return securetoken.new_key("securetoken.test")
 
 
 KEY, CERT = _key_and_cert()
@@ -54,43 +42,17 @@ OTHER_KEY, _ = _key_and_cert()
 
 
 def _claims(uid: str = "user-prod-1", project: str = PROJECT, **over: Any) -> dict[str, Any]:
-    now = int(time.time())
-    claims: dict[str, Any] = {"sub": uid, "user_id": uid, "aud": project, "iat": now - 10, "auth_time": now - 10,
-                              "exp": now + 3600, "iss": f"https://securetoken.google.com/{project}"}
-    claims.update(over)
-    return claims
+    return securetoken.claims(uid, project, **over)
 
 
-def _sign(claims: dict[str, Any], key: rsa.RSAPrivateKey = KEY, kid: str = KID) -> str:
-    head = _b64(json.dumps({"alg": "RS256", "typ": "JWT", "kid": kid}).encode())
-    body = _b64(json.dumps(claims).encode())
-    sig = key.sign(f"{head}.{body}".encode(), padding.PKCS1v15(), hashes.SHA256())
-    return f"{head}.{body}.{_b64(sig)}"
+def _sign(claims: dict[str, Any], key: Any = KEY, kid: str = KID) -> str:
+    return securetoken.sign(claims, key, kid)
 
 
 @pytest.fixture(scope="module")
 def certs_url() -> Iterator[str]:
-    payload = json.dumps({KID: CERT}).encode()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/certs"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with securetoken.CertServer({KID: CERT}, cache_control=None) as server:
+        yield server.url
 
 
 @pytest.fixture()
