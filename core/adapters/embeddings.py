@@ -19,6 +19,7 @@ import hashlib
 import math
 import re
 import threading
+from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -180,8 +181,9 @@ class _RemoteEmbedder(Embedder):
             out += self._embed_batch(list(texts[start:start + self._batch]))
         return out
 
+    @abstractmethod
     def _embed_batch(self, texts: list[str]) -> list[list[float]]:
-        raise NotImplementedError
+        """One request's vectors, one per text, in order."""
 
     def close(self) -> None:
         self._client.close()

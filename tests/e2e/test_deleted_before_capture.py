@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ import pytest
 from core.api.auth import emulator_token
 from core.bootstrap import Context
 from core.services import controls
+from tests.e2e.test_incident_switches import switched_on
 from tests.support import trace
 from tests.support.cloudevents import conversation_written
 from tests.support.firestore_checks import all_docs, relay_deliveries, wait_for
@@ -33,20 +32,6 @@ from tests.support.firestore_checks import all_docs, relay_deliveries, wait_for
 pytestmark = pytest.mark.e2e
 PROJECT = "demo-strata"
 LINES = ["I play the cello every Sunday.", "I have a dog called Biscuit."]
-
-
-@contextmanager
-def writes_disabled(ctx: Context) -> Iterator[None]:
-    ref = ctx.paths.global_controls()
-    previous = ref.get()
-    ref.set({controls.WRITES: True}, merge=True)
-    try:
-        yield
-    finally:
-        if previous.exists:
-            ref.set(previous.to_dict())
-        else:
-            ref.delete()
 
 
 def _relay_lines(stack: dict[str, Any], document: str, function: str, pattern: str) -> int:
@@ -63,7 +48,7 @@ def test_a_conversation_deleted_before_its_first_capture_never_comes_back(stack:
     document = f"users/{uid}/conversations/{cid}"
     doc = trace.conversation_doc(cid, LINES)
     ref = ctx.paths.doc(uid, "conversations", cid)
-    with writes_disabled(ctx):
+    with switched_on(ctx, controls.WRITES):
         ref.set(doc)  # the app's write; the trigger's capture fails (retryable) and the relay backs off
         wait_for(lambda: _relay_lines(stack, document, "on_conversation_complete", r"attempt \d+ of") > 0,
                  timeout=60, interval=0.05, what="the first capture attempt to fail")

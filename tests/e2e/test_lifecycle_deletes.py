@@ -211,8 +211,9 @@ def test_delete_all_twice_and_with_idempotency_key(stack: dict[str, Any]) -> Non
 
 
 # -------------------------------------------------- 2. deletion scrubs every status (hidden too)
-def _rejected_user(stack: dict[str, Any]) -> tuple[User, str]:
-    """A user whose half-marathon fact was sent to review and rejected (status ``hidden``)."""
+def user_with_a_fact_in_review(stack: dict[str, Any]) -> tuple[User, dict[str, Any]]:
+    """A user whose half-marathon fact (conversation ``cc``) waits in the review queue: four facts
+    of ``ca`` promoted, then ``cc``'s marathon fact conflicts with one of them."""
     user = new_user(stack)
     trace.capture_now(user.ctx, user.uid, "ca", conversation("ca", USER_LINES))
     assert consolidation.run_pass(user.ctx, user.uid)["routes"].get("promote") == 4
@@ -221,10 +222,16 @@ def _rejected_user(stack: dict[str, Any]) -> tuple[User, str]:
     assert routes.get("review") == 1, routes
     queue = user.call("GET", "/v3/memories/review-queue").json()["reviews"]
     assert len(queue) == 1 and queue[0]["content"] == MARATHON
-    resolved = user.call("POST", f"/v3/memories/review-queue/{queue[0]['review_id']}/resolve",
+    return user, queue[0]
+
+
+def _rejected_user(stack: dict[str, Any]) -> tuple[User, str]:
+    """A user whose half-marathon fact was sent to review and rejected (status ``hidden``)."""
+    user, review = user_with_a_fact_in_review(stack)
+    resolved = user.call("POST", f"/v3/memories/review-queue/{review['review_id']}/resolve",
                          json={"decision": "reject"})
     assert resolved.status_code == 200, resolved.text
-    marathon = queue[0]["memory_id"]
+    marathon = review["memory_id"]
     assert user.items()[marathon].status == "hidden"
     trace.converge(user.ctx, user.uid)
     return user, marathon

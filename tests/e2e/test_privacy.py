@@ -25,13 +25,13 @@ from core.domain.extraction import Candidate, ExtractionResult
 from core.errors import GenerationChanged
 from core.services import capture, consolidation, conversations, doctor, edits, rebuild
 from tests.e2e.test_lifecycle_deletes import (
-    LATER_LINES,
     MARATHON,
     USER_LINES,
     User,
     assert_words_gone,
     conversation,
     new_user,
+    user_with_a_fact_in_review,
 )
 from tests.support import trace
 from tests.support.firestore_checks import all_docs, assert_ledger_gapless, user_documents
@@ -41,26 +41,13 @@ pytestmark = pytest.mark.e2e
 CORRECTION = "User is training for the Porto half marathon in November"
 
 
-def _in_review(stack: dict[str, Any]) -> tuple[User, dict[str, Any]]:
-    """A user whose half-marathon fact (conversation ``cc``) waits in the review queue."""
-    user = new_user(stack)
-    trace.capture_now(user.ctx, user.uid, "ca", conversation("ca", USER_LINES))
-    assert consolidation.run_pass(user.ctx, user.uid)["routes"].get("promote") == 4
-    trace.capture_now(user.ctx, user.uid, "cc", conversation("cc", LATER_LINES))
-    routes = consolidation.run_pass(user.ctx, user.uid)["routes"]
-    assert routes.get("review") == 1, routes
-    queue = user.call("GET", "/v3/memories/review-queue").json()["reviews"]
-    assert len(queue) == 1 and queue[0]["content"] == MARATHON
-    return user, queue[0]
-
-
 def _rows(user: User) -> dict[str, dict[str, Any]]:
     return all_docs(user.ctx, user.uid, "memory_review_queue")
 
 
 # ------------------------------------------------------- 1. settled review rows keep no text
 def test_a_corrected_review_keeps_no_original_text_after_its_conversation_is_deleted(stack: dict[str, Any]) -> None:
-    user, entry = _in_review(stack)
+    user, entry = user_with_a_fact_in_review(stack)
     resolved = user.call("POST", f"/v3/memories/review-queue/{entry['review_id']}/resolve",
                          json={"decision": "correct", "correction": CORRECTION})
     assert resolved.status_code == 200, resolved.text
@@ -81,7 +68,7 @@ def test_a_corrected_review_keeps_no_original_text_after_its_conversation_is_del
 def test_a_cascade_clears_text_a_settled_review_row_still_holds(stack: dict[str, Any]) -> None:
     """A row settled before settling cleared its text (stored data of an earlier build) loses it
     when the conversation it came from is deleted, whatever became of its memory."""
-    user, entry = _in_review(stack)
+    user, entry = user_with_a_fact_in_review(stack)
     resolved = user.call("POST", f"/v3/memories/review-queue/{entry['review_id']}/resolve",
                          json={"decision": "correct", "correction": CORRECTION})
     assert resolved.status_code == 200, resolved.text
@@ -94,7 +81,7 @@ def test_a_cascade_clears_text_a_settled_review_row_still_holds(stack: dict[str,
 
 
 def test_an_expired_review_keeps_the_decision_not_the_text(stack: dict[str, Any]) -> None:
-    user, entry = _in_review(stack)
+    user, entry = user_with_a_fact_in_review(stack)
     later = datetime.now(UTC) + timedelta(hours=73)  # past the 72 h a review waits for an answer
     assert consolidation.expire_reviews(Context(clock=lambda: later), user.uid) == 1
     row = next(r for r in _rows(user).values() if r["review_id"] == entry["review_id"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -30,7 +31,7 @@ class RecordedRequest:
     body: Any
 
 
-class ScriptedJSONServer:
+class ScriptedJSONServer(ABC):
     name = "scripted-json"
 
     def __init__(self) -> None:
@@ -42,8 +43,9 @@ class ScriptedJSONServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         name=self.name, daemon=True)
 
+    @abstractmethod
     def answer(self, path: str, headers: dict[str, str], body: Any) -> Reply:
-        raise NotImplementedError
+        """The reply to one POST (the subclass's protocol)."""
 
     @property
     def port(self) -> int:
