@@ -61,6 +61,9 @@ class Settings(BaseModel):
     tasks_invoker: str = ""  # service account whose OIDC token Cloud Tasks attaches (production)
     # The audience consolidate checks on those tokens (its run.app URL); empty: no check (local).
     tasks_audience: str = ""
+    # The API's public URL (e.g. the function's URL, path prefix included): what the MCP server's
+    # 401 and its protected-resource metadata name. Empty: the request's scheme and Host.
+    public_url: str = ""
     # Provider schema at start: "create" makes a missing Typesense collection (the local stack);
     # "check" only checks and fails naming `strata setup` (deployed functions, Terraform sets it).
     provider_setup: str = Field("create", pattern="^(create|check)$")

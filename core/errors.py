@@ -10,6 +10,7 @@
     │   ├── TargetRefused             400 webhook_url_refused (webhook URL or address not public)
     │   └── UnknownJob                400 unknown_job (`strata scheduler` named no Terraform job)
     ├── Unauthorized                  401 unauthorized
+    ├── Forbidden                     403 forbidden, key_scope, id_token_required (a personal key used beyond its scope)
     ├── NotFound                      404 not_found
     ├── Locked                        402 memory_locked (a locked historical memory, deleted one by one)
     ├── MethodNotAllowed              405 method_not_allowed (carries the route's ``allowed`` methods)
@@ -105,6 +106,14 @@ class UnknownJob(BadRequest):
 class Unauthorized(StrataError):
     status = 401
     code = "unauthorized"
+
+
+class Forbidden(StrataError):
+    """Authenticated, but the credential does not allow this: a ``read`` key on a write, or a
+    personal key on a route that takes an ID token only."""
+
+    status = 403
+    code = "forbidden"
 
 
 class NotFound(StrataError):

@@ -43,7 +43,7 @@ def _in_categories(req: Request, items: list[MemoryItem]) -> list[MemoryItem]:
        response=McpMemoryArray,
        query=(Query("limit", "integer", 25, 1, 500), OFFSET, CATEGORIES,
               Query("q", max_length=1_000, description="search text: ranked search instead of the list"),
-              *DEVICE_SCOPE))
+              *DEVICE_SCOPE), key_scope="read")
 def mcp_list(req: Request) -> Response:
     scope = _device_filter(req)
     if req.value("q"):
@@ -56,14 +56,14 @@ def mcp_list(req: Request) -> Response:
 
 
 @route("POST", "/v1/mcp/memories", "MCP adapter: create a memory (enters Short-term)", body=MemoryCreate,
-       response=Memory)
+       response=Memory, key_scope="read+write")
 def mcp_create(req: Request) -> Response:
     [item] = _create(req, [req.body])
     return 200, to_public(item, req.ctx.now())
 
 
 @route("DELETE", "/v1/mcp/memories/{memory_id}", "MCP adapter: delete a memory (402: locked)", response=StatusOk,
-       raises=DELETE_ONE)
+       raises=DELETE_ONE, key_scope="read+write")
 def mcp_delete(req: Request) -> Response:
     deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"], _request_key(req))
     return 200, {"status": "ok"}
@@ -79,7 +79,7 @@ def _text(items: list[MemoryItem]) -> str:
 
 
 @route("GET", "/v1/tools/memories", "Tool adapter: the user's memories as text", response=ToolResult,
-       query=(Query("limit", "integer", 50, 1, 500), OFFSET, *DEVICE_SCOPE))
+       query=(Query("limit", "integer", 50, 1, 500), OFFSET, *DEVICE_SCOPE), key_scope="read")
 def tools_list(req: Request) -> Response:
     items, _ = reads.list_memories(req.ctx, req.uid, reads.ListQuery(limit=req.value("limit"),
                                                                        offset=req.value("offset"),
@@ -89,7 +89,7 @@ def tools_list(req: Request) -> Response:
 
 
 @route("POST", "/v1/tools/memories/search", "Tool adapter: search the user's memories", body=ToolSearch,
-       response=ToolResult, query=DEVICE_SCOPE)
+       response=ToolResult, query=DEVICE_SCOPE, key_scope="read")
 def tools_search(req: Request) -> Response:
     items = [s.item for s in search.hybrid(req.ctx, req.uid, req.body.query, req.body.limit,
                                            devices=_device_filter(req))]
@@ -99,7 +99,7 @@ def tools_search(req: Request) -> Response:
 
 
 @route("POST", "/v1/tools/memories", "Tool adapter: create a memory (enters Short-term)", body=MemoryCreate,
-       response=ToolResult)
+       response=ToolResult, key_scope="read+write")
 def tools_create(req: Request) -> Response:
     [item] = _create(req, [req.body])
     text = f"Saved memory {item.id}: {item.content}"
@@ -107,7 +107,7 @@ def tools_create(req: Request) -> Response:
 
 
 @route("DELETE", "/v1/tools/memories/{memory_id}", "Tool adapter: delete a memory (402: locked)",
-       response=ToolResult, raises=DELETE_ONE)
+       response=ToolResult, raises=DELETE_ONE, key_scope="read+write")
 def tools_delete(req: Request) -> Response:
     deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"], _request_key(req))
     text = f"Deleted memory {req.params['memory_id']}."

@@ -24,11 +24,12 @@ from werkzeug.routing import Map, Rule
 from core import logs
 from core.adapters.firestore import fence
 from core.api import edge
-from core.api.auth import uid_from_authorization
+from core.api.auth import authenticate
 from core.api.params import Query
 from core.bootstrap import Context, default_context
 from core.errors import (
     BadRequest,
+    Forbidden,
     GenerationChanged,
     MethodNotAllowed,
     NotFound,
@@ -54,6 +55,7 @@ class Request:
     headers: dict[str, str]
     raw_body: bytes
     uid: str = ""
+    key: Any = None  # the verified personal key (core.services.api_keys.KeyCaller); None for an ID token
     body: Any = None
     values: dict[str, Any] = field(default_factory=dict)
 
@@ -105,6 +107,8 @@ class Route:
     status: int = 200
     raises: tuple[Outcome, ...] = ()
     media_type: str = "application/json"
+    # The personal-key scope the route needs ("read" or "read+write"); None: an ID token only.
+    key_scope: str | None = None
 
     @property
     def path_params(self) -> list[str]:
@@ -127,6 +131,8 @@ class Route:
             found += [Unauthorized, RetryableError]  # no token; the database or a provider unavailable
         if self.path_params:
             found.append(NotFound)
+        if self.key_scope == "read+write":
+            found.append(Forbidden)  # a read key
         if self.auth and self.method in WRITE_METHODS:
             # writes blocked (account deletion, the account wiped meanwhile) or switched off (incident)
             found += [WritesBlocked, GenerationChanged, WritesDisabled]
@@ -155,14 +161,18 @@ _BY_ENDPOINT: dict[str, Route] = {}
 def route(method: str, pattern: str, summary: str, *, body: type[BaseModel] | None = None,
           response: Any = None, auth: bool = True, query: tuple[Query | str, ...] = (),
           status: int = 200, raises: tuple[Outcome, ...] = (),
-          media_type: str = "application/json") -> Callable[[Handler], Handler]:
+          media_type: str = "application/json", key_scope: str | None = None) -> Callable[[Handler], Handler]:
     """Register a handler. ``response`` is the success body's pydantic model (or a JSON schema dict);
     ``raises`` adds the errors its services raise beyond the ones every route of its kind can
-    answer (see :meth:`Route.outcomes`)."""
+    answer (see :meth:`Route.outcomes`). ``key_scope`` lets a personal API key call the route:
+    ``read`` or ``read+write``, the scope it needs (without it, only an ID token)."""
+    if key_scope not in (None, "read", "read+write"):
+        raise ValueError(f"unknown key scope {key_scope!r}")
     params = tuple(q if isinstance(q, Query) else Query(q) for q in query)
 
     def register(handler: Handler) -> Handler:
-        declared = Route(method, pattern, handler, summary, body, response, auth, params, status, raises, media_type)
+        declared = Route(method, pattern, handler, summary, body, response, auth, params, status, raises, media_type,
+                         key_scope)
         if declared.endpoint in _BY_ENDPOINT:
             raise ValueError(f"two routes are named {declared.endpoint}")
         ROUTES.append(declared)
@@ -223,7 +233,7 @@ def dispatch(ctx: Context, method: str, path: str, headers: dict[str, str], quer
         edge.check_path_params(params)
         req = Request(ctx, method, path, params, query, headers, b"")
         if matched.auth:
-            req.uid = uid_from_authorization(headers.get("authorization"), ctx.settings)
+            req.uid, req.key = authenticate(headers.get("authorization"), ctx, matched.key_scope)
             logs.set_uid(req.uid)
         declared = {q.name for q in matched.query_params}
         unknown = sorted(set(query) - declared)

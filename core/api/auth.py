@@ -1,4 +1,5 @@
-"""Firebase ID token authentication, and the check of Cloud Tasks callers.
+"""Firebase ID token authentication (and personal API keys, where a route takes them), and the
+check of Cloud Tasks callers.
 
 Production verifies the token's RS256 signature against the Firebase securetoken certificates
 (``STRATA_FIREBASE_CERTS_URL`` names another certificate source, as tests do), its expiry, its
@@ -40,10 +41,32 @@ def _b64json(part: str) -> dict[str, Any]:
     return value
 
 
-def uid_from_authorization(header: str | None, settings: Settings) -> str:
+def authenticate(header: str | None, ctx: Any, key_scope: str | None) -> tuple[str, Any]:
+    """The caller of a request: ``(uid, None)`` for a Firebase ID token, ``(uid, KeyCaller)`` for a
+    personal API key (:mod:`core.services.api_keys`). ``key_scope`` is what the route needs of a
+    key (``read``, ``read+write``); None: the route takes an ID token only, and a key is a 401
+    there, refused before any read. A ``read`` key on a ``read+write`` route is a 403."""
+    token = _bearer(header)
+    from core.services import api_keys
+
+    if not api_keys.is_key(token):
+        return uid_from_authorization(header, ctx.settings), None
+    if key_scope is None:
+        raise Unauthorized("this route takes a Firebase ID token; personal API keys are for /mcp, "
+                           "/v1/mcp/* and /v1/tools/*")
+    caller = api_keys.verify(ctx, token)
+    api_keys.require(caller, write=key_scope == "read+write")
+    return caller.uid, caller
+
+
+def _bearer(header: str | None) -> str:
     if not header or not header.startswith("Bearer "):
         raise Unauthorized("missing bearer token")
-    token = header[len("Bearer "):].strip()
+    return header[len("Bearer "):].strip()
+
+
+def uid_from_authorization(header: str | None, settings: Settings) -> str:
+    token = _bearer(header)
     if settings.auth_emulator_host and settings.firestore_emulator_host:
         claims = _emulator_claims(token)
     else:

@@ -1,11 +1,14 @@
 """The Model Context Protocol server at ``/mcp`` (streamable HTTP, stateless, JSON responses).
 
 The ``api`` function is a WSGI (Flask) app and the SDK's HTTP transport is ASGI. Each POST to
-``/mcp`` is served whole inside the request that carries it: the token is checked here (the same
-Firebase ID token as every other route), then one event loop runs the SDK's own stateless
-session manager in JSON-response mode over that single request and returns its answer. Stateless
-JSON mode is what makes this sound on a function: no session outlives a request, no SSE stream is
-held open, and any instance can serve any request, so nothing is shared between workers.
+``/mcp`` is served whole inside the request that carries it: the token is checked here (a
+Firebase ID token as on every other route, or a personal API key: a ``read`` key lists, searches
+and reads, and its create and delete calls are tool errors ``key_scope``; an unknown or revoked
+key is a 401 whose ``WWW-Authenticate`` names the protected-resource metadata), then one event
+loop runs the SDK's own stateless session manager in JSON-response mode over that single request
+and returns its answer. Stateless JSON mode is what makes this sound on a function: no session
+outlives a request, no SSE stream is held open, and any instance can serve any request, so
+nothing is shared between workers.
 
 Every tool and resource calls the services the REST routes call (``reads``, ``search``,
 ``intake``, ``deletion``); reads stay pure. A service refusal (unknown id, bad value, writes
@@ -30,14 +33,17 @@ from pydantic import Field
 from core.adapters.firestore import fence
 from core.api.app import MCP_PATH as PATH
 from core.api.app import MethodNotAllowed
-from core.api.auth import uid_from_authorization
+from core.api.auth import authenticate
 from core.api.edge import valid_id
+from core.api.key_routes import metadata_url
 from core.bootstrap import Context
 from core.domain.records import MemoryItem, to_public
 from core.errors import NotFound, PayloadTooLarge, StrataError, Unauthorized
-from core.services import deletion, devices, intake, reads, search
+from core.services import api_keys, deletion, devices, intake, reads, search
 
 _CALLER: ContextVar[tuple[Context, str]] = ContextVar("strata_mcp_caller")
+# The personal API key the request came with (None: an ID token), for the write tools' scope check.
+_KEY: ContextVar[api_keys.KeyCaller | None] = ContextVar("strata_mcp_key", default=None)
 # The requesting device (its X-Device-Id-Hash and X-App-Platform headers), for device_scope=current.
 _DEVICE: ContextVar[str | None] = ContextVar("strata_mcp_device", default=None)
 T = TypeVar("T")
@@ -79,7 +85,9 @@ def _service(call: Callable[[], T]) -> T:
 
 @contextmanager
 def _write(ctx: Context, uid: str) -> Iterator[None]:
-    """A write belongs to the account generation it started in (as the REST dispatcher does)."""
+    """A write belongs to the account generation it started in (as the REST dispatcher does), and
+    needs a ``read+write`` key when the caller came with a personal key (a tool error otherwise)."""
+    _service(lambda: api_keys.require(_KEY.get(), write=True))
     with fence.expect(uid, fence.read(ctx.client, uid).generation):
         yield
 
@@ -230,16 +238,22 @@ def handle(ctx: Context, method: str, headers: dict[str, str], body: bytes, cont
         return _error(MethodNotAllowed(f"{method} is not allowed on {PATH}; MCP messages are POSTed", ["POST"]),
                       [("allow", "POST")])
     try:
-        uid = uid_from_authorization(headers.get("authorization"), ctx.settings)
+        uid, key = authenticate(headers.get("authorization"), ctx, "read")
     except Unauthorized as exc:
-        return _error(exc, [("www-authenticate", "Bearer")])
+        # The MCP authorization spec: the 401 names the protected-resource metadata (RFC 9728).
+        challenge = f'Bearer resource_metadata="{metadata_url(ctx.settings, headers)}"'
+        return _error(exc, [("www-authenticate", challenge)])
+    except StrataError as exc:  # the key lookup could not be read: 503, retry
+        return _error(exc)
     limit = ctx.settings.max_body_bytes
     if (content_length or 0) > limit or len(body) > limit:
         return _error(PayloadTooLarge(f"request body is larger than {limit} bytes"))
     token = _CALLER.set((ctx, uid))
+    scoped = _KEY.set(key)
     device = _DEVICE.set(devices.device_from_headers(headers)[0])
     try:
         return anyio.run(_exchange, method, headers, body)
     finally:
         _DEVICE.reset(device)
+        _KEY.reset(scoped)
         _CALLER.reset(token)

@@ -22,6 +22,7 @@ ERROR_TEXT = {
     400: "Bad input (unknown fields, wrong types, bad values); nothing was written",
     401: "No token or a bad one",
     402: "The memory is locked (the original's paywall lock): it cannot be deleted one by one",
+    403: "A personal API key whose scope does not allow this (a read key on a write)",
     404: "No such id (another user's ids included), or an id no document can have",
     409: "Conflict: writes are blocked for this account (deletion in progress, incident switch), or the "
          "state moved on",
@@ -73,6 +74,9 @@ def _operation(r: Any, components: dict[str, Any], error_ref: dict[str, Any]) ->
             "schema": _schema(r.body_model, components)}}}
     if r.auth:
         operation["security"] = [{"firebase": []}]
+    if r.auth and r.key_scope:
+        operation["security"].append({"personalKey": [r.key_scope]})
+        operation["x-key-scope"] = r.key_scope
     return operation
 
 
@@ -95,5 +99,8 @@ def document(routes: list[Any]) -> dict[str, Any]:
             "headers": {"Allow": {"description": "the methods the path takes, comma-separated",
                                   "schema": {"type": "string"}}},
             "content": {"application/json": {"schema": error_ref}}}}, "securitySchemes": {
-            "firebase": {"type": "http", "scheme": "bearer", "bearerFormat": "Firebase ID token"}}},
+            "firebase": {"type": "http", "scheme": "bearer", "bearerFormat": "Firebase ID token"},
+            "personalKey": {"type": "http", "scheme": "bearer", "bearerFormat": "personal API key (strata_pk_…)",
+                            "description": "POST /v1/keys; accepted by /mcp, /v1/mcp/* and /v1/tools/* only, "
+                                           "scoped read or read+write"}}},
     }

@@ -40,3 +40,16 @@ def owner(path: str) -> str | None:
     """The uid of a path under ``users/{uid}/...``, else None."""
     parts = path.split("/")
     return parts[1] if len(parts) > 2 and parts[0] == USERS else None
+
+
+API_KEY_LOOKUP = "api_key_hashes"
+
+
+def api_key(uid: str, key_id: str) -> str:
+    """A personal API key's record (name, scope, times, the secret's hash), listed by its owner."""
+    return doc(uid, "api_keys", key_id)
+
+
+def api_key_lookup(digest: str) -> str:
+    """The global lookup of a key by its secret's SHA-256 (hex): verifying a key is one read."""
+    return f"{API_KEY_LOOKUP}/{digest}"

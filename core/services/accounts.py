@@ -7,7 +7,8 @@ so the wipe keeps it): captures, passes and drains that started before the wipe 
 after it completed (:mod:`core.domain.fence`).
 The provider purge waits until no outbox lease is held and fails *retryably* if a provider cannot
 be reached; it purges by uid even when Firestore holds no items. Then the Firestore subtree is
-wiped. Every step is idempotent, so calling again resumes where a failure stopped.
+wiped. Before any of that, every personal API key is revoked (its lookup document under
+``api_key_hashes`` is outside the subtree), so a wiped account's key answers 401. Every step is idempotent, so calling again resumes where a failure stopped.
 
 The keyword-index purge needs Typesense's write key. The api function holds a search-only key
 (``STRATA_KEYWORD_PURGE=drain``): it publishes a purge request for (uid, generation) on the
@@ -29,6 +30,7 @@ from core.bootstrap import Context
 from core.domain import fence as account_fence
 from core.domain import paths
 from core.errors import LeaseHeld, RetryableError, StrataError
+from core.services import api_keys
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +49,9 @@ def delete_account(ctx: Context, uid: str) -> dict[str, Any]:
         ctx.store.set(fence, {"uid": uid, "state": "fenced", "started_at": ctx.now(), "steps": {},
                                      "generation": int(state.get("generation", 0)) + 1})
     steps: dict[str, Any] = dict(state.get("steps", {})) if state.get("state") != "completed" else {}
+    # Personal API keys stop working first (their global lookup documents live outside the
+    # subtree); no key can be created meanwhile, key creation being fenced like every write.
+    api_keys.revoke_all(ctx, uid)
     if not steps.get("providers_purged"):
         leased = ctx.store.query("outbox_by_state", {"state": ["leased"]}, parent=paths.user(uid), limit=LEASE_SCAN)
         if any(_lease_live(doc.data, ctx.now()) for doc in leased):

@@ -6,8 +6,9 @@ not run rots):
   ``its "id" is $NAME below`` exports that field of the answer for the examples after it;
 * every MCP client configuration (a ``json`` block with ``mcpServers``) of ``README.md`` and
   ``docs/api.md`` is connected with the ``mcp`` SDK's streamable-HTTP client using exactly its
-  ``url`` and ``headers`` (``${VAR}`` filled from the environment, as the clients do); the tools
-  are listed and one is called;
+  ``url`` and ``headers`` (``${VAR}`` filled from the environment, as the clients do; a
+  configuration with ``${STRATA_KEY}`` gets a personal key from the doc's own ``export STRATA_KEY=``
+  command); the tools are listed and one is called;
 * the README's "connect an app": its Firestore write (the Firebase JS SDK, run by node against
   the emulator as a signed-in user through the security rules) and its two API calls, whose
   answers must come to hold the conversation's memory.
@@ -107,6 +108,7 @@ def _uid(prefix: str) -> str:
 
 # ---------------------------------------------------------------------------------------- the token
 TOKEN_LINE = re.compile(r"^export TOKEN=(.+)$", re.MULTILINE)
+KEY_LINE = re.compile(r"^export STRATA_KEY=(.+)$", re.MULTILINE)
 
 
 @pytest.mark.parametrize("path", [README, API_DOC], ids=lambda p: p.name)
@@ -178,6 +180,12 @@ def test_the_mcp_configuration_connects_lists_tools_and_calls_one(stack: dict[st
                                                                   server: dict[str, Any]) -> None:
     uid = _uid("docs-mcp")
     env = shell_env(stack, uid)
+    if "${STRATA_KEY}" in json.dumps(server):  # a personal key, made as the doc says (with the token)
+        [command] = KEY_LINE.findall(API_DOC.read_text())
+        done = subprocess.run(["bash", "-c", f'export STRATA_KEY={command}; printf %s "$STRATA_KEY"'], env=env,
+                              capture_output=True, text=True, cwd=REPO, timeout=COMMAND_TIMEOUT_S)
+        assert done.returncode == 0 and done.stdout.startswith("strata_pk_"), (done.stdout, done.stderr)
+        env["STRATA_KEY"] = done.stdout
     url = _expand(server["url"], env)
     headers = {key: _expand(value, env) for key, value in server.get("headers", {}).items()}
     assert server.get("type") in (None, "http", "streamable-http")

@@ -148,7 +148,8 @@ def test_a_wrong_token_gets_401_and_no_data(stack: dict[str, Any], http: httpx.C
         response = http.post("/mcp", json=message, headers=headers)
         assert response.status_code == 401, response.text
         assert set(response.json()["error"]) == {"code", "message"} and "notebook" not in response.text
-        assert response.headers["www-authenticate"] == "Bearer"
+        assert response.headers["www-authenticate"] == (
+            f'Bearer resource_metadata="{stack["api_url"]}/.well-known/oauth-protected-resource/mcp"')
 
     async def refused() -> None:
         async with _client(stack["api_url"] + "/mcp", {"Authorization": other_project}) as client:

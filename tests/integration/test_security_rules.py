@@ -117,6 +117,8 @@ def test_signed_out_client_is_denied(docs: str) -> None:
         "users/{uid}/webhook_deliveries/w1",
         "users/{uid}/memories/m1",
         "users/{uid}/short_term/s1",
+        "users/{uid}/api_keys/key_0123456789abcdef",  # personal API keys: managed through /v1/keys only
+        "api_key_hashes/" + "0" * 64,
         "users/{uid}",
         "account_deletions/{uid}",
         "memory_controls/global",

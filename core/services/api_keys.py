@@ -1,0 +1,161 @@
+"""Personal API keys: long-lived, revocable credentials for agents and tools (MCP clients).
+
+A key is ``strata_pk_`` followed by 43 characters of ``secrets.token_urlsafe(32)`` (256 random
+bits); the prefix lets a secret scanner recognise a leaked one. The secret is shown once, in the
+answer that creates it, and only its SHA-256 is stored, in two places:
+
+* ``users/{uid}/api_keys/{key_id}``: what the owner lists (name, scope, ``created_at``,
+  ``last_used_at``) and the digest, so that revoking finds the lookup document;
+* ``api_key_hashes/{sha256 hex}``: the global lookup (uid, key id, scope). Verifying a key is one
+  read of this document, by the digest of the presented secret. A fast hash is enough: the secret
+  has 256 bits of entropy, so there is nothing to brute-force that a slow hash would protect.
+
+Both documents are written in one transaction that re-reads the account's wipe record (no key is
+created while a wipe runs, nor by a request that started before one), and both are deleted by a
+revoke and by the account wipe (:func:`revoke_all`, before the user's subtree goes), so a wiped
+account's keys answer 401.
+
+``last_used_at`` is written at most once a minute per key (:data:`LAST_USED_EVERY`): the lookup
+document carries it, so a call knows from the read it already made whether the time is stale, and
+a busy agent adds one pair of writes a minute rather than one per request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from core.bootstrap import Context
+from core.domain import paths
+from core.errors import Conflict, Forbidden, NotFound, Unauthorized
+from core.ports import Write
+
+log = logging.getLogger(__name__)
+
+PREFIX = "strata_pk_"
+SECRET_BYTES = 32
+SECRET_CHARS = len(PREFIX) + 43  # token_urlsafe(32): 43 base64url characters
+Scope = Literal["read", "read+write"]
+SCOPES: tuple[Scope, ...] = ("read", "read+write")
+COLLECTION = "api_keys"
+MAX_KEYS = 25  # per user: a listing is one bounded read, and so is the wipe's
+LAST_USED_EVERY = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class KeyCaller:
+    """Who a verified key speaks for, and what it may do."""
+
+    uid: str
+    key_id: str
+    scope: Scope
+
+
+def new_secret() -> str:
+    return PREFIX + secrets.token_urlsafe(SECRET_BYTES)
+
+
+def digest(secret: str) -> str:
+    """The stored form of a secret: SHA-256, hex (also the lookup document's id)."""
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def is_key(token: str) -> bool:
+    """Whether a bearer token is meant as a personal key (an ID token is a JWT: it has dots)."""
+    return token.startswith(PREFIX)
+
+
+def allows(scope: str, write: bool) -> bool:
+    """``read`` keys read; ``read+write`` keys also create and delete. An unknown scope allows nothing."""
+    return scope == "read+write" or (scope == "read" and not write)
+
+
+def require(caller: KeyCaller | None, write: bool) -> None:
+    """Refuse (403) a write by a ``read`` key; an ID token (``caller`` None) may do anything."""
+    if caller is not None and not allows(caller.scope, write):
+        raise Forbidden(f"this key's scope is {caller.scope!r}: it cannot create or delete", code="key_scope")
+
+
+def _public(key_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    return {"id": key_id, "name": data.get("name", ""), "scope": data.get("scope"),
+            "created_at": data.get("created_at"), "last_used_at": data.get("last_used_at")}
+
+
+def create(ctx: Context, uid: str, name: str, scope: Scope) -> dict[str, Any]:
+    """A new key: its listing fields and, this once, its ``secret``."""
+    if scope not in SCOPES:
+        raise ValueError(f"unknown scope {scope!r}")
+    if len(ctx.store.scan(paths.col(uid, COLLECTION), limit=MAX_KEYS, keys_only=True)) >= MAX_KEYS:
+        raise Conflict(f"at most {MAX_KEYS} keys per user: revoke one first", code="too_many_keys")
+    secret = new_secret()
+    hashed = digest(secret)
+    key_id = "key_" + secrets.token_hex(8)
+    now = ctx.now()
+    record = {"name": name, "scope": scope, "created_at": now, "last_used_at": None, "hash": hashed}
+    lookup = {"uid": uid, "key_id": key_id, "scope": scope, "created_at": now, "last_used_at": None}
+    ctx.store.fenced_write(uid, [(paths.api_key(uid, key_id), record, False),
+                                 (paths.api_key_lookup(hashed), lookup, False)])
+    return {**_public(key_id, record), "secret": secret}
+
+
+def list_keys(ctx: Context, uid: str) -> list[dict[str, Any]]:
+    """The user's keys, oldest first, never a secret or its hash."""
+    docs = ctx.store.scan(paths.col(uid, COLLECTION), limit=MAX_KEYS)
+    keys = [_public(doc.id, doc.data or {}) for doc in docs]
+    return sorted(keys, key=lambda k: (str(k["created_at"]), k["id"]))
+
+
+def revoke(ctx: Context, uid: str, key_id: str) -> None:
+    """Delete the key's two documents; its next call is a 401. Another user's id is a 404."""
+    record = ctx.store.get(paths.api_key(uid, key_id))
+    if record is None:
+        raise NotFound("no such key")
+    ctx.store.commit(_deletes(uid, key_id, record))
+
+
+def _deletes(uid: str, key_id: str, record: dict[str, Any]) -> list[Write]:
+    writes = [Write("delete", paths.api_key(uid, key_id))]
+    if isinstance(record.get("hash"), str):
+        writes.insert(0, Write("delete", paths.api_key_lookup(record["hash"])))
+    return writes
+
+
+def revoke_all(ctx: Context, uid: str) -> int:
+    """Every key of ``uid`` (the account wipe, before it deletes the user's subtree): lookup
+    documents first, so a wipe stopped halfway never leaves a working key without its record."""
+    revoked = 0
+    while True:
+        docs = ctx.store.scan(paths.col(uid, COLLECTION), limit=MAX_KEYS)
+        if not docs:
+            return revoked
+        ctx.store.commit([w for doc in docs for w in _deletes(uid, doc.id, doc.data or {})])
+        revoked += len(docs)
+
+
+def verify(ctx: Context, secret: str) -> KeyCaller:
+    """The caller a presented key speaks for; 401 when it is unknown, revoked or malformed."""
+    if not is_key(secret) or len(secret) != SECRET_CHARS:
+        raise Unauthorized("unknown or revoked key")
+    hashed = digest(secret)
+    found = ctx.store.get(paths.api_key_lookup(hashed))
+    if found is None or found.get("scope") not in SCOPES or not isinstance(found.get("uid"), str):
+        raise Unauthorized("unknown or revoked key")
+    caller = KeyCaller(found["uid"], str(found.get("key_id", "")), found["scope"])
+    _touch(ctx, hashed, caller, found.get("last_used_at"), ctx.now())
+    return caller
+
+
+def _touch(ctx: Context, hashed: str, caller: KeyCaller, last: Any, now: datetime) -> None:
+    """Record the use, at most once per :data:`LAST_USED_EVERY`; never fails the request. ``update``
+    writes nothing if a revoke or a wipe removed the documents meanwhile."""
+    if isinstance(last, datetime) and now - last < LAST_USED_EVERY:
+        return
+    try:
+        ctx.store.commit([Write("update", paths.api_key_lookup(hashed), {"last_used_at": now}),
+                          Write("update", paths.api_key(caller.uid, caller.key_id), {"last_used_at": now})])
+    except Exception:  # noqa: BLE001 - bookkeeping: a revoked key (NotFound) or a busy store
+        log.info("api key last_used_at not recorded", exc_info=True)
