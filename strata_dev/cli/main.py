@@ -456,6 +456,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-memories", type=int, default=None,
                    help="scale: leave out the memory sizes above this one")
     p.add_argument("--out", default=None, help="scale: also write the figures so far to this file after each point")
+    p.add_argument("--rtt-ms", type=float, default=None,
+                   help="read, ingest, project: also measure with every Firestore, Typesense and vector-index "
+                        "request delayed this many ms (a proxy in front of each; docs/benchmarks.md)")
     p.set_defaults(func=cmd_bench)
     return parser
 
