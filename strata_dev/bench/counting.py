@@ -39,6 +39,7 @@ class Counts:
     begins: int = 0
     recording: list[list[Any]] | None = None
     intervals: list[list[float]] = field(default_factory=list, repr=False)
+    names: list[str] = field(default_factory=list, repr=False)  # each interval's RPC
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def snapshot(self) -> dict[str, int]:
@@ -51,23 +52,38 @@ class Counts:
             self.reads = self.writes = self.lookups = self.queries = self.commits = self.begins = 0
             self.recording = [] if record else None
             self.intervals = []
+            self.names = []
 
-    def started(self) -> list[float]:
+    def started(self, name: str = "") -> list[float]:
         """A new RPC's interval (its end moves as it answers: :func:`answered`)."""
         now = time.monotonic()
         interval = [now, now]
         with self.lock:
             self.intervals.append(interval)
+            self.names.append(name)
         return interval
 
-    def sequential(self) -> int:
-        """The longest chain of RPCs each started after the previous one answered (greedy by end
-        time: the maximum number of pairwise non-overlapping intervals)."""
+    def chain(self, start: int = 0, stop: int | None = None) -> list[str]:
+        """The RPCs of one longest sequential chain (:meth:`sequential`), in order."""
         with self.lock:
-            spans = sorted((end, start) for start, end in self.intervals)
+            spans = sorted((end, begin, name) for (begin, end), name
+                           in zip(self.intervals[start:stop], self.names[start:stop], strict=True))
+        out, last_end = [], float("-inf")
+        for end, begin, name in spans:
+            if begin >= last_end:
+                out.append(name)
+                last_end = end
+        return out
+
+    def sequential(self, start: int = 0, stop: int | None = None) -> int:
+        """The longest chain of RPCs each started after the previous one answered (greedy by end
+        time: the maximum number of pairwise non-overlapping intervals); ``start``/``stop`` take
+        the RPCs started in that slice of :attr:`intervals` only."""
+        with self.lock:
+            spans = sorted((end, begin) for begin, end in self.intervals[start:stop])
         chain, last_end = 0, float("-inf")
-        for end, start in spans:
-            if start >= last_end:
+        for end, begin in spans:
+            if begin >= last_end:
                 chain += 1
                 last_end = end
         return chain
@@ -103,9 +119,9 @@ class _TimedStream:
         return getattr(self._stream, name)
 
 
-def _timed(call: Any, counts: Counts) -> Any:
+def _timed(call: Any, counts: Counts, name: str = "") -> Any:
     def timed(*args: Any, **kwargs: Any) -> Any:
-        interval = counts.started()
+        interval = counts.started(name)
         try:
             result = call(*args, **kwargs)
         finally:
@@ -126,22 +142,22 @@ class _CountingApi:
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._api, name)
-        return _timed(attr, self._counts) if name in _TIMED else attr
+        return _timed(attr, self._counts, name) if name in _TIMED else attr
 
     def batch_get_documents(self, request: Any = None, **kwargs: Any) -> Any:
         documents = _field(request, "documents") or []
         with self._counts.lock:
             self._counts.reads += len(documents)
             self._counts.lookups += 1
-        return _timed(self._api.batch_get_documents, self._counts)(request=request, **kwargs)
+        return _timed(self._api.batch_get_documents, self._counts, "lookup")(request=request, **kwargs)
 
     def begin_transaction(self, request: Any = None, **kwargs: Any) -> Any:
         with self._counts.lock:
             self._counts.begins += 1
-        return _timed(self._api.begin_transaction, self._counts)(request=request, **kwargs)
+        return _timed(self._api.begin_transaction, self._counts, "begin")(request=request, **kwargs)
 
     def run_query(self, request: Any = None, **kwargs: Any) -> Any:
-        interval = self._counts.started()
+        interval = self._counts.started("query")
         try:
             stream = self._api.run_query(request=request, **kwargs)
         finally:
@@ -155,7 +171,7 @@ class _CountingApi:
             self._counts.commits += 1
             if self._counts.recording is not None and writes:
                 self._counts.recording.append(writes)
-        return _timed(self._api.commit, self._counts)(request=request, **kwargs)
+        return _timed(self._api.commit, self._counts, "commit")(request=request, **kwargs)
 
 
 class _QueryStream:

@@ -35,7 +35,7 @@ def counted_dispatch(ctx: Any, method: str, path: str, token: str, query: dict[s
     status, answer, _ = dispatch(ctx, method, path, headers, params, raw, len(raw))
     snap = counts.snapshot()
     out = {"status": status, "rpcs": snap["rpcs"], "sequential_rpcs": snap["sequential_rpcs"],
-           "reads": snap["reads"], "writes": snap["writes"]}
+           "reads": snap["reads"], "writes": snap["writes"], "chain": counts.chain()}
     if status >= 400:
         out["error"] = answer
     elif isinstance(answer, dict):
