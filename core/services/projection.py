@@ -366,11 +366,14 @@ def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainR
     while the account is fenced or when its generation is no longer ``generation`` (the drain's)."""
     memory_ids = sorted({e["memory_id"] for e in events if e.get("memory_id")})
     purged = purged_providers(events)
-    fenced, items, assertions = _read_state(ctx, uid, memory_ids, generation)
     schedule = [e for e in events if e.get("action") == SCHEDULE_ACTION]
-    # Not a projection: the user's consolidation task (a failure retries the events). It depends on
-    # nothing below, so its reads and its registry write run beside the providers.
-    scheduled = (_PROVIDERS.submit(scheduling.on_schedule_events, ctx, uid, schedule)
+    state = _read_state(ctx, uid, memory_ids, generation, with_schedule=bool(schedule))
+    fenced, items, assertions = state.fenced, state.items, state.assertions
+    # Not a projection: the user's consolidation task (a failure retries the events). Its reads came
+    # with the items; its enqueue runs beside the providers and its registry write rides in the
+    # acknowledgement (after the enqueue, as before).
+    scheduled = (_PROVIDERS.submit(scheduling.enqueue_for, ctx, uid, schedule, state.registry,
+                                   state.consolidation_disabled)
                  if schedule and not fenced else None)
     if "graph" in purged:
         graph.purge(ctx, uid)  # before the plan reads the edges: the plan then only rewrites facts
@@ -397,9 +400,11 @@ def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainR
     except Exception as exc:  # noqa: BLE001 - raised once the providers are done, never mid-flight
         plan_failure = exc
     failures: list[Exception] = []
+    registry_write = None
     if scheduled is not None:  # reported first, as when it ran before the providers
         try:
-            scheduled.result()
+            update, _ = scheduled.result()
+            registry_write = Write("set", scheduling.registry_path(uid), update, True)
         except Exception as exc:  # noqa: BLE001 - re-raised below once the providers have finished
             failures.append(exc)
     for future in pending:  # then a provider failure (keyword, then vector)
@@ -413,6 +418,8 @@ def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainR
         raise failures[0]
     report.upserts += len(upserts)
     report.deletes += len(deletes)
+    if registry_write is not None:
+        writes.ops.insert(0, registry_write)
     return writes
 
 
@@ -472,14 +479,28 @@ def _sync_vector(index: VectorIndex, embedder: Embedder, uid: str, purge: bool, 
     return calls
 
 
-def _read_state(ctx: Context, uid: str, memory_ids: list[str], generation: int | None = None
-                ) -> tuple[bool, dict[str, MemoryItem], dict[str, dict[str, Any]]]:
-    """The account fence and the items in one batched lookup, then the graph assertions of the
-    items that are graph facts now (the only ones the graph projection reads an assertion for)."""
+@dataclass
+class _State:
+    fenced: bool
+    items: dict[str, MemoryItem]
+    assertions: dict[str, dict[str, Any]]
+    registry: dict[str, Any] = field(default_factory=dict)  # the consolidation schedule's row
+    consolidation_disabled: bool = False
+
+
+def _read_state(ctx: Context, uid: str, memory_ids: list[str], generation: int | None = None, *,
+                with_schedule: bool = False) -> _State:
+    """The account fence and the items in one batched lookup (with the batch's scheduling events,
+    the user's consolidation registry row and the incident switches too), then the graph
+    assertions of the items that are graph facts now (the only ones the graph projection reads an
+    assertion for)."""
     fence_ref = paths.account_deletion(uid)
     fenced = False
     items: dict[str, MemoryItem] = {}
-    found = ctx.store.get_all([fence_ref, *(paths.doc(uid, "memory_items", mid) for mid in memory_ids)])
+    schedule_refs = [scheduling.registry_path(uid), paths.CONTROLS_GLOBAL] if with_schedule else []
+    found = ctx.store.get_all([fence_ref, *schedule_refs, *(paths.doc(uid, "memory_items", mid) for mid in memory_ids)])
+    registry = (found.pop(schedule_refs[0], None) or {}) if with_schedule else {}
+    switches = (found.pop(schedule_refs[1], None) or {}) if with_schedule else {}
     for path, data in found.items():
         if data is None:
             continue
@@ -492,7 +513,8 @@ def _read_state(ctx: Context, uid: str, memory_ids: list[str], generation: int |
     refs = [paths.doc(uid, "memory_graph_assertions", mid) for mid in facts]
     assertions = ({paths.doc_id(p): d for p, d in ctx.store.get_all(refs).items() if d is not None}
                   if refs else {})
-    return fenced, items, assertions
+    disabled = bool(ctx.settings.consolidation_on_write and switches.get(controls.CONSOLIDATION))
+    return _State(fenced, items, assertions, registry, disabled)
 
 
 # ------------------------------------------------------------------------------------------ sweep
