@@ -212,7 +212,7 @@ def run(args: Any) -> dict[str, Any]:
     throughput = zero["events_per_s"]
     baseline_throughput = stats.rate(baseline_events, baseline_seconds)
     out: dict[str, Any] = {
-        "conversations": size, "events": first["events"], "acknowledged": zero["acknowledged"],
+        "conversations": size, "events": first["events"], "acknowledged": report.acknowledged,
         "seconds": zero["mean_drain_seconds"], "drains": zero["drains"],
         "events_per_s": throughput, "upserts": report.upserts, "deletes": report.deletes,
         "provider_calls": report.provider_calls,

@@ -93,6 +93,7 @@ def _latencies(http: httpx.Client, repeats: int, memory_ids: list[str]) -> dict[
             params["cursor"] = cursor
         elapsed, body = _timed(http, "/v1/memories", params)
         times["list_page_100"].append(elapsed)
+        times.setdefault("list_page_100_returned", []).append(float(len(body.get("memories", []))))
         cursor = body.get("next_cursor") or body.get("cursor")
     times["get"] = [_timed(http, f"/v1/memories/{memory_ids[i % len(memory_ids)]}", {})[0] for i in range(repeats)]
     for kind, name in SEARCHES.items():
@@ -203,7 +204,9 @@ def run(args: Any) -> dict[str, Any]:
     counted = harness.counted_context()
     levels: dict[str, Any] = {}
     for ms in levels_ms:
+        returned = int(sum(samples[ms].pop("list_page_100_returned", [])))
         figures: dict[str, Any] = {name: stats.latency_ms(values) for name, values in samples[ms].items()}
+        figures["list_page_100"]["memories_returned"] = returned
         with harness.rtt(info, ms):
             figures["firestore_round_trips"] = {**_round_trips(counted, uid, token, memory_ids[0]),
                                                 **_write_round_trips(counted, writer_uid, writer_token, f"c{ms:g}")}
