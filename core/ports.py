@@ -310,6 +310,21 @@ class Store(ABC):
         guard holds for its data (None: absent); False, nothing written, otherwise. The caller
         bounds ``writes`` to one commit."""
 
+    def get_versioned(self, path: str) -> StoredDoc | None:
+        """The document with its version (None: absent). The default knows no versions (``version``
+        None), so :meth:`commit_unchanged` never applies to what it returns."""
+        data = self.get(path)
+        return None if data is None else StoredDoc(path, data)
+
+    def commit_unchanged(self, expected: Mapping[str, Any], writes: Sequence[Write]) -> dict[str, Any] | None:
+        """``writes`` in one commit, no transaction, each document named in ``expected`` (every one
+        is among the written) only while it is still at that version: the new version of every
+        document written (deletes excepted), or None, nothing written, when one had changed — or
+        when this store cannot tell (the default). A caller whose guards held on the documents at
+        those versions uses it as a one-round-trip :meth:`commit_if`, and falls back to
+        :meth:`commit_if` on None."""
+        return None
+
     # ------------------------------------------------------------------ the apply transaction
     @abstractmethod
     def apply(self, uid: str, kind: str, key: Any, planner: Planner, *, item_ids: Iterable[str] = (),

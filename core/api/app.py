@@ -14,6 +14,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -204,6 +205,13 @@ def _validation_message(exc: ValidationError) -> str:
     return f"{where}: {first.get('msg', 'invalid')}"
 
 
+_FENCE_READS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="api-fence")
+
+
+def _generation(client: Any, uid: str) -> int:
+    return fence.read(client, uid).generation
+
+
 def _record_device(req: Request) -> None:
     """Every authenticated request may register its capture device (throttled per process)."""
     from core.services import devices
@@ -256,7 +264,8 @@ def dispatch(ctx: Context, method: str, path: str, headers: dict[str, str], quer
         if req.uid and method not in ("GET", "HEAD"):
             # A write request belongs to the account generation it started in: if a wipe runs
             # before its apply commits, the apply refuses (409 account_generation_changed).
-            with fence.expect(req.uid, fence.read(ctx.client, req.uid).generation):
+            # Read beside the handler's own first reads; the first apply waits for it (core.domain.fence).
+            with fence.expect(req.uid, _FENCE_READS.submit(_generation, ctx.client, req.uid)):
                 result = matched.handler(req)
         else:
             result = matched.handler(req)

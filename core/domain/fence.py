@@ -9,20 +9,24 @@ transaction and refuses with :class:`GenerationChanged` when the generation move
 acknowledge that refusal: the work belongs to an account that no longer exists.
 
 The expectation is a context variable rather than a parameter so the services' apply call sites
-(capture replacement, consolidation routes, review expiry, ...) need not thread it through.
+(capture replacement, consolidation routes, review expiry, ...) need not thread it through. It may
+be given as a future of the generation (an API write request sends its read of the wipe record when
+it starts and waits for the answer only when its first apply checks it, so that round trip overlaps
+the request's own first reads): the generation is still the one read when the work began.
 """
 
 from __future__ import annotations
 
 import contextvars
 from collections.abc import Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from core.errors import GenerationChanged
 
-_EXPECTED: contextvars.ContextVar[tuple[str, int] | None] = contextvars.ContextVar(
+_EXPECTED: contextvars.ContextVar[tuple[str, int | Future[int]] | None] = contextvars.ContextVar(
     "strata_expected_generation", default=None)
 
 
@@ -41,8 +45,9 @@ def of(record: dict[str, Any] | None) -> AccountFence:
 
 
 @contextmanager
-def expect(uid: str, generation: int) -> Iterator[None]:
-    """Within the block, every apply and fenced write for ``uid`` requires ``generation``."""
+def expect(uid: str, generation: int | Future[int]) -> Iterator[None]:
+    """Within the block, every apply and fenced write for ``uid`` requires ``generation`` (or what
+    the future answers: a failed read fails the first write that checks it)."""
     token = _EXPECTED.set((uid, generation))
     try:
         yield
@@ -52,7 +57,10 @@ def expect(uid: str, generation: int) -> Iterator[None]:
 
 def expected(uid: str) -> int | None:
     current = _EXPECTED.get()
-    return current[1] if current is not None and current[0] == uid else None
+    if current is None or current[0] != uid:
+        return None
+    generation = current[1]
+    return generation.result() if isinstance(generation, Future) else generation
 
 
 def check(uid: str, record: dict[str, Any] | None) -> None:

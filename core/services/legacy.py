@@ -279,17 +279,22 @@ def _checked(ctx: Context, uid: str, window: list[tuple[str, MemoryItem]]) -> It
 
 def every(ctx: Context, uid: str) -> Iterator[MemoryItem]:
     """Every unsuppressed legacy memory, dated or not, by collection then document id, in pages of
-    :data:`PAGE` (the export, search's bounded scan)."""
+    :data:`PAGE` (the export, search's bounded scan). The first page of each collection is asked
+    for at once, when the first memory is asked for: an account without legacy rows pays one round
+    trip, not one per collection."""
+    firsts = {collection: _PREFETCH.submit(ctx.store.scan, store_paths.col(uid, collection), limit=PAGE, after=None)
+              for collection in COLLECTIONS}
     for collection in COLLECTIONS:
         last = None
+        rows = firsts[collection].result()
         while True:
-            rows = ctx.store.scan(store_paths.col(uid, collection), limit=PAGE, after=last)
             pairs = [(collection, item) for row in rows
                      if (item := adapt(uid, row.id, row.data, collection, _ttl(ctx))) is not None]
             yield from _checked(ctx, uid, pairs)
             if len(rows) < PAGE:
                 break
             last = rows[-1].id
+            rows = ctx.store.scan(store_paths.col(uid, collection), limit=PAGE, after=last)
 
 
 def ids_citing(ctx: Context, uid: str, conversation_id: str, limit: int) -> list[str]:

@@ -9,8 +9,8 @@ backoff and dead-letter after ``MAX_ATTEMPTS``. A reclaimed expired lease is sim
 from current state, which repairs whatever a crashed worker left half-done. Restricted items and
 accounts under deletion are delete-only.
 
-Fencing. A drain holds the user's drain lease (``DRAIN_LEASE``) and renews it before every round,
-so a long drain keeps it. Every outbox write of a round is fenced: leasing events commits only
+Fencing. A drain holds the user's drain lease (``DRAIN_LEASE``) and renews it in every round's
+leasing commit, so a long drain keeps it. Every outbox write of a round is fenced: leasing events commits only
 while this drain still holds the drain lease and each event is as it was read; the acknowledgement
 (graph writes plus event deletes) commits only while the drain lease is still this drain's and each
 event still carries the lease epoch this drain gave it; a reschedule after a failure only touches
@@ -19,6 +19,14 @@ events still at that epoch. Provider writes cannot be fenced, so a drain that ou
 acknowledgement is refused, its events go back to ``pending`` (due now, when still at its epoch)
 and the drain is nudged again, so the current state is projected once more and nothing is left
 stale with no event to repair it.
+
+Round trips. A round's reads that do not depend on each other run at once (the due events, the
+drain lease, the incident switch), and its two fenced commits are each one write when nothing
+changed since those reads: every guarded document is preconditioned on the version the guard was
+checked against (:meth:`core.ports.Store.commit_unchanged`), which implies the guard still holds.
+When one changed (a nudge marked the lease dirty, another drain moved an event), the commit falls
+back to the guarded transaction, which decides as before. A round is then four or five sequential
+Firestore round trips: the reads, the lease, the items (and graph assertions), the acknowledgement.
 """
 
 from __future__ import annotations
@@ -153,14 +161,14 @@ def drain_user(ctx: Context, uid: str, *, max_rounds: int = 1000, progress: Any 
         while again:
             again = False
             while rounds < max_rounds:
-                if rounds and controls.is_on(ctx, controls.PROJECTION):
-                    report.skipped = "projection_disabled"  # switched on mid-drain: stop before leasing
-                    break
-                if rounds and not ctx.store.renew_lease(_lease_ref(uid), holder, DRAIN_LEASE):
-                    report.skipped = "lease_lost"  # another drain took over: it drains what is left
+                # After the first round, the round checks the incident switch (switched on mid-drain:
+                # it stops before leasing) and that the drain lease is still this drain's (another
+                # drain took over: it drains what is left), and renews it as it leases.
+                round_report, more = _drain_round(ctx, uid, account.generation, holder, check_switch=rounds > 0)
+                if round_report.skipped == "projection_disabled":
+                    report.skipped = "projection_disabled"
                     break
                 rounds += 1
-                round_report, more = _drain_round(ctx, uid, account.generation, holder)
                 report.add(DrainReport(**{**round_report.as_dict(), "uids": []}))
                 if progress is not None:
                     progress(report)
@@ -192,13 +200,25 @@ def settle(ctx: Context, uid: str) -> DrainReport | None:
 
 
 def _drain_round(ctx: Context, uid: str, generation: int | None = None,
-                 holder: str | None = None) -> tuple[DrainReport, bool]:
+                 holder: str | None = None, *, check_switch: bool = False) -> tuple[DrainReport, bool]:
     """Lease, project and acknowledge one batch; the flag says whether more may be due. With
-    ``holder`` (the drain lease's), every outbox write is fenced by it (``report.skipped`` is
-    ``lease_lost`` when a write was refused)."""
+    ``holder`` (the drain lease's), every outbox write is fenced by it and the leasing commit renews
+    it (``report.skipped`` is ``lease_lost`` when it is no longer this drain's or a write was
+    refused). ``check_switch``: first see whether the projection switch was turned on
+    (``report.skipped`` is ``projection_disabled``, nothing leased)."""
     report = DrainReport()
     now = ctx.now()
+    # Read at once: the due events, the drain lease (with its version) and the incident switch.
+    lease_read = _ROUND_READS.submit(ctx.store.get_versioned, _lease_ref(uid)) if holder is not None else None
+    switch_read = _ROUND_READS.submit(controls.is_on, ctx, controls.PROJECTION) if check_switch else None
     candidates = due_events(ctx, uid, now)
+    if switch_read is not None and switch_read.result():
+        report.skipped = "projection_disabled"
+        return report, False
+    lease = lease_read.result() if lease_read is not None else None
+    if holder is not None and not _held_by(holder)(lease.data if lease is not None else None):
+        report.skipped = "lease_lost"  # another drain took over: it drains what is left
+        return report, False
     chosen = []
     for snap in candidates:
         event = snap.data
@@ -223,7 +243,13 @@ def _drain_round(ctx: Context, uid: str, generation: int | None = None,
         event["attempts"] = int(event.get("attempts", 0)) + 1
         leasing.append(Write("update", snap.path, {"state": "leased", "lease_expires_at": now + EVENT_LEASE,
                                                    "lease_epoch": event["lease_epoch"], "attempts": event["attempts"]}))
-    if not ctx.store.commit_if(guards, leasing):
+    versions = None
+    if holder is not None and lease is not None:
+        leasing.append(Write("update", _lease_ref(uid), {"expires_at": now + DRAIN_LEASE}))  # the renewal
+        # Unchanged since read (the guards held on exactly these versions): one write, no transaction.
+        versions = ctx.store.commit_unchanged(
+            {_lease_ref(uid): lease.version, **{snap.path: snap.version for snap, _ in chosen}}, leasing)
+    if versions is None and not ctx.store.commit_if(guards, leasing):
         # The drain lease moved on, or another drain leased one of these events since they were
         # read: nothing was leased and this round ends (a drain that lost its lease stops).
         if holder is not None and not _held_by(holder)(ctx.store.get(_lease_ref(uid))):
@@ -256,7 +282,7 @@ def _drain_round(ctx: Context, uid: str, generation: int | None = None,
             setattr(report, kind, getattr(report, kind) + 1)
         return report, more
     epochs = {snap.path: int(event["lease_epoch"]) for snap, event in chosen}
-    if not _acknowledge(ctx, uid, writes, epochs, holder):
+    if not _acknowledge(ctx, uid, writes, epochs, holder, versions):
         report.skipped = "lease_lost"
         _requeue(ctx, uid, chosen, generation, holder or "")
         return report, more
@@ -302,7 +328,7 @@ def _nudge(ctx: Context, uid: str) -> None:
 
 
 def _acknowledge(ctx: Context, uid: str, writes: graph.Writes, epochs: dict[str, int],
-                 holder: str | None = None) -> bool:
+                 holder: str | None = None, versions: dict[str, Any] | None = None) -> bool:
     """Commit the graph writes and delete the acknowledged events: one commit unless over the limit.
     False, and the rest left unwritten, when a commit's fence was refused: with ``holder``, every
     commit requires that the drain lease is still its; the events' deletes require each event still
@@ -311,8 +337,19 @@ def _acknowledge(ctx: Context, uid: str, writes: graph.Writes, epochs: dict[str,
     Every provider has confirmed by now. When everything fits one commit the graph and the
     acknowledgement land together; otherwise the graph chunks go first, so an event is never gone
     before the graph write it carried.
+
+    ``versions`` (what the leasing commit wrote, by path): when everything fits one commit, it is
+    first tried preconditioned on those versions — the lease and every event still exactly as this
+    drain left them implies both guards — renewing the lease with it; anything changed since (a
+    nudge's note on the lease included) falls back to the guarded transaction.
     """
     ops = [*writes.ops, *(Write("delete", path) for path in epochs)]  # acknowledged: every provider confirmed
+    if holder is not None and versions is not None and len(ops) < COMMIT_LIMIT:
+        lease_path = _lease_ref(uid)
+        expected = {lease_path: versions.get(lease_path), **{path: versions.get(path) for path in epochs}}
+        renewal = Write("update", lease_path, {"expires_at": ctx.now() + DRAIN_LEASE})
+        if ctx.store.commit_unchanged(expected, [*ops, renewal]) is not None:
+            return True
     for start in range(0, len(ops), COMMIT_LIMIT):
         chunk = ops[start:start + COMMIT_LIMIT]
         guards: dict[str, Guard] = {} if holder is None else {_lease_ref(uid): _held_by(holder)}
@@ -329,10 +366,15 @@ def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainR
     while the account is fenced or when its generation is no longer ``generation`` (the drain's)."""
     memory_ids = sorted({e["memory_id"] for e in events if e.get("memory_id")})
     purged = purged_providers(events)
-    fenced, items, assertions = _read_state(ctx, uid, memory_ids, generation)
     schedule = [e for e in events if e.get("action") == SCHEDULE_ACTION]
-    if schedule and not fenced:  # not a projection: the user's consolidation task (a failure retries)
-        scheduling.on_schedule_events(ctx, uid, schedule)
+    state = _read_state(ctx, uid, memory_ids, generation, with_schedule=bool(schedule))
+    fenced, items, assertions = state.fenced, state.items, state.assertions
+    # Not a projection: the user's consolidation task (a failure retries the events). Its reads came
+    # with the items; its enqueue runs beside the providers and its registry write rides in the
+    # acknowledgement (after the enqueue, as before).
+    scheduled = (_PROVIDERS.submit(scheduling.enqueue_for, ctx, uid, schedule, state.registry,
+                                   state.consolidation_disabled)
+                 if schedule and not fenced else None)
     if "graph" in purged:
         graph.purge(ctx, uid)  # before the plan reads the edges: the plan then only rewrites facts
     upserts: list[ProjectionDoc] = []
@@ -358,7 +400,14 @@ def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainR
     except Exception as exc:  # noqa: BLE001 - raised once the providers are done, never mid-flight
         plan_failure = exc
     failures: list[Exception] = []
-    for future in pending:  # a provider failure is reported first (keyword, then vector)
+    registry_write = None
+    if scheduled is not None:  # reported first, as when it ran before the providers
+        try:
+            update, _ = scheduled.result()
+            registry_write = Write("set", scheduling.registry_path(uid), update, True)
+        except Exception as exc:  # noqa: BLE001 - re-raised below once the providers have finished
+            failures.append(exc)
+    for future in pending:  # then a provider failure (keyword, then vector)
         try:
             report.provider_calls += future.result()
         except Exception as exc:  # noqa: BLE001 - re-raised below once both providers have finished
@@ -369,6 +418,8 @@ def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainR
         raise failures[0]
     report.upserts += len(upserts)
     report.deletes += len(deletes)
+    if registry_write is not None:
+        writes.ops.insert(0, registry_write)
     return writes
 
 
@@ -388,6 +439,7 @@ def purged_providers(events: list[dict[str, Any]]) -> set[str]:
 
 # Shared by the drains of one process; its threads start on first use.
 _PROVIDERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="projection")
+_ROUND_READS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="projection-reads")
 
 
 def _remove(index: KeywordIndex | VectorIndex, uid: str, purge: bool, deletes: list[str]) -> int:
@@ -427,14 +479,28 @@ def _sync_vector(index: VectorIndex, embedder: Embedder, uid: str, purge: bool, 
     return calls
 
 
-def _read_state(ctx: Context, uid: str, memory_ids: list[str], generation: int | None = None
-                ) -> tuple[bool, dict[str, MemoryItem], dict[str, dict[str, Any]]]:
-    """The account fence and the items in one batched lookup, then the graph assertions of the
-    items that are graph facts now (the only ones the graph projection reads an assertion for)."""
+@dataclass
+class _State:
+    fenced: bool
+    items: dict[str, MemoryItem]
+    assertions: dict[str, dict[str, Any]]
+    registry: dict[str, Any] = field(default_factory=dict)  # the consolidation schedule's row
+    consolidation_disabled: bool = False
+
+
+def _read_state(ctx: Context, uid: str, memory_ids: list[str], generation: int | None = None, *,
+                with_schedule: bool = False) -> _State:
+    """The account fence and the items in one batched lookup (with the batch's scheduling events,
+    the user's consolidation registry row and the incident switches too), then the graph
+    assertions of the items that are graph facts now (the only ones the graph projection reads an
+    assertion for)."""
     fence_ref = paths.account_deletion(uid)
     fenced = False
     items: dict[str, MemoryItem] = {}
-    found = ctx.store.get_all([fence_ref, *(paths.doc(uid, "memory_items", mid) for mid in memory_ids)])
+    schedule_refs = [scheduling.registry_path(uid), paths.CONTROLS_GLOBAL] if with_schedule else []
+    found = ctx.store.get_all([fence_ref, *schedule_refs, *(paths.doc(uid, "memory_items", mid) for mid in memory_ids)])
+    registry = (found.pop(schedule_refs[0], None) or {}) if with_schedule else {}
+    switches = (found.pop(schedule_refs[1], None) or {}) if with_schedule else {}
     for path, data in found.items():
         if data is None:
             continue
@@ -447,7 +513,8 @@ def _read_state(ctx: Context, uid: str, memory_ids: list[str], generation: int |
     refs = [paths.doc(uid, "memory_graph_assertions", mid) for mid in facts]
     assertions = ({paths.doc_id(p): d for p, d in ctx.store.get_all(refs).items() if d is not None}
                   if refs else {})
-    return fenced, items, assertions
+    disabled = bool(ctx.settings.consolidation_on_write and switches.get(controls.CONSOLIDATION))
+    return _State(fenced, items, assertions, registry, disabled)
 
 
 # ------------------------------------------------------------------------------------------ sweep

@@ -54,6 +54,11 @@ def _enqueue(ctx: Any, uid: str, name: str, at: datetime) -> None:
 
 
 # ----------------------------------------------------------------------------------- the drain
+def registry_path(uid: str) -> str:
+    """The user's registry row (what :func:`enqueue_for` is given as ``row``)."""
+    return _registry(uid)
+
+
 def on_schedule_events(ctx: Any, uid: str, events: list[dict[str, Any]]) -> int:
     """Drained ``schedule_consolidation`` events of ``uid``: one task per window not yet covered.
 
@@ -61,16 +66,27 @@ def on_schedule_events(ctx: Any, uid: str, events: list[dict[str, Any]]) -> int:
     """
     if not events:
         return 0
+    row = ctx.store.get(_registry(uid)) or {}
+    disabled = bool(ctx.settings.consolidation_on_write and controls.is_on(ctx, controls.CONSOLIDATION))
+    update, enqueued = enqueue_for(ctx, uid, events, row, disabled)
+    ctx.store.set(_registry(uid), update, merge=True)
+    return enqueued
+
+
+def enqueue_for(ctx: Any, uid: str, events: list[dict[str, Any]], row: dict[str, Any],
+                consolidation_disabled: bool) -> tuple[dict[str, Any], int]:
+    """:func:`on_schedule_events` given what it reads — the user's registry ``row`` and whether the
+    ``consolidation_disabled`` switch is on — and leaving the registry write to the caller (merged
+    into :func:`registry_path`, after the enqueues: the drain commits it with its acknowledgement).
+    Returns that update and the number of tasks enqueued; an enqueue failure raises."""
     interval = timedelta(seconds=ctx.settings.schedule_interval_s)
     first_write = min(e["created_at"] for e in events)
     last_write = max(e["created_at"] for e in events)
-    ref = _registry(uid)
-    row = ctx.store.get(ref) or {}
     now = ctx.now()
     update: dict[str, Any] = {"uid": uid, "pending": True, "marked_at": now}
     enqueued = 0
     covered = int(row.get("write_window", -1))
-    if ctx.settings.consolidation_on_write and not controls.is_on(ctx, controls.CONSOLIDATION):
+    if ctx.settings.consolidation_on_write and not consolidation_disabled:
         # Each window's first write names its task; a later window's task runs after every write
         # of the earlier ones, so only windows beyond the one already covered need a task.
         for at in sorted({first_write, last_write}):
@@ -81,8 +97,7 @@ def on_schedule_events(ctx: Any, uid: str, events: list[dict[str, Any]]) -> int:
             _enqueue(ctx, uid, task_id(uid, "write", w), due)
             covered, enqueued = w, enqueued + 1
             update.update(write_window=w, due_at=due)
-    ctx.store.set(ref, update, merge=True)
-    return enqueued
+    return update, enqueued
 
 
 # ------------------------------------------------------------------------------ after a pass

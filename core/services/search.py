@@ -5,14 +5,22 @@ Every search takes the device scope (``devices``: the capture devices to keep, N
 spec's universal retrieval filter: the providers filter on the ``capture_device_ids`` they hold (and
 every hydrated hit is checked against the canonical item's devices), the archive is queried by
 device in Firestore, and historical rows (which carry no device) are not scanned at all. A scope
-no visible memory was captured on is answered from one key-only read."""
+no visible memory was captured on is answered from one key-only read.
+
+What does not depend on another read runs beside it (round trips, not reads, are what a
+deployment's latency is made of): the historical scan is sent when a search starts and read
+after its hits are hydrated, and a hybrid search runs its keyword and vector sides at once. A
+keyword or vector search is then two sequential Firestore round trips (the historical scan beside
+the provider's query, then the hydration), and so is a hybrid one."""
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 from core.bootstrap import Context
 from core.domain import paths
@@ -27,6 +35,18 @@ from core.services.reads import ListQuery, any_in_scope, hydrate, in_scope, scop
 DEFAULT_LAYERS = ("short_term", "long_term")
 _WORD = re.compile(r"\w+")
 LEGACY_SCAN = 1000
+# Historical scans run here beside the provider query; hybrid's two sides on the other pool (a side
+# waits on its scan, so the two levels never share workers). Scans read through legacy's own pool.
+_SCANS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="search-historical")
+_SIDES = ThreadPoolExecutor(max_workers=8, thread_name_prefix="search-side")
+T = TypeVar("T")
+
+
+def _beside(pool: ThreadPoolExecutor, fn: Callable[..., T], *args: object) -> Future[T]:
+    """``fn(*args)`` started on ``pool`` (in a copy of the caller's context: its log fields)."""
+    import contextvars
+
+    return pool.submit(contextvars.copy_context().run, fn, *args)
 
 
 @dataclass
@@ -83,20 +103,20 @@ def keyword(ctx: Context, uid: str, query: str, limit: int = 10, devices: frozen
     query = _check(query, limit)
     if _scope_is_empty(ctx, uid, devices):
         return []
+    scan = _beside(_SCANS, _historical, ctx, uid, query, limit, devices)
     hits = ctx.keyword_index.search(uid, keyword_terms(query), layers=DEFAULT_LAYERS, limit=limit * 2,
                                     devices=_sorted(devices))
-    return _with_legacy(_hydrated(ctx, uid, hits, limit, devices), _historical(ctx, uid, query, limit, devices),
-                        limit)
+    return _with_legacy(_hydrated(ctx, uid, hits, limit, devices), scan.result(), limit)
 
 
 def vector(ctx: Context, uid: str, query: str, limit: int = 10, devices: frozenset[str] | None = None) -> list[Scored]:
     query = _check(query, limit)
     if _scope_is_empty(ctx, uid, devices):
         return []
+    scan = _beside(_SCANS, _historical, ctx, uid, query, limit, devices)
     [embedding] = ctx.embedder.embed([query])
     hits = ctx.vector_index.search(uid, embedding, layers=DEFAULT_LAYERS, limit=limit * 2, devices=_sorted(devices))
-    return _with_legacy(_hydrated(ctx, uid, hits, limit, devices), _historical(ctx, uid, query, limit, devices),
-                        limit)
+    return _with_legacy(_hydrated(ctx, uid, hits, limit, devices), scan.result(), limit)
 
 
 def _historical(ctx: Context, uid: str, query: str, limit: int, devices: frozenset[str] | None) -> list[Scored]:
@@ -132,8 +152,9 @@ def hybrid(ctx: Context, uid: str, query: str, limit: int = 10, k: int = 60,
     ``keyword_weight`` of a vector rank (tuned on the development set: docs/benchmarks.md)."""
     fused: dict[str, float] = {}
     items: dict[str, MemoryItem] = {}
-    for weight, results in ((keyword_weight, keyword(ctx, uid, query, limit, devices)),
-                            (1.0, vector(ctx, uid, query, limit, devices))):
+    keyword_side = _beside(_SIDES, keyword, ctx, uid, query, limit, devices)
+    vector_side = vector(ctx, uid, query, limit, devices)
+    for weight, results in ((keyword_weight, keyword_side.result()), (1.0, vector_side)):
         for rank, scored in enumerate(results):
             fused[scored.item.id] = fused.get(scored.item.id, 0.0) + weight / (k + rank + 1)
             items[scored.item.id] = scored.item

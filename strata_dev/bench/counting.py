@@ -5,11 +5,17 @@ goes to the server unchanged, and the wrapper counts what Firestore bills — a 
 document asked for in a lookup (found or missing), per document a query returns and one for a query
 that returns nothing; a document write per entry of a commit. Commits may also be *recorded* (their
 ``Write`` messages) so the baseline can replay exactly the same documents in raw transactions.
+
+Every RPC's interval (from the call to its answer, or to the last message a stream yielded) is
+kept too, so :meth:`Counts.sequential` can say how many of them ran one after another: the
+longest chain of RPCs each of which started after the previous one had answered. That is the
+number of round trips a network's latency is paid for; RPCs that overlap pay it once.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,16 +38,99 @@ class Counts:
     commits: int = 0
     begins: int = 0
     recording: list[list[Any]] | None = None
+    intervals: list[list[float]] = field(default_factory=list, repr=False)
+    names: list[str] = field(default_factory=list, repr=False)  # each interval's RPC
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def snapshot(self) -> dict[str, int]:
         return {"reads": self.reads, "writes": self.writes, "lookups": self.lookups, "queries": self.queries,
-                "commits": self.commits, "begins": self.begins}
+                "commits": self.commits, "begins": self.begins, "rpcs": len(self.intervals),
+                "sequential_rpcs": self.sequential()}
 
     def reset(self, record: bool = False) -> None:
         with self.lock:
             self.reads = self.writes = self.lookups = self.queries = self.commits = self.begins = 0
             self.recording = [] if record else None
+            self.intervals = []
+            self.names = []
+
+    def started(self, name: str = "") -> list[float]:
+        """A new RPC's interval (its end moves as it answers: :func:`answered`)."""
+        now = time.monotonic()
+        interval = [now, now]
+        with self.lock:
+            self.intervals.append(interval)
+            self.names.append(name)
+        return interval
+
+    def chain(self, start: int = 0, stop: int | None = None) -> list[str]:
+        """The RPCs of one longest sequential chain (:meth:`sequential`), in order."""
+        with self.lock:
+            spans = sorted((end, begin, name) for (begin, end), name
+                           in zip(self.intervals[start:stop], self.names[start:stop], strict=True))
+        out, last_end = [], float("-inf")
+        for end, begin, name in spans:
+            if begin >= last_end:
+                out.append(name)
+                last_end = end
+        return out
+
+    def sequential(self, start: int = 0, stop: int | None = None) -> int:
+        """The longest chain of RPCs each started after the previous one answered (greedy by end
+        time: the maximum number of pairwise non-overlapping intervals); ``start``/``stop`` take
+        the RPCs started in that slice of :attr:`intervals` only."""
+        with self.lock:
+            spans = sorted((end, begin) for begin, end in self.intervals[start:stop])
+        chain, last_end = 0, float("-inf")
+        for end, begin in spans:
+            if begin >= last_end:
+                chain += 1
+                last_end = end
+        return chain
+
+
+def answered(interval: list[float]) -> None:
+    interval[1] = time.monotonic()
+
+
+# The Firestore RPCs the wrapper times without counting documents (the counted ones are methods).
+_TIMED = frozenset({"rollback", "run_aggregation_query", "batch_write", "list_documents", "get_document",
+                    "update_document", "delete_document", "create_document", "partition_query",
+                    "list_collection_ids"})
+
+
+class _TimedStream:
+    """A response stream whose interval ends at the last message it yielded."""
+
+    def __init__(self, stream: Any, interval: list[float]) -> None:
+        self._stream = stream
+        self._interval = interval
+
+    def __iter__(self) -> Iterator[Any]:
+        return self
+
+    def __next__(self) -> Any:
+        try:
+            return next(self._stream)
+        finally:
+            answered(self._interval)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _timed(call: Any, counts: Counts, name: str = "") -> Any:
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        interval = counts.started(name)
+        try:
+            result = call(*args, **kwargs)
+        finally:
+            answered(interval)
+        if hasattr(result, "__next__"):
+            return _TimedStream(result, interval)
+        return result
+
+    return timed
 
 
 class _CountingApi:
@@ -52,22 +141,28 @@ class _CountingApi:
         self._counts = counts
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._api, name)
+        attr = getattr(self._api, name)
+        return _timed(attr, self._counts, name) if name in _TIMED else attr
 
     def batch_get_documents(self, request: Any = None, **kwargs: Any) -> Any:
         documents = _field(request, "documents") or []
         with self._counts.lock:
             self._counts.reads += len(documents)
             self._counts.lookups += 1
-        return self._api.batch_get_documents(request=request, **kwargs)
+        return _timed(self._api.batch_get_documents, self._counts, "lookup")(request=request, **kwargs)
 
     def begin_transaction(self, request: Any = None, **kwargs: Any) -> Any:
         with self._counts.lock:
             self._counts.begins += 1
-        return self._api.begin_transaction(request=request, **kwargs)
+        return _timed(self._api.begin_transaction, self._counts, "begin")(request=request, **kwargs)
 
     def run_query(self, request: Any = None, **kwargs: Any) -> Any:
-        return _QueryStream(self._api.run_query(request=request, **kwargs), self._counts)
+        interval = self._counts.started("query")
+        try:
+            stream = self._api.run_query(request=request, **kwargs)
+        finally:
+            answered(interval)
+        return _QueryStream(_TimedStream(stream, interval), self._counts)
 
     def commit(self, request: Any = None, **kwargs: Any) -> Any:
         writes = list(_field(request, "writes") or [])
@@ -76,7 +171,7 @@ class _CountingApi:
             self._counts.commits += 1
             if self._counts.recording is not None and writes:
                 self._counts.recording.append(writes)
-        return self._api.commit(request=request, **kwargs)
+        return _timed(self._api.commit, self._counts, "commit")(request=request, **kwargs)
 
 
 class _QueryStream:

@@ -27,8 +27,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @contextlib.contextmanager
-def local_stack() -> Iterator[dict[str, Any]]:
-    """The running stack's description; starts (and later stops) a private one if none is exported."""
+def local_stack(latency: bool = False) -> Iterator[dict[str, Any]]:
+    """The running stack's description; starts (and later stops) a private one if none is exported.
+    ``latency``: the stack runs the delay proxy in front of Firestore, Typesense and the vector index
+    (:func:`rtt`), so a private stack is started with it and an exported one must have it."""
     from strata_dev.localstack import stack
 
     if os.environ.get("FIRESTORE_EMULATOR_HOST"):
@@ -36,6 +38,9 @@ def local_stack() -> Iterator[dict[str, Any]]:
         if not info or info.get("firestore_emulator_host") != os.environ["FIRESTORE_EMULATOR_HOST"]:
             raise SystemExit("FIRESTORE_EMULATOR_HOST is set but no matching stack state was found: set "
                              "STRATA_STATE_DIR to that stack's state dir (or unset the variable)")
+        if latency and "latency" not in info:
+            raise SystemExit("--rtt-ms needs the latency proxy: unset FIRESTORE_EMULATOR_HOST so the bench "
+                             "starts a private stack with it")
         yield info
         return
     state_dir = Path(tempfile.mkdtemp(prefix="strata-bench-"))
@@ -44,7 +49,7 @@ def local_stack() -> Iterator[dict[str, Any]]:
     # processes each running a multi-threaded MiniLM on two cores spend their time thrashing.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
-        info = stack.up(state_dir)
+        info = stack.up(state_dir, latency=latency)
         os.environ.update(stack.stack_env(info))
         yield info
     finally:
@@ -52,6 +57,30 @@ def local_stack() -> Iterator[dict[str, Any]]:
         os.environ.update(saved)
         stack.down(state_dir)
         shutil.rmtree(state_dir, ignore_errors=True)
+
+
+def rtt_levels(args: Any) -> list[float]:
+    """The per-request delays a benchmark measures at: 0 alone, or 0 and ``--rtt-ms``."""
+    rtt = getattr(args, "rtt_ms", None)
+    return [0.0] if not rtt else [0.0, float(rtt)]
+
+
+@contextlib.contextmanager
+def rtt(info: dict[str, Any], ms: float) -> Iterator[None]:
+    """Every request to Firestore, Typesense and the vector index delayed by ``ms`` inside the block
+    (the stack's latency proxy; a stack without it is only allowed ``ms == 0``)."""
+    from strata_dev.localstack import stack
+
+    if "latency" not in info:
+        if ms:
+            raise SystemExit("this stack runs without the latency proxy")
+        yield
+        return
+    stack.set_rtt_ms(info, ms)
+    try:
+        yield
+    finally:
+        stack.set_rtt_ms(info, 0)
 
 
 class NullPublisher(Publisher):

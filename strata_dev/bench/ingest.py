@@ -94,6 +94,29 @@ def trigger_path(ctx: Any, uids: list[str], convs: list[tuple[str, dict[str, Any
             "memories": sum(harness.count_docs(ctx, uid, "memory_items") for uid in uids)}
 
 
+def one_at_a_time(ctx: Any, uid: str, convs: list[tuple[str, dict[str, Any]]]) -> list[float]:
+    """Each conversation written only once the one before is visible: completion → visible with no
+    queue ahead of it (what one user's single conversation waits), in seconds."""
+    return [trigger_path(ctx, [uid], [conv])["latencies"][0] for conv in convs]
+
+
+def _under_rtt(ctx: Any, info: dict[str, Any], rtt: float, count: int) -> dict[str, Any]:
+    """Completion → visible of single conversations at zero delay and under ``rtt`` ms, blocks
+    ordered 0, N, N, 0 (a drift over the run falls on both alike)."""
+    samples: dict[float, list[float]] = {0.0: [], rtt: []}
+    for block, ms in enumerate((0.0, rtt, rtt, 0.0)):
+        with harness.rtt(info, ms):
+            uid = harness.new_uid(f"ingest-rtt{block}")
+            samples[ms] += one_at_a_time(ctx, uid, harness.conversations(count // 2, f"ingr{block}"))
+    zero, delayed = stats.latency_ms(samples[0.0]), stats.latency_ms(samples[rtt])
+    estimate = (round((delayed["p50_ms"] - zero["p50_ms"]) / rtt, 1)
+                if delayed["p50_ms"] is not None and zero["p50_ms"] is not None else None)
+    return {"rtt_ms": rtt, "capture_to_visible_single": delayed, "zero_delay_capture_to_visible_single": zero,
+            "estimated_sequential_round_trips": estimate,
+            "what": "one conversation at a time (none queued ahead), from its write to its capture marker's "
+                    "commit; the trigger's own hop (emulator -> relay -> function) is not delayed"}
+
+
 def run(args: Any) -> dict[str, Any]:
     size = args.size or (8 if args.quick else 40)
     ctx = harness.context()
@@ -130,6 +153,8 @@ def run(args: Any) -> dict[str, Any]:
     per_conversation: list[list[Any]] = []
     reads = writes = shadow_memories = 0
     rpcs = dict.fromkeys(("lookups", "queries", "begins", "commits"), 0)
+    sequential: list[int] = []
+    chains: list[list[str]] = []
     shadow_cpu = CpuMeter(emulator).start()
     shadow_started = time.monotonic()
     for cid, doc in convs:
@@ -139,6 +164,8 @@ def run(args: Any) -> dict[str, Any]:
         writes += counted.client.counts.writes
         for kind in rpcs:
             rpcs[kind] += getattr(counted.client.counts, kind)
+        sequential.append(counted.client.counts.sequential())
+        chains.append(counted.client.counts.chain())
         per_conversation.append([w for commit in counted.client.counts.recording or [] for w in commit])
     shadow_elapsed = time.monotonic() - shadow_started
     shadow_cpu.stop()
@@ -151,7 +178,8 @@ def run(args: Any) -> dict[str, Any]:
     throughput = stats.rate(size, elapsed)
     baseline_throughput = stats.rate(size, baseline_elapsed)
     floor_throughput = stats.rate(size, floor_elapsed)
-    return {
+    ordered = sorted(sequential)
+    out: dict[str, Any] = {
         "conversations": size, "memories": memories, "seconds": round(elapsed, 3),
         "conversations_per_s": throughput, "memories_per_s": stats.rate(memories, elapsed),
         "completion_to_visible": stats.latency_ms(latencies),
@@ -188,5 +216,12 @@ def run(args: Any) -> dict[str, Any]:
             "in_process_wall_ms_per_conversation": round(1000 * shadow_elapsed / size, 2),
             "baseline_cpu_ms_per_conversation": baseline_cpu.per(size),
             "baseline_wall_ms_per_conversation": round(1000 * baseline_elapsed / size, 2),
+            "sequential_firestore_rpcs_per_capture": {
+                "median": ordered[len(ordered) // 2] if ordered else None, "max": max(ordered, default=None),
+                "chain_of_the_first": chains[0] if chains else []},
         },
     }
+    rtt = getattr(args, "rtt_ms", None)
+    if rtt:
+        out["under_rtt"] = _under_rtt(ctx, args.stack_info, float(rtt), 8 if args.quick else 16)
+    return out

@@ -78,6 +78,45 @@ def _warm(ctx: Any, uid: str) -> None:
     ctx.client.counts.reset()
 
 
+@contextlib.contextmanager
+def _rounds(counts: Any) -> Any:
+    """Where each drain round starts and ends in the counter's RPC intervals: ``projection._drain_round``
+    wrapped for the block. Yields the list of (start, stop) index pairs."""
+    from core.services import projection
+
+    marks: list[tuple[int, int]] = []
+    real = projection._drain_round
+
+    def counted_round(*args: Any, **kwargs: Any) -> Any:
+        start = len(counts.intervals)
+        try:
+            return real(*args, **kwargs)
+        finally:
+            marks.append((start, len(counts.intervals)))
+
+    projection._drain_round = counted_round  # type: ignore[assignment]
+    try:
+        yield marks
+    finally:
+        projection._drain_round = real  # type: ignore[assignment]
+
+
+def round_trips(counts: Any, marks: list[tuple[int, int]]) -> dict[str, Any]:
+    """Sequential Firestore round trips of a drain: before its first round (the checks and taking the
+    drain lease), in each round (``_drain_round``: lease, read, acknowledge), between rounds (what
+    the drain does outside its rounds there), and after the last (the release)."""
+    if not marks:
+        return {"drain_sequential_rpcs": counts.sequential(), "rounds": 0}
+    starts = [start for start, _ in marks]
+    per_round = [counts.sequential(start, stop) for start, stop in marks]
+    between = [counts.sequential(marks[i][1], starts[i + 1]) for i in range(len(marks) - 1)]
+    return {"drain_sequential_rpcs": counts.sequential(), "drain_rpcs": len(counts.intervals), "rounds": len(marks),
+            "before_first_round": counts.sequential(0, starts[0]),
+            "per_round": per_round, "between_rounds": between,
+            "first_round_chain": counts.chain(*marks[0]), "before_first_round_chain": counts.chain(0, starts[0]),
+            "after_last_round": counts.sequential(marks[-1][1])}
+
+
 def _lag(size: int) -> dict[str, Any]:
     from core.domain import ids
 
@@ -117,38 +156,81 @@ def _lag(size: int) -> dict[str, Any]:
         stop.set()
         watcher.join()
     lags = [seen[pid] - at for pid, at in expected.items() if pid in seen]
-    return {**stats.latency_ms(lags), "memories": len(expected), "never_seen": len(set(expected) - set(seen))}
+    return {**stats.latency_ms(lags), "memories": len(expected), "never_seen": len(set(expected) - set(seen)),
+            "samples_s": lags}
+
+
+def _measured_drain(setup: Any, convs: list[Any], label: str) -> dict[str, Any]:
+    """A fresh user's captures (nudges dropped), then ``drain_user`` on a warm counted context."""
+    uid = harness.new_uid(label)
+    harness.capture_in_process(setup, uid, convs)
+    events = harness.count_docs(setup, uid, "memory_outbox")
+    counted = harness.counted_context(publisher=harness.NullPublisher())
+    _warm(counted, uid)
+    with _rounds(counted.client.counts) as marks:
+        started = time.monotonic()
+        report = _drain(counted, uid, events)
+        elapsed = time.monotonic() - started
+    return {"events": events, "report": report, "seconds": elapsed, "counts": counted.client.counts.snapshot(),
+            "round_trips": round_trips(counted.client.counts, marks)}
+
+
+def _level(drains: list[dict[str, Any]], lags: list[dict[str, Any]]) -> dict[str, Any]:
+    """Drains and lags measured at one delay, merged: seconds and throughput over all its drains."""
+    seconds = sum(d["seconds"] for d in drains)
+    acknowledged = sum(d["report"].acknowledged for d in drains)
+    lag_samples = [x for lag in lags for x in lag["samples_s"]]
+    return {"drains": len(drains), "events": sum(d["events"] for d in drains), "acknowledged": acknowledged,
+            "seconds_per_drain": [round(d["seconds"], 3) for d in drains], "events_per_s": stats.rate(acknowledged, seconds),
+            "mean_drain_seconds": round(seconds / len(drains), 3),
+            "firestore_round_trips": drains[0]["round_trips"],
+            "commit_to_searchable": {**stats.latency_ms(lag_samples), "memories": sum(lag["memories"] for lag in lags),
+                                     "never_seen": sum(lag["never_seen"] for lag in lags)}}
 
 
 def run(args: Any) -> dict[str, Any]:
     size = args.size or (6 if args.quick else 30)
+    info = args.stack_info
     setup = harness.context(publisher=harness.NullPublisher())
     convs = harness.conversations(size, "prj")
-    pipeline_uid, baseline_uid = harness.new_uid("project"), harness.new_uid("project-baseline")
-    harness.capture_in_process(setup, pipeline_uid, convs)
-    harness.capture_in_process(setup, baseline_uid, convs)
-    events = harness.count_docs(setup, pipeline_uid, "memory_outbox")
-
-    counted = harness.counted_context(publisher=harness.NullPublisher())
-    _warm(counted, pipeline_uid)
-    started = time.monotonic()
-    report = _drain(counted, pipeline_uid, events)
-    elapsed = time.monotonic() - started
-    counts = counted.client.counts.snapshot()
+    levels = harness.rtt_levels(args)
+    drains: dict[float, list[dict[str, Any]]] = {ms: [] for ms in levels}
+    lags: dict[float, list[dict[str, Any]]] = {ms: [] for ms in levels}
+    for ms in levels + levels[::-1]:  # A B B A: a drift over the run falls on both delays alike
+        with harness.rtt(info, ms):
+            drains[ms].append(_measured_drain(setup, convs, "project"))
+            lags[ms].append(_lag(max(2, size // 4)))
+    first = drains[0.0][0]
+    report, counts = first["report"], first["counts"]
+    zero = _level(drains[0.0], lags[0.0])
     doc_calls = 3 * report.upserts + 2 * report.deletes  # keyword+embed+vector per upsert, keyword+vector per delete
 
+    # Captured just before it is measured: the stack's scheduled sweep drains outboxes left waiting.
+    baseline_uid = harness.new_uid("project-baseline")
+    harness.capture_in_process(setup, baseline_uid, convs)
     baseline_events, baseline_seconds = _baseline(setup, baseline_uid)
-    throughput = stats.rate(report.acknowledged, elapsed)
+    throughput = zero["events_per_s"]
     baseline_throughput = stats.rate(baseline_events, baseline_seconds)
-    return {
-        "conversations": size, "events": events, "acknowledged": report.acknowledged, "seconds": round(elapsed, 3),
+    out: dict[str, Any] = {
+        "conversations": size, "events": first["events"], "acknowledged": report.acknowledged,
+        "seconds": zero["mean_drain_seconds"], "drains": zero["drains"],
         "events_per_s": throughput, "upserts": report.upserts, "deletes": report.deletes,
         "provider_calls": report.provider_calls,
         "documents_per_provider_call": stats.ratio(doc_calls, report.provider_calls),
         "firestore": counts,
-        "commit_to_searchable": _lag(max(2, size // 2)),
+        "firestore_round_trips": first["round_trips"],
+        "commit_to_searchable": zero["commit_to_searchable"],
         "baseline": {"what": "one events query + one batched item lookup, one Typesense bulk import, one batched ack",
                      "events": baseline_events, "seconds": round(baseline_seconds, 3),
                      "events_per_s": baseline_throughput},
         "ratio": stats.ratio(throughput, baseline_throughput),
     }
+    if len(levels) > 1:
+        rtt = levels[-1]
+        delayed = _level(drains[rtt], lags[rtt])
+        delayed["estimated_sequential_round_trips_per_drain"] = round(
+            (delayed["mean_drain_seconds"] - zero["mean_drain_seconds"]) * 1000 / rtt, 1)
+        out["under_rtt"] = {"rtt_ms": rtt, **delayed,
+                            "zero_delay": {k: zero[k] for k in ("mean_drain_seconds", "events_per_s",
+                                                                "commit_to_searchable")}}
+    return out

@@ -26,7 +26,7 @@ def main(args: Any) -> int:
     names = NAMES if args.name == "all" else (args.name,)
     failed = 0
     overall = time.monotonic()
-    with harness.local_stack() as info:
+    with harness.local_stack(latency=bool(getattr(args, "rtt_ms", None))) as info:
         args.stack_info = info
         for name in names:
             started = time.monotonic()
@@ -37,7 +37,8 @@ def main(args: Any) -> int:
                 result = {"error": f"{type(exc).__name__}: {exc}"}
                 failed += 1
             Output(bool(getattr(args, "json", False))).result(
-                {"benchmark": name, "quick": bool(args.quick), "size": args.size, **result,
+                {"benchmark": name, "quick": bool(args.quick), "size": args.size,
+                 **({"rtt_ms": args.rtt_ms} if getattr(args, "rtt_ms", None) else {}), **result,
                  "wall_seconds": round(time.monotonic() - started, 2)}, title=f"bench {name}")
     if len(names) > 1:
         sys.stderr.write(f"bench all: {len(names) - failed} of {len(names)} ran, "

@@ -311,6 +311,11 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+# The per-request delay `strata bench ... --rtt-ms` adds when given no value: docs/benchmarks.md,
+# "Under network latency", says where the figure comes from.
+DEFAULT_RTT_MS = 8.0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     _use_running_stack()
     import strata_dev.bench.run
@@ -456,6 +461,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-memories", type=int, default=None,
                    help="scale: leave out the memory sizes above this one")
     p.add_argument("--out", default=None, help="scale: also write the figures so far to this file after each point")
+    p.add_argument("--rtt-ms", type=float, nargs="?", const=DEFAULT_RTT_MS, default=None,
+                   help="read, ingest, project: also measure with every Firestore, Typesense and vector-index "
+                        f"request delayed this many ms (a proxy in front of each; alone: {DEFAULT_RTT_MS:g}, "
+                        "the in-region figure docs/benchmarks.md explains)")
     p.set_defaults(func=cmd_bench)
     return parser
 

@@ -152,11 +152,18 @@ def _check_functions(functions_dir: Path) -> None:
         raise StackError("functions missing (every row of catalog.FUNCTIONS must exist): " + ", ".join(missing))
 
 
-def _plan(state_dir: Path, functions_dir: Path, rules: Path,
-          suite: str = "default") -> tuple[dict[str, Any], list[Component], Component]:
-    """Ports, the stack description, the components to start together, and the tick (started last)."""
+def _plan(state_dir: Path, functions_dir: Path, rules: Path, suite: str = "default",
+          latency: bool = False) -> tuple[dict[str, Any], list[Component], Component]:
+    """Ports, the stack description, the components to start together, and the tick (started last).
+
+    ``latency``: a delay proxy (:mod:`strata_dev.localstack.latency`) sits in front of Firestore,
+    Typesense and the vector index, and the stack's environment names the proxy's ports, so every
+    client (functions, tests, benchmarks) pays its delay; ``info["latency"]`` says where the delay
+    file is and ``info["direct"]`` the servers' own addresses."""
     with_pinecone = _pinecone_available()
     names = ["firestore", "pubsub", "tasks", "typesense", "typesense_peering", "relay"]
+    proxied = ["firestore", "typesense"] + (["pinecone"] if with_pinecone else [])
+    names += [f"latency:{n}" for n in proxied] if latency else []
     if suite == "firebase":
         names += ["auth", "firestore_ws", "firebase_hub", "firebase_logging"]
     names += ["pinecone"] if with_pinecone else []
@@ -187,6 +194,27 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path,
         "embedder": os.environ.get("STRATA_EMBEDDER") or local_embedder(),
     }
     data = state_dir / "data"
+    latency_comps: list[Component] = []
+    if latency:
+        direct = {"firestore_emulator_host": info["firestore_emulator_host"],
+                  "typesense_url": info["typesense_url"], "pinecone_host": info["pinecone_host"]}
+        delay_file = state_dir / "rtt_ms"
+        delay_file.write_text("0\n")
+        info["direct"] = direct
+        info["latency"] = {"delay_file": str(delay_file),
+                           "routes": {n: ports[f"latency:{n}"] for n in proxied}}
+        info["firestore_emulator_host"] = f"{LOOPBACK}:{ports['latency:firestore']}"
+        info["typesense_url"] = f"http://{LOOPBACK}:{ports['latency:typesense']}"
+        if with_pinecone:
+            info["pinecone_host"] = f"http://{LOOPBACK}:{ports['latency:pinecone']}"
+        latency_comps.append(Component(
+            "latency",
+            [sys.executable, "-m", "strata_dev.localstack.latency", "--host", LOOPBACK,
+             "--delay-file", str(delay_file),
+             *[a for n in proxied for a in ("--route", f"{ports['latency:' + n]}={LOOPBACK}:{ports[n]}")]],
+            ports[f"latency:{proxied[0]}"],
+            lambda: all(tcp_listening(ports[f"latency:{n}"]) for n in proxied),
+        ))
     sdk = sdk_root()
     py = sys.executable
     if suite == "firebase":
@@ -216,6 +244,7 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path,
             ),
         ]
     comps = [
+        *latency_comps,
         *emulators,
         Component(
             "tasks",
@@ -361,12 +390,16 @@ def _wait_ready(comps: list[Component], procs: dict[str, Proc], timeout_s: float
 
 
 def up(state_dir: Path | None = None, *, functions_dir: Path | None = None,
-       timeout_s: float | None = None, suite: str = "default") -> dict[str, Any]:
+       timeout_s: float | None = None, suite: str = "default", latency: bool = False) -> dict[str, Any]:
     """Start the whole stack (or return the running one in ``state_dir``) and describe it.
 
     ``suite`` picks the emulators: ``default`` runs the Google Cloud CLI's Firestore and Pub/Sub
     emulators directly; ``firebase`` runs Firestore, Auth and Pub/Sub under ``firebase
-    emulators:start`` (:mod:`strata_dev.localstack.firebase_suite`). Everything else is the same."""
+    emulators:start`` (:mod:`strata_dev.localstack.firebase_suite`). Everything else is the same.
+    ``latency`` (default suite only) starts the delay proxy in front of Firestore, Typesense and the
+    vector index (:func:`set_rtt_ms` sets its delay; 0 until then)."""
+    if latency and suite != "default":
+        raise StackError("the latency proxy runs with the default suite only")
     if suite not in SUITES:
         raise StackError(f"unknown suite {suite!r}: one of {', '.join(SUITES)}")
     if timeout_s is None:
@@ -380,14 +413,28 @@ def up(state_dir: Path | None = None, *, functions_dir: Path | None = None,
                 running = existing.get("suite", "default")
                 if running != suite:
                     raise StackError(f"a {running} stack is running in {state_dir}: stop it first (strata stack down)")
+                if latency and "latency" not in existing["info"]:
+                    raise StackError(f"the stack in {state_dir} runs without the latency proxy: stop it first")
                 return existing["info"]
             log.warning("stale stack state in %s; stopping its remains first", state_dir)
             _stop_all(existing)
             (state_dir / STATE_FILE).unlink(missing_ok=True)
-        return _start(state_dir, functions_dir, timeout_s, suite)
+        return _start(state_dir, functions_dir, timeout_s, suite, latency)
 
 
-def _start(state_dir: Path, functions_dir: Path, timeout_s: float, suite: str = "default") -> dict[str, Any]:
+def set_rtt_ms(info: dict[str, Any], ms: float) -> None:
+    """Set the latency proxy's per-request delay (the stack must run with it) and wait until it
+    has read it (it reads the file every ``latency.POLL_S``)."""
+    from strata_dev.localstack import latency
+
+    if "latency" not in info:
+        raise StackError("this stack runs without the latency proxy (start it with latency=True)")
+    latency.write_delay_file(Path(info["latency"]["delay_file"]), ms)
+    time.sleep(latency.POLL_S * 4)
+
+
+def _start(state_dir: Path, functions_dir: Path, timeout_s: float, suite: str = "default",
+           latency: bool = False) -> dict[str, Any]:
     rules = REPO_ROOT / "infra" / "firestore.rules"
     if not rules.is_file():
         raise StackError(f"{rules} is missing")
@@ -401,7 +448,7 @@ def _start(state_dir: Path, functions_dir: Path, timeout_s: float, suite: str = 
     info: dict[str, Any] = {}
     procs: dict[str, Proc] = {}
     try:
-        info, comps, tick = _plan(state_dir, functions_dir, rules, suite)
+        info, comps, tick = _plan(state_dir, functions_dir, rules, suite, latency)
         env = _process_env(dict(os.environ), stack_env(info))
         for comp in comps:
             procs[comp.name] = spawn(comp.name, comp.argv, env={**env, **comp.env}, cwd=comp.cwd or REPO_ROOT,
@@ -473,7 +520,7 @@ def down(state_dir: Path | None = None) -> list[str]:
 
 def _health(info: dict[str, Any], proc: Proc) -> bool:
     name = proc.name
-    if name == "tasks":
+    if name in ("tasks", "latency"):
         return tcp_listening(proc.port)
     if name == "tick" or name.startswith("firebase:"):
         return True

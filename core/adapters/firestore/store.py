@@ -168,6 +168,40 @@ class FirestoreStore(Store):
     def renew_lease(self, path: str, holder: str, ttl: timedelta) -> bool:
         return leases.renew(self.client, self._ref(path), holder, self.clock, ttl)
 
+    def get_versioned(self, path: str) -> StoredDoc | None:
+        snap = self._ref(path).get()
+        return StoredDoc(path, snap.to_dict() or {}, snap.update_time) if snap.exists else None
+
+    def commit_unchanged(self, expected: Mapping[str, Any], writes: Sequence[Write]) -> dict[str, Any] | None:
+        from google.api_core import exceptions as gexc
+
+        from core.adapters.firestore.wire import set_document
+
+        written = {w.path for w in writes}
+        if not writes or any(v is None for v in expected.values()) or not set(expected) <= written:
+            return None
+        batch = self.client.batch()
+        for write in writes:
+            ref = self._ref(write.path)
+            option = (self.client.write_option(last_update_time=expected[write.path])
+                      if write.path in expected else None)
+            if write.op == "set":
+                if option is not None:
+                    return None  # a set takes no update-time precondition
+                if write.merge:
+                    batch.set(ref, write.data or {}, merge=True)
+                else:
+                    set_document(batch, ref, write.data or {})
+            elif write.op == "update":
+                batch.update(ref, write.data or {}, option=option)
+            else:
+                batch.delete(ref, option=option)
+        try:
+            results = batch.commit()
+        except (gexc.FailedPrecondition, gexc.NotFound, gexc.Aborted, gexc.Conflict):
+            return None  # one of them changed (or went) since: nothing was written
+        return {w.path: r.update_time for w, r in zip(writes, results, strict=True) if w.op != "delete"}
+
     def commit_if(self, guards: Mapping[str, Callable[[dict[str, Any] | None], bool]],
                   writes: Sequence[Write]) -> bool:
         from google.cloud import firestore
