@@ -46,7 +46,9 @@ def test_a_new_key_is_shown_once_with_a_recognisable_prefix_and_stored_only_as_i
 
 def test_two_keys_never_share_a_secret_or_an_id() -> None:
     w = world()
-    a, b = (api_keys.create(w.ctx, UID, n, "read") for n in ("a", "b"))
+    a = api_keys.create(w.ctx, UID, "a", "read")
+    w.clock.advance(seconds=1)  # listed oldest first: b is made a second later
+    b = api_keys.create(w.ctx, UID, "b", "read")
     assert a["secret"] != b["secret"] and a["id"] != b["id"]
     assert [k["name"] for k in api_keys.list_keys(w.ctx, UID)] == ["a", "b"]
 
