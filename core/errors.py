@@ -58,6 +58,9 @@ class StrataError(Exception):
     status = 500
     code = "internal"
     retryable = False
+    # Seconds a client should wait before calling again; the API sends it as ``Retry-After`` on
+    # a 429 or 503 answer.
+    retry_after_s = 1
 
     def __init__(self, message: str, *, code: str | None = None) -> None:
         super().__init__(message)
@@ -154,6 +157,7 @@ class WritesDisabled(WritesBlocked):
     status = 503
     code = "writes_disabled"
     retryable = True
+    retry_after_s = 30  # an operator's incident switch: not over in a second
 
 
 class GenerationChanged(Conflict):
@@ -217,6 +221,7 @@ class LeaseHeld(RetryableError):
     """Projection work for the account still holds a live outbox lease."""
 
     code = "projection_in_progress"
+    retry_after_s = 5
 
 
 class WebhookUnreachable(RetryableError):

@@ -43,6 +43,7 @@ _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}
 
 _trace: ContextVar[str | None] = ContextVar("strata_trace", default=None)
 _uid: ContextVar[str | None] = ContextVar("strata_uid", default=None)
+_request: ContextVar[str | None] = ContextVar("strata_request", default=None)
 _lock = threading.Lock()
 _handler: logging.Handler | None = None
 
@@ -75,11 +76,18 @@ def scope(*, uid: str | None = None, headers: Mapping[str, str] | None = None) -
     """Log lines written inside carry the request's trace and hide its uid."""
     trace_token = _trace.set(trace_id(headers or {}) or _trace.get())
     uid_token = _uid.set(uid or _uid.get())
+    request_token = _request.set(_request.get())
     try:
         yield
     finally:
         _trace.reset(trace_token)
         _uid.reset(uid_token)
+        _request.reset(request_token)
+
+
+def set_request_id(request_id: str) -> None:
+    """Name the API request in scope: every line written for it carries ``request_id``."""
+    _request.set(request_id)
 
 
 def set_uid(uid: str | None) -> None:
@@ -143,6 +151,9 @@ class JsonFormatter(logging.Formatter):
         trace = _trace.get()
         if trace:
             entry[TRACE_FIELD] = f"projects/{_project()}/traces/{trace}"
+        request_id = _request.get()
+        if request_id and "request_id" not in entry:
+            entry["request_id"] = request_id
         cleaned = _clean(entry, uid)
         if uid and "uid_hash" not in cleaned:
             cleaned["uid_hash"] = hash_uid(uid)  # every line of a user's request can be found by it
@@ -209,4 +220,4 @@ def http_entry(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 __all__ = ["REDACTED_FIELDS", "TRACE_FIELD", "JsonFormatter", "configure", "event_entry", "hash_uid", "http_entry",
-           "scope", "set_uid", "trace_id"]
+           "scope", "set_request_id", "set_uid", "trace_id"]

@@ -10,9 +10,11 @@ errors to the contract's JSON error shape.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
+import secrets
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -226,7 +228,24 @@ def _record_device(req: Request) -> None:
 
 def _error(exc: StrataError) -> tuple[int, Any, dict[str, str]]:
     extra = {"Allow": ", ".join(exc.allowed)} if isinstance(exc, MethodNotAllowed) else {}
+    if exc.status in (429, 503):
+        extra["Retry-After"] = str(exc.retry_after_s)
     return exc.status, exc.to_json(), extra
+
+
+REQUEST_ID_HEADER = "X-Request-Id"
+
+
+def new_request_id() -> str:
+    """The id of one API request: in the ``X-Request-Id`` header of its answer, in an error's
+    ``error.request_id`` and in every log line written for it, so a user's report finds the lines."""
+    return "req_" + secrets.token_hex(12)
+
+
+def _with_request_id(body: Any, request_id: str) -> Any:
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        body = {**body, "error": {**body["error"], "request_id": request_id}}
+    return body
 
 
 def dispatch(ctx: Context, method: str, path: str, headers: dict[str, str], query: dict[str, list[str]],
@@ -292,8 +311,11 @@ def http_error(exc: Any) -> Any:
     code = re.sub(r"[^a-z0-9]+", "_", str(getattr(exc, "name", "error")).lower()).strip("_") or "error"
     if status == 404:
         code = "no_route"
-    body = {"error": {"code": code, "message": str(getattr(exc, "description", "") or code)}}
+    request_id = new_request_id()
+    message = str(getattr(exc, "description", "") or code)
+    body = {"error": {"code": code, "message": message, "request_id": request_id}}
     response = flask.Response(json.dumps(body), status=status, mimetype="application/json")
+    response.headers[REQUEST_ID_HEADER] = request_id
     allowed = getattr(exc, "valid_methods", None)
     if allowed:
         response.headers["Allow"] = ", ".join(allowed)
@@ -308,6 +330,8 @@ def handle_flask(request: Any, ctx: Context | None = None) -> Any:
     from core.api import routes  # noqa: F401 - registers the handlers
 
     ctx = ctx or default_context()
+    request_id = new_request_id()
+    logs.set_request_id(request_id)
     headers = {k.lower(): v for k, v in request.headers.items()}
     limit = ctx.settings.max_body_bytes
     raw = request.stream.read(limit + 1) if request.method in ("POST", "PATCH", "PUT", "DELETE") else b""
@@ -316,15 +340,22 @@ def handle_flask(request: Any, ctx: Context | None = None) -> Any:
         from core.api import mcp
 
         status, mcp_headers, payload = mcp.handle(ctx, request.method, headers, raw, request.content_length)
-        return flask.Response(payload, status=status, headers=mcp_headers)
+        if status >= 400 and payload[:1] == b"{":  # the REST error shape (401, 413, ...), not a JSON-RPC answer
+            with contextlib.suppress(ValueError):
+                payload = json.dumps(_with_request_id(json.loads(payload), request_id)).encode()
+        response = flask.Response(payload, status=status, headers=mcp_headers)
+        response.headers[REQUEST_ID_HEADER] = request_id
+        return response
     status, body, extra = dispatch(ctx, request.method, request.path, headers,
                                    {k: request.args.getlist(k) for k in request.args}, raw,
                                    request.content_length)
     log.info(json.dumps({"event": "api_request", "method": request.method, "path": request.path, "status": status}))
+    body = _with_request_id(body, request_id) if status >= 400 else body
     if isinstance(body, str | Iterator):  # JSON lines, streamed when the handler gives an iterator
         response = flask.Response(body, status=status, mimetype="application/x-ndjson")
     else:
         response = flask.Response(json.dumps(body, default=str), status=status, mimetype="application/json")
     for key, value in extra.items():
         response.headers[key] = value
+    response.headers[REQUEST_ID_HEADER] = request_id
     return response

@@ -308,6 +308,8 @@ class GraphPage(Schema):
 class ErrorBody(Schema):
     code: str
     message: str
+    request_id: str | None = Field(default=None, description="the request's id, also in the X-Request-Id header "
+                                                              "and in every log line written for it")
 
 
 class Error(Schema):

@@ -40,7 +40,12 @@ def _assert_error(response: httpx.Response, status: int | tuple[int, ...]) -> di
     assert response.status_code in allowed, (response.status_code, response.text)
     body = response.json()
     assert set(body) == {"error"}
-    assert set(body["error"]) == {"code", "message"}
+    assert set(body["error"]) == {"code", "message", "request_id"}
+    # The request's id, in the body and the header alike (a user's report finds the log lines).
+    assert body["error"]["request_id"].startswith("req_")
+    assert body["error"]["request_id"] == response.headers["x-request-id"]
+    if response.status_code in (429, 503):
+        assert int(response.headers["retry-after"]) > 0
     assert body["error"]["code"] and body["error"]["code"] == body["error"]["code"].lower()
     assert " " not in body["error"]["code"] and body["error"]["message"]
     return body["error"]

@@ -57,7 +57,8 @@ def _raw(stack: dict[str, Any], method: str, path: str, headers: dict[str, str] 
 def _error(status: int, headers: dict[str, str], body: bytes) -> dict[str, str]:
     assert headers.get("content-type", "").startswith("application/json"), (status, headers, body[:200])
     data = json.loads(body)
-    assert set(data) == {"error"} and set(data["error"]) == {"code", "message"}, data
+    assert set(data) == {"error"} and set(data["error"]) == {"code", "message", "request_id"}, data
+    assert data["error"]["request_id"] == headers.get("x-request-id"), (data, headers)
     return data["error"]
 
 

@@ -180,6 +180,8 @@ def test_writes_disabled_refuses_api_writes_and_capture(stack: dict[str, Any]) -
             for response in refused:
                 assert response.status_code == 503, (response.request.url, response.text)
                 assert response.json()["error"]["code"] == "writes_disabled", response.text
+                # A switch an operator turned on: the answer says when to call again.
+                assert int(response.headers["retry-after"]) >= 1, response.headers
             # Capture (what the trigger runs): refused as retryable, so the trigger keeps the work.
             result = capture.capture_conversation(ctx, uid, new_id, new_doc)
             assert result.retry == ["memories"] and not result.created, result

@@ -147,7 +147,8 @@ def test_a_wrong_token_gets_401_and_no_data(stack: dict[str, Any], http: httpx.C
             headers["Authorization"] = authorization
         response = http.post("/mcp", json=message, headers=headers)
         assert response.status_code == 401, response.text
-        assert set(response.json()["error"]) == {"code", "message"} and "notebook" not in response.text
+        assert set(response.json()["error"]) == {"code", "message", "request_id"} and "notebook" not in response.text
+        assert response.json()["error"]["request_id"] == response.headers["x-request-id"]
         assert response.headers["www-authenticate"] == (
             f'Bearer resource_metadata="{stack["api_url"]}/.well-known/oauth-protected-resource/mcp"')
 

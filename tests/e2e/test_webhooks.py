@@ -167,7 +167,8 @@ def test_bad_input_is_400_and_writes_nothing(http: httpx.Client, ctx: Context, b
     before = snapshot_user(ctx, uid)
     response = http.put(ROUTE, content=json.dumps(body), headers={**_auth(uid), "Content-Type": "application/json"})
     assert response.status_code == 400, response.text
-    assert set(response.json()["error"]) == {"code", "message"}
+    assert set(response.json()["error"]) == {"code", "message", "request_id"}
+    assert response.json()["error"]["request_id"] == response.headers["x-request-id"]
     assert snapshot_user(ctx, uid) == before
 
 

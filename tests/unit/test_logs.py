@@ -88,3 +88,13 @@ def test_every_record_is_one_json_line_with_severity_trace_and_no_raw_uid(captur
 ])
 def test_trace_id_from_either_header(headers: dict[str, str], expected: str | None) -> None:
     assert logs.trace_id(headers) == expected
+
+
+def test_lines_of_a_request_carry_its_id_and_the_next_request_does_not(captured: io.StringIO) -> None:
+    with logs.scope(headers={}):
+        logs.set_request_id("req_0123")
+        logging.getLogger("strata").info("inside")
+    with logs.scope(headers={}):
+        logging.getLogger("strata").info("another request")
+    inside, other = _lines(captured)[-2:]
+    assert inside["request_id"] == "req_0123" and "request_id" not in other
