@@ -23,6 +23,7 @@ from mcp.shared.auth import ProtectedResourceMetadata
 
 from core.api.auth import emulator_token
 from core.bootstrap import Context
+from tests.e2e.test_mcp import _client, _error_text, _structured
 from tests.support.firestore_checks import user_documents, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -53,21 +54,10 @@ def _create_key(http: httpx.Client, uid: str, scope: str, name: str = "agent") -
 
 def _session(stack: dict[str, Any], secret: str, body: Callable[[Client], Awaitable[T]]) -> T:
     async def run() -> T:
-        async with httpx2.AsyncClient(headers=_key(secret), timeout=60.0) as http, \
-                Client(streamable_http_client(stack["api_url"] + "/mcp", http_client=http)) as client:
+        async with _client(stack["api_url"] + "/mcp", _key(secret)) as client:
             return await body(client)
 
     return anyio.run(run)
-
-
-def _structured(result: Any) -> Any:
-    assert not result.is_error, result.content
-    return result.structured_content
-
-
-def _error_text(result: Any) -> str:
-    assert result.is_error, result
-    return " ".join(block.text for block in result.content)
 
 
 def test_keys_are_created_listed_and_revoked_with_an_id_token_only(stack: dict[str, Any], http: httpx.Client) -> None:
