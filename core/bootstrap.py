@@ -11,7 +11,6 @@ from datetime import datetime
 from typing import Any
 
 from core import config
-from core.adapters.firestore.apply import ApplyEngine
 from core.adapters.firestore.client import Paths, firestore_client
 from core.domain.extraction import Extractor
 from core.domain.routing import Router
@@ -27,11 +26,11 @@ class Context:
         self.settings = settings or config.load()
         # An override given as None is no override (callers pass ``clock=None`` meaning "the system's").
         self._overrides = {name: part for name, part in overrides.items() if part is not None}
-        self._building = threading.RLock()  # factories may ask for other parts (the engine → the client)
+        self._building = threading.RLock()  # factories may ask for other parts (the store → the client)
 
     def _get(self, name: str, factory: Any) -> Any:
         # A function instance serves requests on several threads: the first ones must not each build
-        # their own engine (each with its own per-user locks) or client.
+        # their own store or client.
         if name not in self._overrides:
             with self._building:
                 if name not in self._overrides:
@@ -52,17 +51,6 @@ class Context:
         return Paths(self.client)
 
     @property
-    def engine(self) -> ApplyEngine:
-        def build() -> ApplyEngine:
-            from core.adapters.firestore.hooks import SchedulingEngine
-            from core.domain.admission import admission_validator
-
-            return SchedulingEngine(self.client, on_committed=self.nudge_projection, validators=[admission_validator],
-                               clock=self.now)
-
-        return self._get("engine", build)
-
-    @property
     def store(self) -> Store:
         """The canonical store every service reads and writes through (override ``store`` with a
         fake in unit tests)."""
@@ -70,7 +58,7 @@ class Context:
         def build() -> Store:
             from core.adapters.firestore.store import FirestoreStore
 
-            return FirestoreStore(self.client, self.engine, self.now)
+            return FirestoreStore(self.client, self.now, on_committed=self.nudge_projection)
 
         return self._get("store", build)
 

@@ -7,14 +7,21 @@ Adapters raise :class:`core.errors.RetryableError` subclasses for transient prov
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, TypeVar
 
+from core.domain import ids, paths
 from core.domain.fence import AccountFence
 from core.domain.plan import ApplyResult, ItemQuery, Planner
+from core.domain.plan import Write as Write
+from core.domain.unit_of_work import Mutation, TransactionReads, UnitOfWork
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 # --------------------------------------------------------------------------- projections
@@ -185,17 +192,6 @@ class StoredDoc:
         return parts[1] if len(parts) > 2 and parts[0] == "users" else ""
 
 
-@dataclass(frozen=True)
-class Write:
-    """One write of a batch: ``set`` (``merge`` keeps other fields), ``update`` (the document must
-    exist) or ``delete``."""
-
-    op: Literal["set", "update", "delete"]
-    path: str
-    data: dict[str, Any] | None = None
-    merge: bool = False
-
-
 Cursor = StoredDoc | Mapping[str, Any]
 
 
@@ -203,10 +199,11 @@ class Store(ABC):
     """The canonical document store the services read and write (Firestore in production).
 
     Documents are named by slash paths (:mod:`core.domain.paths`). Every canonical memory change
-    goes through :meth:`apply`: one all-or-nothing transaction that reads the control doc, the
-    incident switches, the account fence and the operation journal, runs the planner and commits
-    the items, documents, outbox events, commit, head and journal together (or nothing). Queries
-    are named (:data:`core.domain.queries.QUERIES`); nothing builds an ad-hoc filter.
+    goes through :meth:`apply`, which runs the one apply algorithm
+    (:class:`core.domain.unit_of_work.UnitOfWork`: replay, fences, planner, stamping, validators,
+    outbox, commit, head, journal) on this store's :meth:`transact`, the only apply mechanics an
+    implementation provides. Queries are named (:data:`core.domain.queries.QUERIES`); nothing
+    builds an ad-hoc filter.
     """
 
     # ------------------------------------------------------------------ reads
@@ -326,17 +323,49 @@ class Store(ABC):
         return None
 
     # ------------------------------------------------------------------ the apply transaction
+    clock: Callable[[], datetime]  # the time an apply stamps when its caller gives none
+    on_committed: Callable[[str, int], None] | None = None  # (uid, sequence) after a commit with outbox events
+
     @abstractmethod
+    def transact(self, uid: str, body: Callable[[TransactionReads], tuple[T, Sequence[Write]]], *,
+                 what: str = "apply") -> T:
+        """Run ``body`` in one transaction over ``uid``'s documents and return its value: what it
+        reads through :class:`core.domain.unit_of_work.TransactionReads` is read in the
+        transaction, and the writes it returns commit with those reads, all or nothing (nothing when
+        it raises). ``body`` may run more than once (contention); a transaction the store gave up on
+        raises :class:`core.errors.RetryableError` (naming ``what``)."""
+
     def apply(self, uid: str, kind: str, key: Any, planner: Planner, *, item_ids: Iterable[str] = (),
               doc_paths: Iterable[str] = (), actor: str = "system", bypass_account_fence: bool = False,
               now: datetime | None = None, item_queries: Mapping[str, ItemQuery] | None = None,
               follow_lineage: bool = False) -> ApplyResult:
-        """Run ``planner`` in one transaction and commit what it returns (see the class)."""
+        """Run ``planner`` in one transaction and commit what it returns: the
+        :class:`core.domain.unit_of_work.UnitOfWork` of operation (``kind``, ``key``), on
+        :meth:`transact`. ``item_queries`` (label → (query name, params[, page])) run inside the
+        transaction, so the cohort a planner sees cannot change under it; with ``follow_lineage``
+        the items those reference are read too; other documents are read only when named in
+        ``doc_paths``."""
+        mutation = Mutation.of(uid, kind, key, item_ids=item_ids, doc_paths=doc_paths, actor=actor,
+                               bypass_account_fence=bypass_account_fence, now=now, item_queries=item_queries,
+                               follow_lineage=follow_lineage)
+        result = self.transact(uid, UnitOfWork(mutation, planner, clock=self.clock).run, what=kind)
+        if not result.replayed and result.commit_id is not None:
+            self.committed(uid, result)
+        return result
 
-    @abstractmethod
+    def committed(self, uid: str, result: ApplyResult) -> None:
+        """After an apply committed: the projection nudge when it wrote outbox events. A lost nudge
+        is recovered by the scheduled sweep, so a failing one is logged, never raised."""
+        if result.outbox_events and self.on_committed is not None:
+            try:
+                self.on_committed(uid, result.sequence or 0)
+            except Exception:
+                log.warning("projection nudge for %s failed; the sweep will pick it up", uid, exc_info=True)
+
     def head_sequence(self, uid: str) -> int:
         """The user's current ledger sequence (0 before the first commit)."""
+        return int((self.get(paths.control(uid)) or {}).get("sequence", 0))
 
-    @abstractmethod
     def journaled(self, uid: str, kind: str, key: Any) -> dict[str, Any] | None:
         """The journal entry of operation (``kind``, ``key``) when it already ran, else None."""
+        return self.get(paths.doc(uid, "memory_operations", ids.operation_id(uid, kind, key)))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from core.domain import ids
 from core.domain.records import MemoryItem
@@ -81,6 +81,17 @@ class ApplyResult:
     changed_ids: list[str]
     summary: dict[str, Any]
     outbox_events: int = 0
+
+
+@dataclass(frozen=True)
+class Write:
+    """One write of a batch or transaction: ``set`` (``merge`` keeps other fields), ``update`` (the
+    document must exist) or ``delete``, of the document at slash path ``path``."""
+
+    op: Literal["set", "update", "delete"]
+    path: str
+    data: dict[str, Any] | None = None
+    merge: bool = False
 
 
 Planner = Callable[[ApplyView], Plan]

@@ -1,7 +1,7 @@
 """Consolidation scheduling: each user's pass is scheduled by that user's own work.
 
 * **On write.** An apply that makes an item of a user pending (new, or not pending before) carries
-  one extra outbox event, ``schedule_consolidation`` (added by ``hooks.SchedulingEngine``, which
+  one extra outbox event, ``schedule_consolidation`` (added by ``core.domain.unit_of_work.compose``, which
   wraps every planner; the apply transaction itself is unchanged). The outbox drain turns it into
   a named Cloud Task for the user, due one interval after the write. The name is derived from the
   uid and the interval window of the write, so every write of a window shares one task, and the

@@ -23,8 +23,8 @@ from strata_dev.bench import harness, stats
 
 
 def _baseline(ctx: Any, uid: str) -> tuple[int, float]:
-    from core.adapters.firestore.apply import is_projectable
     from core.domain import ids
+    from core.domain.plan import is_projectable
     from core.domain.records import MemoryItem
 
     started = time.monotonic()
@@ -144,7 +144,7 @@ def _lag(size: int) -> dict[str, Any]:
             for change in commit.get("changes", []):
                 if commit.get("sequence") in stamps:
                     expected[ids.provider_id(uid, change["memory_id"])] = stamps[commit["sequence"]]
-        from core.adapters.firestore.apply import is_projectable
+        from core.domain.plan import is_projectable
         from core.domain.records import MemoryItem
 
         projectable = {ids.provider_id(uid, s.id) for s in ctx.paths.col(uid, "memory_items").stream()

@@ -264,8 +264,8 @@ def _consolidation(uid: str, selected: int) -> dict[str, Any]:
 
 
 def _bare_drain(ctx: Any, uid: str) -> int:
-    from core.adapters.firestore.apply import is_projectable
     from core.domain import ids
+    from core.domain.plan import is_projectable
     from core.domain.records import MemoryItem
 
     events = list(ctx.paths.col(uid, "memory_outbox").stream())

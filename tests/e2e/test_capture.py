@@ -416,10 +416,9 @@ def test_no_code_path_writes_a_conversation_document_into_a_memory_collection() 
                     # writes nothing into a memory collection.
                     deletes = isinstance(value, ast.Constant) and value.value is None
                     assert deletes or "conversation" not in key.lower() or key.startswith("f\"memory_")
-    assert any(w.startswith("core/adapters/firestore/apply.py") for w in direct_writes)
-
-    apply_source = (REPO / "core/adapters/firestore/apply.py").read_text()
-    assert "set_document(transaction, reads.item_refs[item.id], item.to_store())" in apply_source
+    # Items reach the store through the one apply algorithm, the unit of work, as to_store() rows.
+    apply_source = (REPO / "core/domain/unit_of_work.py").read_text()
+    assert 'Write("set", m.item_path(item.id), item.to_store())' in apply_source
     assert MemoryItem.model_config.get("extra") == "ignore"
     assert not set(CONVERSATION_ONLY_FIELDS) & set(MemoryItem.model_fields)
     # The extraction input holds segments only, never the conversation document.

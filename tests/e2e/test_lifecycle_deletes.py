@@ -18,10 +18,10 @@ from typing import Any
 import httpx
 import pytest
 
-from core.adapters.firestore.apply import ApplyView, Plan
 from core.api.auth import emulator_token
 from core.bootstrap import Context
 from core.domain import ids
+from core.domain.plan import ApplyView, Plan
 from core.domain.records import Evidence, MemoryItem, QuoteRef
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import RetryableError
@@ -295,7 +295,7 @@ def _seed(user: User, conversation_id: str, n: int = SEEDED) -> list[str]:
         def plan(view: ApplyView, batch: list[MemoryItem] = batch) -> Plan:
             return Plan(items=[m.model_copy(deep=True) for m in batch], summary={"seeded": len(batch)})
 
-        user.ctx.engine.apply(user.uid, "test.seed", {"start": start, "source": conversation_id}, plan,
+        user.ctx.store.apply(user.uid, "test.seed", {"start": start, "source": conversation_id}, plan,
                               item_ids=[m.id for m in batch])
         made += [m.id for m in batch]
     return made

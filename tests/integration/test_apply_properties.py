@@ -22,9 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.adapters.firestore.apply import ApplyView, Plan
 from core.bootstrap import Context
 from core.domain import ids
+from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem
 from core.domain.states import IllegalState
 from core.errors import NotFound, WritesBlocked
@@ -232,7 +232,7 @@ def _run_step(ctx: Context, uid: str, model: Model, action: tuple[Any, ...], n: 
             model.visibility[memory_id] = action[2]
             return unchanged
         op_key = {"id": memory_id, "value": action[2], "step": n}
-        ctx.engine.apply(uid, "test.visibility", op_key, _set_visibility_planner(memory_id, action[2]),
+        ctx.store.apply(uid, "test.visibility", op_key, _set_visibility_planner(memory_id, action[2]),
                          item_ids=[memory_id])
         model.engine_ops.append(("test.visibility", op_key, memory_id, action[2]))
         unchanged = model.visibility[memory_id] == action[2]
@@ -242,7 +242,7 @@ def _run_step(ctx: Context, uid: str, model: Model, action: tuple[Any, ...], n: 
     if not model.engine_ops:
         return True
     op_kind, op_key, memory_id, _ = model.engine_ops[action[1] % len(model.engine_ops)]
-    result = ctx.engine.apply(uid, op_kind, op_key, _exploding_planner, item_ids=[memory_id])
+    result = ctx.store.apply(uid, op_kind, op_key, _exploding_planner, item_ids=[memory_id])
     assert result.replayed
     return True
 
@@ -368,7 +368,7 @@ def test_an_illegal_plan_is_refused_and_writes_nothing(ctx: Context, layer: str,
                                       status=status, processing_state=state)])
 
     with pytest.raises(IllegalState):
-        ctx.engine.apply(uid, "test.illegal", {"layer": layer, "status": status, "state": state}, plan,
+        ctx.store.apply(uid, "test.illegal", {"layer": layer, "status": status, "state": state}, plan,
                          item_ids=[illegal_id])
     assert canonical_snapshot(ctx, uid) == before
     assert user_doc_count(ctx, uid) == count
@@ -384,7 +384,7 @@ def test_a_fresh_user_illegal_plan_leaves_no_document(ctx: Context) -> None:
                                       processing_state="pending")])
 
     with pytest.raises(IllegalState):
-        ctx.engine.apply(uid, "test.illegal", {"fresh": True}, plan, item_ids=[memory_id])
+        ctx.store.apply(uid, "test.illegal", {"fresh": True}, plan, item_ids=[memory_id])
     assert user_doc_count(ctx, uid) == 0
 
 

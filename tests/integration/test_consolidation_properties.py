@@ -449,8 +449,8 @@ def admitted(stack: dict[str, Any]) -> tuple[str, str]:
 def test_a_long_term_write_with_a_bad_receipt_is_refused(admitted: tuple[str, str], tampering: str,
                                                          nonce: uuid.UUID) -> None:
     """Every tampering runs every time (parametrized); hypothesis varies the operation within each."""
-    from core.adapters.firestore.apply import ApplyView, Plan
     from core.domain.admission import admit
+    from core.domain.plan import ApplyView, Plan
 
     ctx = isolated_context()
     uid, memory_id = admitted
@@ -493,7 +493,7 @@ def test_a_long_term_write_with_a_bad_receipt_is_refused(admitted: tuple[str, st
         return out
 
     with pytest.raises(AdmissionRefused):
-        ctx.engine.apply(uid, "test.tamper", {"tampering": tampering, "nonce": str(nonce)}, plan,
+        ctx.store.apply(uid, "test.tamper", {"tampering": tampering, "nonce": str(nonce)}, plan,
                          item_ids=[memory_id], doc_paths=[path])
     assert control(ctx, uid) == head
     assert all_items(ctx, uid)[memory_id] == before

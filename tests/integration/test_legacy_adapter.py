@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.adapters.firestore.apply import ApplyView, Plan
 from core.api.auth import emulator_token
 from core.bootstrap import Context
 from core.domain import ids
+from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem
 from core.services import deletion, edits, legacy, reads
 from tests.support import trace
@@ -109,7 +109,7 @@ def seed(ctx: Context, uid: str) -> None:
         return Plan(items=[MemoryItem(id="leg-gone", uid=uid, content="", layer="long_term", status="tombstoned",
                                       processing_state="processed", created_at=BASE, deleted_by_user=True)])
 
-    ctx.engine.apply(uid, "test.tombstone", {"id": "leg-gone"}, tombstone, item_ids=["leg-gone"])
+    ctx.store.apply(uid, "test.tombstone", {"id": "leg-gone"}, tombstone, item_ids=["leg-gone"])
     trace.converge(ctx, uid)
 
 
@@ -317,7 +317,7 @@ def _write_canonical(ctx: Context, uid: str, rows: dict[str, int]) -> None:
                                       processing_state="processed", created_at=_instant(minute))
                            for mid, minute in rows.items()])
 
-    ctx.engine.apply(uid, "test.seed", {"ids": sorted(rows)}, plan, item_ids=list(rows))
+    ctx.store.apply(uid, "test.seed", {"ids": sorted(rows)}, plan, item_ids=list(rows))
 
 
 def _write_legacy(ctx: Context, uid: str, rows: dict[str, tuple[str, int]]) -> None:

@@ -29,9 +29,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core import config
-from core.adapters.firestore.apply import ApplyView, Plan
 from core.bootstrap import Context
 from core.domain.admission import receipt_problems
+from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem
 from core.domain.routing import RouteCandidate, RouteProposal, RuleRouter
 from core.domain.states import Layer, Status
@@ -307,7 +307,7 @@ def test_a_grandfathered_long_term_row_is_edited_without_a_fabricated_receipt(ct
                                       processing_state="processed", grandfathered_long_term=True,
                                       category="hobbies")])
 
-    ctx.engine.apply(uid, "test.legacy_row", {"id": memory_id}, legacy, item_ids=[memory_id],
+    ctx.store.apply(uid, "test.legacy_row", {"id": memory_id}, legacy, item_ids=[memory_id],
                      doc_paths=[f"memories/{memory_id}"])
     for edit in (lambda: edits.set_visibility(ctx, uid, memory_id, "public"),
                  lambda: edits.set_user_review(ctx, uid, memory_id, True),
@@ -344,7 +344,7 @@ def test_the_historical_exemption_covers_only_a_memories_row(ctx: Context) -> No
     before = canonical_snapshot(ctx, uid)
     for memory_id in ("st1", "m1", "nowhere"):
         with pytest.raises(AdmissionRefused, match="grandfathered Long-term without the historical memories row"):
-            ctx.engine.apply(uid, "test.claim", {"id": memory_id}, claim(memory_id), item_ids=[memory_id],
+            ctx.store.apply(uid, "test.claim", {"id": memory_id}, claim(memory_id), item_ids=[memory_id],
                              doc_paths=[f"short_term/{memory_id}", f"memories/{memory_id}"])
     assert canonical_snapshot(ctx, uid) == before
     # Materialised through an edit, the retired row is an ordinary Short-term item.
@@ -366,7 +366,7 @@ def test_the_validator_still_refuses_an_unreceipted_long_term_write(ctx: Context
         return Plan(items=[item])
 
     with pytest.raises(AdmissionRefused, match="receipt revision is stale"):
-        ctx.engine.apply(uid, "test.bare_flag", {"id": memory_id}, bare_flag, item_ids=[memory_id])
+        ctx.store.apply(uid, "test.bare_flag", {"id": memory_id}, bare_flag, item_ids=[memory_id])
     assert canonical_snapshot(ctx, uid) == before
 
 

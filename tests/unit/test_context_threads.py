@@ -1,5 +1,5 @@
 """A function instance serves requests on several threads: at a cold start they must share one
-Context, one engine and so one set of per-user apply locks (two engines used to let two captures of
+Context, one store and so one set of per-user apply locks (two engines used to let two captures of
 one user run their transactions side by side, deadlock on its control doc and stall for seconds)."""
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ def test_concurrent_first_uses_build_one_part() -> None:
     assert len(built) == 1 and len({id(p) for p in parts}) == 1
 
 
-def test_engines_of_one_process_share_their_user_locks() -> None:
+def test_stores_of_one_process_share_their_user_locks() -> None:
     first, second = Context(client=object()), Context(client=object())
-    assert first.engine is not second.engine
-    assert first.engine._user_locks is second.engine._user_locks
+    assert first.store is not second.store
+    assert first.store._user_locks is second.store._user_locks  # type: ignore[attr-defined]
 
 
 def test_default_context_is_one_per_process() -> None:

@@ -1,27 +1,84 @@
 """The Firestore implementation of :class:`core.ports.Store`: the one place services' reads and
-writes meet the SDK."""
+writes meet the SDK.
+
+Of the apply it keeps only the mechanics (:meth:`FirestoreStore.transact`): a Firestore
+transaction, its reads decoded straight from the wire (:mod:`core.adapters.firestore.wire`), the
+writes the unit of work returns, one transaction at a time per user in this process, and the SDK's
+contention errors as :class:`core.errors.RetryableError`. What an apply reads and writes is decided
+by :class:`core.domain.unit_of_work.UnitOfWork`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import threading
+import zlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from core.adapters.firestore import fence, leases
-from core.adapters.firestore.apply import ApplyEngine, head_sequence, journaled
 from core.adapters.firestore.client import stream_docs
 from core.adapters.firestore.queries import QUERIES, build
 from core.domain.fence import AccountFence
-from core.domain.plan import ApplyResult, ItemQuery, Planner
-from core.errors import NotFound
+from core.domain.unit_of_work import TransactionReads
+from core.errors import NotFound, RetryableError, StrataError
 from core.ports import Cursor, Store, StoredDoc, Write
+
+T = TypeVar("T")
+
+# Applies for one user all read and write its control doc, so concurrent ones in one process (a
+# function instance serving several triggers) only deadlock on its lock, wait for the lock timeout
+# and back off for seconds; queueing them here instead costs nothing. Shared by every store of the
+# process (so two contexts cannot bypass each other) and striped, so memory stays bounded.
+_USER_LOCKS = [threading.Lock() for _ in range(64)]
+
+
+def _stage(writer: Any, ref: Any, write: Write, option: Any = None) -> None:
+    """Add ``write`` on ``ref`` to a transaction or batch (``option``: an update-time precondition,
+    never on a set)."""
+    from core.adapters.firestore.wire import set_document
+
+    if write.op == "set" and not write.merge:
+        set_document(writer, ref, write.data or {})
+    elif write.op == "set":
+        writer.set(ref, write.data or {}, merge=True)
+    elif write.op == "update":
+        writer.update(ref, write.data or {}, option=option)
+    else:
+        writer.delete(ref, option=option)
+
+
+class _Reads(TransactionReads):
+    """The reads of one Firestore transaction, as the unit of work asks for them."""
+
+    def __init__(self, client: Any, transaction: Any) -> None:
+        self.client, self.transaction = client, transaction
+
+    def get_all(self, paths: Sequence[str]) -> dict[str, dict[str, Any] | None]:
+        from core.adapters.firestore.wire import get_all
+
+        out: dict[str, dict[str, Any] | None] = dict.fromkeys(paths)
+        if paths:
+            for snap in get_all(self.client, [self.client.document(p) for p in paths], self.transaction):
+                out[snap.reference.path] = snap.to_dict() if snap.exists else None
+        return out
+
+    def query(self, name: str, params: Mapping[str, Any], *, parent: str, limit: int,
+              after: str | None) -> list[tuple[str, dict[str, Any]]]:
+        base = self.client.collection(f"{parent}/{QUERIES[name].collection}")
+        cursor = {"__name__": after} if after else None
+        found = self.transaction.get(build(base, name, params, limit=limit, start_after=cursor))
+        return [(snap.reference.path, snap.to_dict() or {}) for snap in found]
 
 
 class FirestoreStore(Store):
-    def __init__(self, client: Any, engine: ApplyEngine, clock: Callable[[], datetime]) -> None:
+    def __init__(self, client: Any, clock: Callable[[], datetime], *,
+                 on_committed: Callable[[str, int], None] | None = None, max_attempts: int = 15) -> None:
         self.client = client
-        self.engine = engine
         self.clock = clock
+        self.on_committed = on_committed
+        self.max_attempts = max_attempts
+        self._user_locks = _USER_LOCKS
 
     # ------------------------------------------------------------------ helpers
     def _ref(self, path: str) -> Any:
@@ -105,19 +162,9 @@ class FirestoreStore(Store):
     def commit(self, writes: Sequence[Write]) -> None:
         if not writes:
             return
-        from core.adapters.firestore.wire import set_document
-
         batch = self.client.batch()
         for write in writes:
-            ref = self._ref(write.path)
-            if write.op == "set" and not write.merge:
-                set_document(batch, ref, write.data or {})
-            elif write.op == "set":
-                batch.set(ref, write.data or {}, merge=True)
-            elif write.op == "update":
-                batch.update(ref, write.data or {})
-            else:
-                batch.delete(ref)
+            _stage(batch, self._ref(write.path), write)
         batch.commit()
 
     def update_if_unchanged(self, doc: StoredDoc, data: dict[str, Any]) -> bool:
@@ -175,27 +222,16 @@ class FirestoreStore(Store):
     def commit_unchanged(self, expected: Mapping[str, Any], writes: Sequence[Write]) -> dict[str, Any] | None:
         from google.api_core import exceptions as gexc
 
-        from core.adapters.firestore.wire import set_document
-
         written = {w.path for w in writes}
         if not writes or any(v is None for v in expected.values()) or not set(expected) <= written:
             return None
+        if any(w.op == "set" and w.path in expected for w in writes):
+            return None  # a set takes no update-time precondition
         batch = self.client.batch()
         for write in writes:
-            ref = self._ref(write.path)
             option = (self.client.write_option(last_update_time=expected[write.path])
                       if write.path in expected else None)
-            if write.op == "set":
-                if option is not None:
-                    return None  # a set takes no update-time precondition
-                if write.merge:
-                    batch.set(ref, write.data or {}, merge=True)
-                else:
-                    set_document(batch, ref, write.data or {})
-            elif write.op == "update":
-                batch.update(ref, write.data or {}, option=option)
-            else:
-                batch.delete(ref, option=option)
+            _stage(batch, self._ref(write.path), write, option)
         try:
             results = batch.commit()
         except (gexc.FailedPrecondition, gexc.NotFound, gexc.Aborted, gexc.Conflict):
@@ -206,42 +242,42 @@ class FirestoreStore(Store):
                   writes: Sequence[Write]) -> bool:
         from google.cloud import firestore
 
-        from core.adapters.firestore.wire import get_all, set_document
-
-        refs = {path: self._ref(path) for path in guards}
-
         @firestore.transactional
         def run(transaction: Any) -> bool:
-            snaps = {s.reference.path: s for s in get_all(self.client, list(refs.values()), transaction)}
-            for path, holds in guards.items():
-                snap = snaps.get(refs[path].path)
-                if not holds(snap.to_dict() if snap is not None and snap.exists else None):
-                    return False
+            found = _Reads(self.client, transaction).get_all(list(guards))
+            if not all(holds(found.get(path)) for path, holds in guards.items()):
+                return False
             for write in writes:
-                ref = self._ref(write.path)
-                if write.op == "set" and not write.merge:
-                    set_document(transaction, ref, write.data or {})
-                elif write.op == "set":
-                    transaction.set(ref, write.data or {}, merge=True)
-                elif write.op == "update":
-                    transaction.update(ref, write.data or {})
-                else:
-                    transaction.delete(ref)
+                _stage(transaction, self._ref(write.path), write)
             return True
 
         return bool(run(self.client.transaction()))
 
-    # ------------------------------------------------------------------ apply
-    def apply(self, uid: str, kind: str, key: Any, planner: Planner, *, item_ids: Iterable[str] = (),
-              doc_paths: Iterable[str] = (), actor: str = "system", bypass_account_fence: bool = False,
-              now: datetime | None = None, item_queries: Mapping[str, ItemQuery] | None = None,
-              follow_lineage: bool = False) -> ApplyResult:
-        return self.engine.apply(uid, kind, key, planner, item_ids=item_ids, doc_paths=doc_paths, actor=actor,
-                                 bypass_account_fence=bypass_account_fence, now=now, item_queries=item_queries,
-                                 follow_lineage=follow_lineage)
+    # ------------------------------------------------------------------ the apply's mechanics
+    def transact(self, uid: str, body: Callable[[TransactionReads], tuple[T, Sequence[Write]]], *,
+                 what: str = "apply") -> T:
+        """``body`` in one Firestore transaction, one at a time per user in this process."""
+        from google.cloud import firestore
 
-    def head_sequence(self, uid: str) -> int:
-        return head_sequence(self.client, uid)
+        @firestore.transactional
+        def run(transaction: Any) -> T:
+            value, writes = body(_Reads(self.client, transaction))
+            for write in writes:
+                _stage(transaction, self._ref(write.path), write)
+            return value
 
-    def journaled(self, uid: str, kind: str, key: Any) -> dict[str, Any] | None:
-        return journaled(self.client, uid, kind, key)
+        try:
+            with self._user_locks[zlib.crc32(uid.encode()) % len(self._user_locks)]:
+                return run(self.client.transaction(max_attempts=self.max_attempts))
+        except StrataError:
+            raise
+        except Exception as exc:
+            # Contention the SDK gave up on (Aborted, "Failed to commit transaction in N attempts")
+            # or a transient RPC failure: nothing was committed, the caller may retry.
+            from google.api_core import exceptions as gexc
+
+            if isinstance(exc, gexc.Aborted | gexc.ServiceUnavailable | gexc.DeadlineExceeded) or (
+                    isinstance(exc, ValueError) and "Failed to commit transaction" in str(exc)):
+                raise RetryableError(f"the {what} transaction for this user was contended; retry",
+                                     code="contended") from exc
+            raise

@@ -159,7 +159,7 @@ class FakeWebhookSender(WebhookSender):
 
 
 class _NoFirestore:
-    """Stands in for the Firestore client and engine: a service that reached past the store fails."""
+    """Stands in for the Firestore client: a service that reached past the store fails."""
 
     def __getattr__(self, name: str) -> Any:
         raise AssertionError(f"a service used the Firestore client directly ({name}); use ctx.store")
@@ -189,5 +189,5 @@ def world(**settings: Any) -> World:
                                                  FakeTaskQueue(), FakeWebhookSender())
     ctx = Context(config.Settings(**base), store=store, clock=clock, keyword_index=keyword, vector_index=vector,
                   embedder=FakeEmbedder(), publisher=publisher, tasks=tasks, webhook_sender=sender,
-                  extractor=RuleExtractor(), router=RuleRouter(), client=_NoFirestore(), engine=_NoFirestore())
+                  extractor=RuleExtractor(), router=RuleRouter(), client=_NoFirestore())
     return World(ctx, store, clock, keyword, vector, publisher, tasks, sender, nudges)

@@ -1,45 +1,31 @@
 """An in-memory :class:`core.ports.Store` for unit tests.
 
-It keeps documents in a dict by slash path and honours the port's transaction semantics the way
-the Firestore adapter does: an apply reads the control doc, the incident switches, the account
-fence and the journal, runs the planner on a view of copies, stamps and validates every item, and
-then commits items, documents, outbox events, commit, head and journal together — or, when any
-step raises, writes nothing. Named queries are evaluated from their declarations in
-:data:`core.domain.queries.QUERIES` (filters, ordering, cursors, limits).
+It keeps documents in a dict by slash path. Of the apply it keeps only the mechanics, as the
+Firestore adapter does: :meth:`InMemoryStore.transact` gives the unit of work
+(:class:`core.domain.unit_of_work.UnitOfWork`, the one apply algorithm) copies of the documents it
+reads and writes what it returns, all at once under the store's lock — or, when it raises, nothing.
+Named queries are evaluated from their declarations in :data:`core.domain.queries.QUERIES`
+(filters, ordering, cursors, limits).
 """
 
 from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from functools import cmp_to_key
-from typing import Any
+from typing import Any, TypeVar
 
-from core.domain import fence, ids, paths
-from core.domain.admission import admission_validator
-from core.domain.plan import (
-    MAX_ITEMS_PER_APPLY,
-    ApplyResult,
-    ApplyView,
-    ItemQuery,
-    ItemValidator,
-    OutboxAction,
-    Plan,
-    Planner,
-    is_projectable,
-    outbox_event,
-    split_doc_path,
-    with_schedule_event,
-)
+from core.domain import fence, paths
+from core.domain.plan import ApplyResult
 from core.domain.queries import QUERIES, Order, QuerySpec
-from core.domain.records import MemoryItem
-from core.domain.review_queue import with_review_reissue
-from core.errors import Conflict, NotFound, StrataError, WritesBlocked, WritesDisabled
+from core.domain.unit_of_work import TransactionReads
+from core.errors import NotFound, WritesBlocked
 from core.ports import Cursor, Store, StoredDoc, Write
 
 _MISSING = object()
+T = TypeVar("T")
 
 
 def _compare(a: Any, b: Any) -> int:
@@ -51,14 +37,12 @@ def _compare(a: Any, b: Any) -> int:
 class InMemoryStore(Store):
     """Documents in a dict; ``versions`` counts writes per path (the opaque version)."""
 
-    def __init__(self, clock: Callable[[], datetime], *, validators: Iterable[ItemValidator] = (admission_validator,),
-                 on_committed: Callable[[str, int], None] | None = None, schedule_events: bool = True) -> None:
+    def __init__(self, clock: Callable[[], datetime], *,
+                 on_committed: Callable[[str, int], None] | None = None) -> None:
         self.docs: dict[str, dict[str, Any]] = {}
         self.versions: dict[str, int] = {}
         self.clock = clock
-        self.validators = list(validators)
         self.on_committed = on_committed
-        self.schedule_events = schedule_events
         self.applies: list[ApplyResult] = []  # every committed (not replayed) apply, in order
         self._lock = threading.RLock()
 
@@ -264,132 +248,33 @@ class InMemoryStore(Store):
             self.commit(writes)
             return True
 
-    # ------------------------------------------------------------------ apply
-    def head_sequence(self, uid: str) -> int:
-        return int((self.get(paths.control(uid)) or {}).get("sequence", 0))
-
-    def journaled(self, uid: str, kind: str, key: Any) -> dict[str, Any] | None:
-        return self.get(paths.doc(uid, "memory_operations", ids.operation_id(uid, kind, key)))
-
-    def apply(self, uid: str, kind: str, key: Any, planner: Planner, *, item_ids: Iterable[str] = (),
-              doc_paths: Iterable[str] = (), actor: str = "system", bypass_account_fence: bool = False,
-              now: datetime | None = None, item_queries: Mapping[str, ItemQuery] | None = None,
-              follow_lineage: bool = False) -> ApplyResult:
-        named = sorted(set(item_ids))
-        if len(named) > MAX_ITEMS_PER_APPLY:
-            raise Conflict(f"an apply may touch at most {MAX_ITEMS_PER_APPLY} items", code="too_many_items")
-        planner = with_review_reissue(planner)  # as the deployed engine does (core.adapters.firestore.hooks)
-        if self.schedule_events:
-            planner = with_schedule_event(planner)
+    # ------------------------------------------------------------------ the apply's mechanics
+    def transact(self, uid: str, body: Callable[[TransactionReads], tuple[T, Sequence[Write]]], *,
+                 what: str = "apply") -> T:
+        """``body`` under the store's lock: it reads the documents as they are, and what it returns
+        is written only once it returned (so a raise writes nothing)."""
         with self._lock:
-            result = self._transaction(uid, kind, key, planner, named, sorted(set(doc_paths)), actor,
-                                       bypass_account_fence, now or self.clock(), item_queries or {}, follow_lineage)
-        if not result.replayed and result.commit_id is not None:
-            self.applies.append(result)
-            if result.outbox_events and self.on_committed is not None:
-                self.on_committed(uid, result.sequence or 0)
-        return result
+            value, writes = body(_Reads(self))
+            self.commit(writes)
+            return value
 
-    def _transaction(self, uid: str, kind: str, key: Any, planner: Planner, item_ids: list[str],
-                     doc_paths: list[str], actor: str, bypass: bool, moment: datetime,
-                     item_queries: Mapping[str, ItemQuery], follow_lineage: bool) -> ApplyResult:
-        op_id = ids.operation_id(uid, kind, key)
-        op_path = paths.doc(uid, "memory_operations", op_id)
-        if (op := self.get(op_path)) is not None:
-            return ApplyResult(op_id, op.get("commit_id"), op.get("sequence"), True, list(op.get("changed_ids", [])),
-                               dict(op.get("summary", {})), int(op.get("outbox_events", 0)))
-        stored_control = self.get(paths.control(uid))
-        control = stored_control or {"sequence": 0, "head_commit_id": None, "account_generation": 0,
-                                     "writes_blocked": False}
-        deletion = self.get(paths.account_deletion(uid))
-        fence.check(uid, deletion)
-        if (self.get(paths.CONTROLS_GLOBAL) or {}).get("writes_disabled"):
-            raise WritesDisabled("writes are disabled by an incident switch; try again later")
-        if not bypass:
-            if deletion is not None and deletion.get("state") != "completed":
-                raise WritesBlocked("this account is being deleted; writes are refused")
-            if control.get("writes_blocked"):
-                raise WritesBlocked("writes are blocked for this account")
-        readable = set(item_ids)
-        queried: dict[str, list[str]] = {}
-        more: dict[str, bool] = {}
-        found_docs: list[StoredDoc] = []
-        for label, spec in item_queries.items():
-            page = spec[2] if len(spec) > 2 else None  # type: ignore[misc]
-            if page is not None:
-                size = max(1, min(page.size, MAX_ITEMS_PER_APPLY))
-                rows = self.query(spec[0], spec[1], parent=paths.user(uid), limit=size + 1,
-                                  start_after={"__name__": page.after} if page.after else None)
-                more[label], rows = len(rows) > size, rows[:size]
-            else:
-                rows = self.query(spec[0], spec[1], parent=paths.user(uid), limit=MAX_ITEMS_PER_APPLY + 1)
-                if len(rows) > MAX_ITEMS_PER_APPLY:
-                    raise Conflict(f"more than {MAX_ITEMS_PER_APPLY} items match; this operation must be split",
-                                   code="too_many_items")
-            queried[label] = [r.id for r in rows]
-            found_docs.extend(rows)
-            readable.update(r.id for r in rows)
-        if follow_lineage:
-            for row in found_docs:
-                readable.update(row.data.get("supersedes") or [])
-                if row.data.get("canonical_memory_id"):
-                    readable.add(row.data["canonical_memory_id"])
-        sequence = int(control.get("sequence", 0)) + 1
-        view = ApplyView(
-            uid=uid, now=moment, control=control,
-            items={mid: (MemoryItem.from_store(d) if (d := self.get(paths.doc(uid, "memory_items", mid))) else None)
-                   for mid in sorted(readable)},
-            docs={p: self.get(paths.doc(uid, *split_doc_path(p))) for p in doc_paths},
-            sequence=sequence, commit_id=ids.commit_id(uid, sequence, op_id), operation_id=op_id,
-            queried=queried, more=more)
-        plan: Plan = planner(view)
-        if plan.empty:
-            if stored_control is not None:
-                self._write(op_path, {"operation_id": op_id, "kind": kind, "commit_id": None, "sequence": None,
-                                      "changed_ids": [], "summary": plan.summary, "created_at": moment, "noop": True})
-            return ApplyResult(op_id, None, None, False, [], plan.summary)
-        changes = []
-        for item in plan.items:
-            if item.id not in readable:
-                raise StrataError(f"planner wrote item {item.id} it did not declare as read")
-            if item.uid != uid:
-                raise StrataError("planner wrote an item of another user")
-            previous = view.items.get(item.id)
-            item.revision = view.next_revision(item.id)
-            item.created_at = previous.created_at if previous and previous.created_at else (item.created_at or moment)
-            item.updated_at = moment
-            item.ledger_commit_id = view.commit_id
-            item.ledger_sequence = sequence
-            item.settle()
-            for validate in self.validators:
-                validate(item, view, plan)
-            changes.append({"memory_id": item.id, "revision": item.revision, "layer": item.layer,
-                            "status": item.status, "processing_state": item.processing_state,
-                            "content_hash": item.content_hash, "action": "create" if previous is None else "update"})
-        outbox = [OutboxAction(i.id, "upsert" if is_projectable(i) else "delete", kind) for i in plan.items]
-        outbox.extend(plan.outbox)
-        # Every check passed: commit everything together.
-        commit = view.commit_id
-        for item in plan.items:
-            self._write(paths.doc(uid, "memory_items", item.id), item.to_store())
-        for path, payload in plan.docs.items():
-            self._write(paths.doc(uid, *split_doc_path(path)), payload)
-        by_id = {i.id: i for i in plan.items}
-        for action in outbox:
-            event_id, event = outbox_event(uid, commit, sequence, action, by_id.get(action.memory_id), kind, moment)
-            self._write(paths.doc(uid, "memory_outbox", event_id), event)
-        changed = [i.id for i in plan.items]
-        self._write(paths.doc(uid, "memory_commits", commit), {
-            "commit_id": commit, "sequence": sequence, "parent_commit_id": control.get("head_commit_id"),
-            "operation_id": op_id, "kind": kind, "actor": actor, "changes": changes, "doc_writes": sorted(plan.docs),
-            "created_at": moment, "memory_ids": changed})
-        self._write(paths.control(uid), {"sequence": sequence, "head_commit_id": commit, "updated_at": moment,
-                                         "account_generation": fence.of(deletion).generation,
-                                         "writes_blocked": bool(control.get("writes_blocked", False))})
-        self._write(op_path, {"operation_id": op_id, "kind": kind, "commit_id": commit, "sequence": sequence,
-                              "changed_ids": changed, "summary": plan.summary, "created_at": moment,
-                              "outbox_events": len(outbox)})
-        return ApplyResult(op_id, commit, sequence, False, changed, plan.summary, len(outbox))
+    def committed(self, uid: str, result: ApplyResult) -> None:
+        self.applies.append(result)
+        super().committed(uid, result)
+
+
+class _Reads(TransactionReads):
+    def __init__(self, store: InMemoryStore) -> None:
+        self.store = store
+
+    def get_all(self, paths: Sequence[str]) -> dict[str, dict[str, Any] | None]:
+        return self.store.get_all(paths)
+
+    def query(self, name: str, params: Mapping[str, Any], *, parent: str, limit: int,
+              after: str | None) -> list[tuple[str, dict[str, Any]]]:
+        rows = self.store.query(name, params, parent=parent, limit=limit,
+                                start_after={"__name__": after} if after else None)
+        return [(row.path, row.data) for row in rows]
 
 
 def _clause(data: Mapping[str, Any], field: str, op: str, want: Any) -> bool:
