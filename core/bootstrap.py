@@ -1,10 +1,14 @@
-"""Wires ports to adapters. Everything is built lazily on first use, never at import time, so a
-function cold start pays only for what its request touches."""
+"""The composition root: wires ports to adapters. Only the entry points import it
+(:mod:`core.functions_entry`, :mod:`core.start_check`, the API app and the ``strata`` CLI); services
+see what it builds as :class:`core.ports.Ports`. Everything is built lazily on first use, never at
+import time, so a function cold start pays only for what its request touches.
+
+``client`` and ``paths`` (the raw Firestore client and its reference builder) are here for the
+adapters it builds and for developer tooling; they are not part of :class:`core.ports.Ports`."""
 
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import threading
 from datetime import datetime
@@ -20,7 +24,7 @@ log = logging.getLogger(__name__)
 
 
 class Context:
-    """The service layer's handle on the outside world for one process."""
+    """The process's adapters, built on first use; a :class:`core.ports.Ports` for the services."""
 
     def __init__(self, settings: config.Settings | None = None, **overrides: Any) -> None:
         self.settings = settings or config.load()
@@ -166,7 +170,3 @@ def default_context() -> Context:
     """The process's one Context (requests arriving together at a cold start share it)."""
     with _DEFAULT_LOCK:
         return _default_context()
-
-
-def log_json(event: str, **fields: Any) -> None:
-    log.info(json.dumps({"event": event, **fields}, default=str))

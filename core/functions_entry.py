@@ -12,7 +12,6 @@ from typing import Any
 
 from core import logs
 from core.adapters.cloudevents import DocumentEvent, decode_document_event, decode_pubsub_json
-from core.adapters.firestore import fence
 from core.bootstrap import default_context
 from core.errors import StrataError
 
@@ -130,7 +129,7 @@ def consolidate_request(request: Any) -> Any:
     try:
         if body.get("uid"):
             uid = str(body["uid"])
-            generation = fence.read(ctx.client, uid).generation  # the record is dropped if a wipe runs
+            generation = ctx.store.read_fence(uid).generation  # the record is dropped if a wipe runs
             try:
                 summary = consolidation.run_pass(ctx, uid)
             except StrataError:

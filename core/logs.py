@@ -4,7 +4,7 @@ Each record becomes one JSON object on one line, the shape Cloud Logging reads a
 entry: ``severity`` (its names), ``message``, ``logger``, and when the request carried a trace
 header (``X-Cloud-Trace-Context`` or W3C ``traceparent``, or a CloudEvent's ``traceparent``)
 ``logging.googleapis.com/trace`` as ``projects/{project}/traces/{trace_id}``. A message that is a
-JSON object (``log.info(json.dumps({...}))``, :func:`core.bootstrap.log_json`) is merged in as
+JSON object (``log.info(json.dumps({...}))``, :func:`core.services.webhooks.log_json`) is merged in as
 fields, its ``event`` becoming the ``message``.
 
 Users are pseudonymous in logs: a ``uid`` field becomes ``uid_hash`` (``uids`` → ``uid_hashes``),

@@ -1,6 +1,7 @@
 """The small abstract ports between Strata's services and the outside world.
 
-Services depend only on these; :mod:`core.bootstrap` wires real adapters (or fakes in unit tests).
+Services depend only on these, through :class:`Ports` (what a service may use); :mod:`core.bootstrap`,
+the composition root imported only by the entry points, wires real adapters (or fakes in unit tests).
 Adapters raise :class:`core.errors.RetryableError` subclasses for transient provider failures and
 :class:`core.errors.PermanentError` for refusals, never raw SDK exceptions.
 """
@@ -12,12 +13,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
+from core.config import Settings
 from core.domain import ids, paths
+from core.domain.extraction import Extractor
 from core.domain.fence import AccountFence
 from core.domain.plan import ApplyResult, ItemQuery, Planner
 from core.domain.plan import Write as Write
+from core.domain.routing import Router
 from core.domain.unit_of_work import Mutation, TransactionReads, UnitOfWork
 
 log = logging.getLogger(__name__)
@@ -369,3 +373,49 @@ class Store(ABC):
     def journaled(self, uid: str, kind: str, key: Any) -> dict[str, Any] | None:
         """The journal entry of operation (``kind``, ``key``) when it already ran, else None."""
         return self.get(paths.doc(uid, "memory_operations", ids.operation_id(uid, kind, key)))
+
+
+# --------------------------------------------------------------------------- what a service may use
+class Ports(Protocol):
+    """What a service may use, and all it may use: the settings, the time, the canonical store and
+    the other ports. No SDK client, no path builder: a service names documents by slash path and
+    reads the account fence through :meth:`Store.read_fence`. :class:`core.bootstrap.Context`
+    implements it for the entry points; unit tests hand services one wired to in-memory fakes."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    def now(self) -> datetime: ...
+
+    @property
+    def keyword_index(self) -> KeywordIndex: ...
+
+    @property
+    def vector_index(self) -> VectorIndex: ...
+
+    @property
+    def embedder(self) -> Embedder: ...
+
+    @property
+    def extractor(self) -> Extractor: ...
+
+    @property
+    def router(self) -> Router: ...
+
+    @property
+    def publisher(self) -> Publisher: ...
+
+    @property
+    def tasks(self) -> TaskQueue: ...
+
+    @property
+    def webhook_sender(self) -> WebhookSender: ...
+
+    def nudge_projection(self, uid: str, sequence: int) -> None:
+        """Ask the outbox drain to run for ``uid`` (best effort; the sweep recovers a lost nudge)."""

@@ -25,11 +25,11 @@ from werkzeug import exceptions as routing_exceptions
 from werkzeug.routing import Map, Rule
 
 from core import logs
-from core.adapters.firestore import fence
 from core.api import edge
 from core.api.auth import authenticate
 from core.api.params import Query
 from core.bootstrap import Context, default_context
+from core.domain import fence
 from core.errors import (
     BadRequest,
     Forbidden,
@@ -210,8 +210,8 @@ def _validation_message(exc: ValidationError) -> str:
 _FENCE_READS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="api-fence")
 
 
-def _generation(client: Any, uid: str) -> int:
-    return fence.read(client, uid).generation
+def _generation(ctx: Context, uid: str) -> int:
+    return ctx.store.read_fence(uid).generation
 
 
 def _record_device(req: Request) -> None:
@@ -284,7 +284,7 @@ def dispatch(ctx: Context, method: str, path: str, headers: dict[str, str], quer
             # A write request belongs to the account generation it started in: if a wipe runs
             # before its apply commits, the apply refuses (409 account_generation_changed).
             # Read beside the handler's own first reads; the first apply waits for it (core.domain.fence).
-            with fence.expect(req.uid, _FENCE_READS.submit(_generation, ctx.client, req.uid)):
+            with fence.expect(req.uid, _FENCE_READS.submit(_generation, ctx, req.uid)):
                 result = matched.handler(req)
         else:
             result = matched.handler(req)

@@ -30,18 +30,18 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from pydantic import Field
 
-from core.adapters.firestore import fence
 from core.api.app import MCP_PATH as PATH
 from core.api.app import MethodNotAllowed
 from core.api.auth import authenticate
 from core.api.edge import valid_id
 from core.api.key_routes import metadata_url
-from core.bootstrap import Context
+from core.domain import fence
 from core.domain.records import MemoryItem, to_public
 from core.errors import NotFound, PayloadTooLarge, StrataError, Unauthorized
+from core.ports import Ports
 from core.services import api_keys, deletion, devices, intake, reads, search
 
-_CALLER: ContextVar[tuple[Context, str]] = ContextVar("strata_mcp_caller")
+_CALLER: ContextVar[tuple[Ports, str]] = ContextVar("strata_mcp_caller")
 # The personal API key the request came with (None: an ID token), for the write tools' scope check.
 _KEY: ContextVar[api_keys.KeyCaller | None] = ContextVar("strata_mcp_key", default=None)
 # The requesting device (its X-Device-Id-Hash and X-App-Platform headers), for device_scope=current.
@@ -55,7 +55,7 @@ server: MCPServer[Any] = MCPServer(
 )
 
 
-def _caller() -> tuple[Context, str]:
+def _caller() -> tuple[Ports, str]:
     return _CALLER.get()
 
 
@@ -64,7 +64,7 @@ def _json(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def _public(ctx: Context, items: list[MemoryItem]) -> list[dict[str, Any]]:
+def _public(ctx: Ports, items: list[MemoryItem]) -> list[dict[str, Any]]:
     now = ctx.now()
     return [_json(to_public(item, now)) for item in items]
 
@@ -84,11 +84,11 @@ def _service(call: Callable[[], T]) -> T:
 
 
 @contextmanager
-def _write(ctx: Context, uid: str) -> Iterator[None]:
+def _write(ctx: Ports, uid: str) -> Iterator[None]:
     """A write belongs to the account generation it started in (as the REST dispatcher does), and
     needs a ``read+write`` key when the caller came with a personal key (a tool error otherwise)."""
     _service(lambda: api_keys.require(_KEY.get(), write=True))
-    with fence.expect(uid, fence.read(ctx.client, uid).generation):
+    with fence.expect(uid, ctx.store.read_fence(uid).generation):
         yield
 
 
@@ -231,7 +231,7 @@ async def _exchange(method: str, headers: dict[str, str], body: bytes) -> Answer
     return status, out_headers, b"".join(chunks)
 
 
-def handle(ctx: Context, method: str, headers: dict[str, str], body: bytes, content_length: int | None) -> Answer:
+def handle(ctx: Ports, method: str, headers: dict[str, str], body: bytes, content_length: int | None) -> Answer:
     """Serve one request to ``/mcp``: method (405), token (401), size (413), then the SDK's transport
     (which answers a bad Accept or content type, malformed JSON-RPC and protocol errors itself)."""
     if method != "POST":  # stateless: no SSE stream to GET, no session to DELETE

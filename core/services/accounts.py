@@ -26,10 +26,10 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from core.bootstrap import Context
 from core.domain import fence as account_fence
 from core.domain import paths
 from core.errors import LeaseHeld, RetryableError, StrataError
+from core.ports import Ports
 from core.services import api_keys
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ PURGE_POLL_S = 0.1  # how often the api re-reads the wipe record while the drain
 PURGE_REQUEST = "keyword_purge"  # the projection message's ``purge`` field for this request
 
 
-def delete_account(ctx: Context, uid: str) -> dict[str, Any]:
+def delete_account(ctx: Ports, uid: str) -> dict[str, Any]:
     fence = paths.account_deletion(uid)
     record = ctx.store.get(fence)
     state = record or {}
@@ -75,7 +75,7 @@ def delete_account(ctx: Context, uid: str) -> dict[str, Any]:
     return {"state": "completed", "uid": uid}
 
 
-def _keyword_purge_by_drain(ctx: Context, uid: str, generation: int) -> None:
+def _keyword_purge_by_drain(ctx: Ports, uid: str, generation: int) -> None:
     """Ask the outbox drain to purge ``uid``'s keyword rows for wipe ``generation`` and wait for it
     to record the purge on the wipe record (see the module docstring)."""
     fence = paths.account_deletion(uid)
@@ -101,7 +101,7 @@ def _keyword_purge_by_drain(ctx: Context, uid: str, generation: int) -> None:
         time.sleep(PURGE_POLL_S)
 
 
-def purge_keyword_index(ctx: Context, uid: str, generation: int, requested: str = "") -> str:
+def purge_keyword_index(ctx: Ports, uid: str, generation: int, requested: str = "") -> str:
     """The outbox drain's half of an account wipe's keyword purge (it holds the write key): purge
     ``uid``'s rows and record ``keyword_purged`` on the wipe record, only while wipe ``generation``
     is still in progress (a late or repeated request does nothing). A provider failure is recorded
@@ -135,5 +135,5 @@ def _lease_live(event: dict[str, Any] | None, now: datetime) -> bool:
     return bool(expires and expires > now)
 
 
-def _has_data(ctx: Context, uid: str) -> bool:
+def _has_data(ctx: Ports, uid: str) -> bool:
     return ctx.store.has_children(paths.user(uid))

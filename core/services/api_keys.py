@@ -29,10 +29,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from core.bootstrap import Context
 from core.domain import paths
 from core.errors import Conflict, Forbidden, NotFound, Unauthorized
-from core.ports import Write
+from core.ports import Ports, Write
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +84,7 @@ def _public(key_id: str, data: dict[str, Any]) -> dict[str, Any]:
             "created_at": data.get("created_at"), "last_used_at": data.get("last_used_at")}
 
 
-def create(ctx: Context, uid: str, name: str, scope: Scope) -> dict[str, Any]:
+def create(ctx: Ports, uid: str, name: str, scope: Scope) -> dict[str, Any]:
     """A new key: its listing fields and, this once, its ``secret``."""
     if scope not in SCOPES:
         raise ValueError(f"unknown scope {scope!r}")
@@ -102,14 +101,14 @@ def create(ctx: Context, uid: str, name: str, scope: Scope) -> dict[str, Any]:
     return {**_public(key_id, record), "secret": secret}
 
 
-def list_keys(ctx: Context, uid: str) -> list[dict[str, Any]]:
+def list_keys(ctx: Ports, uid: str) -> list[dict[str, Any]]:
     """The user's keys, oldest first, never a secret or its hash."""
     docs = ctx.store.scan(paths.col(uid, COLLECTION), limit=MAX_KEYS)
     keys = [_public(doc.id, doc.data or {}) for doc in docs]
     return sorted(keys, key=lambda k: (str(k["created_at"]), k["id"]))
 
 
-def revoke(ctx: Context, uid: str, key_id: str) -> None:
+def revoke(ctx: Ports, uid: str, key_id: str) -> None:
     """Delete the key's two documents; its next call is a 401. Another user's id is a 404."""
     record = ctx.store.get(paths.api_key(uid, key_id))
     if record is None:
@@ -124,7 +123,7 @@ def _deletes(uid: str, key_id: str, record: dict[str, Any]) -> list[Write]:
     return writes
 
 
-def revoke_all(ctx: Context, uid: str) -> int:
+def revoke_all(ctx: Ports, uid: str) -> int:
     """Every key of ``uid`` (the account wipe, before it deletes the user's subtree): lookup
     documents first, so a wipe stopped halfway never leaves a working key without its record."""
     revoked = 0
@@ -136,7 +135,7 @@ def revoke_all(ctx: Context, uid: str) -> int:
         revoked += len(docs)
 
 
-def verify(ctx: Context, secret: str) -> KeyCaller:
+def verify(ctx: Ports, secret: str) -> KeyCaller:
     """The caller a presented key speaks for; 401 when it is unknown, revoked or malformed."""
     if not is_key(secret) or len(secret) != SECRET_CHARS:
         raise Unauthorized("unknown or revoked key")
@@ -149,7 +148,7 @@ def verify(ctx: Context, secret: str) -> KeyCaller:
     return caller
 
 
-def _touch(ctx: Context, hashed: str, caller: KeyCaller, last: Any, now: datetime) -> None:
+def _touch(ctx: Ports, hashed: str, caller: KeyCaller, last: Any, now: datetime) -> None:
     """Record the use, at most once per :data:`LAST_USED_EVERY`; never fails the request. ``update``
     writes nothing if a revoke or a wipe removed the documents meanwhile."""
     if isinstance(last, datetime) and now - last < LAST_USED_EVERY:

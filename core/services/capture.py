@@ -31,7 +31,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.bootstrap import Context
 from core.domain import fence, ids, paths
 from core.domain.extraction import (
     ExtractionResult,
@@ -54,6 +53,7 @@ from core.errors import (
     StrataError,
     WritesDisabled,
 )
+from core.ports import Ports
 from core.services import controls, deletion
 from core.services.withdrawal import apply_withdrawal, live_page, review_rows, scrubbed, withdraw_source
 
@@ -95,7 +95,7 @@ def should_capture(doc: dict[str, Any] | None) -> bool:
     return bool(doc) and doc.get("status") == "completed" and not doc.get("discarded")  # type: ignore[union-attr]
 
 
-def capture_conversation(ctx: Context, uid: str, conversation_id: str, doc: dict[str, Any], *,
+def capture_conversation(ctx: Ports, uid: str, conversation_id: str, doc: dict[str, Any], *,
                          from_event: bool = False) -> CaptureResult:
     """Capture ``doc`` (the event's payload, or the document a reprocess read). The account
     generation is read first: nothing is captured while a wipe runs, and every write below is refused
@@ -134,7 +134,7 @@ def capture_conversation(ctx: Context, uid: str, conversation_id: str, doc: dict
     return result
 
 
-def _capture(ctx: Context, uid: str, conversation_id: str, doc: dict[str, Any], revision: str, run_ref: str,
+def _capture(ctx: Ports, uid: str, conversation_id: str, doc: dict[str, Any], revision: str, run_ref: str,
              stored_run: dict[str, Any] | None, result: CaptureResult) -> None:
     run = stored_run or {}
     if deleting(run):
@@ -252,7 +252,7 @@ def attempts_of(run: dict[str, Any] | None, revision: str) -> dict[str, Any]:
             "last_at": None}
 
 
-def _reserve_attempt(ctx: Context, uid: str, run_ref: str, revision: str, turn: _ModelTurn) -> bool | None:
+def _reserve_attempt(ctx: Ports, uid: str, run_ref: str, revision: str, turn: _ModelTurn) -> bool | None:
     """Count one model call for ``revision`` on the marker before it is made (compare and set, so
     concurrent deliveries never call more often than the bound). True: reserved; False: the bound
     is reached; None: the conversation is being deleted."""
@@ -277,7 +277,7 @@ def _reserve_attempt(ctx: Context, uid: str, run_ref: str, revision: str, turn: 
     raise Conflict("the capture marker kept changing while a model attempt was reserved", code="capture_raced")
 
 
-def _model_extraction(ctx: Context, uid: str, conversation_id: str, run_ref: str, revision: str, captures: int,
+def _model_extraction(ctx: Ports, uid: str, conversation_id: str, run_ref: str, revision: str, captures: int,
                       done: dict[str, Any], result: CaptureResult, source: Any,
                       turn: _ModelTurn) -> ExtractionResult | None:
     """The model's extraction, grounded before it is used; or, once the model's turn is over, the
@@ -332,7 +332,7 @@ def deleting(run: dict[str, Any] | None) -> bool:
     return isinstance((run or {}).get("cascade"), dict) and run["cascade"].get("state") in ("running", "done")  # type: ignore[index]
 
 
-def _write_marker(ctx: Context, uid: str, run_ref: str, data: dict[str, Any],
+def _write_marker(ctx: Ports, uid: str, run_ref: str, data: dict[str, Any],
                   rows: dict[str, dict[str, Any]] | None = None) -> bool:
     """Write the capture marker (and workflow rows) in one transaction that reads the marker first:
     once a delete of the conversation started (the marker is its progress record) nothing is
@@ -341,7 +341,7 @@ def _write_marker(ctx: Context, uid: str, run_ref: str, data: dict[str, Any],
     return ctx.store.fenced_write(uid, [*writes, (run_ref, data, False)], guard=run_ref, refuse=deleting)
 
 
-def _extraction_failed(ctx: Context, uid: str, conversation_id: str, run_ref: str, revision: str, captures: int,
+def _extraction_failed(ctx: Ports, uid: str, conversation_id: str, run_ref: str, revision: str, captures: int,
                        done: dict[str, Any], result: CaptureResult, exc: StrataError, *,
                        attempts: dict[str, Any] | None = None) -> CaptureResult:
     """The extractor failed. Transient: nothing is written, the event is retried. Permanent (e.g.
@@ -363,7 +363,7 @@ def _extraction_failed(ctx: Context, uid: str, conversation_id: str, run_ref: st
     return result
 
 
-def _memories_job(ctx: Context, uid: str, conversation_id: str, revision: str, source: Any,
+def _memories_job(ctx: Ports, uid: str, conversation_id: str, revision: str, source: Any,
                   extraction: ExtractionResult, device_id: str | None, result: CaptureResult, *,
                   first: bool = False, riders: dict[str, dict[str, Any]] | None = None, captures: int = 0) -> bool:
     """Apply the extraction; True when ``riders`` were committed with it (False: write them apart).
@@ -415,7 +415,7 @@ def _candidate_item(uid: str, conversation_id: str, g: GroundedCandidate, extrac
     )
 
 
-def replace_source(ctx: Context, uid: str, conversation_id: str, revision: str,
+def replace_source(ctx: Ports, uid: str, conversation_id: str, revision: str,
                    grounded: tuple[GroundedCandidate, ...], extraction: ExtractionResult, signal: str,
                    device_id: str | None, result: CaptureResult, *, first: bool = False,
                    riders: dict[str, dict[str, Any]] | None = None, captures: int = 0) -> bool:
@@ -538,7 +538,7 @@ def _merge_evidence(existing: MemoryItem, fresh: MemoryItem) -> MemoryItem | Non
     return updated
 
 
-def _workflow_rows(ctx: Context, uid: str, conversation_id: str, revision: str, collection: str,
+def _workflow_rows(ctx: Ports, uid: str, conversation_id: str, revision: str, collection: str,
                    extraction: ExtractionResult) -> dict[str, dict[str, Any]]:
     """Action items / goals ("collection/id" → row) go to their own workflow collections, never into
     memories; ids are derived from the description, so writing them again changes nothing."""

@@ -18,9 +18,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from core.bootstrap import Context
 from core.domain import paths
 from core.errors import NotFound
+from core.ports import Ports
 from core.services.capture import JOBS, attempts_of, conversation_revision, deleting
 
 STATES = ("pending", "captured", "failed", "fell_back")
@@ -31,7 +31,7 @@ def _time(value: Any) -> str | None:
     return value.isoformat() if isinstance(value, datetime) else None
 
 
-def _memory_count(ctx: Context, uid: str, conversation_id: str) -> int:
+def _memory_count(ctx: Ports, uid: str, conversation_id: str) -> int:
     """Memories this conversation's active evidence supports that the user has not deleted."""
     count, after = 0, None
     while True:
@@ -45,7 +45,7 @@ def _memory_count(ctx: Context, uid: str, conversation_id: str) -> int:
         after = rows[-1].id
 
 
-def conversation_status(ctx: Context, uid: str, conversation_id: str) -> dict[str, Any]:
+def conversation_status(ctx: Ports, uid: str, conversation_id: str) -> dict[str, Any]:
     conversation_ref = paths.doc(uid, "conversations", conversation_id)
     run_ref = paths.doc(uid, "capture_runs", conversation_id)
     found = ctx.store.get_all([conversation_ref, run_ref])

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from core.bootstrap import Context
 from core.domain import fence, ids, paths, review_queue
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
@@ -36,6 +35,7 @@ from core.domain.routing import (
 )
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import GenerationChanged, InvalidRouterOutput, StrataError, WritesBlocked
+from core.ports import Ports
 from core.services import projection, scheduling
 from core.services.intake import processed
 
@@ -71,7 +71,7 @@ class PassSummary:
 
 
 # ----------------------------------------------------------------------------------------- fan-out
-def users_with_pending(ctx: Context, limit: int = 1000) -> list[str]:
+def users_with_pending(ctx: Ports, limit: int = 1000) -> list[str]:
     """Users with pending items found by one collection-group scan over items: the manual CLI's
     backfill for items that predate the schedule registry (the scheduled job never scans items)."""
     uids: dict[str, None] = {}
@@ -80,12 +80,12 @@ def users_with_pending(ctx: Context, limit: int = 1000) -> list[str]:
     return list(uids)
 
 
-def fan_out(ctx: Context) -> dict[str, Any]:
+def fan_out(ctx: Ports) -> dict[str, Any]:
     """The scheduler job: the safety-net walk over users (:func:`scheduling.walk`)."""
     return scheduling.walk(ctx)
 
 
-def _controls(ctx: Context) -> dict[str, Any]:
+def _controls(ctx: Ports) -> dict[str, Any]:
     return ctx.store.get(paths.CONTROLS_GLOBAL) or {}
 
 
@@ -95,7 +95,7 @@ def _lease_ref(uid: str) -> str:
 
 
 # -------------------------------------------------------------------------------------------- pass
-def run_pass(ctx: Context, uid: str, *, router: Router | None = None, max_selected: int | None = None,
+def run_pass(ctx: Ports, uid: str, *, router: Router | None = None, max_selected: int | None = None,
              settle_outbox: bool = True) -> dict[str, Any]:
     """One user's pass; at most ``max_selected`` items (default: the ``consolidation_pass_limit``
     setting). Afterwards the user's schedule is settled: an overflow continues at once, a pass
@@ -140,7 +140,7 @@ def run_pass(ctx: Context, uid: str, *, router: Router | None = None, max_select
     return summary.as_dict()
 
 
-def _pass(ctx: Context, uid: str, router: Router | None, max_selected: int, summary: PassSummary) -> None:
+def _pass(ctx: Ports, uid: str, router: Router | None, max_selected: int, summary: PassSummary) -> None:
     selected = select_pending(ctx, uid, max_selected + 1)
     summary.overflow = len(selected) > max_selected
     selected = selected[:max_selected]
@@ -159,7 +159,7 @@ def _pass(ctx: Context, uid: str, router: Router | None, max_selected: int, summ
     summary.reviews_expired = expire_reviews(ctx, uid)
 
 
-def record_pass(ctx: Context, uid: str, summary: dict[str, Any], trigger: dict[str, Any],
+def record_pass(ctx: Ports, uid: str, summary: dict[str, Any], trigger: dict[str, Any],
                 generation: int | None = None) -> None:
     """Keep the last completed pass and what triggered it (``memory_state/last_consolidation``), so
     operators and tests can tell a scheduled (Cloud Tasks) pass from a manual one. Fenced like the
@@ -173,24 +173,24 @@ def record_pass(ctx: Context, uid: str, summary: dict[str, Any], trigger: dict[s
         log.info("consolidation record for %s dropped: the account was deleted", uid)
 
 
-def select_pending(ctx: Context, uid: str, limit: int) -> list[MemoryItem]:
+def select_pending(ctx: Ports, uid: str, limit: int) -> list[MemoryItem]:
     """Deterministic order: nearest adjudication deadline first, then id."""
     rows = ctx.store.query("pending_route_items", {"pending_route": True}, parent=paths.user(uid), limit=limit)
     return [MemoryItem.from_store(row.data) for row in rows]
 
 
-def _long_term(ctx: Context, uid: str, limit: int = 500) -> list[MemoryItem]:
+def _long_term(ctx: Ports, uid: str, limit: int = 500) -> list[MemoryItem]:
     rows = ctx.store.query("items_by_read_class_and_layer", {"read_class": ["default"], "layer": "long_term"},
                            parent=paths.user(uid), limit=limit)
     return [MemoryItem.from_store(row.data) for row in rows]
 
 
-def _attempts(ctx: Context, uid: str, memory_ids: list[str]) -> dict[str, int]:
+def _attempts(ctx: Ports, uid: str, memory_ids: list[str]) -> dict[str, int]:
     refs = [paths.doc(uid, "consolidation_attempts", mid) for mid in memory_ids]
     return {paths.doc_id(p): int(d.get("attempts", 0)) for p, d in ctx.store.get_all(refs).items() if d is not None}
 
 
-def _record_retry(ctx: Context, uid: str, items: list[MemoryItem], attempts: dict[str, int], reason: str) -> None:
+def _record_retry(ctx: Ports, uid: str, items: list[MemoryItem], attempts: dict[str, int], reason: str) -> None:
     writes = []
     for item in items:
         attempts[item.id] = attempts.get(item.id, 0) + 1
@@ -208,7 +208,7 @@ def _nearest(item: MemoryItem, pool: list[MemoryItem]) -> list[MemoryItem]:
     return [other for score, _, other in scored[:NEIGHBOURS] if score > 0]
 
 
-def route_batch(ctx: Context, uid: str, batch: list[MemoryItem], long_term: list[MemoryItem],
+def route_batch(ctx: Ports, uid: str, batch: list[MemoryItem], long_term: list[MemoryItem],
                 attempts: dict[str, int], router: Router, summary: PassSummary,
                 survivors: dict[str, str] | None = None) -> None:
     now = ctx.now()
@@ -327,7 +327,7 @@ def _fact(item: MemoryItem) -> str:
     return fact_key(item.content, item.subject_attribution, item.subject_label)
 
 
-def apply_routes(ctx: Context, uid: str, revisions: dict[str, int],
+def apply_routes(ctx: Ports, uid: str, revisions: dict[str, int],
                  decisions: dict[str, tuple[str, list[str], str | None, str]], summary: PassSummary,
                  planner: str, *, survivors: dict[str, str] | None = None,
                  facts: dict[str, str] | None = None) -> None:
@@ -466,7 +466,7 @@ def _doc_id(review_id: str) -> str:
 
 
 # ---------------------------------------------------------------------------------- review expiry
-def expire_reviews(ctx: Context, uid: str, limit: int = 100) -> int:
+def expire_reviews(ctx: Ports, uid: str, limit: int = 100) -> int:
     """A review nobody answered within 72 h settles the item in Archive (a non-durable route never
     reaches Long-term); the entry is marked ``expired`` and keeps no text. Items that moved on are left
     alone: the entry must still be the item's (its review id), and the item still in review. The
@@ -502,7 +502,7 @@ def expire_reviews(ctx: Context, uid: str, limit: int = 100) -> int:
 
 
 # ----------------------------------------------------------------------------------------- age-out
-def age_out(ctx: Context, uid: str) -> int:
+def age_out(ctx: Ports, uid: str) -> int:
     """Long-term items untouched for ``long_term_archive_after_days`` move to Archive (0 = never)."""
     days = ctx.settings.long_term_archive_after_days
     if days <= 0:

@@ -15,24 +15,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.bootstrap import Context
 from core.domain import paths
 from core.errors import WritesDisabled
+from core.ports import Ports
 
 WRITES = "writes_disabled"
 CONSOLIDATION = "consolidation_disabled"
 PROJECTION = "projection_disabled"
 
 
-def read(ctx: Context) -> dict[str, Any]:
+def read(ctx: Ports) -> dict[str, Any]:
     return ctx.store.get(paths.CONTROLS_GLOBAL) or {}
 
 
-def is_on(ctx: Context, switch: str) -> bool:
+def is_on(ctx: Ports, switch: str) -> bool:
     return bool(read(ctx).get(switch))
 
 
-def require_writes(ctx: Context) -> None:
+def require_writes(ctx: Ports) -> None:
     """Raise :class:`WritesDisabled` (503, retryable) while the ``writes_disabled`` switch is on."""
     if is_on(ctx, WRITES):
         raise WritesDisabled("writes are disabled by an incident switch; try again later")

@@ -6,13 +6,13 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from core.bootstrap import Context
 from core.domain import paths
 from core.errors import Conflict, NotFound
+from core.ports import Ports
 from core.services import capture, controls, deletion
 
 
-def create(ctx: Context, uid: str, body: dict[str, Any], device_id: str | None, platform: str | None) -> str:
+def create(ctx: Ports, uid: str, body: dict[str, Any], device_id: str | None, platform: str | None) -> str:
     controls.require_writes(ctx)
     conversation_id = body.pop("id", None) or uuid.uuid4().hex
     now = ctx.now()
@@ -46,7 +46,7 @@ def _timestamp(value: str) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def reprocess(ctx: Context, uid: str, conversation_id: str) -> capture.CaptureResult:
+def reprocess(ctx: Ports, uid: str, conversation_id: str) -> capture.CaptureResult:
     """Re-extract now (complete replacement). The token makes this a new revision. It is written to
     the document only after the capture ran, so the trigger that write fires sees the revision already
     captured and does nothing (writing it first let the trigger win the race and this call report
@@ -65,7 +65,7 @@ def reprocess(ctx: Context, uid: str, conversation_id: str) -> capture.CaptureRe
     return result
 
 
-def delete(ctx: Context, uid: str, conversation_id: str, cascade: bool = True) -> dict[str, Any]:
+def delete(ctx: Ports, uid: str, conversation_id: str, cascade: bool = True) -> dict[str, Any]:
     """With ``cascade`` the conversation's memories are withdrawn in bounded pages first and the
     document is deleted in the same transaction as the last page (a failure part-way leaves the
     document, and calling again resumes); the delete trigger then finds the cascade done."""
@@ -82,7 +82,7 @@ def delete(ctx: Context, uid: str, conversation_id: str, cascade: bool = True) -
                                                                       remove_document=True)}
 
 
-def cascade_from_trigger(ctx: Context, uid: str, conversation_id: str) -> dict[str, Any] | None:
+def cascade_from_trigger(ctx: Ports, uid: str, conversation_id: str) -> dict[str, Any] | None:
     found = ctx.store.get_all([paths.account_deletion(uid), paths.doc(uid, "capture_runs", conversation_id)])
     fence = found[paths.account_deletion(uid)]
     if fence is not None and fence.get("state") != "completed":

@@ -10,7 +10,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from core.bootstrap import Context
 from core.domain import fence, paths
 from core.domain.plan import MAX_ITEMS_PER_APPLY, ApplyView, Page, Plan
 from core.domain.records import MemoryItem
@@ -24,7 +23,7 @@ from core.errors import (
     RetryableError,
     WritesBlocked,
 )
-from core.ports import Write
+from core.ports import Ports, Write
 from core.services import legacy
 from core.services.withdrawal import (
     apply_withdrawal,
@@ -47,12 +46,12 @@ NOT_DELETED = ["active", "superseded", "hidden"]  # every physical status but to
 LEGACY_BATCH = 100
 
 
-def _item(ctx: Context, uid: str, memory_id: str) -> MemoryItem | None:
+def _item(ctx: Ports, uid: str, memory_id: str) -> MemoryItem | None:
     data = ctx.store.get(paths.doc(uid, "memory_items", memory_id))
     return MemoryItem.from_store(data) if data is not None else None
 
 
-def intent(ctx: Context, uid: str, request_key: str | None) -> dict[str, Any]:
+def intent(ctx: Ports, uid: str, request_key: str | None) -> dict[str, Any]:
     """What makes one user intent's operation key unique: the client's ``Idempotency-Key`` when it
     sent one (a retried request replays), else the ledger head read before the operation (a later
     intent reads a later head, so it never replays an earlier one; a retry at the same head does)."""
@@ -61,7 +60,7 @@ def intent(ctx: Context, uid: str, request_key: str | None) -> dict[str, Any]:
     return {"head": ctx.store.head_sequence(uid)}
 
 
-def scan_lineage(ctx: Context, uid: str, memory_id: str) -> set[str]:
+def scan_lineage(ctx: Ports, uid: str, memory_id: str) -> set[str]:
     """Survivor, aliases and superseded ancestors (transitively), read outside the transaction."""
     seen: set[str] = set()
     frontier = [memory_id]
@@ -89,7 +88,7 @@ def _redacted(row: dict[str, Any], now: Any) -> dict[str, Any]:
     return {**row, "content": "", "conflicting": [], "status": "redacted", "redacted_at": now}
 
 
-def delete_memory(ctx: Context, uid: str, memory_id: str, request_key: str | None = None) -> dict[str, Any]:
+def delete_memory(ctx: Ports, uid: str, memory_id: str, request_key: str | None = None) -> dict[str, Any]:
     """Tombstone the whole lineage of ``memory_id``, whatever the status of its members (a hidden,
     i.e. rejected, item is scrubbed too). A privacy delete re-checks the lineage inside the
     transaction; if it grew since the scan, it rescans the union and tries again. The tombstones are
@@ -149,7 +148,7 @@ def delete_memory(ctx: Context, uid: str, memory_id: str, request_key: str | Non
     raise Conflict("the memory kept changing while it was being deleted; try again", code="delete_contended")
 
 
-def _delete_historical(ctx: Context, uid: str, memory_id: str, key: dict[str, Any]) -> dict[str, Any]:
+def _delete_historical(ctx: Ports, uid: str, memory_id: str, key: dict[str, Any]) -> dict[str, Any]:
     """Delete a historical row: its canonical tombstone (same id, marked as the user's delete) is
     written through the apply from the rows read in the same transaction, then the row is removed
     (idempotent; the tombstone suppresses it whether or not that succeeds, and the tombstone's
@@ -171,7 +170,7 @@ def _delete_historical(ctx: Context, uid: str, memory_id: str, key: dict[str, An
     return {"deleted": result.summary.get("tombstoned", []), "commit_id": result.commit_id}
 
 
-def tombstone_historical(ctx: Context, uid: str, memory_ids: list[str], kind: str, key: dict[str, Any], *,
+def tombstone_historical(ctx: Ports, uid: str, memory_ids: list[str], kind: str, key: dict[str, Any], *,
                          by_user: bool = True) -> int:
     """Tombstone the historical rows ``memory_ids`` that no canonical item suppresses yet (one apply,
     locked rows included: a bulk or privacy delete is not a paywalled action), then remove the rows.
@@ -202,7 +201,7 @@ def tombstone_historical(ctx: Context, uid: str, memory_ids: list[str], kind: st
     return int(result.summary.get("tombstoned", 0))
 
 
-def _delete_all_historical(ctx: Context, uid: str, request_key: str | None) -> int:
+def _delete_all_historical(ctx: Ports, uid: str, request_key: str | None) -> int:
     total = 0
     for batch_no in range(MAX_BATCHES):
         batch = legacy.first_ids(ctx, uid, LEGACY_BATCH)
@@ -229,7 +228,7 @@ def _redact_reviews(out: Plan, reviews: dict[str, dict[str, Any]], now: Any) -> 
         out.docs[f"memory_review_queue/{review_id}"] = _redacted(row, now)
 
 
-def _tombstone_batch(ctx: Context, uid: str, batch_ids: list[str], request_key: str | None, round_no: int,
+def _tombstone_batch(ctx: Ports, uid: str, batch_ids: list[str], request_key: str | None, round_no: int,
                      batch_no: int) -> tuple[int, int]:
     """One bounded delete-all transaction: tombstone ``batch_ids`` (those still live when it reads
     them), drop their graph assertions, redact their review rows. Returns (tombstoned, commits)."""
@@ -251,7 +250,7 @@ def _tombstone_batch(ctx: Context, uid: str, batch_ids: list[str], request_key: 
     return int(result.summary.get("tombstoned", 0)), 0 if result.replayed or result.commit_id is None else 1
 
 
-def delete_all(ctx: Context, uid: str, request_key: str | None = None) -> dict[str, Any]:
+def delete_all(ctx: Ports, uid: str, request_key: str | None = None) -> dict[str, Any]:
     """Bounded tombstone transactions over every item not yet tombstoned (active, superseded,
     hidden, expired), then a control-fenced rescan until a stable empty set. Each batch's key binds
     the ledger head it read, so no batch ever replays an earlier delete; with an ``Idempotency-Key``
@@ -302,7 +301,7 @@ def _marker_path(conversation_id: str) -> str:
     return f"capture_runs/{conversation_id}"
 
 
-def cascade_conversation(ctx: Context, uid: str, conversation_id: str, *,
+def cascade_conversation(ctx: Ports, uid: str, conversation_id: str, *,
                          remove_document: bool = False) -> dict[str, Any]:
     """Withdraw the conversation from every memory it supports, in cursor pages.
 
@@ -366,7 +365,7 @@ def cascade_conversation(ctx: Context, uid: str, conversation_id: str, *,
     return {**totals, "workflow_removed": workflow_removed, "commit_id": commit_id}
 
 
-def _record_early_delete(ctx: Context, uid: str, conversation_id: str, run_id: str) -> bool:
+def _record_early_delete(ctx: Ports, uid: str, conversation_id: str, run_id: str) -> bool:
     """Write the cascade record of a conversation deleted before anything of it was captured
     (fenced by the account generation; never in an account being or once wiped, whose subtree
     must stay empty). True when written."""
@@ -386,11 +385,11 @@ def _marker_path_full(uid: str, conversation_id: str) -> str:
     return paths.doc(uid, "capture_runs", conversation_id)
 
 
-def _cascade_historical(ctx: Context, uid: str, conversation_id: str) -> int:
+def _cascade_historical(ctx: Ports, uid: str, conversation_id: str) -> int:
     return retract_historical(ctx, uid, conversation_id, "delete.conversation", by_user=True)
 
 
-def retract_historical(ctx: Context, uid: str, conversation_id: str, kind: str, *, by_user: bool,
+def retract_historical(ctx: Ports, uid: str, conversation_id: str, kind: str, *, by_user: bool,
                        key: dict[str, Any] | None = None) -> int:
     """Tombstone the historical rows that cite the conversation (a legacy row has one source, so
     withdrawing it retracts the memory), in bounded batches, and remove the rows; the tombstones'
@@ -409,7 +408,7 @@ def retract_historical(ctx: Context, uid: str, conversation_id: str, kind: str, 
                    code="cascade_incomplete")
 
 
-def _cascade_page(ctx: Context, uid: str, conversation_id: str, run_id: str, remove_document: bool) -> Any:
+def _cascade_page(ctx: Ports, uid: str, conversation_id: str, run_id: str, remove_document: bool) -> Any:
     marker_path = _marker_path(conversation_id)
     conversation_path = f"conversations/{conversation_id}"
     for _attempt in range(6):
@@ -465,7 +464,7 @@ def _cascade_page(ctx: Context, uid: str, conversation_id: str, run_id: str, rem
     raise CohortMoved("the conversation's memories kept changing during the delete; try again")
 
 
-def _pages_done(ctx: Context, uid: str, conversation_id: str) -> int:
+def _pages_done(ctx: Ports, uid: str, conversation_id: str) -> int:
     progress = (ctx.store.get(paths.doc(uid, "capture_runs", conversation_id)) or {}).get("cascade")
     return int(progress.get("pages", 0)) if isinstance(progress, dict) else 0
 
@@ -473,7 +472,7 @@ def _pages_done(ctx: Context, uid: str, conversation_id: str) -> int:
 WORKFLOW = (("action_items", "action_items_by_conversation"), ("goals", "goals_by_conversation"))
 
 
-def _remove_workflow(ctx: Context, uid: str, conversation_id: str) -> int:
+def _remove_workflow(ctx: Ports, uid: str, conversation_id: str) -> int:
     """Delete the conversation's action items and goals in bounded batches."""
     removed = 0
     for _collection, query in WORKFLOW:

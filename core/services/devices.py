@@ -6,9 +6,9 @@ import re
 import time
 from datetime import datetime
 
-from core.bootstrap import Context
 from core.domain import fence, paths
 from core.errors import BadRequest, GenerationChanged, WritesBlocked
+from core.ports import Ports
 from core.services import controls
 
 PLATFORMS = ("macos", "windows", "ios", "android", "web")
@@ -49,7 +49,7 @@ def scope_filter(scope: str, device_ids: list[str] | tuple[str, ...], current: s
     raise BadRequest("device_scope must be current, all or explicit", code="validation_error")
 
 
-def record_device(ctx: Context, uid: str, device_id: str | None, platform: str | None, version: str | None,
+def record_device(ctx: Ports, uid: str, device_id: str | None, platform: str | None, version: str | None,
                   now: datetime) -> None:
     """Upsert ``users/{uid}/client_devices/{id}`` at most once an hour per process and device.
     Nothing is written while the account is being wiped (the upsert is a fenced write)."""

@@ -26,13 +26,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from core.bootstrap import Context
 from core.domain import fence, ids, paths
 from core.domain.plan import is_projectable
 from core.domain.records import MemoryItem
 from core.domain.states import HIDDEN, Status
 from core.errors import GenerationChanged, WritesBlocked
-from core.ports import KeywordIndex, ProviderRecord, StoredDoc, VectorIndex, Write
+from core.ports import KeywordIndex, Ports, ProviderRecord, StoredDoc, VectorIndex, Write
 from core.services import graph, projection
 
 PAGE = 500
@@ -102,7 +101,7 @@ def _reason(item: MemoryItem) -> str:
     return "not_visible"
 
 
-def _pages(ctx: Context, collection: str) -> Iterator[list[StoredDoc]]:
+def _pages(ctx: Ports, collection: str) -> Iterator[list[StoredDoc]]:
     """The collection (a slash path) in id order, :data:`PAGE` documents at a time."""
     cursor = None
     while True:
@@ -114,7 +113,7 @@ def _pages(ctx: Context, collection: str) -> Iterator[list[StoredDoc]]:
         cursor = page[-1].id
 
 
-def _canonical(ctx: Context, uid: str) -> _Canonical:
+def _canonical(ctx: Ports, uid: str) -> _Canonical:
     state = _Canonical(fenced=ctx.store.read_fence(uid).deleting)
     assertion_of: dict[str, str] = {}  # graph fact → the assertion its admission bound
     for page in _pages(ctx, paths.col(uid, "memory_items")):
@@ -170,7 +169,7 @@ def _check_index(name: str, index: KeywordIndex | VectorIndex, uid: str, state: 
         report.findings.append(Drift(name, "missing", uid, memory_id, ids.provider_id(uid, memory_id), "not indexed"))
 
 
-def _check_graph(ctx: Context, uid: str, state: _Canonical, report: DoctorReport) -> None:
+def _check_graph(ctx: Ports, uid: str, state: _Canonical, report: DoctorReport) -> None:
     cited: set[str] = set()
     for page in _pages(ctx, paths.col(uid, "knowledge_edges")):
         report.rows["graph"] += len(page)
@@ -191,7 +190,7 @@ def _check_graph(ctx: Context, uid: str, state: _Canonical, report: DoctorReport
         report.findings.append(Drift("graph", "missing", uid, memory_id, state.edges[memory_id], "no edge cites it"))
 
 
-def check_user(ctx: Context, uid: str, report: DoctorReport, providers: tuple[str, ...] = PROVIDERS) -> _Canonical:
+def check_user(ctx: Ports, uid: str, report: DoctorReport, providers: tuple[str, ...] = PROVIDERS) -> _Canonical:
     """Compare one user's canonical state with each provider; findings are added to ``report``.
     The user's due outbox work is drained first (maintenance reads projected state), so what the
     outbox is about to deliver is not reported as drift."""
@@ -209,12 +208,12 @@ def check_user(ctx: Context, uid: str, report: DoctorReport, providers: tuple[st
     return state
 
 
-def users(ctx: Context) -> Iterator[str]:
+def users(ctx: Ports) -> Iterator[str]:
     """Every user with any document under ``users/{uid}`` (the parent document may not exist)."""
     yield from ctx.store.document_ids(paths.USERS)
 
 
-def ownerless(ctx: Context, known: set[str], report: DoctorReport, providers: tuple[str, ...]) -> None:
+def ownerless(ctx: Ports, known: set[str], report: DoctorReport, providers: tuple[str, ...]) -> None:
     """Index rows whose uid is no user's at all."""
     indexes = [(n, i) for n, i in (("typesense", ctx.keyword_index), ("vector", ctx.vector_index)) if n in providers]
     for name, index in indexes:
@@ -225,7 +224,7 @@ def ownerless(ctx: Context, known: set[str], report: DoctorReport, providers: tu
                                                  "no_canonical_owner"))
 
 
-def run(ctx: Context, uid: str | None, *, providers: tuple[str, ...] = PROVIDERS,
+def run(ctx: Ports, uid: str | None, *, providers: tuple[str, ...] = PROVIDERS,
         progress: Callable[[str, DoctorReport], None] | None = None) -> DoctorReport:
     """Check one user, or (``uid`` None) every user and then rows of uids no user owns."""
     report = DoctorReport()
@@ -242,7 +241,7 @@ def run(ctx: Context, uid: str | None, *, providers: tuple[str, ...] = PROVIDERS
     return report
 
 
-def repair(ctx: Context, report: DoctorReport) -> DoctorReport:
+def repair(ctx: Ports, report: DoctorReport) -> DoctorReport:
     """Enqueue the outbox events that converge every drifted memory; nudge each user's drain.
 
     A user with canonical items gets one event per drifted memory (the drain projects that memory's
@@ -266,7 +265,7 @@ def repair(ctx: Context, report: DoctorReport) -> DoctorReport:
     return report
 
 
-def _enqueue_repairs(ctx: Context, uid: str, memory_ids: set[str], report: DoctorReport) -> None:
+def _enqueue_repairs(ctx: Ports, uid: str, memory_ids: set[str], report: DoctorReport) -> None:
     """One user's repair events, in fenced batches (none lands once a wipe of the account began)."""
     owned = ctx.store.scan(paths.col(uid, "memory_items"), limit=1, keys_only=True)
     targets = [(m, "repair") for m in sorted(memory_ids) if m] if owned else [("", "purge_user")]
@@ -288,7 +287,7 @@ def _enqueue_repairs(ctx: Context, uid: str, memory_ids: set[str], report: Docto
     ctx.nudge_projection(uid, 0)
 
 
-def _fenced(ctx: Context, uid: str, writes: list[Write]) -> None:
+def _fenced(ctx: Ports, uid: str, writes: list[Write]) -> None:
     ctx.store.fenced_write(uid, [(w.path, w.data or {}, w.merge) for w in writes])
 
 

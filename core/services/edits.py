@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.bootstrap import Context
 from core.domain import ids
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import PRIMARY_CATEGORIES, Evidence, MemoryItem, QuoteRef, short_term_deadline
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import BadRequest, NotFound, RetryableError
+from core.ports import Ports
 from core.services import intake, legacy
 
 MAX_CATEGORY = 64
@@ -47,7 +47,7 @@ def _editable(view: ApplyView, memory_id: str, plan: Plan, ttl_days: int) -> Mem
     return item.model_copy(deep=True)
 
 
-def _cleanup(ctx: Context, uid: str, summary: dict[str, object]) -> None:
+def _cleanup(ctx: Ports, uid: str, summary: dict[str, object]) -> None:
     """After an apply that found historical rows under the edited id: remove them (idempotent,
     best effort; the canonical item suppresses them either way)."""
     memory_id = summary.get("legacy_rows")
@@ -55,7 +55,7 @@ def _cleanup(ctx: Context, uid: str, summary: dict[str, object]) -> None:
         legacy.cleanup(ctx, uid, [memory_id])
 
 
-def edit_content(ctx: Context, uid: str, memory_id: str, content: str) -> MemoryItem:
+def edit_content(ctx: Ports, uid: str, memory_id: str, content: str) -> MemoryItem:
     content = intake.checked_content(ctx, content, "value")
     intake.refuse_secrets(content)
     assertion_path = _assertion_path(memory_id)
@@ -135,7 +135,7 @@ def _leave_lineage(view: ApplyView, plan: Plan, item: MemoryItem) -> None:
     plan.items.append(survivor)
 
 
-def set_visibility(ctx: Context, uid: str, memory_id: str, visibility: str) -> MemoryItem:
+def set_visibility(ctx: Ports, uid: str, memory_id: str, visibility: str) -> MemoryItem:
     if visibility not in ("public", "private"):
         raise BadRequest("visibility must be public or private", code="validation_error")
 
@@ -148,7 +148,7 @@ def set_visibility(ctx: Context, uid: str, memory_id: str, visibility: str) -> M
     return _metadata_edit(ctx, uid, memory_id, "edit.visibility", visibility, change)
 
 
-def set_category(ctx: Context, uid: str, memory_id: str, category: str) -> MemoryItem:
+def set_category(ctx: Ports, uid: str, memory_id: str, category: str) -> MemoryItem:
     """Re-file a memory (metadata only; legacy category names are accepted and stored as given)."""
     category = (category or "").strip().lower()
     if not category or len(category) > MAX_CATEGORY or not category.replace("_", "").isalnum():
@@ -164,7 +164,7 @@ def set_category(ctx: Context, uid: str, memory_id: str, category: str) -> Memor
     return _metadata_edit(ctx, uid, memory_id, "edit.category", category, change)
 
 
-def set_user_review(ctx: Context, uid: str, memory_id: str, value: bool) -> MemoryItem:
+def set_user_review(ctx: Ports, uid: str, memory_id: str, value: bool) -> MemoryItem:
     def change(item: MemoryItem) -> bool:
         if item.reviewed and item.user_review == value:
             return False
@@ -184,7 +184,7 @@ def keeps_admission(item: MemoryItem) -> bool:
             and not item.grandfathered_long_term)
 
 
-def _metadata_edit(ctx: Context, uid: str, memory_id: str, kind: str, value: object,
+def _metadata_edit(ctx: Ports, uid: str, memory_id: str, kind: str, value: object,
                    change: Callable[[MemoryItem], bool]) -> MemoryItem:
     """Apply ``change`` (True when it changed something) as one revision; an admitted Long-term item
     gets its receipt and graph assertion re-issued for that revision in the same transaction."""
@@ -214,7 +214,7 @@ def _metadata_edit(ctx: Context, uid: str, memory_id: str, kind: str, value: obj
     return _fetch(ctx, uid, memory_id)
 
 
-def _fetch(ctx: Context, uid: str, memory_id: str) -> MemoryItem:
+def _fetch(ctx: Ports, uid: str, memory_id: str) -> MemoryItem:
     item = intake.get_item(ctx, uid, memory_id) or legacy.get(ctx, uid, memory_id)  # legacy: an edit to the same value
     if item is None:
         raise NotFound("no such memory")

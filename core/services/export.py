@@ -21,11 +21,10 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
-from core.bootstrap import Context
 from core.domain import paths
 from core.domain.records import MemoryItem, to_public
 from core.domain.states import ProcessingState
-from core.ports import StoredDoc
+from core.ports import Ports, StoredDoc
 from core.services import graph, legacy
 
 PAGE = 500
@@ -39,7 +38,7 @@ REVIEW_FIELDS = ("review_id", "memory_id", "content", "conflicting", "reason", "
                  "resolved_at", "decision")
 
 
-def export_lines(ctx: Context, uid: str) -> Iterator[str]:
+def export_lines(ctx: Ports, uid: str) -> Iterator[str]:
     """The export, one JSON line at a time (each ending in a newline)."""
     counts: dict[str, int] = {}
     now = ctx.now()
@@ -88,7 +87,7 @@ class _GraphView:
     stored nodes and edges are a projection that may lag a delete (or keep its rows for ever when the
     delete event is dead-lettered), so only asserted edges and the nodes they join are exported."""
 
-    def __init__(self, ctx: Context, uid: str) -> None:
+    def __init__(self, ctx: Ports, uid: str) -> None:
         self._ctx, self._uid = ctx, uid
         self._edges: dict[str, dict[str, Any]] | None = None
         self._ends: set[Any] = set()

@@ -14,11 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.bootstrap import Context
 from core.domain import paths
 from core.domain.records import MemoryItem
 from core.domain.states import Layer, Status
-from core.ports import Write
+from core.ports import Ports, Write
 
 MAX_NODES = 2000
 MAX_EDGES = 5000
@@ -59,7 +58,7 @@ def _may_be_cited(item: MemoryItem | None) -> bool:
     return item is None or item.revision > 1
 
 
-def plan(ctx: Context, uid: str, memory_ids: list[str], items: Mapping[str, MemoryItem],
+def plan(ctx: Ports, uid: str, memory_ids: list[str], items: Mapping[str, MemoryItem],
          assertions: Mapping[str, dict[str, Any]], fenced: bool) -> Writes:
     """The writes that make the graph match the current state of ``memory_ids``.
 
@@ -114,7 +113,7 @@ def plan(ctx: Context, uid: str, memory_ids: list[str], items: Mapping[str, Memo
     return writes
 
 
-def _edges_citing(ctx: Context, uid: str, memory_ids: list[str]) -> dict[str, list[Any]]:
+def _edges_citing(ctx: Ports, uid: str, memory_ids: list[str]) -> dict[str, list[Any]]:
     """Memory id -> the stored edges whose ``memory_ids`` cite it, in edge-id order, read with one
     ``array-contains-any`` query per ``CITING_CHUNK`` memories instead of one query per memory.
 
@@ -135,7 +134,7 @@ def _edges_citing(ctx: Context, uid: str, memory_ids: list[str]) -> dict[str, li
     return citing
 
 
-def purge(ctx: Context, uid: str, page: int = 500) -> int:
+def purge(ctx: Ports, uid: str, page: int = 500) -> int:
     """Delete every edge and node of ``uid`` (a graph rebuild's purge), page by page; returns the
     number deleted. Only the drain calls it, and re-projects the user's facts after it."""
     deleted = 0
@@ -149,13 +148,13 @@ def purge(ctx: Context, uid: str, page: int = 500) -> int:
     return deleted
 
 
-def _orphaned(ctx: Context, uid: str, node_id: str, removing: set[str]) -> bool:
+def _orphaned(ctx: Ports, uid: str, node_id: str, removing: set[str]) -> bool:
     """True when every edge leaving entity ``node_id`` is among those this batch removes."""
     rows = ctx.store.query("edges_by_source", {"source": node_id}, parent=paths.user(uid), limit=len(removing) + 1)
     return all(row.id in removing for row in rows)
 
 
-def read_page(ctx: Context, uid: str, limit: int) -> dict[str, Any]:
+def read_page(ctx: Ports, uid: str, limit: int) -> dict[str, Any]:
     """A bounded, referentially closed page, checked against canonical state before it is served.
 
     The stored nodes and edges are a projection that lags the items (and keeps a deleted fact's
@@ -189,7 +188,7 @@ def read_page(ctx: Context, uid: str, limit: int) -> dict[str, Any]:
     return {"nodes": nodes, "edges": edges, "truncated": truncated}
 
 
-def live_edges(ctx: Context, uid: str, page: int = 500) -> dict[str, dict[str, Any]]:
+def live_edges(ctx: Ports, uid: str, page: int = 500) -> dict[str, dict[str, Any]]:
     """Every stored edge of ``uid`` that canonical state still asserts, with its ``memory_ids`` cut
     to the memories asserting it (the export's check, over all edges in pages of ``page``;
     :func:`read_page` checks its own page)."""
@@ -207,7 +206,7 @@ def live_edges(ctx: Context, uid: str, page: int = 500) -> dict[str, dict[str, A
         last = rows[-1].id
 
 
-def _asserted_edges(ctx: Context, uid: str, memory_ids: set[str]) -> dict[str, str]:
+def _asserted_edges(ctx: Ports, uid: str, memory_ids: set[str]) -> dict[str, str]:
     """Memory id → the edge its current graph assertion names, for the ``memory_ids`` that are
     graph facts now (active, unrestricted Long-term, assertion active and of the item's revision)."""
     wanted = sorted(memory_ids)

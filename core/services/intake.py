@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.bootstrap import Context
 from core.domain import ids, paths
 from core.domain.plan import ApplyResult, ApplyView, Plan
 from core.domain.records import Evidence, MemoryItem, QuoteRef, short_term_deadline
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import BadRequest
+from core.ports import Ports
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ def _sensitivity(text: str) -> tuple[list[str], bool]:
     return sorted(label_sensitivity(text)), contains_secret(text)
 
 
-def checked_content(ctx: Context, text: str | None, name: str = "content") -> str:
+def checked_content(ctx: Ports, text: str | None, name: str = "content") -> str:
     """``text`` as it would be stored (whitespace collapsed), or a 400 that writes nothing: empty, or
     longer than the one content limit (``Settings.max_content_chars``, ``STRATA_MAX_CONTENT_CHARS``).
     Every path that writes user content (explicit create and batch, edit, review correction) calls it."""
@@ -51,7 +51,7 @@ def refuse_secrets(content: str) -> None:
         raise BadRequest("memories may not contain passwords, keys or other secrets", code="secret_content")
 
 
-def create_explicit(ctx: Context, uid: str, requests: list[ExplicitMemory]) -> list[MemoryItem]:
+def create_explicit(ctx: Ports, uid: str, requests: list[ExplicitMemory]) -> list[MemoryItem]:
     """Create each request as a Short-term pending item, then process it. Returns the processed items.
     Every request is checked (content limit, secrets) before anything is written."""
     for request in requests:
@@ -87,7 +87,7 @@ def create_explicit(ctx: Context, uid: str, requests: list[ExplicitMemory]) -> l
     return [item for item in (get_item(ctx, uid, mid) for mid in memory_ids) if item is not None]
 
 
-def _free_id(ctx: Context, uid: str, request: ExplicitMemory) -> str:
+def _free_id(ctx: Ports, uid: str, request: ExplicitMemory) -> str:
     """The deterministic id of this explicit memory; re-adding content the user deleted earlier gets
     the next salted id instead of reviving (or silently matching) the tombstone."""
     for salt in range(0, 50):
@@ -111,7 +111,7 @@ def processed(item: MemoryItem) -> MemoryItem:
     return item
 
 
-def process_pending(ctx: Context, uid: str, memory_ids: list[str], token: str = "") -> ApplyResult:
+def process_pending(ctx: Ports, uid: str, memory_ids: list[str], token: str = "") -> ApplyResult:
     """Required processing: normalise content, label sensitivity, settle ``processed``."""
 
     def plan(view: ApplyView) -> Plan:
@@ -128,6 +128,6 @@ def process_pending(ctx: Context, uid: str, memory_ids: list[str], token: str = 
                            item_ids=memory_ids)
 
 
-def get_item(ctx: Context, uid: str, memory_id: str) -> MemoryItem | None:
+def get_item(ctx: Ports, uid: str, memory_id: str) -> MemoryItem | None:
     data = ctx.store.get(paths.doc(uid, "memory_items", memory_id))
     return MemoryItem.from_store(data) if data is not None else None

@@ -39,7 +39,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.bootstrap import Context
 from core.config import Settings
 from core.domain import ids
 from core.domain import paths as store_paths
@@ -47,7 +46,7 @@ from core.domain.records import Evidence, MemoryItem
 from core.domain.sensitivity import label_sensitivity
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import LegacyCollision
-from core.ports import StoredDoc, Write
+from core.ports import Ports, StoredDoc, Write
 
 log = logging.getLogger(__name__)
 
@@ -182,11 +181,11 @@ def successor(uid: str, memory_id: str, docs: dict[str, dict[str, Any] | None],
     return resolve(uid, memory_id, rows, ttl_days)
 
 
-def _ttl(ctx: Context) -> int:
+def _ttl(ctx: Ports) -> int:
     return int(ctx.settings.short_term_ttl_days)
 
 
-def get(ctx: Context, uid: str, memory_id: str) -> MemoryItem | None:
+def get(ctx: Ports, uid: str, memory_id: str) -> MemoryItem | None:
     """The legacy memory ``memory_id`` (not suppressed here: the caller has checked the canonical
     store), or None."""
     found = ctx.store.get_all([store_paths.doc(uid, collection, memory_id) for collection in COLLECTIONS])
@@ -194,11 +193,11 @@ def get(ctx: Context, uid: str, memory_id: str) -> MemoryItem | None:
     return resolve(uid, memory_id, rows, _ttl(ctx))
 
 
-def _page(ctx: Context, uid: str, collection: str, start: Any) -> list[StoredDoc]:
+def _page(ctx: Ports, uid: str, collection: str, start: Any) -> list[StoredDoc]:
     return ctx.store.query(QUERY[collection], {}, parent=store_paths.user(uid), limit=PAGE, start_after=start)
 
 
-def _collection_rows(ctx: Context, uid: str, collection: str,
+def _collection_rows(ctx: Ports, uid: str, collection: str,
                      first: Future[list[StoredDoc]]) -> Iterator[tuple[str, dict[str, Any]]]:
     """``collection``'s rows newest-created first (then id, descending), from the prefetched
     ``first`` page on."""
@@ -212,7 +211,7 @@ def _collection_rows(ctx: Context, uid: str, collection: str,
         rows = _page(ctx, uid, collection, {"created_at": last.data["created_at"], "__name__": last.id})
 
 
-def stream(ctx: Context, uid: str, after: tuple[datetime, str] | None = None) -> Iterator[MemoryItem]:
+def stream(ctx: Ports, uid: str, after: tuple[datetime, str] | None = None) -> Iterator[MemoryItem]:
     """Every unsuppressed legacy memory, newest-created first by ``(created_at, id)`` — the list
     order — strictly after ``after``. Rows without a ``created_at`` are not in this order (a get by
     id still reads them); colliding and suppressed rows are left out. Bounded reads: pages of
@@ -233,7 +232,7 @@ def stream(ctx: Context, uid: str, after: tuple[datetime, str] | None = None) ->
                               for collection in COLLECTIONS])
 
 
-def _merged(ctx: Context, uid: str, sources: list[Iterator[tuple[str, MemoryItem]]]) -> Iterator[MemoryItem]:
+def _merged(ctx: Ports, uid: str, sources: list[Iterator[tuple[str, MemoryItem]]]) -> Iterator[MemoryItem]:
     merged = heapq.merge(*sources, key=lambda pair: (pair[1].created_at, pair[1].id), reverse=True)
     window: list[tuple[str, MemoryItem]] = []
     for pair in merged:
@@ -252,7 +251,7 @@ def _adapted(uid: str, collection: str, rows: Iterator[tuple[str, dict[str, Any]
             yield collection, item
 
 
-def _checked(ctx: Context, uid: str, window: list[tuple[str, MemoryItem]]) -> Iterator[MemoryItem]:
+def _checked(ctx: Ports, uid: str, window: list[tuple[str, MemoryItem]]) -> Iterator[MemoryItem]:
     """The window's memories that are neither suppressed by a canonical document nor ambiguous. A
     row whose id also has a row in the other collection is emitted only at the position of the row
     :func:`resolve` picks, so one memory appears once."""
@@ -277,7 +276,7 @@ def _checked(ctx: Context, uid: str, window: list[tuple[str, MemoryItem]]) -> It
             yield winner[1]
 
 
-def every(ctx: Context, uid: str) -> Iterator[MemoryItem]:
+def every(ctx: Ports, uid: str) -> Iterator[MemoryItem]:
     """Every unsuppressed legacy memory, dated or not, by collection then document id, in pages of
     :data:`PAGE` (the export, search's bounded scan). The first page of each collection is asked
     for at once, when the first memory is asked for: an account without legacy rows pays one round
@@ -297,7 +296,7 @@ def every(ctx: Context, uid: str) -> Iterator[MemoryItem]:
             rows = ctx.store.scan(store_paths.col(uid, collection), limit=PAGE, after=last)
 
 
-def ids_citing(ctx: Context, uid: str, conversation_id: str, limit: int) -> list[str]:
+def ids_citing(ctx: Ports, uid: str, conversation_id: str, limit: int) -> list[str]:
     """Ids of legacy rows that cite ``conversation_id`` (under either field name), bounded. The four
     keys-only queries run at once (every capture asks, on accounts without legacy rows too)."""
     pending = [_PREFETCH.submit(ctx.store.query, f"legacy_{collection}_by_{field}", {field: conversation_id},
@@ -309,7 +308,7 @@ def ids_citing(ctx: Context, uid: str, conversation_id: str, limit: int) -> list
     return list(out)[:limit]
 
 
-def first_ids(ctx: Context, uid: str, limit: int) -> list[str]:
+def first_ids(ctx: Ports, uid: str, limit: int) -> list[str]:
     """Ids of up to ``limit`` legacy rows of either collection (any row: delete-all removes what is
     there, shown or not), by document id."""
     out: dict[str, None] = {}
@@ -319,7 +318,7 @@ def first_ids(ctx: Context, uid: str, limit: int) -> list[str]:
     return sorted(out)[:limit]
 
 
-def cleanup(ctx: Context, uid: str, memory_ids: Iterable[str]) -> bool:
+def cleanup(ctx: Ports, uid: str, memory_ids: Iterable[str]) -> bool:
     """Remove the legacy documents of memories whose canonical successor or tombstone is written.
     Idempotent; a failure is logged and reported (False) but harmless: the canonical document
     already suppresses the rows, and any later mutation, delete-all or account wipe removes them."""
@@ -335,6 +334,6 @@ def cleanup(ctx: Context, uid: str, memory_ids: Iterable[str]) -> bool:
     return True
 
 
-def _delete_rows(ctx: Context, uid: str, memory_ids: list[str]) -> None:
+def _delete_rows(ctx: Ports, uid: str, memory_ids: list[str]) -> None:
     ctx.store.commit([Write("delete", store_paths.doc(uid, collection, memory_id))
                       for memory_id in memory_ids for collection in COLLECTIONS])

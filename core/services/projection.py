@@ -39,12 +39,11 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.bootstrap import Context
 from core.domain import fence, ids, paths
 from core.domain.plan import SCHEDULE_ACTION, OutboxAction, is_projectable, outbox_event, projected_quote
 from core.domain.records import MemoryItem
 from core.errors import GenerationChanged, WritesBlocked
-from core.ports import Embedder, KeywordIndex, ProjectionDoc, StoredDoc, VectorIndex, Write
+from core.ports import Embedder, KeywordIndex, Ports, ProjectionDoc, StoredDoc, VectorIndex, Write
 from core.services import controls, graph, scheduling
 
 log = logging.getLogger(__name__)
@@ -97,7 +96,7 @@ def _lease_ref(uid: str) -> str:
     return paths.doc(uid, "memory_state", "projection_lease")
 
 
-def _release(ctx: Context, uid: str, holder: str, *, force: bool = False) -> bool:
+def _release(ctx: Ports, uid: str, holder: str, *, force: bool = False) -> bool:
     """Release the drain lease; True means a skipped nudge left a note: drain once more."""
     return ctx.store.release_lease(_lease_ref(uid), holder, DRAIN_LEASE, honour_dirty=not force)
 
@@ -129,12 +128,12 @@ def _as_read(event: dict[str, Any]) -> Guard:
 
 
 # ------------------------------------------------------------------------------------------ drain
-def due_events(ctx: Context, uid: str, now: datetime, limit: int = SCAN) -> list[StoredDoc]:
+def due_events(ctx: Ports, uid: str, now: datetime, limit: int = SCAN) -> list[StoredDoc]:
     return ctx.store.query("outbox_due", {"state": ["pending", "leased"], "due_at": now}, parent=paths.user(uid),
                            limit=limit)
 
 
-def drain_user(ctx: Context, uid: str, *, max_rounds: int = 1000, progress: Any = None) -> DrainReport:
+def drain_user(ctx: Ports, uid: str, *, max_rounds: int = 1000, progress: Any = None) -> DrainReport:
     """Drain ``uid``'s due outbox events until none is due (or all left are backing off)."""
     report = DrainReport(uids=[uid])
     if controls.is_on(ctx, controls.PROJECTION):
@@ -187,7 +186,7 @@ def drain_user(ctx: Context, uid: str, *, max_rounds: int = 1000, progress: Any 
     return report
 
 
-def settle(ctx: Context, uid: str) -> DrainReport | None:
+def settle(ctx: Ports, uid: str) -> DrainReport | None:
     """Maintenance's drain: a consolidation pass, the doctor and a rebuild drain the user's existing
     outbox work before they parse rows, and the events their own commits added afterwards (the
     spec's rule), so they read projected state and leave none of their own work waiting. A failure
@@ -199,7 +198,7 @@ def settle(ctx: Context, uid: str) -> DrainReport | None:
         return None
 
 
-def _drain_round(ctx: Context, uid: str, generation: int | None = None,
+def _drain_round(ctx: Ports, uid: str, generation: int | None = None,
                  holder: str | None = None, *, check_switch: bool = False) -> tuple[DrainReport, bool]:
     """Lease, project and acknowledge one batch; the flag says whether more may be due. With
     ``holder`` (the drain lease's), every outbox write is fenced by it and the leasing commit renews
@@ -290,7 +289,7 @@ def _drain_round(ctx: Context, uid: str, generation: int | None = None,
     return report, more
 
 
-def _requeue(ctx: Context, uid: str, chosen: list[tuple[StoredDoc, dict[str, Any]]], generation: int | None,
+def _requeue(ctx: Ports, uid: str, chosen: list[tuple[StoredDoc, dict[str, Any]]], generation: int | None,
              holder: str) -> None:
     """After a refused acknowledgement: this drain lost its lease while it wrote the providers, so
     what it wrote may be older than what a newer drain wrote (and acknowledged). Its events still at
@@ -320,14 +319,14 @@ def _requeue(ctx: Context, uid: str, chosen: list[tuple[StoredDoc, dict[str, Any
     _nudge(ctx, uid)
 
 
-def _nudge(ctx: Context, uid: str) -> None:
+def _nudge(ctx: Ports, uid: str) -> None:
     try:
         ctx.nudge_projection(uid, 0)
     except Exception:  # noqa: BLE001 - the scheduled sweep recovers a lost nudge
         log.warning("projection nudge for %s failed; the sweep will pick it up", uid, exc_info=True)
 
 
-def _acknowledge(ctx: Context, uid: str, writes: graph.Writes, epochs: dict[str, int],
+def _acknowledge(ctx: Ports, uid: str, writes: graph.Writes, epochs: dict[str, int],
                  holder: str | None = None, versions: dict[str, Any] | None = None) -> bool:
     """Commit the graph writes and delete the acknowledged events: one commit unless over the limit.
     False, and the rest left unwritten, when a commit's fence was refused: with ``holder``, every
@@ -359,7 +358,7 @@ def _acknowledge(ctx: Context, uid: str, writes: graph.Writes, epochs: dict[str,
     return True
 
 
-def project(ctx: Context, uid: str, events: list[dict[str, Any]], report: DrainReport,
+def project(ctx: Ports, uid: str, events: list[dict[str, Any]], report: DrainReport,
             generation: int | None = None) -> graph.Writes:
     """Make Typesense and Pinecone match the current state of the events' memories; return the graph
     writes that do the same for the knowledge graph (committed with the acknowledgement). Delete-only
@@ -488,7 +487,7 @@ class _State:
     consolidation_disabled: bool = False
 
 
-def _read_state(ctx: Context, uid: str, memory_ids: list[str], generation: int | None = None, *,
+def _read_state(ctx: Ports, uid: str, memory_ids: list[str], generation: int | None = None, *,
                 with_schedule: bool = False) -> _State:
     """The account fence and the items in one batched lookup (with the batch's scheduling events,
     the user's consolidation registry row and the incident switches too), then the graph
@@ -518,7 +517,7 @@ def _read_state(ctx: Context, uid: str, memory_ids: list[str], generation: int |
 
 
 # ------------------------------------------------------------------------------------------ sweep
-def users_with_due_events(ctx: Context, limit: int = 500, *, until: datetime | None = None) -> list[str]:
+def users_with_due_events(ctx: Ports, limit: int = 500, *, until: datetime | None = None) -> list[str]:
     """Users with events due by ``until`` (default: now; later includes events backing off)."""
     rows = ctx.store.query("outbox_due_all_users", {"state": ["pending", "leased"], "due_at": until or ctx.now()},
                            limit=limit)
@@ -528,7 +527,7 @@ def users_with_due_events(ctx: Context, limit: int = 500, *, until: datetime | N
     return list(uids)
 
 
-def sweep(ctx: Context) -> DrainReport:
+def sweep(ctx: Ports) -> DrainReport:
     """The scheduled safety net: drain every user that has due events whose nudge was lost."""
     report = DrainReport()
     if controls.is_on(ctx, controls.PROJECTION):
@@ -540,7 +539,7 @@ def sweep(ctx: Context) -> DrainReport:
     return report
 
 
-def oldest_due_age(ctx: Context) -> float:
+def oldest_due_age(ctx: Ports) -> float:
     """Seconds the oldest due (pending or lease-expired) event has waited, 0 when none is due: the
     drain lag the sweep logs for the alert on it."""
     now = ctx.now()
@@ -549,7 +548,7 @@ def oldest_due_age(ctx: Context) -> float:
     return max(0.0, (now - due).total_seconds()) if due else 0.0
 
 
-def pending_counts(ctx: Context, uid: str) -> dict[str, int]:
+def pending_counts(ctx: Ports, uid: str) -> dict[str, int]:
     counts: dict[str, int] = {}
     for snap in _outbox(ctx, uid):
         state = snap.data.get("state", "pending")
@@ -571,7 +570,7 @@ class OutboxState:
         return self.pending + self.leased
 
 
-def outbox_state(ctx: Context, uid: str) -> OutboxState:
+def outbox_state(ctx: Ports, uid: str) -> OutboxState:
     """Counts per state; an event's due time is its ``due_at``, or its live lease's expiry."""
     state, now = OutboxState(), ctx.now()
     for snap in _outbox(ctx, uid):
@@ -591,7 +590,7 @@ def outbox_state(ctx: Context, uid: str) -> OutboxState:
     return state
 
 
-def _outbox(ctx: Context, uid: str, page: int = 500) -> Iterator[StoredDoc]:
+def _outbox(ctx: Ports, uid: str, page: int = 500) -> Iterator[StoredDoc]:
     """Every event of the user's outbox, in id order, a page at a time."""
     after = None
     while True:

@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from core.bootstrap import Context
 from core.domain import paths
 from core.domain.records import MemoryItem
 from core.domain.states import Layer, ProcessingState, Status
 from core.domain.visibility import collapse_lineage, is_default_visible
 from core.errors import BadRequest, NotFound
+from core.ports import Ports
 from core.services import legacy
 
 LAYERS = ("short_term", "long_term", "archive")
@@ -73,7 +73,7 @@ def _read_classes(query: ListQuery) -> list[str]:
     return ["default", "archive"] if query.include_archive else ["default"]
 
 
-def list_memories(ctx: Context, uid: str, query: ListQuery) -> tuple[list[MemoryItem], str | None]:
+def list_memories(ctx: Ports, uid: str, query: ListQuery) -> tuple[list[MemoryItem], str | None]:
     """One page of the user's memories: the canonical store and the historical rows of the view
     (:mod:`core.services.legacy`), merged under one order. Both are
     ordered by ``(created_at, id)`` descending, keys a materialisation keeps (same id, same
@@ -112,7 +112,7 @@ def _order_key(item: MemoryItem) -> tuple[datetime, str]:
     return item.created_at or EPOCH, item.id
 
 
-def _canonical(ctx: Context, uid: str, query: ListQuery, after: tuple[datetime, str] | None) -> Iterator[MemoryItem]:
+def _canonical(ctx: Ports, uid: str, query: ListQuery, after: tuple[datetime, str] | None) -> Iterator[MemoryItem]:
     """The canonical items of the view, in list order, strictly after ``after``, read in pages."""
     page = max(query.limit, 50)
     if query.device_ids is None:
@@ -140,13 +140,13 @@ def _canonical(ctx: Context, uid: str, query: ListQuery, after: tuple[datetime, 
             yield item
 
 
-def scoped_items(ctx: Context, uid: str, query: ListQuery) -> Iterator[MemoryItem]:
+def scoped_items(ctx: Ports, uid: str, query: ListQuery) -> Iterator[MemoryItem]:
     """The canonical items of ``query``'s view and device scope, in list order (read in pages as
     they are consumed)."""
     return _canonical(ctx, uid, query, None)
 
 
-def any_in_scope(ctx: Context, uid: str, device_ids: frozenset[str]) -> bool:
+def any_in_scope(ctx: Ports, uid: str, device_ids: frozenset[str]) -> bool:
     """Whether any default-visible item was captured on one of ``device_ids`` (a key-only query of
     one row per chunk of devices): what a scoped search asks before it asks the providers."""
     devices = sorted(device_ids)
@@ -157,7 +157,7 @@ def any_in_scope(ctx: Context, uid: str, device_ids: frozenset[str]) -> bool:
     return False
 
 
-def _paged(ctx: Context, uid: str, name: str, params: dict[str, Any], after: tuple[datetime, str] | None,
+def _paged(ctx: Ports, uid: str, name: str, params: dict[str, Any], after: tuple[datetime, str] | None,
            page: int) -> Iterator[MemoryItem]:
     """Query ``name`` in pages of ``page`` (ordered by ``created_at`` then id, descending), from
     strictly after ``after``."""
@@ -179,7 +179,7 @@ def in_scope(item: MemoryItem, device_ids: frozenset[str] | None) -> bool:
     return device_ids is None or bool(set(item.capture_device_ids) & device_ids)
 
 
-def get_memory(ctx: Context, uid: str, memory_id: str, *, include_hidden: bool = False) -> MemoryItem:
+def get_memory(ctx: Ports, uid: str, memory_id: str, *, include_hidden: bool = False) -> MemoryItem:
     """One memory, as the default read shows it (:func:`as_read`): the canonical item, else the
     historical row under the same id (a canonical tombstone suppresses it: 404). ``include_hidden``
     returns the stored item whatever its state (the history route)."""
@@ -189,14 +189,14 @@ def get_memory(ctx: Context, uid: str, memory_id: str, *, include_hidden: bool =
     return item if include_hidden else as_read(ctx, uid, item)
 
 
-def _stored(ctx: Context, uid: str, memory_id: str) -> MemoryItem | None:
+def _stored(ctx: Ports, uid: str, memory_id: str) -> MemoryItem | None:
     stored = ctx.store.get(paths.doc(uid, "memory_items", memory_id))
     if stored is None:
         return legacy.get(ctx, uid, memory_id)
     return MemoryItem.from_store(stored)
 
 
-def as_read(ctx: Context, uid: str, item: MemoryItem) -> MemoryItem:
+def as_read(ctx: Ports, uid: str, item: MemoryItem) -> MemoryItem:
     """What a read by id answers for ``item``: the spec's default read, which shows active,
     processed Short-term and Long-term items and folds a lineage into its survivor. So a superseded
     item or an alias answers its lineage's survivor (another id: the client sees the fold), an
@@ -225,7 +225,7 @@ def as_read(ctx: Context, uid: str, item: MemoryItem) -> MemoryItem:
     raise NotFound("no such memory")
 
 
-def history(ctx: Context, uid: str, memory_id: str) -> list[dict[str, Any]]:
+def history(ctx: Ports, uid: str, memory_id: str) -> list[dict[str, Any]]:
     """The ledger commits that touched this memory, oldest first."""
     get_memory(ctx, uid, memory_id, include_hidden=True)
     commits = ctx.store.query("commits_by_memory", {"memory_ids": memory_id}, parent=paths.user(uid))
@@ -242,7 +242,7 @@ def history(ctx: Context, uid: str, memory_id: str) -> list[dict[str, Any]]:
     return sorted(out, key=lambda c: c["sequence"])
 
 
-def hydrate(ctx: Context, uid: str, memory_ids: Iterable[str]) -> dict[str, MemoryItem]:
+def hydrate(ctx: Ports, uid: str, memory_ids: Iterable[str]) -> dict[str, MemoryItem]:
     refs = [paths.doc(uid, "memory_items", mid) for mid in dict.fromkeys(memory_ids)]
     out: dict[str, MemoryItem] = {}
     for data in ctx.store.get_all(refs).values():

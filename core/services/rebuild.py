@@ -23,12 +23,11 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.bootstrap import Context
 from core.domain import fence, ids, paths
 from core.domain.plan import is_projectable
 from core.domain.records import MemoryItem
 from core.errors import GenerationChanged, WritesBlocked
-from core.ports import Write
+from core.ports import Ports, Write
 from core.services import graph, projection
 from core.services.doctor import users
 
@@ -49,11 +48,11 @@ class RebuildReport:
         return asdict(self)
 
 
-def _state_ref(ctx: Context, uid: str, provider: str) -> str:
+def _state_ref(ctx: Ports, uid: str, provider: str) -> str:
     return paths.doc(uid, "memory_state", f"rebuild_{provider}")
 
 
-def _run_ref(ctx: Context, provider: str) -> str:
+def _run_ref(ctx: Ports, provider: str) -> str:
     return f"projection_rebuilds/{provider}"
 
 
@@ -75,7 +74,7 @@ def _wanted(item: MemoryItem, provider: str) -> bool:
     return graph.is_fact(item) if provider == "graph" else is_projectable(item)
 
 
-def rebuild_user(ctx: Context, uid: str, provider: str, run_id: str, report: RebuildReport, *,
+def rebuild_user(ctx: Ports, uid: str, provider: str, run_id: str, report: RebuildReport, *,
                  page: int = PAGE, after_page: Callable[[int], None] | None = None) -> None:
     """Enqueue ``uid``'s purge and re-projection for ``provider`` (resuming an unfinished run).
 
@@ -98,11 +97,11 @@ def rebuild_user(ctx: Context, uid: str, provider: str, run_id: str, report: Reb
         report.skipped_users += 1
 
 
-def _fenced(ctx: Context, uid: str, writes: list[Write]) -> None:
+def _fenced(ctx: Ports, uid: str, writes: list[Write]) -> None:
     ctx.store.fenced_write(uid, [(w.path, w.data or {}, w.merge) for w in writes])
 
 
-def _rebuild_user(ctx: Context, uid: str, provider: str, run_id: str, report: RebuildReport, state_ref: str,
+def _rebuild_user(ctx: Ports, uid: str, provider: str, run_id: str, report: RebuildReport, state_ref: str,
                   state: dict[str, Any], page: int, after_page: Callable[[int], None] | None) -> None:
     report.users += 1
     if state.get("run_id") and not state.get("done"):
@@ -140,9 +139,9 @@ def _rebuild_user(ctx: Context, uid: str, provider: str, run_id: str, report: Re
     projection.settle(ctx, uid)  # and the purge and re-projection it enqueued
 
 
-def rebuild(ctx: Context, provider: str, uids: Iterable[str] | None = None, *, page: int = PAGE,
+def rebuild(ctx: Ports, provider: str, uids: Iterable[str] | None = None, *, page: int = PAGE,
             progress: Callable[[RebuildReport], None] | None = None,
-            population: Callable[[Context], Iterable[str]] = users) -> RebuildReport:
+            population: Callable[[Ports], Iterable[str]] = users) -> RebuildReport:
     """Rebuild ``provider`` for ``uids``, or for every user (``population``) when None, resuming
     an unfinished ``--all`` run: users it finished are skipped, a user it left part-way resumes."""
     if provider not in PROVIDERS:

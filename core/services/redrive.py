@@ -18,9 +18,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from core.bootstrap import Context
 from core.domain import paths
-from core.ports import StoredDoc
+from core.ports import Ports, StoredDoc
 
 PAGE = 200
 
@@ -51,7 +50,7 @@ class RedriveReport:
         return asdict(self)
 
 
-def _dead_snapshots(ctx: Context, uid: str | None, since: datetime | None) -> Iterator[StoredDoc]:
+def _dead_snapshots(ctx: Ports, uid: str | None, since: datetime | None) -> Iterator[StoredDoc]:
     """Dead events of ``uid`` (or of every user), page by page; ``since`` keeps those dead at or
     after it."""
     name = "outbox_by_state" if uid else "outbox_by_state_all_users"
@@ -75,13 +74,13 @@ def _event(snap: StoredDoc) -> DeadEvent:
                      dead_at=data.get("dead_at"), last_error=data.get("last_error"))
 
 
-def dead_events(ctx: Context, uid: str | None = None, since: datetime | None = None) -> Iterator[DeadEvent]:
+def dead_events(ctx: Ports, uid: str | None = None, since: datetime | None = None) -> Iterator[DeadEvent]:
     """Every dead-lettered event of ``uid`` (or of all users), dead at or after ``since``."""
     for snap in _dead_snapshots(ctx, uid, since):
         yield _event(snap)
 
 
-def redrive(ctx: Context, uid: str | None = None, since: datetime | None = None, *,
+def redrive(ctx: Ports, uid: str | None = None, since: datetime | None = None, *,
             progress: Callable[[RedriveReport], None] | None = None) -> RedriveReport:
     """Move dead events back to pending (attempts 0, due now) and nudge each user's drain."""
     report = RedriveReport()

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.bootstrap import Context
 from core.domain import ids, paths, review_queue
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import Evidence, QuoteRef
 from core.errors import BadRequest, Conflict, NotFound
+from core.ports import Ports
 from core.services import intake
 from core.services.consolidation import _doc_id
 from core.services.reads import hydrate
 
 
-def list_open(ctx: Context, uid: str, limit: int = 100) -> list[dict[str, Any]]:
+def list_open(ctx: Ports, uid: str, limit: int = 100) -> list[dict[str, Any]]:
     if not 1 <= limit <= 500:
         raise BadRequest("limit must be between 1 and 500", code="validation_error")
     now = ctx.now()
@@ -42,7 +42,7 @@ def list_open(ctx: Context, uid: str, limit: int = 100) -> list[dict[str, Any]]:
     return out
 
 
-def resolve(ctx: Context, uid: str, review_id: str, decision: str, correction: str | None = None) -> dict[str, Any]:
+def resolve(ctx: Ports, uid: str, review_id: str, decision: str, correction: str | None = None) -> dict[str, Any]:
     if decision not in ("accept", "reject", "correct"):
         raise BadRequest("decision must be accept, reject or correct", code="validation_error")
     if decision == "correct":

@@ -22,13 +22,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
-from core.bootstrap import Context
 from core.domain import paths
 from core.domain.query_terms import STOPWORDS
 from core.domain.records import MemoryItem
 from core.domain.visibility import collapse_lineage, is_default_visible
 from core.errors import BadRequest
-from core.ports import Hit
+from core.ports import Hit, Ports
 from core.services import legacy
 from core.services.reads import ListQuery, any_in_scope, hydrate, in_scope, scoped_items
 
@@ -70,7 +69,7 @@ def _sorted(devices: frozenset[str] | None) -> list[str] | None:
     return sorted(devices) if devices is not None else None
 
 
-def _hydrated(ctx: Context, uid: str, hits: list[Hit], limit: int, devices: frozenset[str] | None) -> list[Scored]:
+def _hydrated(ctx: Ports, uid: str, hits: list[Hit], limit: int, devices: frozenset[str] | None) -> list[Scored]:
     items = hydrate(ctx, uid, [h.memory_id for h in hits])
     out: list[Scored] = []
     for hit in hits:
@@ -93,13 +92,13 @@ def keyword_terms(query: str) -> str:
     return " ".join(words) or query
 
 
-def _scope_is_empty(ctx: Context, uid: str, devices: frozenset[str] | None) -> bool:
+def _scope_is_empty(ctx: Ports, uid: str, devices: frozenset[str] | None) -> bool:
     """A device scope no visible memory was captured on: the search answers nothing, reading nothing
     else (no candidates hydrated, no historical scan, no embedding)."""
     return devices is not None and not any_in_scope(ctx, uid, devices)
 
 
-def keyword(ctx: Context, uid: str, query: str, limit: int = 10, devices: frozenset[str] | None = None) -> list[Scored]:
+def keyword(ctx: Ports, uid: str, query: str, limit: int = 10, devices: frozenset[str] | None = None) -> list[Scored]:
     query = _check(query, limit)
     if _scope_is_empty(ctx, uid, devices):
         return []
@@ -109,7 +108,7 @@ def keyword(ctx: Context, uid: str, query: str, limit: int = 10, devices: frozen
     return _with_legacy(_hydrated(ctx, uid, hits, limit, devices), scan.result(), limit)
 
 
-def vector(ctx: Context, uid: str, query: str, limit: int = 10, devices: frozenset[str] | None = None) -> list[Scored]:
+def vector(ctx: Ports, uid: str, query: str, limit: int = 10, devices: frozenset[str] | None = None) -> list[Scored]:
     query = _check(query, limit)
     if _scope_is_empty(ctx, uid, devices):
         return []
@@ -119,12 +118,12 @@ def vector(ctx: Context, uid: str, query: str, limit: int = 10, devices: frozens
     return _with_legacy(_hydrated(ctx, uid, hits, limit, devices), scan.result(), limit)
 
 
-def _historical(ctx: Context, uid: str, query: str, limit: int, devices: frozenset[str] | None) -> list[Scored]:
+def _historical(ctx: Ports, uid: str, query: str, limit: int, devices: frozenset[str] | None) -> list[Scored]:
     """Historical rows carry no capture device: a device-scoped search has none to scan."""
     return historical(ctx, uid, query, limit) if devices is None else []
 
 
-def historical(ctx: Context, uid: str, query: str, limit: int, scan: int = LEGACY_SCAN) -> list[Scored]:
+def historical(ctx: Ports, uid: str, query: str, limit: int, scan: int = LEGACY_SCAN) -> list[Scored]:
     """Historical rows matching the query's content words, best overlap first. Legacy rows are in
     no index (reading never embeds or projects them), so they are ranked by term overlap over a
     bounded scan of ``scan`` rows, like the archive; a materialised row is indexed as usual."""
@@ -146,7 +145,7 @@ def _with_legacy(canonical: list[Scored], historical: list[Scored], limit: int) 
     return merged[:limit]
 
 
-def hybrid(ctx: Context, uid: str, query: str, limit: int = 10, k: int = 60,
+def hybrid(ctx: Ports, uid: str, query: str, limit: int = 10, k: int = 60,
            keyword_weight: float = 0.5, devices: frozenset[str] | None = None) -> list[Scored]:
     """Reciprocal-rank fusion of keyword and vector results, a keyword rank counting
     ``keyword_weight`` of a vector rank (tuned on the development set: docs/benchmarks.md)."""
@@ -162,7 +161,7 @@ def hybrid(ctx: Context, uid: str, query: str, limit: int = 10, k: int = 60,
     return [Scored(items[mid], score) for mid, score in ranked]
 
 
-def archive(ctx: Context, uid: str, query: str, limit: int = 10, scan: int = 1000,
+def archive(ctx: Ports, uid: str, query: str, limit: int = 10, scan: int = 1000,
             devices: frozenset[str] | None = None) -> list[Scored]:
     """Archive is never projected to providers (its transition deletes projections), so archive
     search ranks the user's archive rows from Firestore by term overlap, bounded by ``scan`` (a

@@ -25,13 +25,17 @@ import logging
 from datetime import timedelta
 from typing import Any
 
-from core.bootstrap import Context, log_json
 from core.domain import paths
 from core.domain import webhooks as policy
 from core.domain.webhooks import MAX_ATTEMPTS, MEMORY_CREATED
 from core.errors import BadRequest, DeliveryPending, NotFound, RetryableError, TargetRefused, WritesBlocked
+from core.ports import Ports
 
 log = logging.getLogger(__name__)
+
+
+def log_json(event: str, **fields: Any) -> None:
+    log.info(json.dumps({"event": event, **fields}, default=str))
 CONFIG_COLLECTION = "developer_webhooks"
 DELIVERY_COLLECTION = "webhook_deliveries"
 FINAL_STATES = ("delivered", "failed", "refused", "cancelled")
@@ -52,19 +56,19 @@ def _public(webhook_type: str, data: dict[str, Any] | None) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------ configuration
-def get_config(ctx: Context, uid: str, webhook_type: str) -> dict[str, Any]:
+def get_config(ctx: Ports, uid: str, webhook_type: str) -> dict[str, Any]:
     """``{type, url, enabled}``; ``url`` is null and ``enabled`` false when none is set."""
     return _public(webhook_type, ctx.store.get(paths.doc(uid, CONFIG_COLLECTION, _known(webhook_type))))
 
 
-def check_target(ctx: Context, url: str) -> list[str]:
+def check_target(ctx: Ports, url: str) -> list[str]:
     """The URL's checked addresses; :class:`TargetRefused` if its form or any address is refused."""
     local = ctx.settings.local
     host, port = policy.check_url(url, local=local)
     return policy.check_addresses(ctx.webhook_sender.resolve(host, port), local=local)
 
 
-def put_config(ctx: Context, uid: str, webhook_type: str, url: str, enabled: bool) -> dict[str, Any]:
+def put_config(ctx: Ports, uid: str, webhook_type: str, url: str, enabled: bool) -> dict[str, Any]:
     _known(webhook_type)
     try:
         check_target(ctx, url)
@@ -79,7 +83,7 @@ def put_config(ctx: Context, uid: str, webhook_type: str, url: str, enabled: boo
     return _public(webhook_type, data)
 
 
-def delete_config(ctx: Context, uid: str, webhook_type: str) -> dict[str, Any]:
+def delete_config(ctx: Ports, uid: str, webhook_type: str) -> dict[str, Any]:
     ref = paths.doc(uid, CONFIG_COLLECTION, _known(webhook_type))
     existed = ctx.store.get(ref) is not None
     ctx.store.delete(ref)
@@ -87,7 +91,7 @@ def delete_config(ctx: Context, uid: str, webhook_type: str) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------ the trigger
-def conversation_written(ctx: Context, uid: str, conversation_id: str, old: dict[str, Any] | None,
+def conversation_written(ctx: Ports, uid: str, conversation_id: str, old: dict[str, Any] | None,
                          new: dict[str, Any] | None) -> str | None:
     """Enqueue the ``memory_created`` delivery if this write completes the conversation and the
     user's webhook is on. Never raises: a webhook problem is logged, capture goes on."""
@@ -98,7 +102,7 @@ def conversation_written(ctx: Context, uid: str, conversation_id: str, old: dict
         return None
 
 
-def _enqueue(ctx: Context, uid: str, conversation_id: str, old: dict[str, Any] | None,
+def _enqueue(ctx: Ports, uid: str, conversation_id: str, old: dict[str, Any] | None,
              new: dict[str, Any] | None) -> str | None:
     if not policy.fires(old, new):
         return None
@@ -126,7 +130,7 @@ def _enqueue(ctx: Context, uid: str, conversation_id: str, old: dict[str, Any] |
 
 
 # ------------------------------------------------------------------------------------ delivery
-def deliver(ctx: Context, uid: str, webhook_type: str, conversation_id: str, retry_count: int = 0) -> dict[str, Any]:
+def deliver(ctx: Ports, uid: str, webhook_type: str, conversation_id: str, retry_count: int = 0) -> dict[str, Any]:
     """One delivery attempt (a Cloud Task calls this). Returns the outcome when final; raises
     :class:`DeliveryPending` when the receiver may take it later and attempts remain."""
     _known(webhook_type)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.bootstrap import Context
 from core.domain import paths
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem
 from core.domain.states import Layer, ProcessingState, Status
+from core.ports import Ports
 
 
 def withdraw_source(item: MemoryItem, source_id: str, *, by_user: bool = False) -> MemoryItem:
@@ -65,7 +65,7 @@ def retract(item: MemoryItem, *, by_user: bool = False) -> None:
 REVIEW_IN_LIMIT = 30  # Firestore's limit on the values of one `in` filter
 
 
-def review_rows(ctx: Context, uid: str, memory_ids: Any) -> dict[str, dict[str, Any]]:
+def review_rows(ctx: Ports, uid: str, memory_ids: Any) -> dict[str, dict[str, Any]]:
     """Review-queue rows that show these memories (read before an apply that reads them again
     through ``doc_paths``), so retracting the memories can redact their reviews."""
     rows: dict[str, dict[str, Any]] = {}
@@ -77,7 +77,7 @@ def review_rows(ctx: Context, uid: str, memory_ids: Any) -> dict[str, dict[str, 
     return rows
 
 
-def live_page(ctx: Context, uid: str, source_id: str, size: int, after: str | None) -> list[str]:
+def live_page(ctx: Ports, uid: str, source_id: str, size: int, after: str | None) -> list[str]:
     """Ids of one page of the source's live cohort, read outside the transaction (to find the review
     rows the transaction must read too)."""
     cursor = {"__name__": after} if after else None
