@@ -12,7 +12,7 @@ FIREBASE_TOOLS ?= tools/firebase
 PYTEST_ARGS ?=
 SUITE ?= default
 
-.PHONY: firebase-setup setup test unit integration e2e lint typecheck demo dev stack-up stack-down bench bench-schedule bench-schedule-live clean mutation lifecycle soak scale
+.PHONY: firebase-setup setup test unit integration e2e lint typecheck complexity demo dev stack-up stack-down bench bench-schedule bench-schedule-live clean mutation lifecycle soak scale
 
 setup: $(VENV)/.installed $(TASKS_VENV)/.installed firebase-setup
 
@@ -47,6 +47,10 @@ lint: setup
 
 typecheck: setup
 	$(VENV)/bin/mypy
+
+# Functions in core above cyclomatic complexity 20 (radon grade D or worse); the goal is none.
+complexity: setup
+	$(VENV)/bin/radon cc -n D -s core
 
 unit: setup
 	$(PY) -m pytest -q tests/unit $(PYTEST_ARGS)

@@ -41,10 +41,7 @@ def check_url(url: str, *, local: bool) -> tuple[str, int]:
 
     Addresses are checked separately (:func:`check_address`): a host name needs resolving first.
     """
-    if not url or len(url) > MAX_URL_CHARS:
-        raise TargetRefused(f"url must be 1 to {MAX_URL_CHARS} characters")
-    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url):
-        raise TargetRefused("url must not contain whitespace or control characters")
+    _check_text(url)
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -56,6 +53,21 @@ def check_url(url: str, *, local: bool) -> tuple[str, int]:
     if parts.username is not None or parts.password is not None:
         raise TargetRefused("url must not carry credentials")
     host = (parts.hostname or "").rstrip(".")
+    _check_host(host, local=local)
+    return host, port or (443 if parts.scheme == "https" else 80)
+
+
+def _check_text(url: str) -> None:
+    """The URL's length and characters."""
+    if not url or len(url) > MAX_URL_CHARS:
+        raise TargetRefused(f"url must be 1 to {MAX_URL_CHARS} characters")
+    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url):
+        raise TargetRefused("url must not contain whitespace or control characters")
+
+
+def _check_host(host: str, *, local: bool) -> None:
+    """The URL's host: present, not an internal name, not loopback (outside local mode), and a
+    public address when it is an IP literal."""
     if not host:
         raise TargetRefused("url has no host")
     lowered = host.lower()
@@ -66,7 +78,6 @@ def check_url(url: str, *, local: bool) -> tuple[str, int]:
     literal = _literal(host)
     if literal is not None:
         check_address(literal, local=local)
-    return host, port or (443 if parts.scheme == "https" else 80)
 
 
 def _literal(host: str) -> str | None:

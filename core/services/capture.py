@@ -156,61 +156,30 @@ def _capture(ctx: Ports, uid: str, conversation_id: str, doc: dict[str, Any], re
     turn = _ModelTurn(attempts_of(run, revision))
     # ``raw`` keeps the secret-bearing candidates: the memories job grounds every candidate before it
     # drops those (an ungrounded candidate fails the replacement whatever it says).
-    if getattr(ctx.extractor, "model_backed", False):
-        model_raw = _model_extraction(ctx, uid, conversation_id, run_ref, revision, captures, done, result,
-                                      source, turn)
-        if model_raw is None:
-            return
-        raw = model_raw
-    else:
-        try:
-            raw = ctx.extractor.extract(source)
-        except StrataError as exc:
-            _extraction_failed(ctx, uid, conversation_id, run_ref, revision, captures, done, result, exc)
-            return
+    raw = _extract(ctx, uid, conversation_id, run_ref, revision, captures, done, result, source, turn)
+    if raw is None:
+        return
     extraction = drop_secret_candidates(raw)
     device_id = doc.get("client_device_id") if isinstance(doc.get("client_device_id"), str) else None
     workflow = {name: _workflow_rows(ctx, uid, conversation_id, revision, name, extraction)
                 for name in JOBS[1:] if not done.get(name)}
 
     def marker(jobs: dict[str, Any]) -> dict[str, Any]:
-        data = {"revision": revision, "jobs": jobs, "updated_at": ctx.now(), "errors": dict(result.errors),
-                "captures": captures, "extractor": {"id": extraction.extractor_id,
-                                                    "version": extraction.extractor_version}}
-        if turn.attempts["count"]:
-            data["attempts"] = turn.attempts
-        if turn.fell_back is not None:
-            data["fell_back"] = turn.fell_back
-        return data
+        return _marker(ctx, revision, jobs, result, captures, extraction, turn)
 
     if not done.get("memories"):
         # When this is the first capture, the workflow rows and the marker ride in the memories'
         # apply commit: one commit instead of three, and the marker can never lag the memories.
         riders: dict[str, dict[str, Any]] = {}
         if first:
-            riders = {path: data for rows in workflow.values() for path, data in rows.items()}
+            riders = _flatten(workflow)
             riders[f"capture_runs/{conversation_id}"] = marker({**done, **{job: True for job in JOBS}})
-        try:
-            if _memories_job(ctx, uid, conversation_id, revision, source, raw, device_id, result,
-                             first=first, riders=riders, captures=captures):
-                _count_workflow(result, workflow)
-                return
-            done["memories"] = True
-        except GenerationChanged:
-            raise
-        except ConversationDeleted:
-            result.skipped = "conversation_deleted"
+        outcome = _memories_step(ctx, uid, conversation_id, revision, source, raw, device_id, result, done,
+                                 first=first, riders=riders, captures=captures)
+        if outcome == "committed":
+            _count_workflow(result, workflow)
+        if outcome is not None:
             return
-        except WritesDisabled as exc:  # the incident switch: write nothing; the trigger retries later
-            result.errors["memories"] = exc.message
-            result.retry.append("memories")
-            return
-        except StrataError as exc:
-            result.errors["memories"] = exc.message
-            if exc.retryable:
-                result.retry.append("memories")
-            else:  # permanent (e.g. grounding failed): record, do not retry forever
-                done["memories"] = f"failed: {exc.code}"
     elif controls.is_on(ctx, controls.WRITES):  # no apply ran to check the incident switch
         result.errors["workflow"] = "writes are disabled by an incident switch; try again later"
         result.retry.append("workflow")
@@ -222,11 +191,71 @@ def _capture(ctx: Ports, uid: str, conversation_id: str, doc: dict[str, Any], re
     # no-op and writes these again (idempotent ids).
     for name in workflow:
         done[name] = True
-    rows = {path: data for named in workflow.values() for path, data in named.items()}
-    if not _write_marker(ctx, uid, run_ref, marker(done), rows):
+    if not _write_marker(ctx, uid, run_ref, marker(done), _flatten(workflow)):
         result.skipped = "conversation_deleted"
         return
     _count_workflow(result, workflow)
+
+
+def _flatten(workflow: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Every workflow job's rows, by path, in one map."""
+    return {path: data for rows in workflow.values() for path, data in rows.items()}
+
+
+def _marker(ctx: Ports, revision: str, jobs: dict[str, Any], result: CaptureResult, captures: int,
+            extraction: ExtractionResult, turn: _ModelTurn) -> dict[str, Any]:
+    """The capture marker (``capture_runs/{conversation_id}``) recording ``jobs`` for ``revision``."""
+    data = {"revision": revision, "jobs": jobs, "updated_at": ctx.now(), "errors": dict(result.errors),
+            "captures": captures, "extractor": {"id": extraction.extractor_id,
+                                                "version": extraction.extractor_version}}
+    if turn.attempts["count"]:
+        data["attempts"] = turn.attempts
+    if turn.fell_back is not None:
+        data["fell_back"] = turn.fell_back
+    return data
+
+
+def _extract(ctx: Ports, uid: str, conversation_id: str, run_ref: str, revision: str, captures: int,
+             done: dict[str, Any], result: CaptureResult, source: Any, turn: _ModelTurn) -> ExtractionResult | None:
+    """The raw extraction (secret-bearing candidates kept), from the model within its turn or from
+    the extractor; None when the capture stops here (the failure recorded in ``result``)."""
+    if getattr(ctx.extractor, "model_backed", False):
+        return _model_extraction(ctx, uid, conversation_id, run_ref, revision, captures, done, result, source, turn)
+    try:
+        return ctx.extractor.extract(source)
+    except StrataError as exc:
+        _extraction_failed(ctx, uid, conversation_id, run_ref, revision, captures, done, result, exc)
+        return None
+
+
+def _memories_step(ctx: Ports, uid: str, conversation_id: str, revision: str, source: Any, raw: ExtractionResult,
+                   device_id: str | None, result: CaptureResult, done: dict[str, Any], *, first: bool,
+                   riders: dict[str, dict[str, Any]], captures: int) -> str | None:
+    """Run the memories job: ``"committed"`` when the workflow rows and the marker rode in its
+    commit (the capture is done), ``"stopped"`` when the capture ends here (the conversation is
+    being deleted, the incident switch), None to go on with the workflow jobs (``done`` records
+    the job, or its permanent failure)."""
+    try:
+        if _memories_job(ctx, uid, conversation_id, revision, source, raw, device_id, result,
+                         first=first, riders=riders, captures=captures):
+            return "committed"
+        done["memories"] = True
+    except GenerationChanged:
+        raise
+    except ConversationDeleted:
+        result.skipped = "conversation_deleted"
+        return "stopped"
+    except WritesDisabled as exc:  # the incident switch: write nothing; the trigger retries later
+        result.errors["memories"] = exc.message
+        result.retry.append("memories")
+        return "stopped"
+    except StrataError as exc:
+        result.errors["memories"] = exc.message
+        if exc.retryable:
+            result.retry.append("memories")
+        else:  # permanent (e.g. grounding failed): record, do not retry forever
+            done["memories"] = f"failed: {exc.code}"
+    return None
 
 
 # --------------------------------------------------------------------------- bounded model attempts

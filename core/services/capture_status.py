@@ -45,6 +45,25 @@ def _memory_count(ctx: Ports, uid: str, conversation_id: str) -> int:
         after = rows[-1].id
 
 
+def _of_revision(run: dict[str, Any], revision: str, name: str) -> dict[str, Any] | None:
+    """The marker's map ``name`` when the marker is of ``revision`` (else None)."""
+    value = run.get(name)
+    return value if run.get("revision") == revision and isinstance(value, dict) else None
+
+
+def _state(jobs: dict[str, Any], fell_back: dict[str, Any] | None, error: str | None) -> tuple[str, str | None]:
+    """(state, last error code) of a capture from its marker's jobs, the fallback it took and the
+    last model error."""
+    failures = [str(jobs[job])[len("failed: "):] for job in JOBS if str(jobs.get(job, "")).startswith("failed: ")]
+    if not all(jobs.get(job) for job in JOBS):
+        return "pending", error
+    if failures:
+        return "failed", failures[0]
+    if fell_back is not None:
+        return "fell_back", str(fell_back.get("reason") or error or "") or None
+    return "captured", error
+
+
 def conversation_status(ctx: Ports, uid: str, conversation_id: str) -> dict[str, Any]:
     conversation_ref = paths.doc(uid, "conversations", conversation_id)
     run_ref = paths.doc(uid, "capture_runs", conversation_id)
@@ -54,21 +73,9 @@ def conversation_status(ctx: Ports, uid: str, conversation_id: str) -> dict[str,
         raise NotFound("no such conversation")
     revision = conversation_revision(doc)
     attempts = attempts_of(run, revision)
-    current = run.get("revision") == revision
-    stored_jobs = run.get("jobs")
-    jobs: dict[str, Any] = stored_jobs if current and isinstance(stored_jobs, dict) else {}
-    failures = [str(jobs[job])[len("failed: "):] for job in JOBS if str(jobs.get(job, "")).startswith("failed: ")]
-    fell_back = run.get("fell_back") if current and isinstance(run.get("fell_back"), dict) else None
-    extractor = run.get("extractor") if current and isinstance(run.get("extractor"), dict) else None
-    error: str | None = attempts.get("last_error")
-    if not all(jobs.get(job) for job in JOBS):
-        state = "pending"
-    elif failures:
-        state, error = "failed", failures[0]
-    elif fell_back is not None:
-        state, error = "fell_back", str(fell_back.get("reason") or error or "") or None
-    else:
-        state = "captured"
+    jobs = _of_revision(run, revision, "jobs") or {}
+    extractor = _of_revision(run, revision, "extractor")
+    state, error = _state(jobs, _of_revision(run, revision, "fell_back"), attempts.get("last_error"))
     return {
         "conversation_id": conversation_id,
         "state": state,

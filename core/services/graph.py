@@ -76,19 +76,11 @@ def plan(ctx: Ports, uid: str, memory_ids: list[str], items: Mapping[str, Memory
         assertion = assertions.get(memory_id)
         item = items.get(memory_id)
         keep_edge = None
-        if (not fenced and assertion and assertion.get("status") == "active" and is_fact(item)
-                and item is not None and assertion.get("assertion_id") == item.graph_assertion_id):
+        if not fenced and assertion is not None and _asserted(assertion, item):
             keep_edge = assertion["edge_id"]
             kept.add(keep_edge)
             kept_sources.add(assertion["subject_entity_id"])
-            writes.set(paths.doc(uid, "knowledge_nodes", assertion["subject_entity_id"]),
-                       {"id": assertion["subject_entity_id"], "label": assertion["subject"],
-                        "kind": "user" if assertion["subject"] == "user" else "entity"}, merge=True)
-            writes.set(paths.doc(uid, "knowledge_nodes", assertion["object_entity_id"]),
-                       {"id": assertion["object_entity_id"], "label": assertion["object"], "kind": "fact"}, merge=True)
-            writes.set(paths.doc(uid, "knowledge_edges", keep_edge), {
-                "id": keep_edge, "source": assertion["subject_entity_id"], "target": assertion["object_entity_id"],
-                "label": assertion["predicate"], "memory_ids": [memory_id]}, merge=False)
+            _write_fact(writes, uid, memory_id, assertion)
         if not _may_be_cited(item):
             continue
         for snap in citing.get(memory_id, ()):
@@ -111,6 +103,25 @@ def plan(ctx: Ports, uid: str, memory_ids: list[str], items: Mapping[str, Memory
         if _orphaned(ctx, uid, source, removed_from[source]):
             writes.delete(paths.doc(uid, "knowledge_nodes", source))
     return writes
+
+
+def _asserted(assertion: Mapping[str, Any], item: MemoryItem | None) -> bool:
+    """The memory is an active fact and ``assertion`` is its current, active graph assertion."""
+    return bool(assertion and assertion.get("status") == "active" and is_fact(item)
+                and item is not None and assertion.get("assertion_id") == item.graph_assertion_id)
+
+
+def _write_fact(writes: Writes, uid: str, memory_id: str, assertion: Mapping[str, Any]) -> None:
+    """The subject and object nodes and the edge of an asserted fact, cited by ``memory_id``."""
+    edge_id = assertion["edge_id"]
+    writes.set(paths.doc(uid, "knowledge_nodes", assertion["subject_entity_id"]),
+               {"id": assertion["subject_entity_id"], "label": assertion["subject"],
+                "kind": "user" if assertion["subject"] == "user" else "entity"}, merge=True)
+    writes.set(paths.doc(uid, "knowledge_nodes", assertion["object_entity_id"]),
+               {"id": assertion["object_entity_id"], "label": assertion["object"], "kind": "fact"}, merge=True)
+    writes.set(paths.doc(uid, "knowledge_edges", edge_id), {
+        "id": edge_id, "source": assertion["subject_entity_id"], "target": assertion["object_entity_id"],
+        "label": assertion["predicate"], "memory_ids": [memory_id]}, merge=False)
 
 
 def _edges_citing(ctx: Ports, uid: str, memory_ids: list[str]) -> dict[str, list[Any]]:

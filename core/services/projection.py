@@ -218,6 +218,36 @@ def _drain_round(ctx: Ports, uid: str, generation: int | None = None,
     if holder is not None and not _held_by(holder)(lease.data if lease is not None else None):
         report.skipped = "lease_lost"  # another drain took over: it drains what is left
         return report, False
+    chosen = _choose(candidates, now)
+    # Fewer due events than the scan asked for, all taken: nothing else was due at ``now`` (a later
+    # commit's nudge marks the drain lease dirty, which brings the drain round again).
+    more = len(candidates) == SCAN or len(chosen) == BATCH
+    if not chosen:
+        return report, False
+    leased, versions, repaired = _lease_events(ctx, uid, chosen, lease, holder, now)
+    if not leased:
+        # The drain lease moved on, or another drain leased one of these events since they were
+        # read: nothing was leased and this round ends (a drain that lost its lease stops).
+        if holder is not None and not _held_by(holder)(ctx.store.get(_lease_ref(uid))):
+            report.skipped = "lease_lost"
+        return report, True
+    report.leased, report.repaired = len(chosen), repaired
+    try:
+        writes = project(ctx, uid, [event for _, event in chosen], report, generation)
+    except Exception as exc:  # noqa: BLE001 - any provider failure: nothing is acknowledged
+        _record_failure(ctx, chosen, f"{type(exc).__name__}: {exc}"[:500], now, report)
+        return report, more
+    epochs = {snap.path: int(event["lease_epoch"]) for snap, event in chosen}
+    if not _acknowledge(ctx, uid, writes, epochs, holder, versions):
+        report.skipped = "lease_lost"
+        _requeue(ctx, uid, chosen, generation, holder or "")
+        return report, more
+    report.acknowledged = len(chosen)
+    return report, more
+
+
+def _choose(candidates: list[StoredDoc], now: datetime) -> list[tuple[StoredDoc, dict[str, Any]]]:
+    """The first ``BATCH`` due events that are not under someone else's live lease."""
     chosen = []
     for snap in candidates:
         event = snap.data
@@ -226,11 +256,14 @@ def _drain_round(ctx: Ports, uid: str, generation: int | None = None,
         chosen.append((snap, event))
         if len(chosen) == BATCH:
             break
-    # Fewer due events than the scan asked for, all taken: nothing else was due at ``now`` (a later
-    # commit's nudge marks the drain lease dirty, which brings the drain round again).
-    more = len(candidates) == SCAN or len(chosen) == BATCH
-    if not chosen:
-        return report, False
+    return chosen
+
+
+def _lease_events(ctx: Ports, uid: str, chosen: list[tuple[StoredDoc, dict[str, Any]]], lease: StoredDoc | None,
+                  holder: str | None, now: datetime) -> tuple[bool, dict[str, Any] | None, int]:
+    """Lease the chosen events (each while it is as read) and renew the drain lease, in one commit:
+    (leased, the versions a one-write commit gave or None, how many expired leases were reclaimed).
+    Each event's ``lease_epoch`` and ``attempts`` are counted up in place."""
     leasing = []
     guards: dict[str, Guard] = {} if holder is None else {_lease_ref(uid): _held_by(holder)}
     repaired = 0
@@ -248,45 +281,33 @@ def _drain_round(ctx: Ports, uid: str, generation: int | None = None,
         # Unchanged since read (the guards held on exactly these versions): one write, no transaction.
         versions = ctx.store.commit_unchanged(
             {_lease_ref(uid): lease.version, **{snap.path: snap.version for snap, _ in chosen}}, leasing)
-    if versions is None and not ctx.store.commit_if(guards, leasing):
-        # The drain lease moved on, or another drain leased one of these events since they were
-        # read: nothing was leased and this round ends (a drain that lost its lease stops).
-        if holder is not None and not _held_by(holder)(ctx.store.get(_lease_ref(uid))):
-            report.skipped = "lease_lost"
-        return report, True
-    report.leased, report.repaired = len(chosen), repaired
-    try:
-        writes = project(ctx, uid, [event for _, event in chosen], report, generation)
-    except Exception as exc:  # noqa: BLE001 - any provider failure: nothing is acknowledged
-        message = f"{type(exc).__name__}: {exc}"[:500]
-        report.errors.append(message)
-        outcome: dict[str, tuple[str, dict[str, Any], int]] = {}
-        for snap, event in chosen:
-            if event["attempts"] >= MAX_ATTEMPTS:
-                outcome[snap.path] = ("dead", {"state": "dead", "last_error": message, "lease_expires_at": None,
-                                               "dead_at": now}, event["lease_epoch"])
-            else:
-                outcome[snap.path] = ("retried", {"state": "pending", "last_error": message, "lease_expires_at": None,
-                                                  "due_at": now + backoff(event["attempts"])}, event["lease_epoch"])
-        # Each event only while it is still at this drain's epoch: all in one commit, or (one was
-        # taken over meanwhile) one by one.
-        if ctx.store.commit_if({path: _leased_at(epoch) for path, (_, _, epoch) in outcome.items()},
-                               [Write("update", path, update) for path, (_, update, _) in outcome.items()]):
-            done = list(outcome)
+    return versions is not None or ctx.store.commit_if(guards, leasing), versions, repaired
+
+
+def _record_failure(ctx: Ports, chosen: list[tuple[StoredDoc, dict[str, Any]]], message: str, now: datetime,
+                    report: DrainReport) -> None:
+    """A provider failed: nothing is acknowledged; each event goes back to pending after its backoff,
+    or dead once it used ``MAX_ATTEMPTS``."""
+    report.errors.append(message)
+    outcome: dict[str, tuple[str, dict[str, Any], int]] = {}
+    for snap, event in chosen:
+        if event["attempts"] >= MAX_ATTEMPTS:
+            outcome[snap.path] = ("dead", {"state": "dead", "last_error": message, "lease_expires_at": None,
+                                           "dead_at": now}, event["lease_epoch"])
         else:
-            done = [path for path, (_, update, epoch) in outcome.items()
-                    if ctx.store.update_if(path, _leased_at(epoch), update)]
-        for path in done:
-            kind = outcome[path][0]
-            setattr(report, kind, getattr(report, kind) + 1)
-        return report, more
-    epochs = {snap.path: int(event["lease_epoch"]) for snap, event in chosen}
-    if not _acknowledge(ctx, uid, writes, epochs, holder, versions):
-        report.skipped = "lease_lost"
-        _requeue(ctx, uid, chosen, generation, holder or "")
-        return report, more
-    report.acknowledged = len(chosen)
-    return report, more
+            outcome[snap.path] = ("retried", {"state": "pending", "last_error": message, "lease_expires_at": None,
+                                              "due_at": now + backoff(event["attempts"])}, event["lease_epoch"])
+    # Each event only while it is still at this drain's epoch: all in one commit, or (one was
+    # taken over meanwhile) one by one.
+    if ctx.store.commit_if({path: _leased_at(epoch) for path, (_, _, epoch) in outcome.items()},
+                           [Write("update", path, update) for path, (_, update, _) in outcome.items()]):
+        done = list(outcome)
+    else:
+        done = [path for path, (_, update, epoch) in outcome.items()
+                if ctx.store.update_if(path, _leased_at(epoch), update)]
+    for path in done:
+        kind = outcome[path][0]
+        setattr(report, kind, getattr(report, kind) + 1)
 
 
 def _requeue(ctx: Ports, uid: str, chosen: list[tuple[StoredDoc, dict[str, Any]]], generation: int | None,
@@ -376,18 +397,7 @@ def project(ctx: Ports, uid: str, events: list[dict[str, Any]], report: DrainRep
                  if schedule and not fenced else None)
     if "graph" in purged:
         graph.purge(ctx, uid)  # before the plan reads the edges: the plan then only rewrites facts
-    upserts: list[ProjectionDoc] = []
-    deletes: list[str] = []
-    for memory_id in memory_ids:
-        item = items.get(memory_id)
-        if item is not None and not fenced and is_projectable(item):
-            upserts.append(ProjectionDoc(
-                provider_id=ids.provider_id(uid, memory_id), uid=uid, memory_id=memory_id, layer=item.layer,
-                revision=item.revision, content=item.content, category=item.category,
-                updated_at=item.updated_at.timestamp() if item.updated_at else 0.0, quote=projected_quote(item),
-                capture_device_ids=tuple(item.capture_device_ids)))
-        else:
-            deletes.append(memory_id)  # delete-only: restricted, hidden, tombstoned, fenced, archived
+    upserts, deletes = _projection(uid, memory_ids, items, fenced)
     keyword, vector, embedder = ctx.keyword_index, ctx.vector_index, ctx.embedder  # built here, not in a worker
     # The two providers are independent: their round trips overlap, and the drain waits for both.
     pending = [_PROVIDERS.submit(_sync_keyword, keyword, uid, "typesense" in purged, deletes, upserts),
@@ -420,6 +430,26 @@ def project(ctx: Ports, uid: str, events: list[dict[str, Any]], report: DrainRep
     if registry_write is not None:
         writes.ops.insert(0, registry_write)
     return writes
+
+
+def _projection(uid: str, memory_ids: list[str], items: dict[str, MemoryItem], fenced: bool,
+                ) -> tuple[list[ProjectionDoc], list[str]]:
+    """(the rows to upsert, the memory ids to delete): a memory is upserted when it exists, is
+    projectable and the account is not fenced; deleted otherwise (restricted, hidden, tombstoned,
+    fenced, archived)."""
+    upserts: list[ProjectionDoc] = []
+    deletes: list[str] = []
+    for memory_id in memory_ids:
+        item = items.get(memory_id)
+        if item is not None and not fenced and is_projectable(item):
+            upserts.append(ProjectionDoc(
+                provider_id=ids.provider_id(uid, memory_id), uid=uid, memory_id=memory_id, layer=item.layer,
+                revision=item.revision, content=item.content, category=item.category,
+                updated_at=item.updated_at.timestamp() if item.updated_at else 0.0, quote=projected_quote(item),
+                capture_device_ids=tuple(item.capture_device_ids)))
+        else:
+            deletes.append(memory_id)
+    return upserts, deletes
 
 
 PURGEABLE = ("typesense", "vector", "graph")

@@ -161,6 +161,32 @@ def _speaker_name(label: str) -> str | None:
     return None if first in _NOT_A_NAME or first in _NOT_A_SPEAKER else label
 
 
+def _wh_echo(aux: str, pred: str, answer: str, still: str) -> str | None:
+    """"How far do you run?" / "About twelve kilometres ..." -> "User runs about twelve kilometres ..."
+    (a "do" question answered with a number, not with a sentence about the owner)."""
+    if aux != "do" or _OWNER_START.match(answer) or not _NUMBERISH.search(answer):
+        return None
+    verb, _, tail = pred.partition(" ")
+    rest = (" " + tail if tail else "") + " " + answer[:1].lower() + answer[1:]
+    return f"User {still}{_conjugate(verb)}{rest}"
+
+
+def _yes_echo(aux: str, pred: str, answer: str, still: str) -> str | None:
+    """"Are you still vegetarian?" / "Yes, for almost eight years now." -> "User is still
+    vegetarian, for almost eight years now" (a "yes" and a few words, not a full sentence)."""
+    yes = _YES.match(answer)
+    if not yes:
+        return None
+    tail = answer[yes.end():].strip()
+    if len(tail.split()) < 2 or _OWNER_START.match(tail):
+        return None  # a full sentence after "yes" is extracted on its own
+    head = {"are": "User is " + still + pred, "have": "User has " + still + pred}.get(aux)
+    if head is None:
+        verb, _, more = pred.partition(" ")
+        head = f"User {still}{_conjugate(verb)}" + (" " + more if more else "")
+    return f"{head}, {tail}"
+
+
 def _echo(segment: Segment, previous: Segment | None) -> _Draft | None:
     """A short answer to a question about the owner, rewritten with the question's predicate.
 
@@ -185,25 +211,11 @@ def _echo(segment: Segment, previous: Segment | None) -> _Draft | None:
         return None
     aux = question.group("aux").lower()
     still = "still " if question.group("still") else ""
-    if question.group("wh"):
-        if aux != "do" or _OWNER_START.match(answer) or not _NUMBERISH.search(answer):
-            return None
-        verb, _, tail = pred.partition(" ")
-        rest = (" " + tail if tail else "") + " " + answer[:1].lower() + answer[1:]
-        content = f"User {still}{_conjugate(verb)}{rest}"
-    else:
-        yes = _YES.match(answer)
-        if not yes:
-            return None
-        tail = answer[yes.end():].strip()
-        if len(tail.split()) < 2 or _OWNER_START.match(tail):
-            return None  # a full sentence after "yes" is extracted on its own
-        head = {"are": "User is " + still + pred, "have": "User has " + still + pred}.get(aux)
-        if head is None:
-            verb, _, more = pred.partition(" ")
-            head = f"User {still}{_conjugate(verb)}" + (" " + more if more else "")
-        content = f"{head}, {tail}"
-    content = _finish(_third_person_rest(content))
+    echoed = (_wh_echo(aux, pred, answer, still) if question.group("wh")
+              else _yes_echo(aux, pred, answer, still))
+    if echoed is None:
+        return None
+    content = _finish(_third_person_rest(echoed))
     if len(content.split()) < 4:
         return None
     clause = _Clause(segment, start, end, (start, end))

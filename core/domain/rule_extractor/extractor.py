@@ -149,86 +149,32 @@ class RuleExtractor:
     # ----------------------------------------------------------------- memories
     @staticmethod
     def _memories(clause: _Clause, previous: Segment | None, last_name: str | None) -> list[_Draft]:
-        text = clause.segment.text
-        body = clause.text
         whole = ((clause, clause.start, clause.end),)
-        reported = _REPORTED.match(body)
-        suffix = ""
-        if reported:
-            suffix = f", according to their {reported.group('who').lower()}"
-            body = body[reported.end():]
-        lead = None if reported else _LEAD_TIME.match(body)
-        when = ""
-        if lead and len(body) > lead.end():
-            adverb = lead.group("adv")
-            when = " " + adverb[:1].lower() + adverb[1:]
-            body = body[lead.end():]
-        suffix = when + suffix
-
+        body, suffix = _framing(clause.text)
         # A named person answering "your brother ...?": a relationship of the owner.
-        answer = _ANSWER_BY_NAME.match(body)
-        drafts: list[_Draft] = []
-        if answer and answer.group("name").split()[0].lower() not in _NOT_A_NAME and previous is not None:
-            relation = _YOUR_RELATION.search(previous.text)
-            if relation:
-                name = answer.group("name")
-                prev_clause = _sentence_around(previous, relation.start())
-                drafts.append(_Draft(f"{name} is the user's {relation.group('rel').lower()}", "relationship",
-                                     "third_party", name, (prev_clause, (clause, clause.start,
-                                                                         clause.start + answer.end()))))
+        answered = _answer_draft(clause, body, previous)
+        drafts: list[_Draft] = [answered] if answered is not None else []
 
         if _CHATTER.search(body) and not _PREFERENCE.match(body):
             return drafts
-
-        person = _PERSON.match(body)
-        if person and person.group("name").split()[0].lower() not in _NOT_A_NAME:
-            name = person.group("name")
-            kind: MemoryKind = "relationship" if re.search(r"\bmy\s+(?:" + _RELATIONS + r")\b", body, _I) \
-                else "fact"
-            drafts.append(_Draft(_about_person(name, person.group("rest")) + suffix, kind, "third_party",
-                                 name, whole))
-            return drafts
+        person = _person_draft(body, suffix, whole)
+        if person is not None:
+            return [*drafts, person]
         pronoun = _PRONOUN_PERSON.match(body)
         if pronoun:
-            if not last_name:
-                return drafts
-            # Quote from the clause that named the person when it is in the same sentence.
-            span_start = clause.start
-            named_at = text.rfind(last_name, clause.sentence[0], clause.start)
-            if named_at >= 0:
-                span_start = named_at
-            drafts.append(_Draft(_about_person(last_name, pronoun.group("rest")) + suffix, "fact",
-                                 "third_party", last_name, ((clause, span_start, clause.end),)))
+            if last_name:
+                # Quote from the clause that named the person when it is in the same sentence.
+                named_at = clause.segment.text.rfind(last_name, clause.sentence[0], clause.start)
+                span_start = named_at if named_at >= 0 else clause.start
+                drafts.append(_Draft(_about_person(last_name, pronoun.group("rest")) + suffix, "fact",
+                                     "third_party", last_name, ((clause, span_start, clause.end),)))
             return drafts
-
-        habit = _THIRD_PARTY_HABIT.match(body) if _HABIT_MARK.search(body) else None
-        if habit and habit.group("verb").lower() not in _NOT_THIRD_PARTY_VERB:
-            name = habit.group("name")
-            span_start = clause.start
-            if name is None:
-                # "he/she": only when the person was named earlier in this same turn.
-                named_at = text.rfind(last_name, 0, clause.start) if last_name else -1
-                if named_at < 0 or last_name is None:
-                    return drafts
-                # The quote runs from the name to this clause, so it shows who "he"/"she" is.
-                name, span_start = last_name, named_at
-            elif name.split()[0].lower() in _NOT_A_NAME:
-                name = None
-            if name is not None:
-                drafts.append(_Draft(_about_person(name, body[habit.end("who"):]) + suffix, "fact",
-                                     "third_party", name, ((clause, span_start, clause.end),), "habits"))
-                return drafts
-
-        relation = _RELATION_STATEMENT.match(body) or _NAME_IS_MY.match(body)
-        if relation and relation.group("name").split()[0].lower() not in _NOT_A_NAME:
-            name = relation.group("name")
-            drafts.append(_Draft(f"{name} is the user's {relation.group('rel').lower()}", "relationship",
-                                 "third_party", name, whole))
-            # "My cousin Meera lives in Marseille": what the sentence says about the person, too.
-            rest = body[relation.end():]
-            if relation.re is _RELATION_STATEMENT and len(rest.split()) >= 2 and not _CHATTER.search(rest):
-                drafts.append(_Draft(_about_person(name, rest) + suffix, "fact", "third_party", name, whole))
-            return drafts
+        habit, stop = _habit_draft(clause, body, last_name, suffix)
+        if stop:
+            return drafts + ([habit] if habit is not None else [])
+        related = _relation_drafts(body, suffix, whole)
+        if related is not None:
+            return drafts + related
 
         found = _self_disclosure(body)
         if found is not None:
@@ -313,3 +259,81 @@ class RuleExtractor:
                 out.append(WorkflowCandidate(kind=candidate.kind, description=candidate.description,
                                              quote=quote, due=candidate.due))
         return tuple(out)
+
+
+# --------------------------------------------------------------------------- the steps of _memories
+def _framing(body: str) -> tuple[str, str]:
+    """The clause body without its reporting frame ("my doctor says ...") or its leading time
+    adverb, and the suffix they become (", according to their doctor", " lately")."""
+    reported = _REPORTED.match(body)
+    suffix = ""
+    if reported:
+        suffix = f", according to their {reported.group('who').lower()}"
+        body = body[reported.end():]
+    lead = None if reported else _LEAD_TIME.match(body)
+    when = ""
+    if lead and len(body) > lead.end():
+        adverb = lead.group("adv")
+        when = " " + adverb[:1].lower() + adverb[1:]
+        body = body[lead.end():]
+    return body, when + suffix
+
+
+def _answer_draft(clause: _Clause, body: str, previous: Segment | None) -> _Draft | None:
+    """A named person answering the previous turn's "your brother ...?": the owner's relationship."""
+    answer = _ANSWER_BY_NAME.match(body)
+    if not answer or answer.group("name").split()[0].lower() in _NOT_A_NAME or previous is None:
+        return None
+    relation = _YOUR_RELATION.search(previous.text)
+    if not relation:
+        return None
+    name = answer.group("name")
+    prev_clause = _sentence_around(previous, relation.start())
+    return _Draft(f"{name} is the user's {relation.group('rel').lower()}", "relationship", "third_party", name,
+                  (prev_clause, (clause, clause.start, clause.start + answer.end())))
+
+
+def _person_draft(body: str, suffix: str, whole: tuple[tuple[_Clause, int, int], ...]) -> _Draft | None:
+    """A clause about a named person ("Anna works at ...")."""
+    person = _PERSON.match(body)
+    if not person or person.group("name").split()[0].lower() in _NOT_A_NAME:
+        return None
+    name = person.group("name")
+    kind: MemoryKind = "relationship" if re.search(r"\bmy\s+(?:" + _RELATIONS + r")\b", body, _I) else "fact"
+    return _Draft(_about_person(name, person.group("rest")) + suffix, kind, "third_party", name, whole)
+
+
+def _habit_draft(clause: _Clause, body: str, last_name: str | None, suffix: str) -> tuple[_Draft | None, bool]:
+    """(a third party's habit, whether the clause ends here): "he"/"she" only when the person was
+    named earlier in this same turn (else nothing, and the clause ends); a name that is no name
+    lets the clause go on."""
+    habit = _THIRD_PARTY_HABIT.match(body) if _HABIT_MARK.search(body) else None
+    if not habit or habit.group("verb").lower() in _NOT_THIRD_PARTY_VERB:
+        return None, False
+    name = habit.group("name")
+    span_start = clause.start
+    if name is None:
+        named_at = clause.segment.text.rfind(last_name, 0, clause.start) if last_name else -1
+        if named_at < 0 or last_name is None:
+            return None, True
+        # The quote runs from the name to this clause, so it shows who "he"/"she" is.
+        name, span_start = last_name, named_at
+    elif name.split()[0].lower() in _NOT_A_NAME:
+        return None, False
+    return _Draft(_about_person(name, body[habit.end("who"):]) + suffix, "fact", "third_party", name,
+                  ((clause, span_start, clause.end),), "habits"), True
+
+
+def _relation_drafts(body: str, suffix: str, whole: tuple[tuple[_Clause, int, int], ...]) -> list[_Draft] | None:
+    """"My cousin Meera ..." / "Meera is my cousin": the relationship, and what the sentence says
+    about the person too; None when the clause states no relation."""
+    relation = _RELATION_STATEMENT.match(body) or _NAME_IS_MY.match(body)
+    if not relation or relation.group("name").split()[0].lower() in _NOT_A_NAME:
+        return None
+    name = relation.group("name")
+    drafts = [_Draft(f"{name} is the user's {relation.group('rel').lower()}", "relationship", "third_party",
+                     name, whole)]
+    rest = body[relation.end():]
+    if relation.re is _RELATION_STATEMENT and len(rest.split()) >= 2 and not _CHATTER.search(rest):
+        drafts.append(_Draft(_about_person(name, rest) + suffix, "fact", "third_party", name, whole))
+    return drafts
