@@ -25,7 +25,7 @@ from core.errors import (
     WritesBlocked,
 )
 from core.ports import Write
-from core.services import legacy
+from core.services import legacy, receipts
 from core.services.withdrawal import (
     apply_withdrawal,
     live_page,
@@ -97,13 +97,14 @@ def delete_memory(ctx: Context, uid: str, memory_id: str, request_key: str | Non
     the fact back. Deleting a deleted memory is 404 and writes nothing."""
     key = {"memory_id": memory_id, **intent(ctx, uid, request_key)}
     if request_key and (done := ctx.store.journaled(uid, "delete.memory", key)) is not None:
-        return {"deleted": done.get("summary", {}).get("tombstoned", []), "commit_id": done.get("commit_id")}
+        return _memory_receipt(ctx, uid, key, {"deleted": done.get("summary", {}).get("tombstoned", []),
+                                               "commit_id": done.get("commit_id")})
     first = _item(ctx, uid, memory_id)
     if first is None:
         if legacy.get(ctx, uid, memory_id) is None:
             raise NotFound("no such memory")
         try:
-            return _delete_historical(ctx, uid, memory_id, key)
+            return _memory_receipt(ctx, uid, key, _delete_historical(ctx, uid, memory_id, key))
         except LineageMoved:  # materialised meanwhile: delete the canonical item below
             first = _item(ctx, uid, memory_id)
     if first is None or scrubbed(first):
@@ -145,8 +146,15 @@ def delete_memory(ctx: Context, uid: str, memory_id: str, request_key: str | Non
             lineage |= set().union(*(scan_lineage(ctx, uid, m) for m in list(lineage)))
             continue
         legacy.cleanup(ctx, uid, [memory_id])  # a row left by an earlier materialisation whose cleanup failed
-        return {"deleted": result.summary.get("tombstoned", []), "commit_id": result.commit_id}
+        return _memory_receipt(ctx, uid, key, {"deleted": result.summary.get("tombstoned", []),
+                                               "commit_id": result.commit_id})
     raise Conflict("the memory kept changing while it was being deleted; try again", code="delete_contended")
+
+
+def _memory_receipt(ctx: Context, uid: str, key: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    """The delete's answer with its receipt id (bound to the operation key: a replay answers the same)."""
+    rid = receipts.issue(ctx, uid, "memory", receipts.receipt_id(uid, "delete.memory", key), answer["deleted"])
+    return {**answer, "receipt_id": rid}
 
 
 def _delete_historical(ctx: Context, uid: str, memory_id: str, key: dict[str, Any]) -> dict[str, Any]:
@@ -202,7 +210,7 @@ def tombstone_historical(ctx: Context, uid: str, memory_ids: list[str], kind: st
     return int(result.summary.get("tombstoned", 0))
 
 
-def _delete_all_historical(ctx: Context, uid: str, request_key: str | None) -> int:
+def _delete_all_historical(ctx: Context, uid: str, request_key: str | None, deleted: set[str]) -> int:
     total = 0
     for batch_no in range(MAX_BATCHES):
         batch = legacy.first_ids(ctx, uid, LEGACY_BATCH)
@@ -211,6 +219,7 @@ def _delete_all_historical(ctx: Context, uid: str, request_key: str | None) -> i
         key = {"legacy_ids": batch, "head": ctx.store.head_sequence(uid), "request": request_key,
                "batch": batch_no}
         total += tombstone_historical(ctx, uid, batch, "delete.all", key)
+        deleted.update(batch)
     raise Conflict("more historical memories than one delete-all walks; call again", code="delete_all_contended")
 
 
@@ -230,16 +239,17 @@ def _redact_reviews(out: Plan, reviews: dict[str, dict[str, Any]], now: Any) -> 
 
 
 def _tombstone_batch(ctx: Context, uid: str, batch_ids: list[str], request_key: str | None, round_no: int,
-                     batch_no: int) -> tuple[int, int]:
+                     batch_no: int, deleted: set[str]) -> tuple[int, int]:
     """One bounded delete-all transaction: tombstone ``batch_ids`` (those still live when it reads
-    them), drop their graph assertions, redact their review rows. Returns (tombstoned, commits)."""
+    them), drop their graph assertions, redact their review rows. Returns (tombstoned, commits) and
+    adds the ids it tombstoned to ``deleted``."""
     reviews = review_rows(ctx, uid, batch_ids)
 
     def plan(view: ApplyView) -> Plan:
-        out = Plan(summary={"tombstoned": 0})
+        out = Plan(summary={"tombstoned": 0, "ids": []})
         for member in view.items.values():
             if member is not None and not scrubbed(member):
-                _tombstone(out, member)
+                out.summary["ids"].append(_tombstone(out, member))
                 out.summary["tombstoned"] += 1
         _redact_reviews(out, reviews, view.now)
         return out
@@ -248,6 +258,7 @@ def _tombstone_batch(ctx: Context, uid: str, batch_ids: list[str], request_key: 
            "round": round_no, "batch": batch_no}
     result = ctx.store.apply(uid, "delete.all", key, plan, item_ids=batch_ids,
                              doc_paths=[f"memory_review_queue/{r}" for r in reviews], actor="user")
+    deleted.update(result.summary.get("ids", []))
     return int(result.summary.get("tombstoned", 0)), 0 if result.replayed or result.commit_id is None else 1
 
 
@@ -258,8 +269,9 @@ def delete_all(ctx: Context, uid: str, request_key: str | None = None) -> dict[s
     a retried request replays the recorded answer."""
     done_key = {"request": request_key, "step": "done"}
     if request_key and (done := ctx.store.journaled(uid, "delete.all", done_key)) is not None:
-        return dict(done.get("summary", {}))
-    total = _delete_all_historical(ctx, uid, request_key)
+        return _all_receipt(ctx, uid, request_key, dict(done.get("summary", {})), set())
+    deleted: set[str] = set()
+    total = _delete_all_historical(ctx, uid, request_key, deleted)
     for round_no in range(MAX_RESCANS):
         head_before = ctx.store.head_sequence(uid)
         ours = 0
@@ -274,7 +286,8 @@ def delete_all(ctx: Context, uid: str, request_key: str | None = None) -> dict[s
                                    limit=SCAN_PAGE, start_after=after, keys_only=True)
             for start in range(0, len(page), TOMBSTONE_BATCH):
                 batch_ids = [s.id for s in page[start:start + TOMBSTONE_BATCH]]
-                tombstoned, committed = _tombstone_batch(ctx, uid, batch_ids, request_key, round_no, batch_no)
+                tombstoned, committed = _tombstone_batch(ctx, uid, batch_ids, request_key, round_no, batch_no,
+                                                         deleted)
                 batch_no += 1
                 total += tombstoned
                 ours += committed
@@ -292,9 +305,17 @@ def delete_all(ctx: Context, uid: str, request_key: str | None = None) -> dict[s
                     return Plan(summary=summary)
 
                 ctx.store.apply(uid, "delete.all", done_key, record, actor="user")
-            return summary
+            return _all_receipt(ctx, uid, request_key, summary, deleted)
     raise Conflict("memories kept being written during delete-all; nothing was reported deleted that is not, "
                    "but some memories may remain — try again", code="delete_all_contended")
+
+
+def _all_receipt(ctx: Context, uid: str, request_key: str | None, summary: dict[str, Any],
+                 deleted: set[str]) -> dict[str, Any]:
+    """Delete-all's answer with its receipt id, bound to the request's key and the sequence the
+    delete found stable at (a replay answers the same receipt, already written)."""
+    rid = receipts.receipt_id(uid, "delete.all", request_key, summary.get("stable_at_sequence"))
+    return {**summary, "receipt_id": receipts.issue(ctx, uid, "all", rid, deleted)}
 
 
 # ------------------------------------------------------------------------------ conversation cascade
@@ -303,7 +324,7 @@ def _marker_path(conversation_id: str) -> str:
 
 
 def cascade_conversation(ctx: Context, uid: str, conversation_id: str, *,
-                         remove_document: bool = False) -> dict[str, Any]:
+                         remove_document: bool = False, receipt: bool = False) -> dict[str, Any]:
     """Withdraw the conversation from every memory it supports, in cursor pages.
 
     Each page is one bounded, control-fenced transaction over the conversation's live cohort: the
@@ -318,7 +339,34 @@ def cascade_conversation(ctx: Context, uid: str, conversation_id: str, *,
     action items and goals go after it. A cascade that fails part-way resumes when called again; a
     cascade of a conversation already done (the delete trigger after the API's cascade) writes no
     ledger commit, and removes workflow rows a failure may have left.
+
+    With ``receipt`` (a user's delete through the API) the answer carries the id of its deletion
+    receipt, bound to the cascade's intent: calling again answers the same receipt.
     """
+    answer = _cascade(ctx, uid, conversation_id, remove_document)
+    run_id = answer.pop("intent")
+    if receipt:
+        rid = receipts.receipt_id(uid, "delete.conversation", conversation_id, run_id)
+        answer["receipt_id"] = receipts.issue(ctx, uid, "conversation", rid, _derived_ids(ctx, uid, conversation_id),
+                                              conversation_id=conversation_id)
+    return answer
+
+
+def _derived_ids(ctx: Context, uid: str, conversation_id: str) -> list[str]:
+    """Every memory that ever cited the conversation (the cascade withdrew or retracted each)."""
+    found: list[str] = []
+    after: Any = None
+    for _page in range(MAX_PAGES):
+        page = ctx.store.query("items_by_source", {"source_ids": conversation_id}, parent=paths.user(uid),
+                               limit=SCAN_PAGE, start_after=after, keys_only=True)
+        found.extend(row.id for row in page)
+        if len(page) < SCAN_PAGE:
+            break
+        after = page[-1]
+    return found
+
+
+def _cascade(ctx: Context, uid: str, conversation_id: str, remove_document: bool) -> dict[str, Any]:
     historical = _cascade_historical(ctx, uid, conversation_id)
     marker: dict[str, Any] | None = ctx.store.get(paths.doc(uid, "capture_runs", conversation_id))
     raw = (marker or {}).get("cascade")
@@ -329,7 +377,7 @@ def cascade_conversation(ctx: Context, uid: str, conversation_id: str, *,
             summary[name] = int(summary.get(name, 0)) + historical
         # Workflow rows a cascade could not remove after its last page (it stopped there) go now.
         return {**summary, "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None,
-                "already_done": True}
+                "already_done": True, "intent": state.get("intent") or ""}
     run_id = state.get("intent") or uuid.uuid4().hex
     if marker is None and not live_page(ctx, uid, conversation_id, 1, None):
         # Nothing of the conversation was ever captured (or an account wipe removed it all): no
@@ -343,7 +391,8 @@ def cascade_conversation(ctx: Context, uid: str, conversation_id: str, *,
             if remove_document:
                 ctx.store.delete(paths.doc(uid, "conversations", conversation_id))
             return {"withdrawn": historical, "retracted": historical,
-                    "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None}
+                    "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None,
+                    "intent": run_id}
     totals = dict(state.get("summary") or {"withdrawn": 0, "retracted": 0})
     commit_id = None
     workflow_removed = 0
@@ -363,7 +412,7 @@ def cascade_conversation(ctx: Context, uid: str, conversation_id: str, *,
                        code="cascade_incomplete")
     for name in ("withdrawn", "retracted"):
         totals[name] = totals.get(name, 0) + historical
-    return {**totals, "workflow_removed": workflow_removed, "commit_id": commit_id}
+    return {**totals, "workflow_removed": workflow_removed, "commit_id": commit_id, "intent": run_id}
 
 
 def _record_early_delete(ctx: Context, uid: str, conversation_id: str, run_id: str) -> bool:
