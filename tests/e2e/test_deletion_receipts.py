@@ -102,17 +102,23 @@ def _delete_memory(user: User) -> str:
 
 
 def _delete_all(user: User) -> str:
+    live = {mid for mid, item in trace.items(user.ctx, user.uid).items() if item.content}
     response = user.call("DELETE", "/v3/memories")
     assert response.status_code == 200, response.text
-    return str(response.json()["receipt_id"])
+    rid = str(response.json()["receipt_id"])
+    assert set(user.receipt(rid)["memory_ids"]) == live
+    return rid
 
 
 def _delete_conversation(user: User) -> str:
+    derived = {mid for mid, item in trace.items(user.ctx, user.uid).items() if "c1" in item.source_ids}
+    assert derived
     response = user.call("DELETE", "/v1/conversations/c1")
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["deleted"] is True and body["cascade"]["retracted"] >= 1
-    assert user.receipt(body["receipt_id"])["conversation_id"] == "c1"
+    receipt = user.receipt(body["receipt_id"])
+    assert receipt["conversation_id"] == "c1" and set(receipt["memory_ids"]) == derived
     return str(body["receipt_id"])
 
 

@@ -276,7 +276,8 @@ def test_every_delete_leaves_no_trace_with_providers_down(stack: dict[str, Any])
     account = users["account"]
     retried = account.call("DELETE", "/v1/users/delete-account")
     assert retried.status_code == 200, retried.text
-    outcomes["account"].check_after = lambda: _account_gone(account)
+    receipt_id = retried.json()["receipt_id"]
+    outcomes["account"].check_after = lambda: _account_gone(account, receipt_id)
     for name, outcome in outcomes.items():
         try:
             _settle_and_trace(users[name], outcome)
