@@ -9,10 +9,13 @@ confirmed, or ``pending`` until then:
   when it is issued.
 * ``graph``, ``keyword_index`` and ``vector_index``: the outbox drain removes the memories'
   knowledge-graph edges, Typesense documents and vectors, and acknowledges an event (deletes it)
-  only once Typesense, the vector index and the graph write all confirmed. These three are
-  confirmed when no outbox event of any of the receipt's memories is left (pending, leased or
-  dead-lettered): that read-back is made when the receipt is read, and the first time it holds
-  its time is recorded on the receipt, which keeps it from then on.
+  only once Typesense, the vector index and the graph write all confirmed. A store is confirmed
+  when no outbox event of the receipt's memories still waits for it: none is left (pending,
+  leased or dead-lettered), or, for an index, each one left records that this index confirmed its
+  last attempt (``confirmed_providers``: the drain writes it when the other provider failed; the
+  graph is written with the acknowledgement, so it waits for the event to go). That read-back is
+  made when the receipt is read, and the first time it holds its time is recorded on the receipt,
+  which keeps it from then on.
 
 A receipt holds ids and times only (the receipt id, its kind, the deleted memory ids, the
 conversation id of a cascade), never text. It lives at ``users/{uid}/deletion_receipts/{id}``,
@@ -48,6 +51,9 @@ APPLIED = ("memory_items", "review_queue")  # confirmed by the delete's own comm
 PROJECTED = ("graph", "keyword_index", "vector_index")  # confirmed by the drain's acknowledgement
 KINDS = ("memory", "all", "conversation", "account")
 OUTBOX_PAGE = 500
+# The provider a projected store's confirmation is recorded under on an outbox event (the drain's
+# names); the graph has none: it is written with the acknowledgement itself.
+PROVIDER_OF = {"graph": "", "keyword_index": "typesense", "vector_index": "vector"}
 
 
 def receipt_id(uid: str, kind: str, *parts: Any) -> str:
@@ -121,9 +127,12 @@ def read(ctx: Context, uid: str, rid: str) -> dict[str, Any]:
         raise NotFound("no such deletion receipt")
     stores = dict(doc.get("stores") or {})
     ids = list(doc.get("memory_ids") or [])
-    if any(stores.get(name) is None for name in PROJECTED) and not _outstanding(ctx, uid, set(ids)):
-        for name in PROJECTED:
-            stores[name] = stores.get(name) or now
+    waiting = [name for name in PROJECTED if stores.get(name) is None]
+    unconfirmed = _unconfirmed(ctx, uid, set(ids)) if waiting else set()
+    newly = [name for name in waiting if name not in unconfirmed]
+    for name in newly:
+        stores[name] = now
+    if newly:
         # The first confirmation's time is kept. Fenced, and only while the receipt is still there:
         # nothing is written into an account being (or just) wiped.
         with contextlib.suppress(GenerationChanged, WritesBlocked):
@@ -132,17 +141,23 @@ def read(ctx: Context, uid: str, rid: str) -> dict[str, Any]:
     return _public(rid, {**doc, "stores": stores}, ids)
 
 
-def _outstanding(ctx: Context, uid: str, memory_ids: set[str]) -> bool:
-    """Whether any outbox event (pending, leased or dead) of these memories is still in the outbox."""
+def _unconfirmed(ctx: Context, uid: str, memory_ids: set[str]) -> set[str]:
+    """The projected stores some outbox event (pending, leased or dead) of these memories still waits
+    for: the graph for any such event (its write is the acknowledgement), an index unless the
+    event's last failed attempt recorded that index's confirmation (the other one failed)."""
+    waiting: set[str] = set()
     if not memory_ids:
-        return False
+        return waiting
     after = None
     while True:
         rows = ctx.store.scan(paths.col(uid, "memory_outbox"), limit=OUTBOX_PAGE, after=after)
-        if any(row.data.get("memory_id") in memory_ids for row in rows):
-            return True
-        if len(rows) < OUTBOX_PAGE:
-            return False
+        for row in rows:
+            if row.data.get("memory_id") not in memory_ids:
+                continue
+            done = set(row.data.get("confirmed_providers") or []) if row.data.get("state") != "leased" else set()
+            waiting.update(store for store, provider in PROVIDER_OF.items() if provider not in done)
+        if len(rows) < OUTBOX_PAGE or len(waiting) == len(PROJECTED):
+            return waiting
         after = rows[-1].id
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.domain import paths
+from core.domain import ids, paths
 from core.errors import NotFound
 from core.services import accounts, consolidation, deletion, intake, projection, receipts
 from tests.unit.fakes.ports import World, world
@@ -84,3 +84,20 @@ def test_the_wipe_leaves_only_its_hashed_receipt() -> None:
     assert set(stored) == {"kind", "created_at", "expire_at", "stores"}
     with pytest.raises(NotFound):
         receipts.read(w.ctx, "u2", wipe)
+
+
+def test_with_the_keyword_index_down_the_vector_index_confirms_on_its_own() -> None:
+    w = world()
+    [memory_id] = _facts(w, "I keep bees on the roof")
+    rid = deletion.delete_memory(w.ctx, UID, memory_id)["receipt_id"]
+    w.keyword.fail = RuntimeError("typesense down")
+    report = projection.drain_user(w.ctx, UID)
+    assert report.retried and not report.acknowledged
+    assert _states(receipts.read(w.ctx, UID, rid)) == {
+        "memory_items": "confirmed", "review_queue": "confirmed", "graph": "pending",
+        "keyword_index": "pending", "vector_index": "confirmed"}
+    assert ids.provider_id(UID, memory_id) not in w.vector.provider_ids(UID)  # deleted there indeed
+    w.keyword.fail = None
+    w.clock.advance(hours=1)  # past the backoff
+    assert projection.drain_user(w.ctx, UID).acknowledged
+    assert receipts.read(w.ctx, UID, rid)["state"] == "confirmed"
