@@ -37,7 +37,10 @@ class DeletionReceipt(Schema):
     expires_at: str | None = Field(description="ISO 8601: the receipt is kept 30 days, then removed")
     conversation_id: str | None = Field(description="the deleted conversation (kind conversation)")
     memory_ids: list[str] = Field(description="the memories the delete removed or withdrew the conversation from "
-                                              "(ids only; empty for the account wipe, which keeps none)")
+                                              "(ids only; empty for delete-all and the account wipe)")
+    memory_count: int = Field(ge=0, description="how many memories the delete covered (0 for the account wipe)")
+    up_to_sequence: int | None = Field(description="delete-all: the ledger sequence it found stable at; every "
+                                                   "memory written up to it was deleted")
     stores: DeletionStores
 
 

@@ -210,7 +210,7 @@ def tombstone_historical(ctx: Context, uid: str, memory_ids: list[str], kind: st
     return int(result.summary.get("tombstoned", 0))
 
 
-def _delete_all_historical(ctx: Context, uid: str, request_key: str | None, deleted: set[str]) -> int:
+def _delete_all_historical(ctx: Context, uid: str, request_key: str | None) -> int:
     total = 0
     for batch_no in range(MAX_BATCHES):
         batch = legacy.first_ids(ctx, uid, LEGACY_BATCH)
@@ -219,7 +219,6 @@ def _delete_all_historical(ctx: Context, uid: str, request_key: str | None, dele
         key = {"legacy_ids": batch, "head": ctx.store.head_sequence(uid), "request": request_key,
                "batch": batch_no}
         total += tombstone_historical(ctx, uid, batch, "delete.all", key)
-        deleted.update(batch)
     raise Conflict("more historical memories than one delete-all walks; call again", code="delete_all_contended")
 
 
@@ -239,17 +238,16 @@ def _redact_reviews(out: Plan, reviews: dict[str, dict[str, Any]], now: Any) -> 
 
 
 def _tombstone_batch(ctx: Context, uid: str, batch_ids: list[str], request_key: str | None, round_no: int,
-                     batch_no: int, deleted: set[str]) -> tuple[int, int]:
+                     batch_no: int) -> tuple[int, int]:
     """One bounded delete-all transaction: tombstone ``batch_ids`` (those still live when it reads
-    them), drop their graph assertions, redact their review rows. Returns (tombstoned, commits) and
-    adds the ids it tombstoned to ``deleted``."""
+    them), drop their graph assertions, redact their review rows. Returns (tombstoned, commits)."""
     reviews = review_rows(ctx, uid, batch_ids)
 
     def plan(view: ApplyView) -> Plan:
-        out = Plan(summary={"tombstoned": 0, "ids": []})
+        out = Plan(summary={"tombstoned": 0})
         for member in view.items.values():
             if member is not None and not scrubbed(member):
-                out.summary["ids"].append(_tombstone(out, member))
+                _tombstone(out, member)
                 out.summary["tombstoned"] += 1
         _redact_reviews(out, reviews, view.now)
         return out
@@ -258,7 +256,6 @@ def _tombstone_batch(ctx: Context, uid: str, batch_ids: list[str], request_key: 
            "round": round_no, "batch": batch_no}
     result = ctx.store.apply(uid, "delete.all", key, plan, item_ids=batch_ids,
                              doc_paths=[f"memory_review_queue/{r}" for r in reviews], actor="user")
-    deleted.update(result.summary.get("ids", []))
     return int(result.summary.get("tombstoned", 0)), 0 if result.replayed or result.commit_id is None else 1
 
 
@@ -269,9 +266,8 @@ def delete_all(ctx: Context, uid: str, request_key: str | None = None) -> dict[s
     a retried request replays the recorded answer."""
     done_key = {"request": request_key, "step": "done"}
     if request_key and (done := ctx.store.journaled(uid, "delete.all", done_key)) is not None:
-        return _all_receipt(ctx, uid, request_key, dict(done.get("summary", {})), set())
-    deleted: set[str] = set()
-    total = _delete_all_historical(ctx, uid, request_key, deleted)
+        return _all_receipt(ctx, uid, request_key, dict(done.get("summary", {})))
+    total = _delete_all_historical(ctx, uid, request_key)
     for round_no in range(MAX_RESCANS):
         head_before = ctx.store.head_sequence(uid)
         ours = 0
@@ -286,8 +282,7 @@ def delete_all(ctx: Context, uid: str, request_key: str | None = None) -> dict[s
                                    limit=SCAN_PAGE, start_after=after, keys_only=True)
             for start in range(0, len(page), TOMBSTONE_BATCH):
                 batch_ids = [s.id for s in page[start:start + TOMBSTONE_BATCH]]
-                tombstoned, committed = _tombstone_batch(ctx, uid, batch_ids, request_key, round_no, batch_no,
-                                                         deleted)
+                tombstoned, committed = _tombstone_batch(ctx, uid, batch_ids, request_key, round_no, batch_no)
                 batch_no += 1
                 total += tombstoned
                 ours += committed
@@ -305,17 +300,19 @@ def delete_all(ctx: Context, uid: str, request_key: str | None = None) -> dict[s
                     return Plan(summary=summary)
 
                 ctx.store.apply(uid, "delete.all", done_key, record, actor="user")
-            return _all_receipt(ctx, uid, request_key, summary, deleted)
+            return _all_receipt(ctx, uid, request_key, summary)
     raise Conflict("memories kept being written during delete-all; nothing was reported deleted that is not, "
                    "but some memories may remain — try again", code="delete_all_contended")
 
 
-def _all_receipt(ctx: Context, uid: str, request_key: str | None, summary: dict[str, Any],
-                 deleted: set[str]) -> dict[str, Any]:
+def _all_receipt(ctx: Context, uid: str, request_key: str | None, summary: dict[str, Any]) -> dict[str, Any]:
     """Delete-all's answer with its receipt id, bound to the request's key and the sequence the
-    delete found stable at (a replay answers the same receipt, already written)."""
-    rid = receipts.receipt_id(uid, "delete.all", request_key, summary.get("stable_at_sequence"))
-    return {**summary, "receipt_id": receipts.issue(ctx, uid, "all", rid, deleted)}
+    delete found stable at (a replay answers the same receipt, already written). The receipt
+    holds the count and that sequence rather than the ids, which may not fit one document."""
+    stable = int(summary.get("stable_at_sequence", 0))
+    rid = receipts.receipt_id(uid, "delete.all", request_key, stable)
+    rid = receipts.issue(ctx, uid, "all", rid, (), up_to_sequence=stable, count=int(summary.get("deleted", 0)))
+    return {**summary, "receipt_id": rid}
 
 
 # ------------------------------------------------------------------------------ conversation cascade

@@ -17,8 +17,9 @@ confirmed, or ``pending`` until then:
   made when the receipt is read, and the first time it holds its time is recorded on the receipt,
   which keeps it from then on.
 
-A receipt holds ids and times only (the receipt id, its kind, the deleted memory ids, the
-conversation id of a cascade), never text. It lives at ``users/{uid}/deletion_receipts/{id}``,
+A receipt holds ids, counts and times only (the receipt id, its kind, the deleted memory ids,
+the conversation id of a cascade; for delete-all, whose ids may not fit one document, the count
+and the ledger sequence it was stable at), never text. It lives at ``users/{uid}/deletion_receipts/{id}``,
 so only its owner reads it (another user's id is 404) and the account wipe removes it with the
 rest of the account. The wipe's own receipt is the one record that outlives the account: a
 top-level ``deletion_receipts/{sha256(uid, id)}`` document with the kind and the times only (no
@@ -77,16 +78,22 @@ def _account_path(uid: str, rid: str) -> str:
 
 
 def issue(ctx: Context, uid: str, kind: str, rid: str, memory_ids: Iterable[str], *,
-          conversation_id: str | None = None) -> str:
+          conversation_id: str | None = None, up_to_sequence: int | None = None, count: int | None = None) -> str:
     """Record the receipt of a delete whose apply committed (create-if-absent, fenced by the account
-    generation like the delete itself); returns its id."""
+    generation like the delete itself); returns its id. Delete-all gives ``up_to_sequence`` (the
+    ledger sequence it found stable at, when no memory was left) and its ``count`` instead of the
+    ids, which may be more than one document holds: every outbox event of a memory at or before
+    that sequence is one of the deleted memories'."""
     now = ctx.now()
     ids = sorted(set(memory_ids))
+    count = len(ids) if count is None else count
     stores: dict[str, Any] = {name: now for name in APPLIED}
     # Nothing was deleted that a projection holds: nothing for the drain to confirm either.
-    stores.update({name: (None if ids else now) for name in PROJECTED})
+    stores.update({name: (None if count else now) for name in PROJECTED})
     doc: dict[str, Any] = {"receipt_id": rid, "kind": kind, "created_at": now, "expire_at": now + RETENTION,
-                           "memory_ids": ids, "stores": stores}
+                           "memory_ids": ids, "memory_count": count, "stores": stores}
+    if up_to_sequence is not None:
+        doc["up_to_sequence"] = up_to_sequence
     if conversation_id is not None:
         doc["conversation_id"] = conversation_id
     path = _path(uid, rid)
@@ -128,7 +135,8 @@ def read(ctx: Context, uid: str, rid: str) -> dict[str, Any]:
     stores = dict(doc.get("stores") or {})
     ids = list(doc.get("memory_ids") or [])
     waiting = [name for name in PROJECTED if stores.get(name) is None]
-    unconfirmed = _unconfirmed(ctx, uid, set(ids)) if waiting else set()
+    up_to = doc.get("up_to_sequence")
+    unconfirmed = _unconfirmed(ctx, uid, set(ids), up_to if isinstance(up_to, int) else None) if waiting else set()
     newly = [name for name in waiting if name not in unconfirmed]
     for name in newly:
         stores[name] = now
@@ -141,18 +149,27 @@ def read(ctx: Context, uid: str, rid: str) -> dict[str, Any]:
     return _public(rid, {**doc, "stores": stores}, ids)
 
 
-def _unconfirmed(ctx: Context, uid: str, memory_ids: set[str]) -> set[str]:
-    """The projected stores some outbox event (pending, leased or dead) of these memories still waits
-    for: the graph for any such event (its write is the acknowledgement), an index unless the
-    event's last failed attempt recorded that index's confirmation (the other one failed)."""
+def _unconfirmed(ctx: Context, uid: str, memory_ids: set[str], up_to_sequence: int | None = None) -> set[str]:
+    """The projected stores some outbox event (pending, leased or dead) of these memories (or, with
+    ``up_to_sequence``, of any memory at or before that ledger sequence) still waits for: the graph
+    for any such event (its write is the acknowledgement), an index unless the event's last failed
+    attempt recorded that index's confirmation (the other one failed)."""
     waiting: set[str] = set()
-    if not memory_ids:
+    if not memory_ids and up_to_sequence is None:
         return waiting
+
+    def covered(event: dict[str, Any]) -> bool:
+        if event.get("memory_id") in memory_ids:
+            return True
+        sequence = event.get("sequence")
+        return (up_to_sequence is not None and bool(event.get("memory_id")) and isinstance(sequence, int)
+                and sequence <= up_to_sequence)
+
     after = None
     while True:
         rows = ctx.store.scan(paths.col(uid, "memory_outbox"), limit=OUTBOX_PAGE, after=after)
         for row in rows:
-            if row.data.get("memory_id") not in memory_ids:
+            if not covered(row.data):
                 continue
             done = set(row.data.get("confirmed_providers") or []) if row.data.get("state") != "leased" else set()
             waiting.update(store for store, provider in PROVIDER_OF.items() if provider not in done)
@@ -177,4 +194,6 @@ def _public(rid: str, doc: dict[str, Any], memory_ids: list[str]) -> dict[str, A
     return {"receipt_id": rid, "kind": doc.get("kind", "memory"),
             "state": "confirmed" if all(s["state"] == "confirmed" for s in shown.values()) else "pending",
             "created_at": _iso(doc.get("created_at")), "expires_at": _iso(doc.get("expire_at")),
-            "conversation_id": doc.get("conversation_id"), "memory_ids": memory_ids, "stores": shown}
+            "conversation_id": doc.get("conversation_id"), "memory_ids": memory_ids,
+            "memory_count": int(doc.get("memory_count", len(memory_ids))),
+            "up_to_sequence": doc.get("up_to_sequence"), "stores": shown}

@@ -107,7 +107,9 @@ def _delete_all(user: User) -> str:
     response = user.call("DELETE", "/v3/memories")
     assert response.status_code == 200, response.text
     rid = str(response.json()["receipt_id"])
-    assert set(user.receipt(rid)["memory_ids"]) == live
+    receipt = user.receipt(rid)
+    assert receipt["memory_count"] == response.json()["deleted"] == len(live)
+    assert receipt["up_to_sequence"] == response.json()["stable_at_sequence"] and receipt["memory_ids"] == []
     return rid
 
 

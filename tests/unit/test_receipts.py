@@ -67,7 +67,7 @@ def test_a_replayed_delete_answers_the_same_receipt_and_writes_nothing() -> None
     again = deletion.delete_all(w.ctx, UID, "key-1")
     assert again["receipt_id"] == first["receipt_id"]
     assert w.store.get(paths.doc(UID, receipts.COLLECTION, first["receipt_id"])) == stored
-    assert len((stored or {})["memory_ids"]) == 2
+    assert (stored or {})["memory_count"] == 2 and (stored or {})["up_to_sequence"] == first["stable_at_sequence"]
 
 
 def test_the_wipe_leaves_only_its_hashed_receipt() -> None:
@@ -101,3 +101,16 @@ def test_with_the_keyword_index_down_the_vector_index_confirms_on_its_own() -> N
     w.clock.advance(hours=1)  # past the backoff
     assert projection.drain_user(w.ctx, UID).acknowledged
     assert receipts.read(w.ctx, UID, rid)["state"] == "confirmed"
+
+
+def test_delete_all_waits_for_every_event_up_to_its_sequence_and_no_later_one() -> None:
+    w = world()
+    _facts(w, "I keep bees on the roof", "I play the cello")
+    answer = deletion.delete_all(w.ctx, UID)
+    body = receipts.read(w.ctx, UID, answer["receipt_id"])
+    assert body["kind"] == "all" and body["memory_count"] == 2 and body["state"] == "pending"
+    projection.drain_user(w.ctx, UID)
+    # A memory written after the delete-all has its own pending event: the receipt does not wait for it.
+    intake.create_explicit(w.ctx, UID, [intake.ExplicitMemory(content="I sail on Sundays")])
+    assert projection.pending_counts(w.ctx, UID).get("pending")
+    assert receipts.read(w.ctx, UID, answer["receipt_id"])["state"] == "confirmed"
