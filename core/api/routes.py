@@ -363,4 +363,4 @@ def v1_graph_rebuild(req: Request) -> Response:
 
 
 # ------------------------------------------------------------------------------ developer webhooks
-from core.api import adapter_routes, conversation_routes, key_routes, webhook_routes  # noqa: E402,F401 - register their handlers (self-contained)
+from core.api import adapter_routes, conversation_routes, deletion_routes, key_routes, webhook_routes  # noqa: E402,F401 - register their handlers (self-contained)

@@ -250,11 +250,13 @@ class History(Schema):
 class MemoryDeleted(Schema):
     deleted: list[str]
     commit_id: str | None = None
+    receipt_id: str = Field(description="the deletion receipt: GET /v1/deletions/{receipt_id}")
 
 
 class AllDeleted(Schema):
     deleted: int
     stable_at_sequence: int
+    receipt_id: str = Field(description="the deletion receipt: GET /v1/deletions/{receipt_id}")
 
 
 class ConversationCreated(Schema):
@@ -274,11 +276,14 @@ class Reprocessed(Schema):
 class ConversationDeleted(Schema):
     deleted: bool
     cascade: bool | dict[str, Any]
+    receipt_id: str | None = Field(default=None, description="the deletion receipt of a cascade: "
+                                                        "GET /v1/deletions/{receipt_id} (none with cascade=false)")
 
 
 class AccountDeleted(Schema):
     state: Literal["completed"]
     uid: str
+    receipt_id: str = Field(description="the deletion receipt: GET /v1/deletions/{receipt_id}")
 
 
 class ReviewEntry(Schema):

@@ -30,7 +30,7 @@ from core.domain import fence as account_fence
 from core.domain import paths
 from core.errors import LeaseHeld, RetryableError, StrataError
 from core.ports import Ports
-from core.services import api_keys
+from core.services import api_keys, receipts
 
 log = logging.getLogger(__name__)
 
@@ -44,10 +44,13 @@ def delete_account(ctx: Ports, uid: str) -> dict[str, Any]:
     record = ctx.store.get(fence)
     state = record or {}
     if state.get("state") == "completed" and not _has_data(ctx, uid):
-        return {"state": "completed", "uid": uid}
+        return {"state": "completed", "uid": uid, "receipt_id": _receipt_id(ctx, uid, state)}
     if record is None or state.get("state") == "completed":
-        ctx.store.set(fence, {"uid": uid, "state": "fenced", "started_at": ctx.now(), "steps": {},
-                                     "generation": int(state.get("generation", 0)) + 1})
+        state = {"uid": uid, "state": "fenced", "started_at": ctx.now(), "steps": {},
+                 "generation": int(state.get("generation", 0)) + 1, "receipt_id": receipts.new_id()}
+        ctx.store.set(fence, state)
+    rid = _receipt_id(ctx, uid, state)
+    receipts.open_account_receipt(ctx, uid, rid)  # create-if-absent: a resumed wipe keeps the first
     steps: dict[str, Any] = dict(state.get("steps", {})) if state.get("state") != "completed" else {}
     # Personal API keys stop working first (their global lookup documents live outside the
     # subtree); no key can be created meanwhile, key creation being fenced like every write.
@@ -71,8 +74,20 @@ def delete_account(ctx: Ports, uid: str) -> dict[str, Any]:
         ctx.store.set(fence, {"state": "purging", "steps": steps}, merge=True)
     ctx.store.delete_tree(paths.user(uid))
     steps["canonical_wiped"] = ctx.now()
+    receipts.confirm_account_receipt(ctx, uid, rid, steps)  # before the record says done: a retry redoes it
     ctx.store.set(fence, {"state": "completed", "steps": steps, "completed_at": ctx.now()}, merge=True)
-    return {"state": "completed", "uid": uid}
+    return {"state": "completed", "uid": uid, "receipt_id": rid}
+
+
+def _receipt_id(ctx: Ports, uid: str, record: dict[str, Any]) -> str:
+    """The wipe's receipt id, kept on its record (``account_deletions/{uid}``: ids only); a record
+    from before receipts gets one."""
+    rid = record.get("receipt_id")
+    if not isinstance(rid, str) or not rid:
+        rid = receipts.new_id()
+        ctx.store.set(paths.account_deletion(uid), {"receipt_id": rid}, merge=True)
+        record["receipt_id"] = rid
+    return rid
 
 
 def _keyword_purge_by_drain(ctx: Ports, uid: str, generation: int) -> None:

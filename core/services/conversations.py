@@ -78,8 +78,8 @@ def delete(ctx: Ports, uid: str, conversation_id: str, cascade: bool = True) -> 
         ctx.store.fenced_write(uid, [(paths.doc(uid, "capture_runs", conversation_id), {"cascade": False}, True)])
         ctx.store.delete(ref)
         return {"deleted": True, "cascade": False}
-    return {"deleted": True, "cascade": deletion.cascade_conversation(ctx, uid, conversation_id,
-                                                                      remove_document=True)}
+    cascaded = deletion.cascade_conversation(ctx, uid, conversation_id, remove_document=True, receipt=True)
+    return {"deleted": True, "cascade": cascaded, "receipt_id": cascaded.pop("receipt_id")}
 
 
 def cascade_from_trigger(ctx: Ports, uid: str, conversation_id: str) -> dict[str, Any] | None:

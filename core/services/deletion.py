@@ -24,7 +24,7 @@ from core.errors import (
     WritesBlocked,
 )
 from core.ports import Ports, Write
-from core.services import legacy
+from core.services import legacy, receipts
 from core.services.withdrawal import (
     apply_withdrawal,
     live_page,
@@ -96,13 +96,14 @@ def delete_memory(ctx: Ports, uid: str, memory_id: str, request_key: str | None 
     the fact back. Deleting a deleted memory is 404 and writes nothing."""
     key = {"memory_id": memory_id, **intent(ctx, uid, request_key)}
     if request_key and (done := ctx.store.journaled(uid, "delete.memory", key)) is not None:
-        return {"deleted": done.get("summary", {}).get("tombstoned", []), "commit_id": done.get("commit_id")}
+        return _memory_receipt(ctx, uid, key, {"deleted": done.get("summary", {}).get("tombstoned", []),
+                                               "commit_id": done.get("commit_id")})
     first = _item(ctx, uid, memory_id)
     if first is None:
         if legacy.get(ctx, uid, memory_id) is None:
             raise NotFound("no such memory")
         try:
-            return _delete_historical(ctx, uid, memory_id, key)
+            return _memory_receipt(ctx, uid, key, _delete_historical(ctx, uid, memory_id, key))
         except LineageMoved:  # materialised meanwhile: delete the canonical item below
             first = _item(ctx, uid, memory_id)
     if first is None or scrubbed(first):
@@ -144,8 +145,15 @@ def delete_memory(ctx: Ports, uid: str, memory_id: str, request_key: str | None 
             lineage |= set().union(*(scan_lineage(ctx, uid, m) for m in list(lineage)))
             continue
         legacy.cleanup(ctx, uid, [memory_id])  # a row left by an earlier materialisation whose cleanup failed
-        return {"deleted": result.summary.get("tombstoned", []), "commit_id": result.commit_id}
+        return _memory_receipt(ctx, uid, key, {"deleted": result.summary.get("tombstoned", []),
+                                               "commit_id": result.commit_id})
     raise Conflict("the memory kept changing while it was being deleted; try again", code="delete_contended")
+
+
+def _memory_receipt(ctx: Ports, uid: str, key: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    """The delete's answer with its receipt id (bound to the operation key: a replay answers the same)."""
+    rid = receipts.issue(ctx, uid, "memory", receipts.receipt_id(uid, "delete.memory", key), answer["deleted"])
+    return {**answer, "receipt_id": rid}
 
 
 def _delete_historical(ctx: Ports, uid: str, memory_id: str, key: dict[str, Any]) -> dict[str, Any]:
@@ -257,7 +265,7 @@ def delete_all(ctx: Ports, uid: str, request_key: str | None = None) -> dict[str
     a retried request replays the recorded answer."""
     done_key = {"request": request_key, "step": "done"}
     if request_key and (done := ctx.store.journaled(uid, "delete.all", done_key)) is not None:
-        return dict(done.get("summary", {}))
+        return _all_receipt(ctx, uid, request_key, dict(done.get("summary", {})))
     total = _delete_all_historical(ctx, uid, request_key)
     for round_no in range(MAX_RESCANS):
         head_before = ctx.store.head_sequence(uid)
@@ -291,9 +299,19 @@ def delete_all(ctx: Ports, uid: str, request_key: str | None = None) -> dict[str
                     return Plan(summary=summary)
 
                 ctx.store.apply(uid, "delete.all", done_key, record, actor="user")
-            return summary
+            return _all_receipt(ctx, uid, request_key, summary)
     raise Conflict("memories kept being written during delete-all; nothing was reported deleted that is not, "
                    "but some memories may remain — try again", code="delete_all_contended")
+
+
+def _all_receipt(ctx: Ports, uid: str, request_key: str | None, summary: dict[str, Any]) -> dict[str, Any]:
+    """Delete-all's answer with its receipt id, bound to the request's key and the sequence the
+    delete found stable at (a replay answers the same receipt, already written). The receipt
+    holds the count and that sequence rather than the ids, which may not fit one document."""
+    stable = int(summary.get("stable_at_sequence", 0))
+    rid = receipts.receipt_id(uid, "delete.all", request_key, stable)
+    rid = receipts.issue(ctx, uid, "all", rid, (), up_to_sequence=stable, count=int(summary.get("deleted", 0)))
+    return {**summary, "receipt_id": rid}
 
 
 # ------------------------------------------------------------------------------ conversation cascade
@@ -302,7 +320,7 @@ def _marker_path(conversation_id: str) -> str:
 
 
 def cascade_conversation(ctx: Ports, uid: str, conversation_id: str, *,
-                         remove_document: bool = False) -> dict[str, Any]:
+                         remove_document: bool = False, receipt: bool = False) -> dict[str, Any]:
     """Withdraw the conversation from every memory it supports, in cursor pages.
 
     Each page is one bounded, control-fenced transaction over the conversation's live cohort: the
@@ -317,7 +335,34 @@ def cascade_conversation(ctx: Ports, uid: str, conversation_id: str, *,
     action items and goals go after it. A cascade that fails part-way resumes when called again; a
     cascade of a conversation already done (the delete trigger after the API's cascade) writes no
     ledger commit, and removes workflow rows a failure may have left.
+
+    With ``receipt`` (a user's delete through the API) the answer carries the id of its deletion
+    receipt, bound to the cascade's intent: calling again answers the same receipt.
     """
+    answer = _cascade(ctx, uid, conversation_id, remove_document)
+    run_id = answer.pop("intent")
+    if receipt:
+        rid = receipts.receipt_id(uid, "delete.conversation", conversation_id, run_id)
+        answer["receipt_id"] = receipts.issue(ctx, uid, "conversation", rid, _derived_ids(ctx, uid, conversation_id),
+                                              conversation_id=conversation_id)
+    return answer
+
+
+def _derived_ids(ctx: Ports, uid: str, conversation_id: str) -> list[str]:
+    """Every memory that ever cited the conversation (the cascade withdrew or retracted each)."""
+    found: list[str] = []
+    after: Any = None
+    for _page in range(MAX_PAGES):
+        page = ctx.store.query("items_by_source", {"source_ids": conversation_id}, parent=paths.user(uid),
+                               limit=SCAN_PAGE, start_after=after, keys_only=True)
+        found.extend(row.id for row in page)
+        if len(page) < SCAN_PAGE:
+            break
+        after = page[-1]
+    return found
+
+
+def _cascade(ctx: Ports, uid: str, conversation_id: str, remove_document: bool) -> dict[str, Any]:
     historical = _cascade_historical(ctx, uid, conversation_id)
     marker: dict[str, Any] | None = ctx.store.get(paths.doc(uid, "capture_runs", conversation_id))
     raw = (marker or {}).get("cascade")
@@ -328,7 +373,7 @@ def cascade_conversation(ctx: Ports, uid: str, conversation_id: str, *,
             summary[name] = int(summary.get(name, 0)) + historical
         # Workflow rows a cascade could not remove after its last page (it stopped there) go now.
         return {**summary, "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None,
-                "already_done": True}
+                "already_done": True, "intent": state.get("intent") or ""}
     run_id = state.get("intent") or uuid.uuid4().hex
     if marker is None and not live_page(ctx, uid, conversation_id, 1, None):
         # Nothing of the conversation was ever captured (or an account wipe removed it all): no
@@ -342,7 +387,8 @@ def cascade_conversation(ctx: Ports, uid: str, conversation_id: str, *,
             if remove_document:
                 ctx.store.delete(paths.doc(uid, "conversations", conversation_id))
             return {"withdrawn": historical, "retracted": historical,
-                    "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None}
+                    "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None,
+                    "intent": run_id}
     totals = dict(state.get("summary") or {"withdrawn": 0, "retracted": 0})
     commit_id = None
     workflow_removed = 0
@@ -362,7 +408,7 @@ def cascade_conversation(ctx: Ports, uid: str, conversation_id: str, *,
                        code="cascade_incomplete")
     for name in ("withdrawn", "retracted"):
         totals[name] = totals.get(name, 0) + historical
-    return {**totals, "workflow_removed": workflow_removed, "commit_id": commit_id}
+    return {**totals, "workflow_removed": workflow_removed, "commit_id": commit_id, "intent": run_id}
 
 
 def _record_early_delete(ctx: Ports, uid: str, conversation_id: str, run_id: str) -> bool:

@@ -73,6 +73,8 @@ class DrainReport:
     provider_calls: int = 0
     skipped: str | None = None
     oldest_due_age_s: float | None = None  # the sweep: how long the oldest due event has waited
+    # A failed round: the providers that did confirm it (recorded on its events for deletion receipts)
+    partial: list[str] = field(default_factory=list)
     retry_later: bool = False
     errors: list[str] = field(default_factory=list)
 
@@ -289,14 +291,18 @@ def _record_failure(ctx: Ports, chosen: list[tuple[StoredDoc, dict[str, Any]]], 
     """A provider failed: nothing is acknowledged; each event goes back to pending after its backoff,
     or dead once it used ``MAX_ATTEMPTS``."""
     report.errors.append(message)
+    # The providers that did confirm this attempt (the other one failed): a deletion receipt
+    # shows those stores confirmed while the event waits for the rest.
+    confirmed = {"confirmed_providers": sorted(report.partial)}
     outcome: dict[str, tuple[str, dict[str, Any], int]] = {}
     for snap, event in chosen:
         if event["attempts"] >= MAX_ATTEMPTS:
             outcome[snap.path] = ("dead", {"state": "dead", "last_error": message, "lease_expires_at": None,
-                                           "dead_at": now}, event["lease_epoch"])
+                                           "dead_at": now, **confirmed}, event["lease_epoch"])
         else:
             outcome[snap.path] = ("retried", {"state": "pending", "last_error": message, "lease_expires_at": None,
-                                              "due_at": now + backoff(event["attempts"])}, event["lease_epoch"])
+                                              "due_at": now + backoff(event["attempts"]), **confirmed},
+                                  event["lease_epoch"])
     # Each event only while it is still at this drain's epoch: all in one commit, or (one was
     # taken over meanwhile) one by one.
     if ctx.store.commit_if({path: _leased_at(epoch) for path, (_, _, epoch) in outcome.items()},
@@ -416,9 +422,10 @@ def project(ctx: Ports, uid: str, events: list[dict[str, Any]], report: DrainRep
             registry_write = Write("set", scheduling.registry_path(uid), update, True)
         except Exception as exc:  # noqa: BLE001 - re-raised below once the providers have finished
             failures.append(exc)
-    for future in pending:  # then a provider failure (keyword, then vector)
+    for name, future in zip(("typesense", "vector"), pending, strict=True):  # then a provider failure
         try:
             report.provider_calls += future.result()
+            report.partial.append(name)
         except Exception as exc:  # noqa: BLE001 - re-raised below once both providers have finished
             failures.append(exc)
     if plan_failure is not None:

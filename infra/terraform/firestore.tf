@@ -201,6 +201,30 @@ resource "google_firestore_field" "webhook_deliveries_ttl" {
   index_config {}
 }
 
+# Deletion receipts (ids and times only: users/{uid}/deletion_receipts and the account wipe's
+# top-level deletion_receipts, one collection id for both) are kept 30 days: the TTL policy deletes
+# them by `expire_at`. Receipts are read by id only, so neither the field nor the id list
+# (`memory_ids`, up to a cascade's whole cohort) keeps an index.
+resource "google_firestore_field" "deletion_receipts_ttl" {
+  project    = var.project_id
+  database   = local.database
+  collection = "deletion_receipts"
+  field      = "expire_at"
+
+  ttl_config {}
+
+  index_config {}
+}
+
+resource "google_firestore_field" "deletion_receipts_memory_ids" {
+  project    = var.project_id
+  database   = local.database
+  collection = "deletion_receipts"
+  field      = "memory_ids"
+
+  index_config {}
+}
+
 resource "google_firestore_field" "items_source_ids" {
   project    = var.project_id
   database   = local.database

@@ -69,6 +69,7 @@ from tests.support.firestore_checks import (
     all_docs,
     assert_all_items_legal,
     assert_ledger_gapless,
+    assert_wipe_receipt_content_free,
     relay_deliveries,
     user_documents,
     wait_for,
@@ -225,6 +226,7 @@ class Lifecycle(RuleBasedStateMachine):
         self.next_cid = 0
         self.texts_used: set[str] = set()
         self.legacy_used: set[str] = set()
+        self.wipe_receipt: str | None = None  # the account wipe's receipt id, once wiped
 
     # ------------------------------------------------------------------ conversations
     @initialize()
@@ -305,6 +307,7 @@ class Lifecycle(RuleBasedStateMachine):
         for _ in range(20):
             response = self.driver.api("DELETE", "/v1/users/delete-account", retryable=(503,))
             if response.status_code == 200 and response.json().get("state") == "completed":
+                self.wipe_receipt = response.json()["receipt_id"]
                 break
             assert response.status_code in (200, 503), response.text
             time.sleep(0.5)
@@ -591,6 +594,9 @@ class Lifecycle(RuleBasedStateMachine):
         if self.model.wiped:
             left = sorted(user_documents(self.driver.ctx, self.uid))
             assert not left, f"documents left after the account wipe: {left[:20]}"
+            # What the wipe leaves outside the subtree on purpose: its receipt, ids and times only.
+            assert self.wipe_receipt is not None
+            assert_wipe_receipt_content_free(self.driver.ctx, self.uid, self.wipe_receipt)
             keyword, vector = trace.provider_sets(self.driver.ctx, self.uid)
             assert not keyword and not vector, "index entries left after the account wipe"
             return

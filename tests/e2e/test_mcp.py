@@ -130,6 +130,8 @@ def test_every_tool_answers_what_the_http_api_answers(stack: dict[str, Any], htt
 
     deleted, after, listed = _session(stack, uid, delete)
     assert memory_id in json.dumps(deleted)
+    receipt = http.get(f"/v1/deletions/{deleted['receipt_id']}", headers=_auth(uid))  # the tool's receipt
+    assert receipt.status_code == 200 and receipt.json()["memory_ids"] == deleted["deleted"], receipt.text
     assert "not_found" in _error_text(after) and listed["memories"] == []
     assert http.get(f"/v1/memories/{memory_id}", headers=_auth(uid)).status_code == 404
 

@@ -225,6 +225,11 @@ def test_webhook_queue_is_separate_and_bounded(root):
     assert (ttl["collection"], ttl["field"]) == ("webhook_deliveries", "expire_at") and "ttl_config" in ttl
 
 
+def test_deletion_receipts_expire_by_ttl(root):
+    ttl = root.resources_of("google_firestore_field")["deletion_receipts_ttl"]
+    assert (ttl["collection"], ttl["field"]) == ("deletion_receipts", "expire_at") and "ttl_config" in ttl
+
+
 def test_scheduler_jobs(root):
     assert root.variables["consolidation_schedule"]["default"] == "*/10 * * * *"
     assert root.variables["outbox_sweep_schedule"]["default"] == "*/5 * * * *"

@@ -39,6 +39,7 @@ from core.domain.states import Status
 from core.services import consolidation
 from strata_dev.localstack import faults
 from tests.support import trace
+from tests.support.firestore_checks import assert_wipe_receipt_content_free
 
 pytestmark = pytest.mark.integration
 
@@ -211,12 +212,15 @@ def account_delete(user: User, *, providers_down: bool = False) -> Outcome:
         assert refused.status_code == 409 and refused.json()["error"]["code"] == "writes_blocked", refused.text
         return Outcome(sorted(every), sorted({m.content for m in every.values()}))
     assert response.status_code == 200, response.text
-    return Outcome(sorted(every), sorted({m.content for m in every.values()}), lambda: _account_gone(user))
+    receipt_id = response.json()["receipt_id"]
+    return Outcome(sorted(every), sorted({m.content for m in every.values()}), lambda: _account_gone(user, receipt_id))
 
 
-def _account_gone(user: User) -> None:
+def _account_gone(user: User, receipt_id: str) -> None:
     left = {c.id: [(d.id, d.to_dict()) for d in c.stream()] for c in user.ctx.paths.user(user.uid).collections()}
     assert not left, f"the wiped account still has {left}"
+    # Outside the subtree, besides the wipe record: the wipe's receipt, ids and times only.
+    assert_wipe_receipt_content_free(user.ctx, user.uid, receipt_id)
     assert not user.ctx.paths.user(user.uid).get().exists
     wipe = user.ctx.paths.account_deletion(user.uid).get().to_dict()
     assert wipe["state"] == "completed"
@@ -272,7 +276,8 @@ def test_every_delete_leaves_no_trace_with_providers_down(stack: dict[str, Any])
     account = users["account"]
     retried = account.call("DELETE", "/v1/users/delete-account")
     assert retried.status_code == 200, retried.text
-    outcomes["account"].check_after = lambda: _account_gone(account)
+    receipt_id = retried.json()["receipt_id"]
+    outcomes["account"].check_after = lambda: _account_gone(account, receipt_id)
     for name, outcome in outcomes.items():
         try:
             _settle_and_trace(users[name], outcome)

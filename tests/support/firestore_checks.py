@@ -227,3 +227,25 @@ def write_conversation(ctx: Any, uid: str, conversation_id: str, doc: dict[str, 
     data.setdefault("created_at", now)
     data.setdefault("finished_at", now)
     ctx.paths.doc(uid, "conversations", conversation_id).set(data)
+
+
+WIPE_RECEIPT_FIELDS = {"kind", "created_at", "expire_at", "stores"}
+
+
+def assert_wipe_receipt_content_free(ctx: Any, uid: str, receipt_id: str) -> None:
+    """The one record an account wipe leaves on purpose besides its fence (``account_deletions``)
+    and the scheduling registry: its receipt, at ``deletion_receipts/{sha256(uid:receipt_id)}``,
+    with exactly the kind, the times and the per-store confirmations (every store confirmed), no
+    uid, no id of anything deleted and no text."""
+    import hashlib
+
+    key = hashlib.sha256(f"{uid}:{receipt_id}".encode()).hexdigest()
+    snap = ctx.client.collection("deletion_receipts").document(key).get()
+    assert snap.exists, f"the wipe's receipt {receipt_id} is missing"
+    data = snap.to_dict() or {}
+    assert set(data) == WIPE_RECEIPT_FIELDS, f"the wipe's receipt holds more than ids and times: {sorted(data)}"
+    assert data["kind"] == "account"
+    stores = data["stores"]
+    assert set(stores) == {"memory_items", "review_queue", "graph", "keyword_index", "vector_index"}
+    assert all(hasattr(value, "isoformat") for value in stores.values()), f"a store is not confirmed: {stores}"
+    assert hasattr(data["created_at"], "isoformat") and hasattr(data["expire_at"], "isoformat")

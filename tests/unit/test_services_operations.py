@@ -162,12 +162,13 @@ def test_account_deletion_purges_providers_then_wipes_and_bumps_the_generation()
     w = world()
     _facts(w, "I like kites")
     assert w.keyword.provider_ids(UID)
-    assert accounts.delete_account(w.ctx, UID) == {"state": "completed", "uid": UID}
+    answer = accounts.delete_account(w.ctx, UID)
+    assert answer == {"state": "completed", "uid": UID, "receipt_id": answer["receipt_id"]}
     assert not w.keyword.provider_ids(UID) and not w.vector.provider_ids(UID)
     assert not w.store.has_children(paths.user(UID))
     record = w.store.get(paths.account_deletion(UID)) or {}
     assert (record["state"], record["generation"]) == ("completed", 1)
-    assert accounts.delete_account(w.ctx, UID)["state"] == "completed"  # again: nothing to do
+    assert accounts.delete_account(w.ctx, UID) == answer  # again: nothing to do, the same receipt
     assert (w.store.get(paths.account_deletion(UID)) or {})["generation"] == 1
     _facts(w, "I like boats")
     accounts.delete_account(w.ctx, UID)
@@ -224,7 +225,7 @@ def test_with_a_search_only_key_the_api_asks_the_drain_for_the_keyword_purge() -
     assert down.value.code == "provider_unavailable"
     assert w.keyword.provider_ids(UID) == rows
     w.keyword.fail = None
-    assert accounts.delete_account(w.ctx, UID) == {"state": "completed", "uid": UID}
+    assert accounts.delete_account(w.ctx, UID)["state"] == "completed"
     assert not w.keyword.provider_ids(UID) and not w.vector.provider_ids(UID)
     assert not w.store.has_children(paths.user(UID))
     record = w.store.get(paths.account_deletion(UID)) or {}

@@ -1,0 +1,199 @@
+"""Deletion receipts: proof, store by store, that a delete has been carried out.
+
+Every user delete (one memory's lineage, delete-all, a conversation cascade, the account wipe)
+answers a receipt id. ``GET /v1/deletions/{id}`` shows, for each store, when the removal was
+confirmed, or ``pending`` until then:
+
+* ``memory_items`` and ``review_queue``: the delete's own apply transaction tombstoned the items
+  and redacted their review rows; the receipt is written after that commit, so both are confirmed
+  when it is issued.
+* ``graph``, ``keyword_index`` and ``vector_index``: the outbox drain removes the memories'
+  knowledge-graph edges, Typesense documents and vectors, and acknowledges an event (deletes it)
+  only once Typesense, the vector index and the graph write all confirmed. A store is confirmed
+  when no outbox event of the receipt's memories still waits for it: none is left (pending,
+  leased or dead-lettered), or, for an index, each one left records that this index confirmed its
+  last attempt (``confirmed_providers``: the drain writes it when the other provider failed; the
+  graph is written with the acknowledgement, so it waits for the event to go). That read-back is
+  made when the receipt is read, and the first time it holds its time is recorded on the receipt,
+  which keeps it from then on.
+
+A receipt holds ids, counts and times only (the receipt id, its kind, the deleted memory ids,
+the conversation id of a cascade; for delete-all, whose ids may not fit one document, the count
+and the ledger sequence it was stable at), never text. It lives at ``users/{uid}/deletion_receipts/{id}``,
+so only its owner reads it (another user's id is 404) and the account wipe removes it with the
+rest of the account. The wipe's own receipt is the one record that outlives the account: a
+top-level ``deletion_receipts/{sha256(uid, id)}`` document with the kind and the times only (no
+uid, no memory ids), found again only by a caller who holds both the uid and the receipt id.
+Every receipt carries ``expire_at`` (30 days on), the field of the Firestore TTL policy that
+removes it; a receipt read after that time is 404 even before the policy ran.
+
+Receipt ids are derived from the delete's operation (its key, its ledger head), so a retried or
+replayed delete answers the same receipt and writes nothing new.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import uuid
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from core.domain import paths
+from core.errors import GenerationChanged, NotFound, WritesBlocked
+from core.ports import Ports
+
+COLLECTION = "deletion_receipts"  # under users/{uid}; the wipe's hashed receipts: the top-level one
+RETENTION = timedelta(days=30)
+STORES = ("memory_items", "review_queue", "graph", "keyword_index", "vector_index")
+APPLIED = ("memory_items", "review_queue")  # confirmed by the delete's own commit
+PROJECTED = ("graph", "keyword_index", "vector_index")  # confirmed by the drain's acknowledgement
+KINDS = ("memory", "all", "conversation", "account")
+OUTBOX_PAGE = 500
+# The provider a projected store's confirmation is recorded under on an outbox event (the drain's
+# names); the graph has none: it is written with the acknowledgement itself.
+PROVIDER_OF = {"graph": "", "keyword_index": "typesense", "vector_index": "vector"}
+
+
+def receipt_id(uid: str, kind: str, *parts: Any) -> str:
+    """A receipt id bound to one delete operation: the same operation (a retry, a replay) gives the
+    same id."""
+    raw = json.dumps([uid, kind, *parts], sort_keys=True, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _path(uid: str, rid: str) -> str:
+    return paths.doc(uid, COLLECTION, rid)
+
+
+def _account_path(uid: str, rid: str) -> str:
+    """The wipe receipt's top-level document: keyed by a hash of (uid, receipt id), holding neither."""
+    return f"{COLLECTION}/{hashlib.sha256(f'{uid}:{rid}'.encode()).hexdigest()}"
+
+
+def issue(ctx: Ports, uid: str, kind: str, rid: str, memory_ids: Iterable[str], *,
+          conversation_id: str | None = None, up_to_sequence: int | None = None, count: int | None = None) -> str:
+    """Record the receipt of a delete whose apply committed (create-if-absent, fenced by the account
+    generation like the delete itself); returns its id. Delete-all gives ``up_to_sequence`` (the
+    ledger sequence it found stable at, when no memory was left) and its ``count`` instead of the
+    ids, which may be more than one document holds: every outbox event of a memory at or before
+    that sequence is one of the deleted memories'."""
+    now = ctx.now()
+    ids = sorted(set(memory_ids))
+    count = len(ids) if count is None else count
+    stores: dict[str, Any] = {name: now for name in APPLIED}
+    # Nothing was deleted that a projection holds: nothing for the drain to confirm either.
+    stores.update({name: (None if count else now) for name in PROJECTED})
+    doc: dict[str, Any] = {"receipt_id": rid, "kind": kind, "created_at": now, "expire_at": now + RETENTION,
+                           "memory_ids": ids, "memory_count": count, "stores": stores}
+    if up_to_sequence is not None:
+        doc["up_to_sequence"] = up_to_sequence
+    if conversation_id is not None:
+        doc["conversation_id"] = conversation_id
+    path = _path(uid, rid)
+    ctx.store.fenced_write(uid, [(path, doc, False)], guard=path, refuse=lambda found: found is not None)
+    return rid
+
+
+# ----------------------------------------------------------------------------------- the account wipe
+def open_account_receipt(ctx: Ports, uid: str, rid: str) -> None:
+    """The wipe's receipt, written when its fence goes up: every store pending."""
+    now = ctx.now()
+    ctx.store.create(_account_path(uid, rid), {"kind": "account", "created_at": now, "expire_at": now + RETENTION,
+                                               "stores": dict.fromkeys(STORES)})
+
+
+def confirm_account_receipt(ctx: Ports, uid: str, rid: str, steps: dict[str, Any]) -> None:
+    """Record the wipe's steps on its receipt: both indexes purged (``providers_purged``), then the
+    Firestore subtree (items, review queue, graph) removed (``canonical_wiped``)."""
+    purged, wiped = steps.get("providers_purged"), steps.get("canonical_wiped")
+    stores = {"keyword_index": purged, "vector_index": purged,
+              "memory_items": wiped, "review_queue": wiped, "graph": wiped}
+    ctx.store.set(_account_path(uid, rid), {"stores": stores}, merge=True)
+
+
+# ------------------------------------------------------------------------------------------- reading
+def read(ctx: Ports, uid: str, rid: str) -> dict[str, Any]:
+    """The receipt as ``GET /v1/deletions/{id}`` answers it; 404 when it is not the caller's, or
+    past its 30 days."""
+    now = ctx.now()
+    path = _path(uid, rid)
+    doc = ctx.store.get(path)
+    if doc is None:
+        account = ctx.store.get(_account_path(uid, rid))
+        if account is None or _expired(account, now):
+            raise NotFound("no such deletion receipt")
+        return _public(rid, account, [])
+    if _expired(doc, now):
+        raise NotFound("no such deletion receipt")
+    stores = dict(doc.get("stores") or {})
+    ids = list(doc.get("memory_ids") or [])
+    waiting = [name for name in PROJECTED if stores.get(name) is None]
+    up_to = doc.get("up_to_sequence")
+    unconfirmed = _unconfirmed(ctx, uid, set(ids), up_to if isinstance(up_to, int) else None) if waiting else set()
+    newly = [name for name in waiting if name not in unconfirmed]
+    for name in newly:
+        stores[name] = now
+    if newly:
+        # The first confirmation's time is kept. Fenced, and only while the receipt is still there:
+        # nothing is written into an account being (or just) wiped.
+        with contextlib.suppress(GenerationChanged, WritesBlocked):
+            ctx.store.fenced_write(uid, [(path, {"stores": stores}, True)], guard=path,
+                                   refuse=lambda found: found is None)
+    return _public(rid, {**doc, "stores": stores}, ids)
+
+
+def _unconfirmed(ctx: Ports, uid: str, memory_ids: set[str], up_to_sequence: int | None = None) -> set[str]:
+    """The projected stores some outbox event (pending, leased or dead) of these memories (or, with
+    ``up_to_sequence``, of any memory at or before that ledger sequence) still waits for: the graph
+    for any such event (its write is the acknowledgement), an index unless the event's last failed
+    attempt recorded that index's confirmation (the other one failed)."""
+    waiting: set[str] = set()
+    if not memory_ids and up_to_sequence is None:
+        return waiting
+
+    def covered(event: dict[str, Any]) -> bool:
+        if event.get("memory_id") in memory_ids:
+            return True
+        sequence = event.get("sequence")
+        return (up_to_sequence is not None and bool(event.get("memory_id")) and isinstance(sequence, int)
+                and sequence <= up_to_sequence)
+
+    after = None
+    while True:
+        rows = ctx.store.scan(paths.col(uid, "memory_outbox"), limit=OUTBOX_PAGE, after=after)
+        for row in rows:
+            if not covered(row.data):
+                continue
+            done = set(row.data.get("confirmed_providers") or []) if row.data.get("state") != "leased" else set()
+            waiting.update(store for store, provider in PROVIDER_OF.items() if provider not in done)
+        if len(rows) < OUTBOX_PAGE or len(waiting) == len(PROJECTED):
+            return waiting
+        after = rows[-1].id
+
+
+def _expired(doc: dict[str, Any], now: datetime) -> bool:
+    expire = doc.get("expire_at")
+    return isinstance(expire, datetime) and expire <= now
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if isinstance(value, datetime) else None
+
+
+def _public(rid: str, doc: dict[str, Any], memory_ids: list[str]) -> dict[str, Any]:
+    stores = doc.get("stores") or {}
+    shown = {name: {"state": "confirmed" if stores.get(name) else "pending",
+                    "confirmed_at": _iso(stores.get(name))} for name in STORES}
+    return {"receipt_id": rid, "kind": doc.get("kind", "memory"),
+            "state": "confirmed" if all(s["state"] == "confirmed" for s in shown.values()) else "pending",
+            "created_at": _iso(doc.get("created_at")), "expires_at": _iso(doc.get("expire_at")),
+            "conversation_id": doc.get("conversation_id"), "memory_ids": memory_ids,
+            "memory_count": int(doc.get("memory_count", len(memory_ids))),
+            "up_to_sequence": doc.get("up_to_sequence"), "stores": shown}

@@ -1,0 +1,116 @@
+"""Deletion receipts over the in-memory parts: what each store shows before and after the drain,
+who may read a receipt, how long, and that a replayed delete answers the same one. The stack's
+version (every kind of delete, Typesense stopped) is tests/e2e/test_deletion_receipts.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.domain import ids, paths
+from core.errors import NotFound
+from core.services import accounts, consolidation, deletion, intake, projection, receipts
+from tests.unit.fakes.ports import World, world
+from tests.unit.test_services_operations import Promote
+
+UID = "u1"
+
+
+def _facts(w: World, *contents: str) -> list[str]:
+    made = [i.id for i in intake.create_explicit(w.ctx, UID, [intake.ExplicitMemory(content=c) for c in contents])]
+    consolidation.run_pass(w.ctx, UID, router=Promote())
+    projection.drain_user(w.ctx, UID)
+    return made
+
+
+def _states(body: dict) -> dict[str, str]:
+    return {name: store["state"] for name, store in body["stores"].items()}
+
+
+def test_a_delete_is_pending_for_the_projections_until_the_drain_acknowledges_it() -> None:
+    w = world()
+    [memory_id] = _facts(w, "I keep bees on the roof")
+    w.clock.advance(seconds=5)
+    deleted_at = w.clock.now()
+    answer = deletion.delete_memory(w.ctx, UID, memory_id)
+    body = receipts.read(w.ctx, UID, answer["receipt_id"])
+    assert body["kind"] == "memory" and body["memory_ids"] == [memory_id] and body["state"] == "pending"
+    assert _states(body) == {"memory_items": "confirmed", "review_queue": "confirmed", "graph": "pending",
+                             "keyword_index": "pending", "vector_index": "pending"}
+    assert body["stores"]["memory_items"]["confirmed_at"] == deleted_at.isoformat()
+    w.clock.advance(seconds=7)
+    drained_at = w.clock.now()
+    projection.drain_user(w.ctx, UID)
+    body = receipts.read(w.ctx, UID, answer["receipt_id"])
+    assert body["state"] == "confirmed"
+    assert {body["stores"][name]["confirmed_at"] for name in receipts.PROJECTED} == {drained_at.isoformat()}
+    w.clock.advance(seconds=3)
+    assert receipts.read(w.ctx, UID, answer["receipt_id"]) == body  # the first confirmation is kept
+    assert body["expires_at"] == (deleted_at + receipts.RETENTION).isoformat()
+
+
+def test_only_the_owner_reads_a_receipt_and_only_for_30_days() -> None:
+    w = world()
+    [memory_id] = _facts(w, "I keep bees on the roof")
+    rid = deletion.delete_memory(w.ctx, UID, memory_id)["receipt_id"]
+    with pytest.raises(NotFound):
+        receipts.read(w.ctx, "u2", rid)
+    w.clock.advance(days=30)
+    with pytest.raises(NotFound):
+        receipts.read(w.ctx, UID, rid)
+
+
+def test_a_replayed_delete_answers_the_same_receipt_and_writes_nothing() -> None:
+    w = world()
+    _facts(w, "I keep bees on the roof", "I play the cello")
+    first = deletion.delete_all(w.ctx, UID, "key-1")
+    stored = w.store.get(paths.doc(UID, receipts.COLLECTION, first["receipt_id"]))
+    again = deletion.delete_all(w.ctx, UID, "key-1")
+    assert again["receipt_id"] == first["receipt_id"]
+    assert w.store.get(paths.doc(UID, receipts.COLLECTION, first["receipt_id"])) == stored
+    assert (stored or {})["memory_count"] == 2 and (stored or {})["up_to_sequence"] == first["stable_at_sequence"]
+
+
+def test_the_wipe_leaves_only_its_hashed_receipt() -> None:
+    w = world()
+    _facts(w, "I keep bees on the roof")
+    rid = deletion.delete_all(w.ctx, UID)["receipt_id"]
+    wipe = accounts.delete_account(w.ctx, UID)["receipt_id"]
+    assert not w.store.has_children(paths.user(UID))  # the earlier receipt went with the account
+    with pytest.raises(NotFound):
+        receipts.read(w.ctx, UID, rid)
+    body = receipts.read(w.ctx, UID, wipe)
+    assert body["kind"] == "account" and body["state"] == "confirmed" and body["memory_ids"] == []
+    stored = w.store.get(receipts._account_path(UID, wipe)) or {}
+    assert set(stored) == {"kind", "created_at", "expire_at", "stores"}
+    with pytest.raises(NotFound):
+        receipts.read(w.ctx, "u2", wipe)
+
+
+def test_with_the_keyword_index_down_the_vector_index_confirms_on_its_own() -> None:
+    w = world()
+    [memory_id] = _facts(w, "I keep bees on the roof")
+    rid = deletion.delete_memory(w.ctx, UID, memory_id)["receipt_id"]
+    w.keyword.fail = RuntimeError("typesense down")
+    report = projection.drain_user(w.ctx, UID)
+    assert report.retried and not report.acknowledged
+    assert _states(receipts.read(w.ctx, UID, rid)) == {
+        "memory_items": "confirmed", "review_queue": "confirmed", "graph": "pending",
+        "keyword_index": "pending", "vector_index": "confirmed"}
+    assert ids.provider_id(UID, memory_id) not in w.vector.provider_ids(UID)  # deleted there indeed
+    w.keyword.fail = None
+    w.clock.advance(hours=1)  # past the backoff
+    assert projection.drain_user(w.ctx, UID).acknowledged
+    assert receipts.read(w.ctx, UID, rid)["state"] == "confirmed"
+
+
+def test_delete_all_waits_for_every_event_up_to_its_sequence_and_no_later_one() -> None:
+    w = world()
+    _facts(w, "I keep bees on the roof", "I play the cello")
+    answer = deletion.delete_all(w.ctx, UID)
+    body = receipts.read(w.ctx, UID, answer["receipt_id"])
+    assert body["kind"] == "all" and body["memory_count"] == 2 and body["state"] == "pending"
+    projection.drain_user(w.ctx, UID)
+    # A memory written after the delete-all has its own pending event: the receipt does not wait for it.
+    intake.create_explicit(w.ctx, UID, [intake.ExplicitMemory(content="I sail on Sundays")])
+    assert projection.pending_counts(w.ctx, UID).get("pending")
+    assert receipts.read(w.ctx, UID, answer["receipt_id"])["state"] == "confirmed"
