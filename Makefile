@@ -9,12 +9,13 @@ PIP := $(VENV)/bin/pip --disable-pip-version-check -q
 TASKS_VENV ?= .venv-tasks
 FIREBASE_VENV ?= .venv-firebase
 FIREBASE_TOOLS ?= tools/firebase
+CLIENT_JS ?= clients/js
 PYTEST_ARGS ?=
 SUITE ?= default
 
-.PHONY: firebase-setup setup test unit integration e2e lint typecheck complexity demo dev stack-up stack-down bench bench-schedule bench-schedule-live clean mutation lifecycle soak scale
+.PHONY: firebase-setup client-js setup test unit integration e2e lint typecheck complexity demo dev stack-up stack-down bench bench-schedule bench-schedule-live clean mutation lifecycle soak scale
 
-setup: $(VENV)/.installed $(TASKS_VENV)/.installed firebase-setup
+setup: $(VENV)/.installed $(TASKS_VENV)/.installed firebase-setup $(CLIENT_JS)/node_modules/.installed
 
 # The Firebase emulator suite (`strata stack up --suite firebase`) and the example clients:
 # firebase-tools and the Firebase JS SDK from the committed lock file, and a venv of its own with a
@@ -29,6 +30,17 @@ $(FIREBASE_VENV)/.installed: $(FIREBASE_TOOLS)/requirements.txt
 	test -x $(FIREBASE_VENV)/bin/python || $(PYTHON3) -m venv $(FIREBASE_VENV)
 	$(FIREBASE_VENV)/bin/pip --disable-pip-version-check -q install -r $(FIREBASE_TOOLS)/requirements.txt
 	touch $@
+
+# The TypeScript client (clients/js): its generator and compiler from the committed lock file, then
+# the client generated from this checkout's OpenAPI document and compiled, so a changed route
+# changes the client. `make test` builds it first; tests/e2e/test_js_client.py runs its tests.
+$(CLIENT_JS)/node_modules/.installed: $(CLIENT_JS)/package.json $(CLIENT_JS)/package-lock.json
+	cd $(CLIENT_JS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+client-js: setup
+	$(PY) -m core.api.openapi > $(CLIENT_JS)/openapi.json
+	cd $(CLIENT_JS) && npm run --silent build
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON3) -m venv $(VENV)
@@ -62,7 +74,7 @@ e2e: setup
 	$(PY) -m pytest -q tests/e2e $(PYTEST_ARGS)
 
 # One pytest session: the local stack starts once (tests/conftest.py) and stops at the end.
-test: setup lint typecheck infra-test
+test: setup lint typecheck infra-test client-js
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
 
 # Plants five known kinds of bug one at a time and checks the suite catches each (issue 19).
@@ -118,7 +130,7 @@ bench-schedule-live: setup
 	$(PY) -m strata_dev.bench.schedule_live
 
 clean:
-	rm -rf build .strata .pytest_cache .mypy_cache .ruff_cache firebase-debug.log
+	rm -rf build .strata .pytest_cache .mypy_cache .ruff_cache firebase-debug.log clients/js/dist clients/js/openapi.json clients/js/src/schema.gen.ts
 
 -include mk/infra.mk
 -include mk/llm.mk

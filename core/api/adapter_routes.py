@@ -43,7 +43,9 @@ def _in_categories(req: Request, items: list[MemoryItem]) -> list[MemoryItem]:
        response=McpMemoryArray,
        query=(Query("limit", "integer", 25, 1, 500), OFFSET, CATEGORIES,
               Query("q", max_length=1_000, description="search text: ranked search instead of the list"),
-              *DEVICE_SCOPE), key_scope="read")
+              *DEVICE_SCOPE), key_scope="read", operation_id="listMcpMemories",
+       deprecated="GET /v1/memories or GET /v1/memories/hybrid-search (/mcp's list_memories and search_memories "
+                  "with a personal key)")
 def mcp_list(req: Request) -> Response:
     scope = _device_filter(req)
     if req.value("q"):
@@ -56,14 +58,16 @@ def mcp_list(req: Request) -> Response:
 
 
 @route("POST", "/v1/mcp/memories", "MCP adapter: create a memory (enters Short-term)", body=MemoryCreate,
-       response=Memory, key_scope="read+write")
+       response=Memory, key_scope="read+write", operation_id="createMcpMemory",
+       deprecated="POST /v1/memories (/mcp's create_memory with a personal key)")
 def mcp_create(req: Request) -> Response:
     [item] = _create(req, [req.body])
     return 200, to_public(item, req.ctx.now())
 
 
 @route("DELETE", "/v1/mcp/memories/{memory_id}", "MCP adapter: delete a memory (402: locked)", response=StatusOk,
-       raises=DELETE_ONE, key_scope="read+write")
+       raises=DELETE_ONE, key_scope="read+write", operation_id="deleteMcpMemory",
+       deprecated="DELETE /v1/memories/{memory_id} (/mcp's delete_memory with a personal key)")
 def mcp_delete(req: Request) -> Response:
     deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"], _request_key(req))
     return 200, {"status": "ok"}
@@ -78,9 +82,15 @@ def _text(items: list[MemoryItem]) -> str:
     return "\n".join(lines)
 
 
-@route("GET", "/v1/tools/memories", "Tool adapter: the user's memories as text", response=ToolResult,
-       query=(Query("limit", "integer", 50, 1, 500), OFFSET, *DEVICE_SCOPE), key_scope="read")
+@route("GET", "/v1/tools/memories", "Tool adapter: the user's memories as text (a search when q is given)",
+       response=ToolResult,
+       query=(Query("limit", "integer", 50, 1, 500), OFFSET,
+              Query("q", max_length=1_000, description="search text: ranked search instead of the list"),
+              *DEVICE_SCOPE), key_scope="read", operation_id="listToolMemories",
+       deprecated="GET /v1/memories or GET /v1/memories/hybrid-search (/mcp with a personal key)")
 def tools_list(req: Request) -> Response:
+    if req.value("q"):
+        return _search_envelope(req, req.value("q"), min(req.value("limit"), 100))
     items, _ = reads.list_memories(req.ctx, req.uid, reads.ListQuery(limit=req.value("limit"),
                                                                        offset=req.value("offset"),
                                                                        device_ids=_device_filter(req)))
@@ -88,18 +98,24 @@ def tools_list(req: Request) -> Response:
     return 200, {"tool_name": "get_memories", "result_text": text, "is_error": False}, SCOPE_HEADER
 
 
-@route("POST", "/v1/tools/memories/search", "Tool adapter: search the user's memories", body=ToolSearch,
-       response=ToolResult, query=DEVICE_SCOPE, key_scope="read")
-def tools_search(req: Request) -> Response:
-    items = [s.item for s in search.hybrid(req.ctx, req.uid, req.body.query, req.body.limit,
-                                           devices=_device_filter(req))]
-    text = (f"{len(items)} memories match '{req.body.query}':\n{_text(items)}" if items
-            else f"No memories found matching '{req.body.query}'.")
+def _search_envelope(req: Request, query: str, limit: int) -> Response:
+    """The hybrid search answered as the original's ``search_memories`` tool envelope."""
+    items = [s.item for s in search.hybrid(req.ctx, req.uid, query, limit, devices=_device_filter(req))]
+    text = (f"{len(items)} memories match '{query}':\n{_text(items)}" if items
+            else f"No memories found matching '{query}'.")
     return 200, {"tool_name": "search_memories", "result_text": text, "is_error": False}, SCOPE_HEADER
 
 
+@route("POST", "/v1/tools/memories/search", "Tool adapter: search the user's memories", body=ToolSearch,
+       response=ToolResult, query=DEVICE_SCOPE, key_scope="read", operation_id="searchToolMemories",
+       deprecated="GET /v1/memories/hybrid-search (/mcp's search_memories with a personal key)")
+def tools_search(req: Request) -> Response:
+    return _search_envelope(req, req.body.query, req.body.limit)
+
+
 @route("POST", "/v1/tools/memories", "Tool adapter: create a memory (enters Short-term)", body=MemoryCreate,
-       response=ToolResult, key_scope="read+write")
+       response=ToolResult, key_scope="read+write", operation_id="createToolMemory",
+       deprecated="POST /v1/memories (/mcp's create_memory with a personal key)")
 def tools_create(req: Request) -> Response:
     [item] = _create(req, [req.body])
     text = f"Saved memory {item.id}: {item.content}"
@@ -107,7 +123,8 @@ def tools_create(req: Request) -> Response:
 
 
 @route("DELETE", "/v1/tools/memories/{memory_id}", "Tool adapter: delete a memory (402: locked)",
-       response=ToolResult, raises=DELETE_ONE, key_scope="read+write")
+       response=ToolResult, raises=DELETE_ONE, key_scope="read+write", operation_id="deleteToolMemory",
+       deprecated="DELETE /v1/memories/{memory_id} (/mcp's delete_memory with a personal key)")
 def tools_delete(req: Request) -> Response:
     deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"], _request_key(req))
     text = f"Deleted memory {req.params['memory_id']}."

@@ -112,6 +112,8 @@ class Route:
     media_type: str = "application/json"
     # The personal-key scope the route needs ("read" or "read+write"); None: an ID token only.
     key_scope: str | None = None
+    operation_id: str = ""  # OpenAPI's operationId, read as a method name (listMemories); see route()
+    deprecated: str | None = None  # a compatibility route: the route to use instead ("POST /v1/memories")
 
     @property
     def path_params(self) -> list[str]:
@@ -161,23 +163,35 @@ URL_MAP = Map(strict_slashes=False, merge_slashes=False)
 _BY_ENDPOINT: dict[str, Route] = {}
 
 
+def camel_case(name: str) -> str:
+    """``v1_key_create`` → ``v1KeyCreate``: the default operation id of a handler."""
+    first, *rest = name.split("_")
+    return first + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
 def route(method: str, pattern: str, summary: str, *, body: type[BaseModel] | None = None,
           response: Any = None, auth: bool = True, query: tuple[Query | str, ...] = (),
           status: int = 200, raises: tuple[Outcome, ...] = (),
-          media_type: str = "application/json", key_scope: str | None = None) -> Callable[[Handler], Handler]:
+          media_type: str = "application/json", key_scope: str | None = None, operation_id: str = "",
+          deprecated: str | None = None) -> Callable[[Handler], Handler]:
     """Register a handler. ``response`` is the success body's pydantic model (or a JSON schema dict);
     ``raises`` adds the errors its services raise beyond the ones every route of its kind can
     answer (see :meth:`Route.outcomes`). ``key_scope`` lets a personal API key call the route:
-    ``read`` or ``read+write``, the scope it needs (without it, only an ID token)."""
+    ``read`` or ``read+write``, the scope it needs (without it, only an ID token).
+    ``operation_id`` names the operation in OpenAPI and so in the generated clients (a method name
+    such as ``listMemories``; by default the handler's name in camelCase). ``deprecated`` marks a
+    compatibility route and names the route to use instead."""
     if key_scope not in (None, "read", "read+write"):
         raise ValueError(f"unknown key scope {key_scope!r}")
     params = tuple(q if isinstance(q, Query) else Query(q) for q in query)
 
     def register(handler: Handler) -> Handler:
         declared = Route(method, pattern, handler, summary, body, response, auth, params, status, raises, media_type,
-                         key_scope)
+                         key_scope, operation_id or camel_case(handler.__name__), deprecated)
         if declared.endpoint in _BY_ENDPOINT:
             raise ValueError(f"two routes are named {declared.endpoint}")
+        if any(r.operation_id == declared.operation_id for r in ROUTES):
+            raise ValueError(f"two routes have the operation id {declared.operation_id}")
         ROUTES.append(declared)
         _BY_ENDPOINT[declared.endpoint] = declared
         URL_MAP.add(declared.rule())

@@ -41,6 +41,6 @@ class CaptureStatus(BaseModel):
 
 
 @route("GET", "/v1/conversations/{conversation_id}", "Capture status of a conversation: state, extractor, "
-       "memory count, last error", response=CaptureStatus)
+       "memory count, last error", response=CaptureStatus, operation_id="getConversation")
 def v1_conversation_status(req: Request) -> Response:
     return 200, capture_status.conversation_status(req.ctx, req.uid, req.params["conversation_id"])

@@ -58,17 +58,20 @@ class ResourceMetadata(Schema):
 
 
 @route("POST", "/v1/keys", "Create a personal API key for an agent or tool; the secret is shown once",
-       body=KeyCreate, response=KeyCreated, status=201, raises=((Conflict.status, "too_many_keys"),))
+       body=KeyCreate, response=KeyCreated, status=201, raises=((Conflict.status, "too_many_keys"),),
+       operation_id="createKey")
 def v1_key_create(req: Request) -> Response:
     return 201, api_keys.create(req.ctx, req.uid, req.body.name, req.body.scope)
 
 
-@route("GET", "/v1/keys", "The caller's personal API keys (never their secrets)", response=KeyList)
+@route("GET", "/v1/keys", "The caller's personal API keys (never their secrets)", response=KeyList,
+       operation_id="listKeys")
 def v1_key_list(req: Request) -> Response:
     return 200, {"keys": api_keys.list_keys(req.ctx, req.uid)}
 
 
-@route("DELETE", "/v1/keys/{key_id}", "Revoke a personal API key: its next call is a 401", response=KeyRevoked)
+@route("DELETE", "/v1/keys/{key_id}", "Revoke a personal API key: its next call is a 401", response=KeyRevoked,
+       operation_id="revokeKey")
 def v1_key_revoke(req: Request) -> Response:
     api_keys.revoke(req.ctx, req.uid, req.params["key_id"])
     return 200, {"id": req.params["key_id"], "status": "revoked"}
@@ -99,12 +102,12 @@ def metadata(settings: Settings, resource: str) -> dict[str, Any]:
 
 
 @route("GET", METADATA_PATH, "OAuth protected-resource metadata (RFC 9728) of the API", auth=False,
-       response=ResourceMetadata)
+       response=ResourceMetadata, operation_id="getResourceMetadata")
 def oauth_protected_resource(req: Request) -> Response:
     return 200, metadata(req.ctx.settings, base_url(req.ctx.settings, req.headers))
 
 
 @route("GET", METADATA_PATH + MCP_PATH, "OAuth protected-resource metadata (RFC 9728) of the MCP server at /mcp",
-       auth=False, response=ResourceMetadata)
+       auth=False, response=ResourceMetadata, operation_id="getMcpResourceMetadata")
 def oauth_protected_resource_mcp(req: Request) -> Response:
     return 200, metadata(req.ctx.settings, base_url(req.ctx.settings, req.headers) + MCP_PATH)

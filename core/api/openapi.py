@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from core import __version__
 from core.api.edge import MAX_ID_CHARS
 from core.api.schemas import Error
 from core.errors import MethodNotAllowed
@@ -56,7 +57,10 @@ def _operation(r: Any, components: dict[str, Any], error_ref: dict[str, Any]) ->
         if status != r.status:
             responses[str(status)] = {"description": ERROR_TEXT.get(status, "Error"), "x-error-codes": codes,
                                       "content": {"application/json": {"schema": error_ref}}}
-    operation: dict[str, Any] = {"summary": r.summary, "operationId": r.endpoint, "responses": responses}
+    operation: dict[str, Any] = {"summary": r.summary, "operationId": r.operation_id, "responses": responses}
+    if r.deprecated:
+        operation["deprecated"] = True
+        operation["description"] = f"Deprecated (kept for the original system's clients): use {r.deprecated}."
     params: list[dict[str, Any]] = [
         {"name": n, "in": "path", "required": True,
          "schema": {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}} for n in r.path_params]
@@ -88,8 +92,8 @@ def document(routes: list[Any]) -> dict[str, Any]:
         paths.setdefault(r.pattern, {})[r.method.lower()] = _operation(r, components, error_ref)
     return {
         "openapi": "3.1.0",
-        "info": {"title": "Strata memory API", "version": "1",
-                 "description": "Every error is {\"error\": {\"code\", \"message\"}}; an unknown path is a JSON 404 "
+        "info": {"title": "Strata memory API", "version": __version__,
+                 "description": "Every error is {\"error\": {\"code\", \"message\", \"request_id\"}}; an unknown path is a JSON 404 "
                                 "and a method a path does not take a JSON 405 with an Allow header. POST /mcp "
                                 "(the Model Context Protocol server, JSON-RPC over streamable HTTP) is not a REST "
                                 "operation and is not listed here."},
@@ -104,3 +108,18 @@ def document(routes: list[Any]) -> dict[str, Any]:
                             "description": "POST /v1/keys; accepted by /mcp, /v1/mcp/* and /v1/tools/* only, "
                                            "scoped read or read+write"}}},
     }
+
+
+def main() -> None:
+    """``python -m core.api.openapi``: print the document of every route (what ``GET /openapi.json``
+    answers), from which ``make client-js`` generates the TypeScript client."""
+    import json
+
+    from core.api import routes  # noqa: F401 - registers the handlers
+    from core.api.app import ROUTES
+
+    print(json.dumps(document(ROUTES), indent=1, sort_keys=False))
+
+
+if __name__ == "__main__":
+    main()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import itertools
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +29,7 @@ from core.api.schemas import (
     ReviewQueue,
     ReviewResolve,
     ReviewResolved,
+    SearchPage,
     SearchResults,
     V3Memory,
     V3MemoryArray,
@@ -34,7 +38,7 @@ from core.api.schemas import (
     ConversationDeleted as ConversationDeletedBody,
 )
 from core.domain.records import MemoryItem, to_public
-from core.errors import CohortMoved, LeaseHeld, LineageMoved, Locked, ProviderUnavailable
+from core.errors import BadRequest, CohortMoved, LeaseHeld, LineageMoved, Locked, ProviderUnavailable
 from core.services import devices, edits, intake, reads
 
 SCOPE_HEADER = {"X-Omi-Memory-Device-Scope-Supported": "true"}
@@ -61,6 +65,9 @@ DEVICE_SCOPE = (
           description="client device ids ({platform}_{hash}), comma-separated"),
 )
 SEARCH = (Q_SEARCH, Q_SEARCH_ALT, _limit(10, 100), *DEVICE_SCOPE)
+Q_CURSOR = Query("cursor", max_length=2_000, description="the previous page's next_cursor")
+SEARCH_V1 = (*SEARCH, Q_CURSOR)
+BAD_CURSOR: Outcome = (400, "bad_cursor")  # a cursor this API did not issue (for this query)
 
 
 def _public(req: Request, items: list[MemoryItem]) -> list[dict[str, Any]]:
@@ -95,12 +102,12 @@ def _device_filter(req: Request) -> frozenset[str] | None:
 
 
 # ---------------------------------------------------------------------------------------------- meta
-@route("GET", "/healthz", "Liveness", auth=False, response=Health)
+@route("GET", "/healthz", "Liveness", auth=False, response=Health, operation_id="getHealth")
 def healthz(req: Request) -> Response:
     return 200, {"status": "ok"}
 
 
-@route("GET", "/openapi.json", "This document", auth=False, response={"type": "object"})
+@route("GET", "/openapi.json", "This document", auth=False, response={"type": "object"}, operation_id="getOpenApi")
 def openapi(req: Request) -> Response:
     from core.api.openapi import document
 
@@ -108,9 +115,11 @@ def openapi(req: Request) -> Response:
 
 
 # ------------------------------------------------------------------------------------ legacy surface
+EDIT = "PATCH /v1/memories/{memory_id} (a JSON body: content, visibility, category, reviewed)"
+
 @route("GET", "/v3/memories", "Default-visible memories (legacy surface)", response=V3MemoryArray,
        query=(_limit(100, 500), Query("offset", "integer", 0, 0, 10_000),
-              CATEGORIES, *DEVICE_SCOPE))
+              CATEGORIES, *DEVICE_SCOPE), operation_id="listMemoriesV3", deprecated="GET /v1/memories")
 def v3_list(req: Request) -> Response:
     query = reads.ListQuery(limit=req.value("limit"), offset=req.value("offset"), device_ids=_device_filter(req))
     items, _ = reads.list_memories(req.ctx, req.uid, query)
@@ -130,35 +139,35 @@ def _create(req: Request, bodies: list[MemoryCreate]) -> list[MemoryItem]:
 
 
 @route("POST", "/v3/memories", "Create an explicit memory (enters Short-term)", body=MemoryCreate, response=V3Memory,
-       status=201)
+       status=201, operation_id="createMemoryV3", deprecated="POST /v1/memories")
 def v3_create(req: Request) -> Response:
     items = _create(req, [req.body])
     return 201, v3_public(req, items)[0]
 
 
 @route("POST", "/v3/memories/batch", "Create up to 100 explicit memories", body=MemoryBatch, response=MemoryPage,
-       status=201)
+       status=201, operation_id="createMemoriesV3", deprecated="POST /v1/memories/batch")
 def v3_batch(req: Request) -> Response:
     items = _create(req, list(req.body.memories))
     return 201, {"memories": _public(req, items)}
 
 
 @route("PATCH", "/v3/memories/{memory_id}", "Edit a memory's content (back to Short-term until re-admitted)", query=(Q_VALUE,),
-       response=V3Memory)
+       response=V3Memory, operation_id="editMemoryV3", deprecated=EDIT)
 def v3_edit(req: Request) -> Response:
     item = edits.edit_content(req.ctx, req.uid, req.params["memory_id"], req.value("value") or "")
     return 200, v3_public(req, [item])[0]
 
 
 @route("PATCH", "/v3/memories/{memory_id}/visibility", "Set visibility", response=V3Memory,
-       query=(Query("value", enum=("public", "private")),))
+       query=(Query("value", enum=("public", "private")),), operation_id="setMemoryVisibilityV3", deprecated=EDIT)
 def v3_visibility(req: Request) -> Response:
     item = edits.set_visibility(req.ctx, req.uid, req.params["memory_id"], req.value("value") or "")
     return 200, v3_public(req, [item])[0]
 
 
 @route("POST", "/v3/memories/{memory_id}/review", "Record the user's own review", response=V3Memory,
-       query=(Query("value", "boolean", True),))
+       query=(Query("value", "boolean", True),), operation_id="reviewMemoryV3", deprecated=EDIT)
 def v3_review(req: Request) -> Response:
     item = edits.set_user_review(req.ctx, req.uid, req.params["memory_id"], req.value("value"))
     return 200, v3_public(req, [item])[0]
@@ -167,7 +176,7 @@ def v3_review(req: Request) -> Response:
 # ------------------------------------------------------------------------------------- canonical API
 @route("GET", "/v1/memories", "List memories with a stable cursor", response=MemoryList,
        query=(Query("layer", enum=tuple(reads.LAYERS)), Query("include_archive", "boolean", False),
-              _limit(100, 500), Query("cursor", max_length=2_000), *DEVICE_SCOPE))
+              _limit(100, 500), Query("cursor", max_length=2_000), *DEVICE_SCOPE), operation_id="listMemories", raises=(BAD_CURSOR,))
 def v1_list(req: Request) -> Response:
     query = reads.ListQuery(
         layer=req.value("layer"), include_archive=req.value("include_archive"),
@@ -179,12 +188,13 @@ def v1_list(req: Request) -> Response:
 
 @route("GET", "/v1/memories/{memory_id}",
        "One memory as the default read shows it (a superseded id answers its survivor; 404 memory_pending: "
-       "not processed yet)", response=Memory, raises=((404, "memory_pending"), (404, "memory_blocked")))
+       "not processed yet)", response=Memory, raises=((404, "memory_pending"), (404, "memory_blocked")), operation_id="getMemory")
 def v1_get(req: Request) -> Response:
     return 200, _public(req, [reads.get_memory(req.ctx, req.uid, req.params["memory_id"])])[0]
 
 
-@route("GET", "/v1/memories/{memory_id}/history", "The ledger commits that touched a memory", response=History)
+@route("GET", "/v1/memories/{memory_id}/history", "The ledger commits that touched a memory", response=History,
+       operation_id="getMemoryHistory")
 def v1_history(req: Request) -> Response:
     return 200, {"commits": reads.history(req.ctx, req.uid, req.params["memory_id"])}
 
@@ -192,6 +202,7 @@ def v1_history(req: Request) -> Response:
 # ---------------------------------------------------------------------------------------- deletes
 # A one-memory delete: locked (402), or its lineage kept moving under it (409).
 DELETE_ONE: tuple[Outcome, ...] = (Locked, LineageMoved, (409, "delete_contended"), (503, "legacy_cleanup_pending"))
+DELETE_ALL: tuple[Outcome, ...] = ((409, "delete_all_contended"), (503, "legacy_cleanup_pending"))
 
 
 def _request_key(req: Request) -> str | None:
@@ -200,7 +211,8 @@ def _request_key(req: Request) -> str | None:
 
 
 @route("DELETE", "/v3/memories/{memory_id}", "Delete a memory and its whole lineage (402: locked)",
-       response=MemoryDeleted, raises=DELETE_ONE)
+       response=MemoryDeleted, raises=DELETE_ONE, operation_id="deleteMemoryV3",
+       deprecated="DELETE /v1/memories/{memory_id}")
 def v3_delete(req: Request) -> Response:
     from core.services import deletion
 
@@ -208,7 +220,7 @@ def v3_delete(req: Request) -> Response:
 
 
 @route("DELETE", "/v3/memories", "Delete every memory (succeeds only after a stable empty rescan)",
-       response=AllDeleted, raises=((409, "delete_all_contended"), (503, "legacy_cleanup_pending")))
+       response=AllDeleted, raises=DELETE_ALL, operation_id="deleteAllMemoriesV3", deprecated="DELETE /v1/memories")
 def v3_delete_all(req: Request) -> Response:
     from core.services import deletion
 
@@ -217,7 +229,7 @@ def v3_delete_all(req: Request) -> Response:
 
 # ----------------------------------------------------------------------------------- conversations
 @route("POST", "/v1/conversations", "Create a completed conversation (same path as a Firestore write)",
-       body=ConversationCreate, response=ConversationCreated, status=201)
+       body=ConversationCreate, response=ConversationCreated, status=201, operation_id="createConversation")
 def v1_conversation_create(req: Request) -> Response:
     from core.services import conversations
 
@@ -228,7 +240,8 @@ def v1_conversation_create(req: Request) -> Response:
 
 @route("POST", "/v1/conversations/{conversation_id}/reprocess", "Re-extract: complete replacement of its memories",
        response=Reprocessed,
-       raises=((409, "conversation_deleted"), (422, "grounding_failed"), (503, "extraction_failed")))
+       raises=((409, "conversation_deleted"), (422, "grounding_failed"), (503, "extraction_failed")),
+       operation_id="reprocessConversation")
 def v1_conversation_reprocess(req: Request) -> Response:
     from core.services import conversations
 
@@ -244,7 +257,7 @@ def v1_conversation_reprocess(req: Request) -> Response:
 
 @route("DELETE", "/v1/conversations/{conversation_id}", "Delete a conversation (cascade defaults to true)",
        query=(Query("cascade", "boolean", True),), response=ConversationDeletedBody,
-       raises=(CohortMoved, (409, "cascade_incomplete")))
+       raises=(CohortMoved, (409, "cascade_incomplete")), operation_id="deleteConversation")
 def v1_conversation_delete(req: Request) -> Response:
     from core.services import conversations
 
@@ -253,7 +266,7 @@ def v1_conversation_delete(req: Request) -> Response:
 
 # --------------------------------------------------------------------------------------- account
 @route("DELETE", "/v1/users/delete-account", "Wipe the account (resumable; 503 means call again)",
-       response=AccountDeleted, raises=(LeaseHeld, ProviderUnavailable))
+       response=AccountDeleted, raises=(LeaseHeld, ProviderUnavailable), operation_id="deleteAccount")
 def v1_delete_account(req: Request) -> Response:
     from core.services import accounts
 
@@ -261,7 +274,7 @@ def v1_delete_account(req: Request) -> Response:
 
 
 @route("GET", "/v1/memories/export", "Everything the user owns, as JSON lines", media_type="application/x-ndjson",
-       response={"type": "string", "description": "one JSON object per line"})
+       response={"type": "string", "description": "one JSON object per line"}, operation_id="exportMemories")
 def v1_export(req: Request) -> Response:
     from core.services import export
 
@@ -271,7 +284,10 @@ def v1_export(req: Request) -> Response:
 
 
 # ------------------------------------------------------------------------------------ review queue
-@route("GET", "/v3/memories/review-queue", "Open review entries", query=(_limit(100, 500),), response=ReviewQueue)
+REVIEW_RESOLVE: tuple[Outcome, ...] = ((409, "already_resolved"), (409, "stale_review"))
+
+@route("GET", "/v3/memories/review-queue", "Open review entries", query=(_limit(100, 500),), response=ReviewQueue,
+       operation_id="listReviewsV3", deprecated="GET /v1/review-queue")
 def v3_review_queue(req: Request) -> Response:
     from core.services import review
 
@@ -280,7 +296,7 @@ def v3_review_queue(req: Request) -> Response:
 
 @route("POST", "/v3/memories/review-queue/{review_id}/resolve", "Resolve a review: accept, reject or correct",
        body=ReviewResolve, response=ReviewResolved,
-       raises=((409, "already_resolved"), (409, "stale_review")))
+       raises=REVIEW_RESOLVE, operation_id="resolveReviewV3", deprecated="POST /v1/review-queue/{review_id}/resolve")
 def v3_review_resolve(req: Request) -> Response:
     from core.services import review
 
@@ -301,47 +317,108 @@ def _search(req: Request, kind: str) -> Response:
     return 200, {"memories": [dict(to_public(s.item, now), score=round(s.score, 6)) for s in results]}, SCOPE_HEADER
 
 
-@route("GET", "/v1/memories/search", "Keyword search (Typesense), hydrated from Firestore", query=SEARCH,
-       response=SearchResults)
+# Searches and the review queue rank their results in the request, so their cursor is a position in
+# that ranking (bound to the query it came from) rather than a key: each page re-runs the ranking to
+# the page's end, up to a depth limit (the service's own bound), and says when it stopped there.
+SEARCH_DEPTH = 100
+
+
+def encode_offset(offset: int, scope: str) -> str:
+    """An opaque cursor: the position ``offset`` in the results of ``scope`` (the route and query)."""
+    raw = json.dumps({"o": offset, "s": hashlib.sha256(scope.encode()).hexdigest()[:16]})
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_offset(cursor: str | None, scope: str) -> int:
+    """The position a cursor of :func:`encode_offset` names; 0 without one; 400 ``bad_cursor`` for a
+    cursor this API did not issue for the same route and query."""
+    if not cursor:
+        return 0
+    try:
+        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        offset = data["o"]
+        if not isinstance(offset, int) or offset < 0 or data["s"] != hashlib.sha256(scope.encode()).hexdigest()[:16]:
+            raise ValueError("not this query's cursor")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BadRequest("cursor is not one this API issued for this query", code="bad_cursor") from exc
+    return offset
+
+
+def offset_page(rows: list[Any], offset: int, limit: int, depth: int, scope: str) -> tuple[list[Any], str | None, bool]:
+    """The page ``[offset, offset + limit)`` of ``rows`` (ranked to at most ``depth``, one past the
+    page when it could): the page, the next cursor and whether the depth limit stopped the walk."""
+    page = rows[offset:offset + limit]
+    end = offset + len(page)
+    more = len(rows) > end
+    if more and end < depth:
+        return page, encode_offset(end, scope), False
+    return page, None, end >= depth
+
+
+def _search_page(req: Request, kind: str) -> Response:
+    """A ``/v1`` search: a page of the ranking and a cursor to the next, to a depth of 100."""
+    from core.services import search
+
+    q = req.value("q") or req.values.get("query") or ""
+    limit = req.value("limit")
+    scope = f"{kind}\n{q}\n{','.join(sorted(_device_filter(req) or ()))}"
+    offset = decode_offset(req.value("cursor"), scope)
+    if offset >= SEARCH_DEPTH:
+        raise BadRequest("cursor is past the search's depth limit", code="bad_cursor")
+    kinds: dict[str, Callable[..., list[search.Scored]]] = {
+        "keyword": search.keyword, "vector": search.vector, "archive": search.archive, "hybrid": search.hybrid}
+    results = kinds[kind](req.ctx, req.uid, q, min(offset + limit + 1, SEARCH_DEPTH), devices=_device_filter(req))
+    page, cursor, limited = offset_page(results, offset, limit, SEARCH_DEPTH, scope)
+    now = req.ctx.now()
+    return 200, {"memories": [dict(to_public(s.item, now), score=round(s.score, 6)) for s in page],
+                 "next_cursor": cursor, "depth_limited": limited}, SCOPE_HEADER
+
+
+@route("GET", "/v1/memories/search", "Keyword search (Typesense), hydrated from Firestore", query=SEARCH_V1,
+       response=SearchPage, operation_id="searchMemories", raises=(BAD_CURSOR,))
 def v1_search(req: Request) -> Response:
-    return _search(req, "keyword")
+    return _search_page(req, "keyword")
 
 
 @route("GET", "/v1/memories/vector-search", "Vector search (Pinecone), hydrated from Firestore",
-       query=SEARCH, response=SearchResults)
+       query=SEARCH_V1, response=SearchPage, operation_id="vectorSearchMemories", raises=(BAD_CURSOR,))
 def v1_vector_search(req: Request) -> Response:
-    return _search(req, "vector")
+    return _search_page(req, "vector")
 
 
-@route("GET", "/v1/memories/hybrid-search", "Keyword + vector, reciprocal-rank fused", query=SEARCH,
-       response=SearchResults)
+@route("GET", "/v1/memories/hybrid-search", "Keyword + vector, reciprocal-rank fused", query=SEARCH_V1,
+       response=SearchPage, operation_id="hybridSearchMemories", raises=(BAD_CURSOR,))
 def v1_hybrid_search(req: Request) -> Response:
-    return _search(req, "hybrid")
+    return _search_page(req, "hybrid")
 
 
-@route("GET", "/v1/memories/archive/search", "Search the Archive layer only", query=SEARCH, response=SearchResults)
+@route("GET", "/v1/memories/archive/search", "Search the Archive layer only", query=SEARCH_V1, response=SearchPage,
+       operation_id="searchArchive", raises=(BAD_CURSOR,))
 def v1_archive_search(req: Request) -> Response:
-    return _search(req, "archive")
+    return _search_page(req, "archive")
 
 
-@route("GET", "/memory/memory/search", "Alias of /v1/memories/search", query=SEARCH, response=SearchResults)
+@route("GET", "/memory/memory/search", "Alias of /v1/memories/search", query=SEARCH, response=SearchResults,
+       operation_id="searchMemoriesAlias", deprecated="GET /v1/memories/search")
 def alias_search(req: Request) -> Response:
     return _search(req, "keyword")
 
 
-@route("GET", "/memory/vector/search", "Alias of /v1/memories/vector-search", query=SEARCH, response=SearchResults)
+@route("GET", "/memory/vector/search", "Alias of /v1/memories/vector-search", query=SEARCH,
+       response=SearchResults, operation_id="vectorSearchMemoriesAlias", deprecated="GET /v1/memories/vector-search")
 def alias_vector_search(req: Request) -> Response:
     return _search(req, "vector")
 
 
-@route("GET", "/memory/archive/search", "Alias of /v1/memories/archive/search", query=SEARCH, response=SearchResults)
+@route("GET", "/memory/archive/search", "Alias of /v1/memories/archive/search", query=SEARCH,
+       response=SearchResults, operation_id="searchArchiveAlias", deprecated="GET /v1/memories/archive/search")
 def alias_archive_search(req: Request) -> Response:
     return _search(req, "archive")
 
 
 # ------------------------------------------------------------------------------------ knowledge graph
 @route("GET", "/v1/knowledge-graph", "A bounded, referentially closed page of the graph", query=(_limit(500, 2000),),
-       response=GraphPage)
+       response=GraphPage, operation_id="getKnowledgeGraph")
 def v1_graph(req: Request) -> Response:
     from core.services import graph
 
@@ -349,18 +426,25 @@ def v1_graph(req: Request) -> Response:
 
 
 @route("DELETE", "/v1/knowledge-graph", "Refused: the graph is derived from graph assertions", status=409,
-       response=Error)
+       response=Error, operation_id="deleteKnowledgeGraph")
 def v1_graph_delete(req: Request) -> Response:
     return 409, {"error": {"code": "derived_state", "message":
                            "the knowledge graph is derived from memories; delete memories instead"}}
 
 
 @route("POST", "/v1/knowledge-graph/rebuild", "Refused: projections rebuild themselves from assertions", status=409,
-       response=Error)
+       response=Error, operation_id="rebuildKnowledgeGraph")
 def v1_graph_rebuild(req: Request) -> Response:
     return 409, {"error": {"code": "derived_state", "message":
                            "the knowledge graph is rebuilt by projection delivery, not on request"}}
 
 
 # ------------------------------------------------------------------------------ developer webhooks
-from core.api import adapter_routes, conversation_routes, deletion_routes, key_routes, webhook_routes  # noqa: E402,F401 - register their handlers (self-contained)
+from core.api import (  # noqa: E402,F401 - register their handlers (self-contained)
+    adapter_routes,
+    conversation_routes,
+    deletion_routes,
+    key_routes,
+    memory_routes,
+    webhook_routes,
+)

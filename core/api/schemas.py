@@ -38,6 +38,31 @@ class MemoryCreate(Strict):
     _check = field_validator("content")(_content)
 
 
+class MemoryEdit(Strict):
+    """``PATCH /v1/memories/{memory_id}``: any of the fields, at least one. A content edit is a new
+    revision back in Short-term; visibility, category and the review flag are metadata edits."""
+
+    content: str | None = Field(default=None, description="the new content (whitespace-collapsed, at most "
+                                                           "STRATA_MAX_CONTENT_CHARS characters)")
+    visibility: Literal["public", "private"] | None = None
+    category: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]{0,63}$",
+                                 description="a category name (interesting, system, manual, workflow, or an "
+                                             "older name)")
+    reviewed: bool | None = Field(default=None, description="the user's own verdict on the memory: true (right) "
+                                                            "or false (wrong); sets user_review")
+
+    @field_validator("content")
+    @classmethod
+    def _check_content(cls, value: str | None) -> str | None:
+        return None if value is None else _content(value)
+
+    @model_validator(mode="after")
+    def _something(self) -> MemoryEdit:
+        if self.content is None and self.visibility is None and self.category is None and self.reviewed is None:
+            raise ValueError("give at least one of content, visibility, category, reviewed")
+        return self
+
+
 class ToolSearch(Strict):
     """``POST /v1/tools/memories/search`` (the original's tool request)."""
 
@@ -229,6 +254,13 @@ class SearchResults(Schema):
     memories: list[ScoredMemory]
 
 
+class SearchPage(SearchResults):
+    next_cursor: str | None = Field(description="the next page's cursor; null at the end of the results or at "
+                                                "the depth limit")
+    depth_limited: bool = Field(description="true when paging stopped at the search's depth limit (the first "
+                                            "100 results) while more may match")
+
+
 class Health(Schema):
     status: str
 
@@ -298,6 +330,11 @@ class ReviewEntry(Schema):
 
 class ReviewQueue(Schema):
     reviews: list[ReviewEntry]
+
+
+class ReviewPage(ReviewQueue):
+    next_cursor: str | None = Field(description="the next page's cursor; null at the end or at the depth limit")
+    depth_limited: bool = Field(description="true when paging stopped at the queue's depth limit (500 entries)")
 
 
 class ReviewResolved(Schema):

@@ -1,16 +1,20 @@
 // A small app on the Firebase JS SDK, the way a real client uses Strata:
 //   1. sign a test user up (and in) on the Auth emulator,
 //   2. write a completed conversation to users/{uid}/conversations/{id} through the security rules,
-//   3. wait for its memories through Strata's HTTP API (ID token as the bearer), search them,
+//   3. wait for its memories through Strata's HTTP API with the generated client (clients/js; the
+//      signed-in user is its credential), search them, edit one,
 //   4. check the rules refuse another user's conversation and every backend collection,
 //   5. delete the conversation and wait until its memories are gone (the delete cascade).
 //
 // Environment (what `strata stack up --suite firebase` prints): FIREBASE_AUTH_EMULATOR_HOST,
 // FIRESTORE_EMULATOR_HOST, STRATA_PROJECT_ID, STRATA_API_URL. Prints one JSON line; exits non-zero
-// on the first failed check. Module resolution: run with NODE_PATH=tools/firebase/node_modules.
+// on the first failed check. Module resolution: run with NODE_PATH=tools/firebase/node_modules, after
+// building the client (make client-js).
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
+
+import { StrataError, createStrataClient, unwrap } from "../../clients/js/dist/index.js";
 
 const require = createRequire(import.meta.url);
 const { initializeApp } = require("firebase/app");
@@ -62,12 +66,7 @@ connectFirestoreEmulator(db, fsHost, Number(fsPort));
 const email = `web-${randomUUID().slice(0, 8)}@example.test`;
 const { user } = await createUserWithEmailAndPassword(auth, email, "Tulip-2291");
 const uid = user.uid;
-const token = await user.getIdToken();
-const api = async (method, path) => {
-  const resp = await fetch(`${apiUrl}${path}`, { method, headers: { Authorization: `Bearer ${token}` } });
-  const body = resp.status === 204 ? null : await resp.json();
-  return { status: resp.status, body };
-};
+const strata = createStrataClient({ baseUrl: apiUrl, auth: { user } });
 
 // 2. The conversation, written by the signed-in user through the rules.
 const conversationId = `web-${randomUUID().slice(0, 12)}`;
@@ -79,9 +78,8 @@ check((await getDoc(doc(db, "users", uid, "conversations", conversationId))).exi
 
 // 3. Its memories, through the API.
 const mine = async () => {
-  const { status, body } = await api("GET", "/v1/memories?limit=100");
-  check(status === 200, `GET /v1/memories: ${status} ${JSON.stringify(body)}`);
-  return body.memories.filter((m) => m.conversation_id === conversationId);
+  const page = await unwrap(strata.GET("/v1/memories", { params: { query: { limit: 100 } } }));
+  return page.memories.filter((m) => m.conversation_id === conversationId);
 };
 const memories = await waitFor("the conversation's memories", async () => {
   const found = await mine();
@@ -90,11 +88,23 @@ const memories = await waitFor("the conversation's memories", async () => {
 check(memories.some((m) => /nurse/i.test(m.content)), "a memory about Tom's work");
 // Health facts (the peanut allergy) are restricted: listed for their owner, never indexed for search.
 const hits = await waitFor("a keyword search hit", async () => {
-  const { status, body } = await api("GET", "/v1/memories/search?q=nurse&limit=5");
-  check(status === 200, `search: ${status}`);
-  const found = body.memories.filter((m) => m.conversation_id === conversationId);
+  const page = await unwrap(strata.GET("/v1/memories/search", { params: { query: { q: "nurse", limit: 5 } } }));
+  const found = page.memories.filter((m) => m.conversation_id === conversationId);
   return found.length > 0 ? found : null;
 });
+
+// An edit through the API, and a refusal that names its request id.
+const edited = await unwrap(strata.PATCH("/v1/memories/{memory_id}",
+  { params: { path: { memory_id: memories[0].id } }, body: { reviewed: true } }));
+check(edited.user_review === true, "the review flag was set");
+let requestId = null;
+try {
+  await unwrap(strata.GET("/v1/memories/{memory_id}", { params: { path: { memory_id: "no-such-memory" } } }));
+} catch (err) {
+  check(err instanceof StrataError && err.status === 404, `expected a 404, got ${err}`);
+  requestId = err.requestId;
+}
+check(/^req_/.test(requestId || ""), "the refusal carries its request id");
 
 // 4. What the rules refuse.
 const blocked = [
@@ -117,6 +127,6 @@ await waitFor("the memories to be deleted", async () => (await mine()).length ==
 await terminate(db);
 console.log(JSON.stringify({
   ok: true, uid, conversation_id: conversationId, memories: memories.map((m) => m.content),
-  search_hits: hits.length, refused: blocked,
+  search_hits: hits.length, refused: blocked, reviewed: edited.reviewed, error_request_id: requestId,
 }));
 process.exit(0);

@@ -3,7 +3,8 @@ two real client apps against it.
 
 The module starts its own stack once (a separate process, as a developer would, in a temp state
 dir), runs the Firebase JS SDK example (``examples/web-client/client.mjs``: sign-up on the Auth
-emulator, a conversation written through the security rules, memories and search through the API,
+emulator, a conversation written through the security rules, memories, search and an edit through
+the API with the generated client (``clients/js``),
 refused writes to another user's conversation and to backend collections, delete cascade) and its
 firebase-admin twin, then stops the stack and checks nothing it started is left. Everything it
 needs is installed by ``make setup`` (tools/firebase, .venv-firebase); a missing piece fails here.
@@ -26,6 +27,7 @@ import pytest
 from strata_dev.localstack import catalog, firebase_suite
 from strata_dev.localstack.processes import group_members, pid_alive
 from strata_dev.localstack.stack import REPO_ROOT, stack_env
+from tests.support import js_client
 
 pytestmark = pytest.mark.e2e
 EXAMPLE = REPO_ROOT / "examples" / "web-client"
@@ -107,6 +109,7 @@ def _b64_claims(claims: dict[str, Any]) -> str:
 
 
 def test_web_client_on_the_firebase_js_sdk(suite: dict[str, Any]) -> None:
+    js_client.ensure_built(httpx.get(suite["api_url"] + "/openapi.json", timeout=60).json())
     run = subprocess.run(["node", str(EXAMPLE / "client.mjs")], env=_client_env(suite), capture_output=True,
                          text=True, timeout=400)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
@@ -114,6 +117,7 @@ def test_web_client_on_the_firebase_js_sdk(suite: dict[str, Any]) -> None:
     assert result["ok"] is True
     assert any("nurse" in m for m in result["memories"])
     assert result["search_hits"] >= 1
+    assert result["reviewed"] is True and result["error_request_id"].startswith("req_")
     # The security rules refused each of these writes / reads (permission-denied), in the client.
     assert result["refused"] == ["another user's conversation", "users/{uid}/memory_items",
                                  "users/{uid}/memory_outbox", "memory_controls/global",

@@ -76,11 +76,18 @@ def test_every_surface_returns_the_same_memories_legacy_rows_included(stack: dic
         rest = http.get("/v1/mcp/memories", params={"q": query}, headers=_auth(uid)).json()
         mcp_ids = [m["id"] for m in got["ghent" if top == "leg-ghent" else "bees"]["memories"]]
         assert mcp_ids[:1] == [m["id"] for m in rest][:1] == [top], (query, mcp_ids, rest)
+        # /v1/tools/memories searches with q, as the tool adapter's search does
+        tools = http.get("/v1/tools/memories", params={"q": query}, headers=_auth(uid)).json()
+        assert tools["tool_name"] == "search_memories" and not tools["is_error"], tools
+        assert re.findall(r"\bid ([^)\s,]+)\)", tools["result_text"])[:1] == [top], tools
+        v1 = http.get("/v1/memories/hybrid-search", params={"q": query}, headers=_auth(uid)).json()
+        assert [m["id"] for m in v1["memories"]][:1] == [top], v1
     assert got["cello"] == http.get("/v1/memories/leg-cello", headers=_auth(uid)).json()
     assert got["cello"]["content"] == CELLO
 
     # A locked historical row refuses a single delete everywhere (402 on REST, a tool error on MCP).
     assert http.delete("/v3/memories/leg-cello", headers=_auth(uid)).status_code == 402
+    assert http.delete("/v1/memories/leg-cello", headers=_auth(uid)).status_code == 402
 
     async def delete(client: Client) -> tuple[str, Any]:
         locked = _error_text(await client.call_tool("delete_memory", {"memory_id": "leg-cello"}))

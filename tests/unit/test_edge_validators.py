@@ -96,7 +96,7 @@ def test_dispatcher_answers_unknown_paths_and_methods_in_json() -> None:
     assert status == 404 and body["error"]["code"] == "no_route"
     status, body, headers = dispatch(None, "TRACE", "/v1/memories", {}, {}, b"", None)  # type: ignore[arg-type]
     assert status == 405 and body["error"]["code"] == "method_not_allowed"
-    assert headers["Allow"] == "GET, HEAD"
+    assert headers["Allow"] == "DELETE, GET, HEAD, POST"  # list, create, delete all
     status, body, _ = dispatch(None, "GET", "/v1/memories/__main__", {}, {}, b"", None)  # type: ignore[arg-type]
     assert status == 404
 

@@ -17,7 +17,7 @@ from core.api.openapi import document
 from core.errors import MethodNotAllowed, NotFound
 
 WRITES = ("post", "patch", "put", "delete")
-DELETE_ONE = {"/v3/memories/{memory_id}", "/v1/mcp/memories/{memory_id}", "/v1/tools/memories/{memory_id}"}
+DELETE_ONE = {"/v1/memories/{memory_id}", "/v3/memories/{memory_id}", "/v1/mcp/memories/{memory_id}", "/v1/tools/memories/{memory_id}"}
 
 
 @pytest.mark.parametrize(("method", "path", "handler", "params"), [
@@ -41,7 +41,7 @@ def test_contract_paths_reach_their_operation(method: str, path: str, handler: s
 
 
 @pytest.mark.parametrize(("method", "path", "allowed"), [
-    ("TRACE", "/v1/memories", ["GET", "HEAD"]),
+    ("TRACE", "/v1/memories", ["DELETE", "GET", "HEAD", "POST"]),
     ("PUT", "/v3/memories", ["DELETE", "GET", "HEAD", "POST"]),
     ("GET", "/v1/knowledge-graph/rebuild", ["POST"]),
     ("POST", "/v1/knowledge-graph", ["DELETE", "GET", "HEAD"]),

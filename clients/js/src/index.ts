@@ -1,0 +1,128 @@
+// The Strata API client. Its types are generated from the API's OpenAPI document
+// (`npm run build`: openapi-typescript writes src/schema.gen.ts) and its requests are made by
+// openapi-fetch, typed by those paths. This file is the thin hand-written layer on top: the
+// credential (a signed-in Firebase user, a personal API key or a fixed token), errors as
+// exceptions that carry the request id, and iteration over cursor-paged answers.
+import createFetchClient, { type Client, type Middleware } from "openapi-fetch";
+
+import type { components, operations, paths } from "./schema.gen.js";
+
+export type { components, operations, paths };
+export type Memory = components["schemas"]["Memory"];
+export type ErrorBody = components["schemas"]["Error"];
+
+/** What the client needs of a Firebase Auth `User`: its ID token, refreshed by the SDK. */
+export interface IdTokenSource {
+  getIdToken(forceRefresh?: boolean): Promise<string>;
+}
+
+/**
+ * The credential each request carries as `Authorization: Bearer …`:
+ * - `user`: a signed-in Firebase `User` (every route); its ID token is asked for per request, so
+ *   the SDK's hourly refresh is picked up;
+ * - `key`: a personal API key `strata_pk_…` (the routes that take keys: /mcp, /v1/mcp/*, /v1/tools/*);
+ * - `token`: a fixed bearer token, or a function that returns one.
+ */
+export type Credential =
+  | { user: IdTokenSource }
+  | { key: string }
+  | { token: string | (() => string | Promise<string>) };
+
+export interface StrataOptions {
+  /** The API's URL (the `api` function's URL; locally the `api` row of `strata stack up`). */
+  baseUrl: string;
+  auth: Credential;
+  /** Sent with every request, e.g. `X-App-Platform` and `X-Device-Id-Hash`. */
+  headers?: Record<string, string>;
+  fetch?: typeof globalThis.fetch;
+}
+
+/** A refused or failed request: the API's error code and message, and the request's id to report. */
+export class StrataError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly requestId: string | null;
+  readonly retryAfter: number | null;
+
+  constructor(status: number, body: unknown, headers: Headers) {
+    const error = (body as Partial<ErrorBody> | undefined)?.error;
+    const code = error?.code ?? "http_" + status;
+    super(`${status} ${code}: ${error?.message ?? "request failed"}`);
+    this.name = "StrataError";
+    this.status = status;
+    this.code = code;
+    this.requestId = error?.request_id ?? headers.get("x-request-id");
+    const retry = headers.get("retry-after");
+    this.retryAfter = retry === null ? null : Number(retry);
+  }
+}
+
+async function bearer(auth: Credential): Promise<string> {
+  if ("user" in auth) return auth.user.getIdToken();
+  if ("key" in auth) return auth.key;
+  return typeof auth.token === "function" ? auth.token() : auth.token;
+}
+
+function authMiddleware(auth: Credential): Middleware {
+  return {
+    async onRequest({ request }) {
+      request.headers.set("Authorization", `Bearer ${await bearer(auth)}`);
+      return request;
+    },
+  };
+}
+
+export type StrataClient = Client<paths>;
+
+/** A typed client: `client.GET("/v1/memories", { params: { query: { limit: 20 } } })`. */
+export function createStrataClient(options: StrataOptions): StrataClient {
+  const client = createFetchClient<paths>({
+    baseUrl: options.baseUrl.replace(/\/$/, ""),
+    headers: options.headers,
+    fetch: options.fetch,
+  });
+  client.use(authMiddleware(options.auth));
+  return client;
+}
+
+type Answer<T> = { data?: T; error?: unknown; response: Response };
+
+/** The answer's body, or a {@link StrataError} for a refusal (4xx) or a failure (5xx). */
+export async function unwrap<T>(call: Promise<Answer<T>>): Promise<T> {
+  const { data, error, response } = await call;
+  if (!response.ok) throw new StrataError(response.status, error, response.headers);
+  return data as T;
+}
+
+/** An answer of a cursor-paged route: its items under one key and the next page's cursor. */
+export interface CursorPage {
+  next_cursor?: string | null;
+}
+
+/**
+ * Every item of a cursor-paged route, page by page: `fetchPage(cursor)` asks for one page
+ * (`undefined` for the first), `items(page)` picks its items; iteration ends when a page has no
+ * `next_cursor`.
+ */
+export async function* paginate<Page extends CursorPage, Item>(
+  fetchPage: (cursor: string | undefined) => Promise<Answer<Page>>,
+  items: (page: Page) => Item[],
+): AsyncGenerator<Item, void, undefined> {
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await unwrap(fetchPage(cursor));
+    yield* items(page);
+    if (!page.next_cursor) return;
+    cursor = page.next_cursor;
+  }
+}
+
+type ListQuery = NonNullable<operations["listMemories"]["parameters"]["query"]>;
+
+/** Every memory `GET /v1/memories` lists, walking its cursor. */
+export function allMemories(client: StrataClient, query: Omit<ListQuery, "cursor"> = {}): AsyncGenerator<Memory> {
+  return paginate(
+    (cursor) => client.GET("/v1/memories", { params: { query: { ...query, cursor } } }),
+    (page) => page.memories,
+  );
+}
