@@ -35,7 +35,7 @@ from core.api.schemas import (
 )
 from core.domain.records import MemoryItem, to_public
 from core.errors import CohortMoved, LeaseHeld, LineageMoved, Locked, ProviderUnavailable
-from core.services import devices, edits, intake, reads
+from core.services import devices, edits, intake, reads, temporal
 
 SCOPE_HEADER = {"X-Omi-Memory-Device-Scope-Supported": "true"}
 
@@ -60,7 +60,9 @@ DEVICE_SCOPE = (
     Query("device_ids", "array", max_length=200, pattern=r"[a-z]+_[0-9a-f]{8}",
           description="client device ids ({platform}_{hash}), comma-separated"),
 )
-SEARCH = (Q_SEARCH, Q_SEARCH_ALT, _limit(10, 100), *DEVICE_SCOPE)
+Q_AS_OF = Query("as_of", max_length=40, pattern=temporal.AS_OF_PATTERN,
+                description="what was true then: an ISO-8601 date (its end) or date and time (UTC unless offset)")
+SEARCH = (Q_SEARCH, Q_SEARCH_ALT, _limit(10, 100), *DEVICE_SCOPE, Q_AS_OF)
 
 
 def _public(req: Request, items: list[MemoryItem]) -> list[dict[str, Any]]:
@@ -167,18 +169,19 @@ def v3_review(req: Request) -> Response:
 # ------------------------------------------------------------------------------------- canonical API
 @route("GET", "/v1/memories", "List memories with a stable cursor", response=MemoryList,
        query=(Query("layer", enum=tuple(reads.LAYERS)), Query("include_archive", "boolean", False),
-              _limit(100, 500), Query("cursor", max_length=2_000), *DEVICE_SCOPE))
+              _limit(100, 500), Query("cursor", max_length=2_000), *DEVICE_SCOPE, Q_AS_OF))
 def v1_list(req: Request) -> Response:
     query = reads.ListQuery(
         layer=req.value("layer"), include_archive=req.value("include_archive"),
         limit=req.value("limit"), cursor=req.value("cursor"), device_ids=_device_filter(req),
+        as_of=temporal.parse_as_of(req.value("as_of")),
     )
     items, cursor = reads.list_memories(req.ctx, req.uid, query)
     return 200, {"memories": _public(req, items), "next_cursor": cursor}, SCOPE_HEADER
 
 
 @route("GET", "/v1/memories/{memory_id}",
-       "One memory as the default read shows it (a superseded id answers its survivor; 404 memory_pending: "
+       "One memory as the default read shows it (an alias answers its survivor, an ended fact itself; 404 memory_pending: "
        "not processed yet)", response=Memory, raises=((404, "memory_pending"), (404, "memory_blocked")))
 def v1_get(req: Request) -> Response:
     return 200, _public(req, [reads.get_memory(req.ctx, req.uid, req.params["memory_id"])])[0]
@@ -296,7 +299,13 @@ def _search(req: Request, kind: str) -> Response:
     kinds: dict[str, Callable[..., list[search.Scored]]] = {
         "keyword": search.keyword, "vector": search.vector, "archive": search.archive, "hybrid": search.hybrid}
     fn = kinds[kind]
-    results = fn(req.ctx, req.uid, q, limit, devices=_device_filter(req))
+    devices = _device_filter(req)
+    as_of = temporal.parse_as_of(req.value("as_of"))
+    results = fn(req.ctx, req.uid, q, limit, devices=devices)
+    if as_of is not None:  # what was true then: hits that had begun, and the ended facts true then
+        ended = (temporal.search_history(req.ctx, req.uid, q, as_of, limit, devices) if kind != "archive" else [])
+        results = [search.Scored(item, score) for item, score in temporal.search_as_of(
+            [(s.item, s.score) for s in results], ended, as_of, limit)]
     now = req.ctx.now()
     return 200, {"memories": [dict(to_public(s.item, now), score=round(s.score, 6)) for s in results]}, SCOPE_HEADER
 

@@ -181,11 +181,62 @@ def _preference(content: str) -> tuple[str, bool] | None:
     return " ".join(sorted(_tokens(match.group("obj")))), positive
 
 
+# A statement that ends a state: what follows the verb is what ended ("sold the Volvo", "quit their
+# job at Acme", "moved out of the Seattle flat", "broke up with Sam", "is no longer vegetarian").
+_ENDING = re.compile(
+    r"\b(?:sold|gave\s+away|got\s+rid\s+of|traded\s+in|scrapped|quit|left|resigned\s+from|"
+    r"retired\s+from|was\s+laid\s+off\s+(?:from|by)|was\s+fired\s+from|lost\s+(?:their|his|her)\s+job\s+at|"
+    r"moved\s+(?:out\s+of|away\s+from|out\s+from)|no\s+longer\s+lives\s+in|broke\s+up\s+with|"
+    r"split\s+up\s+with|separated\s+from|divorced|stopped|gave\s+up|no\s+longer|cancell?ed|"
+    r"dropped\s+out\s+of|ended\s+(?:things|it|their\s+relationship)\s+with|finished\s+with)\b"
+    r"(?P<obj>(?:(?!\b(?:and|so|but|because|then|now)\b)[^(.;,])*)", re.IGNORECASE)
+# Words before the verb that make it no ending: a plan, a wish, a question, a negation, a past habit.
+_HEDGE = re.compile(
+    r"\b(?:might|may|could|would|will|wants?\s+to|wanted\s+to|plans?\s+to|planning|considering|thinking|"
+    r"thought\s+about|hopes?\s+to|going\s+to|about\s+to|if|whether|never|not|didn't|doesn't|hasn't|"
+    r"almost|nearly|tried\s+to|trying\s+to|soon|someday)\b", re.IGNORECASE)
+# Words of an ended object that say nothing about which fact it ended.
+_VAGUE = frozenset(re.findall(r"\S+", (
+    "my our your last week month year ago now recently yesterday today earlier this past few couple "
+    "days weeks months years time back finally after before since then again all together altogether "
+    "everywhere instead because which who where when there here one new old first second other same "
+    "way lot bit much many some any every more most really also still even already whole")))
+_WORK_WORDS = frozenset({"job", "work", "position", "role", "career", "employer", "company", "firm"})
+
+
+def ended_terms(content: str) -> frozenset[str] | None:
+    """The content words of what a statement ends ("User sold the Volvo last week" -> {volvo}), or
+    None when it ends nothing (a plan, a wish or a negation is no ending)."""
+    match = _ENDING.search(content or "")
+    if not match or _HEDGE.search(content[:match.start()]):
+        return None
+    terms = {t for t in _tokens(match.group("obj")) if t not in _VAGUE and not t.isdigit()}
+    if match.group(0).split()[0].casefold() in ("quit", "left", "resigned", "retired", "lost", "was") and not terms:
+        terms = {"job"}
+    return frozenset(terms)
+
+
+def ends(new: str, old: str) -> bool:
+    """Whether ``new`` ends the state ``old`` states (both about one subject): ``new`` is an ending
+    of something ``old`` names (a shared content word of the ended object), or a job ending and
+    ``old`` says where or as what the subject works. ``old`` must itself state a state, not an ending."""
+    ended = ended_terms(new)
+    if not ended or ended_terms(old) is not None:
+        return False
+    old_terms = _tokens(old)
+    if ended & old_terms:
+        return True
+    return bool(ended & _WORK_WORDS) and bool({"occupation", "employer"} & attributes(old).keys())
+
+
 def contradicts(a: str, b: str) -> Literal["firm", "soft"] | None:
-    """Whether two statements about one subject disagree: ``firm`` on a single-valued attribute,
-    ``soft`` on a like/dislike flip of the same object, else None."""
+    """Whether two statements about one subject disagree: ``firm`` on a single-valued attribute or
+    when the first ends the state the second states (:func:`ends`), ``soft`` on a like/dislike flip
+    of the same object, else None."""
     left, right = attributes(a), attributes(b)
     if any(left[k] != right[k] for k in left.keys() & right.keys()):
+        return "firm"
+    if ends(a, b):
         return "firm"
     pa, pb = _preference(a), _preference(b)
     if pa and pb and pa[0] and pa[0] == pb[0] and pa[1] != pb[1]:
@@ -255,7 +306,7 @@ class RuleRouter:
 __all__ = [
     "DUPLICATE_THRESHOLD", "LONG_TERM", "ROUTES", "ROUTE_SCHEMA",
     "Neighbour", "Route", "RouteCandidate", "RouteProposal", "Router", "RuleRouter",
-    "attributes", "contradicts", "similarity",
+    "attributes", "contradicts", "ended_terms", "ends", "similarity",
 ]
 
 

@@ -24,7 +24,7 @@ from core.bootstrap import Context
 from core.domain import fence, ids, paths, review_queue
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
-from core.domain.records import MemoryItem, expired
+from core.domain.records import MemoryItem, expired, valid_since
 from core.domain.routing import (
     Neighbour,
     RouteCandidate,
@@ -439,9 +439,13 @@ def _settle(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: M
         item.supersedes = sorted(o.id for o in replaced)
         plan.docs[f"memory_graph_assertions/{item.id}"] = admit(
             item, revision=view.next_revision(item.id), commit_id=view.commit_id, now=view.now, planner=planner)
+        ended = valid_since(item) or view.now
         for old in replaced:
             old.status = Status.SUPERSEDED.value
             old.superseded_by = item.id
+            # Kept as history: true from its own beginning until the statement that ended it.
+            began = valid_since(old)
+            old.valid_to = max(ended, began) if began is not None else ended
             old.canonical_memory_id = item.id
             old.graph_ready = False
             plan.docs[f"memory_graph_assertions/{old.id}"] = None
