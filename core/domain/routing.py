@@ -204,11 +204,59 @@ _VAGUE = frozenset(re.findall(r"\S+", (
 _WORK_WORDS = frozenset({"job", "work", "position", "role", "career", "employer", "company", "firm"})
 
 
+# A change told in passing, as people talk ("handed in my notice at Crumb & Co", "we broke up", "no
+# car anymore", "moved off campus"): the whole statement names what changed.
+_CHANGE = re.compile(
+    r"\b(?:sold|selling|gave\s+away|got\s+rid\s+of|written\s+off|got\s+stolen|was\s+stolen|put\s+\w+\s+down|"
+    r"passed\s+away|passed\s+in|died|handed\s+in\s+(?:my|their|his|her)\s+notice|gave\s+\w+\s+(?:my|their|his|her)\s+"
+    r"(?:two\s+weeks|notice)|resigned|retired|laid\s+off|got\s+fired|unemployed|leaving|closed\s+down|"
+    r"moved\s+(?:out|away|off|into|here|there|in)|moved\b(?=\W*(?:i'm|we're|i\s+am|now))|relocated|packed\s+up|"
+    r"anymore|any\s+more|no\s+longer|not\s+going\s+back|someone\s+else's\s+problem|broke\s+up|split\s+up|split|"
+    r"separated|divorced?|ex-(?:wife|husband|girlfriend|boyfriend|partner)|switched\s+(?:to|from)|gave\s+up|"
+    r"went\s+(?:vegan|vegetarian)|stopped|quit|took\s+an?\s+[\w-]+(?:\s+[\w-]+)?\s+job|started\s+at|new\s+job)\b",
+    re.IGNORECASE)
+# The change is someone else's ("my brother sold his Fiesta"), or the fact goes on ("still", "never
+# selling"), or it is talk of the past before the fact ("used to", "before").
+_OTHERS = re.compile(
+    r"\b(?:my|our|their|his|her)\s+(?:brother|sister|friend|mate|husband|wife|partner|girlfriend|boyfriend|mum|"
+    r"mom|dad|father|mother|son|daughter|cousin|colleague|boss|ex|neighbou?r|flatmate|roommate|uncle|aunt)\b|"
+    r"\b(?:he|she)\s+(?:just\s+)?(?:sold|quit|left|moved|got)\b", re.IGNORECASE)
+_GOES_ON = re.compile(r"\b(?:still(?!\s+(?:can't|cannot|doesn't|don't|isn't|getting|killing|miss))|used\s+to|before\s+(?:the|my|their|we|i)|never\s+selling|not\s+going\s+anywhere|"
+                      r"thinking|what\s+if|if\s+i|maybe|someday|daydream\w*|curious)\b", re.IGNORECASE)
+
+
+def _own_change(text: str, match: re.Match[str]) -> bool:
+    """Whether the change ``match`` found is the subject's own and really one: the sentence it is
+    told in names no one else before it, hedges nothing just before it, and does not go on."""
+    start = max(text.rfind(mark, 0, match.start()) for mark in (". ", "! ", "? ", ": ", "\u201d")) + 1
+    ends_at = [i for i in (text.find(mark, match.end()) for mark in (". ", "! ", "? ")) if i >= 0]
+    sentence = text[start:min(ends_at) if ends_at else len(text)]
+    before = text[start:match.start()]
+    return not (_OTHERS.search(before) or _GOES_ON.search(sentence) or _HEDGE.search(before[-40:]))
+
+
+def change_terms(content: str) -> frozenset[str] | None:
+    """The content words of a statement that tells of a change of the subject's own state in
+    passing, or None (no change, someone else's change, a fact that goes on)."""
+    text = content or ""
+    match = _CHANGE.search(text)
+    if not match or not _own_change(text, match):
+        return None
+    return frozenset(t for t in _tokens(text) if t not in _VAGUE and t not in _COMMON and not t.isdigit())
+
+
+_COMMON = frozenset(re.findall(r"\S+", (
+    "said asked like got get go going went i i'm im me we we're our you your yeah yes no not ok okay lol haha "
+    "can could want need please pls thanks thank just really think know still now then good great fine "
+    "make made take took help find set remind reminder delete update change cancel new place thing things "
+    "day week month year time people someone car job house home")))
+
+
 def ended_terms(content: str) -> frozenset[str] | None:
     """The content words of what a statement ends ("User sold the Volvo last week" -> {volvo}), or
     None when it ends nothing (a plan, a wish or a negation is no ending)."""
     match = _ENDING.search(content or "")
-    if not match or _HEDGE.search(content[:match.start()]):
+    if not match or _HEDGE.search(content[:match.start()]) or not _own_change(content, match):
         return None
     terms = {t for t in _tokens(match.group("obj")) if t not in _VAGUE and not t.isdigit()}
     if match.group(0).split()[0].casefold() in ("quit", "left", "resigned", "retired", "lost", "was") and not terms:
@@ -220,13 +268,15 @@ def ends(new: str, old: str) -> bool:
     """Whether ``new`` ends the state ``old`` states (both about one subject): ``new`` is an ending
     of something ``old`` names (a shared content word of the ended object), or a job ending and
     ``old`` says where or as what the subject works. ``old`` must itself state a state, not an ending."""
-    ended = ended_terms(new)
-    if not ended or ended_terms(old) is not None:
+    if ended_terms(old) is not None:
         return False
     old_terms = _tokens(old)
-    if ended & old_terms:
+    ended = ended_terms(new)
+    if ended and (ended & old_terms
+                  or (ended & _WORK_WORDS and bool({"occupation", "employer"} & attributes(old).keys()))):
         return True
-    return bool(ended & _WORK_WORDS) and bool({"occupation", "employer"} & attributes(old).keys())
+    changed = change_terms(new)
+    return bool(changed and changed & {t for t in old_terms if t not in _VAGUE and t not in _COMMON})
 
 
 def contradicts(a: str, b: str) -> Literal["firm", "soft"] | None:
