@@ -209,7 +209,8 @@ _WORK_WORDS = frozenset({"job", "work", "position", "role", "career", "employer"
 _CHANGE = re.compile(
     r"\b(?:sold|selling|gave\s+away|got\s+rid\s+of|written\s+off|got\s+stolen|was\s+stolen|put\s+\w+\s+down|"
     r"passed\s+away|passed\s+in|died|handed\s+in\s+(?:my|their|his|her)\s+notice|gave\s+\w+\s+(?:my|their|his|her)\s+"
-    r"(?:two\s+weeks|notice)|resigned|retired|laid\s+off|got\s+fired|unemployed|leaving|closed\s+down|"
+    r"(?:two\s+weeks|notice)|notice\s+at|resigned|retired|laid\s+off|got\s+fired|unemployed|leaving|"
+    r"closed(?=\s*(?:$|[.!,;]|down|for\s+good))|(?:are|got)\s+(?:actually\s+|finally\s+)?married\s+now|"
     r"moved\s+(?:out|away|off|into|here|there|in)|moved\b(?=\W*(?:i'm|we're|i\s+am|now))|relocated|packed\s+up|"
     r"anymore|any\s+more|no\s+longer|not\s+going\s+back|someone\s+else's\s+problem|broke\s+up|split\s+up|split|"
     r"separated|divorced?|ex-(?:wife|husband|girlfriend|boyfriend|partner)|switched\s+(?:to|from)|gave\s+up|"
@@ -218,7 +219,7 @@ _CHANGE = re.compile(
 # The change is someone else's ("my brother sold his Fiesta"), or the fact goes on ("still", "never
 # selling"), or it is talk of the past before the fact ("used to", "before").
 _OTHERS = re.compile(
-    r"\b(?:my|our|their|his|her)\s+(?:brother|sister|friend|mate|husband|wife|partner|girlfriend|boyfriend|mum|"
+    r"\b(?:my|our|their|his|her)\s+(?:(?:best|old|little|big|older|younger)\s+)?(?:brother|sister|friend|mate|husband|wife|partner|girlfriend|boyfriend|mum|"
     r"mom|dad|father|mother|son|daughter|cousin|colleague|boss|ex|neighbou?r|flatmate|roommate|uncle|aunt)\b|"
     r"\b(?:he|she)\s+(?:just\s+)?(?:sold|quit|left|moved|got)\b", re.IGNORECASE)
 _GOES_ON = re.compile(r"\b(?:still(?!\s+(?:can't|cannot|doesn't|don't|isn't|getting|killing|miss))|used\s+to|before\s+(?:the|my|their|we|i)|never\s+selling|not\s+going\s+anywhere|"
