@@ -214,12 +214,13 @@ _CHANGE = re.compile(
     r"moved\s+(?:out|away|off|into|here|there|in)|moved\b(?=\W*(?:i'm|we're|i\s+am|now))|relocated|packed\s+up|"
     r"anymore|any\s+more|no\s+longer|not\s+going\s+back|someone\s+else's\s+problem|broke\s+up|split\s+up|split|"
     r"separated|divorced?|ex-(?:wife|husband|girlfriend|boyfriend|partner)|switched\s+(?:to|from)|gave\s+up|"
-    r"went\s+(?:vegan|vegetarian)|stopped|quit|took\s+an?\s+[\w-]+(?:\s+[\w-]+)?\s+job|started\s+at|new\s+job)\b",
+    r"went\s+(?:vegan|vegetarian|veggie)|no\s+\w+ing\s+at\s+all|not\s+\w+ing\s+at\s+all|uninstalled|"
+    r"stopped|quit|took\s+an?\s+[\w-]+(?:\s+[\w-]+)?\s+job|started\s+at|new\s+job)\b",
     re.IGNORECASE)
 # The change is someone else's ("my brother sold his Fiesta"), or the fact goes on ("still", "never
 # selling"), or it is talk of the past before the fact ("used to", "before").
 _OTHERS = re.compile(
-    r"\b(?:my|our|their|his|her)\s+(?:(?:best|old|little|big|older|younger)\s+)?(?:brother|sister|friend|mate|husband|wife|partner|girlfriend|boyfriend|mum|"
+    r"(?:\b(?:my|our|their|his|her)|\buser['’]s)\s+(?:(?:best|old|little|big|older|younger)\s+)?(?:brother|sister|friend|mate|husband|wife|partner|girlfriend|boyfriend|mum|"
     r"mom|dad|father|mother|son|daughter|cousin|colleague|boss|ex|neighbou?r|flatmate|roommate|uncle|aunt)\b|"
     r"\b(?:he|she)\s+(?:just\s+)?(?:sold|quit|left|moved|got)\b", re.IGNORECASE)
 _GOES_ON = re.compile(r"\b(?:still(?!\s+(?:can't|cannot|doesn't|don't|isn't|getting|killing|miss))|used\s+to|before\s+(?:the|my|their|we|i)|never\s+selling|not\s+going\s+anywhere|"
@@ -265,6 +266,45 @@ def ended_terms(content: str) -> frozenset[str] | None:
     return frozenset(terms)
 
 
+# What a change is about, and what a fact is about: a job, a home, a partner. A change of the
+# subject's own job ends the fact that says where or as what they work, even when the two share no
+# word ("started at Halden Robotics" ends "... an engineer at Fintrail").
+_TOPICS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
+    (re.compile(r"\b(?:notice|resigned|retired|laid\s+off|fired|unemployed|new\s+job|took\s+an?\s+[\w-]+(?:\s+"
+                r"[\w-]+)?\s+job|started\s+at|quit\s+(?:my\s+|their\s+|the\s+)?(?:job|work|teaching)|"
+                r"left\s+(?:my|their|the)\s+job)\b", re.IGNORECASE),
+     re.compile(r"\b(?:job|work(?:s|ed|ing)?|shifts?|office|boss|manager|colleagues?|coworkers?|clients?|"
+                r"engineer|developer|teach(?:er|es|ing)?|librarian|barista|accountant|accounting|nurse|"
+                r"freelance|employer|standups?|payroll|salary)\b", re.IGNORECASE)),
+    (re.compile(r"\b(?:moved|relocated|packed\s+up|not\s+in\s+the\s+\w+(?:\s+\w+)?\s+anymore)\b",
+                re.IGNORECASE),
+     re.compile(r"\b(?:lives?|lived|living|house|flat|apartment|rental|rent|dorm|houseboat|landlord|"
+                r"flatmates?|housemates?|roommates?|neighbou?rs?|farmhouse|cottage|hall)\b", re.IGNORECASE)),
+    (re.compile(r"\b(?:broke\s+up|split(?:\s+up)?|separated|divorced?|ex-(?:wife|husband|girlfriend|boyfriend|"
+                r"partner)|(?:are|got)\s+(?:actually\s+|finally\s+)?(?:married|engaged)|"
+                r"engagement|seeing\s+someone|dating\s+someone|widow(?:ed|er)?|passed\s+away)\b",
+                re.IGNORECASE),
+     re.compile(r"\b(?:girlfriend|boyfriend|husband|wife|partner|dating|single|married|anniversary|"
+                r"fianc[eé]e?)\b", re.IGNORECASE)),
+)
+
+
+def _stem(word: str) -> str:
+    """A crude stem, so "running" meets "run" and "drinks" meets "drinking"."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[:-len(suffix)]
+            break
+    return word[:-1] if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiousl" else word
+
+
+def _same_topic_change(new: str, old: str) -> bool:
+    """Whether ``new`` tells of the subject's own change on a topic ``old`` states a fact about."""
+    if change_terms(new) is None:
+        return False
+    return any(cue.search(new) and about.search(old) for cue, about in _TOPICS)
+
+
 def ends(new: str, old: str) -> bool:
     """Whether ``new`` ends the state ``old`` states (both about one subject): ``new`` is an ending
     of something ``old`` names (a shared content word of the ended object), or a job ending and
@@ -277,7 +317,9 @@ def ends(new: str, old: str) -> bool:
                   or (ended & _WORK_WORDS and bool({"occupation", "employer"} & attributes(old).keys()))):
         return True
     changed = change_terms(new)
-    return bool(changed and changed & {t for t in old_terms if t not in _VAGUE and t not in _COMMON})
+    if changed and {_stem(t) for t in changed} & {_stem(t) for t in old_terms if t not in _VAGUE and t not in _COMMON}:
+        return True
+    return _same_topic_change(new, old)
 
 
 def contradicts(a: str, b: str) -> Literal["firm", "soft"] | None:

@@ -201,11 +201,17 @@ def _record_retry(ctx: Context, uid: str, items: list[MemoryItem], attempts: dic
 
 
 def _nearest(item: MemoryItem, pool: list[MemoryItem]) -> list[MemoryItem]:
-    from core.domain.routing import similarity
+    from core.domain.routing import change_terms, ends, similarity
 
     scored = sorted(((similarity(item.content, other.content), other.id, other) for other in pool
                      if other.id != item.id), key=lambda t: (-t[0], t[1]))
-    return [other for score, _, other in scored[:NEIGHBOURS] if score > 0]
+    near = [other for score, _, other in scored[:NEIGHBOURS] if score > 0]
+    if change_terms(item.content) is not None:
+        # A change can end a fact it shares no word with ("started at Halden Robotics" ends the
+        # job at Fintrail): the facts it ends are shown to the router too.
+        shown = {other.id for other in near}
+        near += [other for _, _, other in scored if other.id not in shown and ends(item.content, other.content)]
+    return near
 
 
 def route_batch(ctx: Context, uid: str, batch: list[MemoryItem], long_term: list[MemoryItem],

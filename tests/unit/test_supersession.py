@@ -34,6 +34,12 @@ UID = "u1"
     ("User is no longer vegetarian", "User is a vegetarian"),
     ("User said, asked “Is everything okay?”: We broke up with Maya. like 3 weeks ago",
      "User has a girlfriend named Maya"),
+    # A change of the subject's own job, home or partner ends the fact on that topic, shared word or not.
+    ("User took an in-house job at Moss & Pine", "User is a freelance designer for small shops"),
+    ("User said: the company relocated us, I'm in Vancouver now", "User has lived in Seoul for 3 years"),
+    ("User said: Luca and I split in the summer", "User said: My boyfriend thinks he's a rock star"),
+    ("User said: we had to put Biscuit down last month", "User has a dog named Biscuit"),
+    ("User stopped running", "User runs every morning"),  # "running" is "runs"
 ])
 def test_an_ending_of_what_a_fact_names_ends_it(new: str, old: str) -> None:
     assert ends(new, old)
@@ -48,6 +54,10 @@ def test_an_ending_of_what_a_fact_names_ends_it(new: str, old: str) -> None:
     ("User said: my brother sold his Fiesta, the same red one as mine", "User drives a red Ford Fiesta"),
     ("User said: still vegan, no longer curious about burgers", "User is vegan"),  # the fact goes on
     ("User sold the Volvo", "User sold the Volvo last week"),  # an ending does not end an ending
+    ("User's friend just quit drinking too", "User doesn't drink"),  # someone else's change
+    ("User said: my sister moved to Leeds", "User lives in a flat in York"),  # someone else's move
+    ("User said: my boss retired", "User works as a nurse at St Mary's"),  # someone else's job
+    ("User took an in-house job at Moss & Pine", "User lives in a flat in York"),  # another topic
 ])
 def test_no_ending_no_supersession(new: str, old: str) -> None:
     assert not ends(new, old)
