@@ -39,7 +39,7 @@ from core.domain import fence
 from core.domain.records import MemoryItem, to_public
 from core.errors import NotFound, PayloadTooLarge, StrataError, Unauthorized
 from core.ports import Ports
-from core.services import api_keys, deletion, devices, intake, reads, search
+from core.services import api_keys, deletion, devices, intake, reads, search, temporal
 
 _CALLER: ContextVar[tuple[Ports, str]] = ContextVar("strata_mcp_caller")
 # The personal API key the request came with (None: an ID token), for the write tools' scope check.
@@ -103,6 +103,10 @@ DeviceIds = Annotated[list[Annotated[str, Field(pattern=r"^[a-z]+_[0-9a-f]{8}$")
                       Field(max_length=200, description="client device ids ({platform}_{hash}) for explicit")]
 
 
+AsOf = Annotated[str, Field(max_length=40, description="what was true then: an ISO-8601 date (its end) or date "
+                                                       "and time (UTC unless an offset is given)")]
+
+
 def _scope(scope: str, device_ids: list[str]) -> frozenset[str] | None:
     return _service(lambda: devices.scope_filter(scope, device_ids, _DEVICE.get()))
 
@@ -110,10 +114,15 @@ def _scope(scope: str, device_ids: list[str]) -> frozenset[str] | None:
 @server.tool(description="Hybrid (keyword + vector) search over the user's memories, like GET /v1/mcp/memories?q=")
 async def search_memories(query: Annotated[str, Field(min_length=1, max_length=1_000, description="the search text")],
                           limit: Limit = 10, device_scope: DeviceScope = "all",
-                          device_ids: DeviceIds | None = None) -> dict[str, Any]:
+                          device_ids: DeviceIds | None = None, as_of: AsOf | None = None) -> dict[str, Any]:
     ctx, uid = _caller()
     scope = _scope(device_scope, device_ids or [])
+    when = _service(lambda: temporal.parse_as_of(as_of))
     results = _service(lambda: search.hybrid(ctx, uid, query, limit, devices=scope))
+    if when is not None:  # what was true then, as the REST search's as_of
+        ended = _service(lambda: temporal.search_history(ctx, uid, query, when, limit, scope))
+        results = [search.Scored(item, score) for item, score in temporal.search_as_of(
+            [(s.item, s.score) for s in results], ended, when, limit)]
     now = ctx.now()
     return {"memories": [_json(dict(to_public(s.item, now), score=round(s.score, 6))) for s in results]}
 
@@ -125,9 +134,10 @@ async def list_memories(layer: Literal["short_term", "long_term", "archive"] | N
                         cursor: Annotated[str | None, Field(max_length=2_000,
                                                             description="next_cursor of the previous page")] = None,
                         device_scope: DeviceScope = "all", device_ids: DeviceIds | None = None,
-                        ) -> dict[str, Any]:
+                        as_of: AsOf | None = None) -> dict[str, Any]:
     ctx, uid = _caller()
     query = reads.ListQuery(layer=layer, include_archive=include_archive, limit=limit, cursor=cursor,
+                            as_of=_service(lambda: temporal.parse_as_of(as_of)),
                             device_ids=_scope(device_scope, device_ids or []))
     items, next_cursor = _service(lambda: reads.list_memories(ctx, uid, query))
     return {"memories": _public(ctx, items), "next_cursor": next_cursor}

@@ -39,7 +39,7 @@ from core.api.schemas import (
 )
 from core.domain.records import MemoryItem, to_public
 from core.errors import BadRequest, CohortMoved, LeaseHeld, LineageMoved, Locked, ProviderUnavailable
-from core.services import devices, edits, intake, reads
+from core.services import devices, edits, intake, reads, temporal
 
 SCOPE_HEADER = {"X-Omi-Memory-Device-Scope-Supported": "true"}
 
@@ -64,7 +64,9 @@ DEVICE_SCOPE = (
     Query("device_ids", "array", max_length=200, pattern=r"[a-z]+_[0-9a-f]{8}",
           description="client device ids ({platform}_{hash}), comma-separated"),
 )
-SEARCH = (Q_SEARCH, Q_SEARCH_ALT, _limit(10, 100), *DEVICE_SCOPE)
+Q_AS_OF = Query("as_of", max_length=40, pattern=temporal.AS_OF_PATTERN,
+                description="what was true then: an ISO-8601 date (its end) or date and time (UTC unless offset)")
+SEARCH = (Q_SEARCH, Q_SEARCH_ALT, _limit(10, 100), *DEVICE_SCOPE, Q_AS_OF)
 Q_CURSOR = Query("cursor", max_length=2_000, description="the previous page's next_cursor")
 SEARCH_V1 = (*SEARCH, Q_CURSOR)
 BAD_CURSOR: Outcome = (400, "bad_cursor")  # a cursor this API did not issue (for this query)
@@ -176,18 +178,19 @@ def v3_review(req: Request) -> Response:
 # ------------------------------------------------------------------------------------- canonical API
 @route("GET", "/v1/memories", "List memories with a stable cursor", response=MemoryList,
        query=(Query("layer", enum=tuple(reads.LAYERS)), Query("include_archive", "boolean", False),
-              _limit(100, 500), Query("cursor", max_length=2_000), *DEVICE_SCOPE), operation_id="listMemories", raises=(BAD_CURSOR,))
+              _limit(100, 500), Query("cursor", max_length=2_000), *DEVICE_SCOPE, Q_AS_OF), operation_id="listMemories", raises=(BAD_CURSOR,))
 def v1_list(req: Request) -> Response:
     query = reads.ListQuery(
         layer=req.value("layer"), include_archive=req.value("include_archive"),
         limit=req.value("limit"), cursor=req.value("cursor"), device_ids=_device_filter(req),
+        as_of=temporal.parse_as_of(req.value("as_of")),
     )
     items, cursor = reads.list_memories(req.ctx, req.uid, query)
     return 200, {"memories": _public(req, items), "next_cursor": cursor}, SCOPE_HEADER
 
 
 @route("GET", "/v1/memories/{memory_id}",
-       "One memory as the default read shows it (a superseded id answers its survivor; 404 memory_pending: "
+       "One memory as the default read shows it (an alias answers its survivor, an ended fact itself; 404 memory_pending: "
        "not processed yet)", response=Memory, raises=((404, "memory_pending"), (404, "memory_blocked")), operation_id="getMemory")
 def v1_get(req: Request) -> Response:
     return 200, _public(req, [reads.get_memory(req.ctx, req.uid, req.params["memory_id"])])[0]
@@ -304,15 +307,26 @@ def v3_review_resolve(req: Request) -> Response:
 
 
 # ------------------------------------------------------------------------------------------ search
-def _search(req: Request, kind: str) -> Response:
+def _ranked(req: Request, kind: str, q: str, limit: int) -> list[Any]:
+    """The ranking of search ``kind`` to ``limit`` hits, in the device scope, and with ``as_of`` what
+    was true then (hits that had begun, and the ended facts true then)."""
     from core.services import search
 
-    q = req.value("q") or req.values.get("query") or ""
-    limit = req.value("limit")
     kinds: dict[str, Callable[..., list[search.Scored]]] = {
         "keyword": search.keyword, "vector": search.vector, "archive": search.archive, "hybrid": search.hybrid}
-    fn = kinds[kind]
-    results = fn(req.ctx, req.uid, q, limit, devices=_device_filter(req))
+    devices = _device_filter(req)
+    results = kinds[kind](req.ctx, req.uid, q, limit, devices=devices)
+    as_of = temporal.parse_as_of(req.value("as_of"))
+    if as_of is not None:
+        ended = (temporal.search_history(req.ctx, req.uid, q, as_of, limit, devices) if kind != "archive" else [])
+        results = [search.Scored(item, score) for item, score in temporal.search_as_of(
+            [(s.item, s.score) for s in results], ended, as_of, limit)]
+    return results
+
+
+def _search(req: Request, kind: str) -> Response:
+    q = req.value("q") or req.values.get("query") or ""
+    results = _ranked(req, kind, q, req.value("limit"))
     now = req.ctx.now()
     return 200, {"memories": [dict(to_public(s.item, now), score=round(s.score, 6)) for s in results]}, SCOPE_HEADER
 
@@ -357,17 +371,13 @@ def offset_page(rows: list[Any], offset: int, limit: int, depth: int, scope: str
 
 def _search_page(req: Request, kind: str) -> Response:
     """A ``/v1`` search: a page of the ranking and a cursor to the next, to a depth of 100."""
-    from core.services import search
-
     q = req.value("q") or req.values.get("query") or ""
     limit = req.value("limit")
-    scope = f"{kind}\n{q}\n{','.join(sorted(_device_filter(req) or ()))}"
+    scope = f"{kind}\n{q}\n{','.join(sorted(_device_filter(req) or ()))}\n{req.value('as_of') or ''}"
     offset = decode_offset(req.value("cursor"), scope)
     if offset >= SEARCH_DEPTH:
         raise BadRequest("cursor is past the search's depth limit", code="bad_cursor")
-    kinds: dict[str, Callable[..., list[search.Scored]]] = {
-        "keyword": search.keyword, "vector": search.vector, "archive": search.archive, "hybrid": search.hybrid}
-    results = kinds[kind](req.ctx, req.uid, q, min(offset + limit + 1, SEARCH_DEPTH), devices=_device_filter(req))
+    results = _ranked(req, kind, q, min(offset + limit + 1, SEARCH_DEPTH))
     page, cursor, limited = offset_page(results, offset, limit, SEARCH_DEPTH, scope)
     now = req.ctx.now()
     return 200, {"memories": [dict(to_public(s.item, now), score=round(s.score, 6)) for s in page],

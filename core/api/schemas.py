@@ -191,6 +191,9 @@ class Memory(Schema):
     capture_device_ids: list[str]
     subject_attribution: str
     restricted: bool
+    valid_from: str | None = None
+    valid_to: str | None = None
+    superseded_by: str | None = None
 
 
 class V3Memory(Memory):

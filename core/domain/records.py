@@ -125,6 +125,10 @@ class MemoryItem(BaseModel):
     # A historical row's paywall lock (``is_locked``), carried over when it is materialised: /v3
     # shows a locked memory's content truncated and refuses to delete it (402).
     locked: bool = False
+    # Valid time (bi-temporal): when the fact became true (the day of the conversation that stated
+    # it; unset: its ``created_at``) and when a later statement ended it (set by the supersession).
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
 
     # ------------------------------------------------------------------ derived state
     @property
@@ -168,6 +172,18 @@ class MemoryItem(BaseModel):
         return cls.model_validate(data)
 
 
+def valid_since(item: MemoryItem) -> datetime | None:
+    """When the fact became true: its ``valid_from``, else when it was recorded."""
+    return item.valid_from or item.created_at
+
+
+def valid_at(item: MemoryItem, when: datetime) -> bool:
+    """Whether the fact was true at ``when``: begun by then and not yet ended (a fact with no known
+    beginning counts as begun)."""
+    since = valid_since(item)
+    return (since is None or since <= when) and (item.valid_to is None or when < item.valid_to)
+
+
 def expired(item: MemoryItem, now: datetime) -> bool:
     """TTL is an adjudication deadline, not a route: an unrouted active Short-term item past its
     deadline stays visible and is reported ``expired: true``."""
@@ -198,6 +214,10 @@ def to_public(item: MemoryItem, now: datetime) -> dict[str, Any]:
     out["expired"] = expired(item, now)
     out["subject_attribution"] = item.subject_attribution
     out["restricted"] = item.restricted
+    since = valid_since(item)
+    out["valid_from"] = since.isoformat() if since else None
+    out["valid_to"] = item.valid_to.isoformat() if item.valid_to else None
+    out["superseded_by"] = item.superseded_by if item.valid_to else None
     out["evidence"] = [
         {
             "evidence_id": e.evidence_id, "source_type": e.source_type, "source_id": e.source_id,

@@ -181,11 +181,155 @@ def _preference(content: str) -> tuple[str, bool] | None:
     return " ".join(sorted(_tokens(match.group("obj")))), positive
 
 
+# A statement that ends a state: what follows the verb is what ended ("sold the Volvo", "quit their
+# job at Acme", "moved out of the Seattle flat", "broke up with Sam", "is no longer vegetarian").
+_ENDING = re.compile(
+    r"\b(?:sold|gave\s+away|got\s+rid\s+of|traded\s+in|scrapped|quit|left|resigned\s+from|"
+    r"retired\s+from|was\s+laid\s+off\s+(?:from|by)|was\s+fired\s+from|lost\s+(?:their|his|her)\s+job\s+at|"
+    r"moved\s+(?:out\s+of|away\s+from|out\s+from)|no\s+longer\s+lives\s+in|broke\s+up\s+with|"
+    r"split\s+up\s+with|separated\s+from|divorced|stopped|gave\s+up|no\s+longer|cancell?ed|"
+    r"dropped\s+out\s+of|ended\s+(?:things|it|their\s+relationship)\s+with|finished\s+with)\b"
+    r"(?P<obj>(?:(?!\b(?:and|so|but|because|then|now)\b)[^(.;,])*)", re.IGNORECASE)
+# Words before the verb that make it no ending: a plan, a wish, a question, a negation, a past habit.
+_HEDGE = re.compile(
+    r"\b(?:might|may|could|would|will|wants?\s+to|wanted\s+to|plans?\s+to|planning|considering|thinking|"
+    r"thought\s+about|hopes?\s+to|going\s+to|about\s+to|if|whether|never|not|didn't|doesn't|hasn't|"
+    r"almost|nearly|tried\s+to|trying\s+to|soon|someday)\b", re.IGNORECASE)
+# Words of an ended object that say nothing about which fact it ended.
+_VAGUE = frozenset(re.findall(r"\S+", (
+    "my our your last week month year ago now recently yesterday today earlier this past few couple "
+    "days weeks months years time back finally after before since then again all together altogether "
+    "everywhere instead because which who where when there here one new old first second other same "
+    "way lot bit much many some any every more most really also still even already whole")))
+_WORK_WORDS = frozenset({"job", "work", "position", "role", "career", "employer", "company", "firm"})
+
+
+# A change told in passing, as people talk ("handed in my notice at Crumb & Co", "we broke up", "no
+# car anymore", "moved off campus"): the whole statement names what changed.
+_CHANGE = re.compile(
+    r"\b(?:sold|selling|gave\s+away|got\s+rid\s+of|written\s+off|got\s+stolen|was\s+stolen|put\s+\w+\s+down|"
+    r"passed\s+away|passed\s+in|died|handed\s+in\s+(?:my|their|his|her)\s+notice|gave\s+\w+\s+(?:my|their|his|her)\s+"
+    r"(?:two\s+weeks|notice)|notice\s+at|resigned|retired|laid\s+off|got\s+fired|unemployed|leaving|"
+    r"closed(?=\s*(?:$|[.!,;]|down|for\s+good))|(?:are|got)\s+(?:actually\s+|finally\s+)?married\s+now|"
+    r"moved\s+(?:out|away|off|into|here|there|in)|moved\b(?=\W*(?:i'm|we're|i\s+am|now))|relocated|packed\s+up|"
+    r"anymore|any\s+more|no\s+longer|not\s+going\s+back|someone\s+else's\s+problem|broke\s+up|split\s+up|split|"
+    r"separated|divorced?|ex-(?:wife|husband|girlfriend|boyfriend|partner)|switched\s+(?:to|from)|gave\s+up|"
+    r"went\s+(?:vegan|vegetarian|veggie)|no\s+\w+ing\s+at\s+all|not\s+\w+ing\s+at\s+all|uninstalled|"
+    r"stopped|quit|took\s+an?\s+[\w-]+(?:\s+[\w-]+)?\s+job|started\s+at|new\s+job)\b",
+    re.IGNORECASE)
+# The change is someone else's ("my brother sold his Fiesta"), or the fact goes on ("still", "never
+# selling"), or it is talk of the past before the fact ("used to", "before").
+_OTHERS = re.compile(
+    r"(?:\b(?:my|our|their|his|her)|\buser['’]s)\s+(?:(?:best|old|little|big|older|younger)\s+)?(?:brother|sister|friend|mate|husband|wife|partner|girlfriend|boyfriend|mum|"
+    r"mom|dad|father|mother|son|daughter|cousin|colleague|boss|ex|neighbou?r|flatmate|roommate|uncle|aunt)\b|"
+    r"\b(?:he|she)\s+(?:just\s+)?(?:sold|quit|left|moved|got)\b", re.IGNORECASE)
+_GOES_ON = re.compile(r"\b(?:still(?!\s+(?:can't|cannot|doesn't|don't|isn't|getting|killing|miss))|used\s+to|before\s+(?:the|my|their|we|i)|never\s+selling|not\s+going\s+anywhere|"
+                      r"thinking|what\s+if|if\s+i|maybe|someday|daydream\w*|curious)\b", re.IGNORECASE)
+
+
+def _own_change(text: str, match: re.Match[str]) -> bool:
+    """Whether the change ``match`` found is the subject's own and really one: the sentence it is
+    told in names no one else before it, hedges nothing just before it, and does not go on."""
+    start = max(text.rfind(mark, 0, match.start()) for mark in (". ", "! ", "? ", ": ", "\u201d")) + 1
+    ends_at = [i for i in (text.find(mark, match.end()) for mark in (". ", "! ", "? ")) if i >= 0]
+    sentence = text[start:min(ends_at) if ends_at else len(text)]
+    before = text[start:match.start()]
+    return not (_OTHERS.search(before) or _GOES_ON.search(sentence) or _HEDGE.search(before[-40:]))
+
+
+def change_terms(content: str) -> frozenset[str] | None:
+    """The content words of a statement that tells of a change of the subject's own state in
+    passing, or None (no change, someone else's change, a fact that goes on)."""
+    text = content or ""
+    match = _CHANGE.search(text)
+    if not match or not _own_change(text, match):
+        return None
+    return frozenset(t for t in _tokens(text) if t not in _VAGUE and t not in _COMMON and not t.isdigit())
+
+
+_COMMON = frozenset(re.findall(r"\S+", (
+    "said asked like got get go going went i i'm im me we we're our you your yeah yes no not ok okay lol haha "
+    "can could want need please pls thanks thank just really think know still now then good great fine "
+    "make made take took help find set remind reminder delete update change cancel new place thing things "
+    "day week month year time people someone car job house home")))
+
+
+def ended_terms(content: str) -> frozenset[str] | None:
+    """The content words of what a statement ends ("User sold the Volvo last week" -> {volvo}), or
+    None when it ends nothing (a plan, a wish or a negation is no ending)."""
+    match = _ENDING.search(content or "")
+    if not match or _HEDGE.search(content[:match.start()]) or not _own_change(content, match):
+        return None
+    terms = {t for t in _tokens(match.group("obj")) if t not in _VAGUE and not t.isdigit()}
+    if match.group(0).split()[0].casefold() in ("quit", "left", "resigned", "retired", "lost", "was") and not terms:
+        terms = {"job"}
+    return frozenset(terms)
+
+
+# What a change is about, and what a fact is about: a job, a home, a partner. A change of the
+# subject's own job ends the fact that says where or as what they work, even when the two share no
+# word ("started at Halden Robotics" ends "... an engineer at Fintrail").
+_TOPICS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
+    (re.compile(r"\b(?:notice|resigned|retired|laid\s+off|fired|unemployed|new\s+job|took\s+an?\s+[\w-]+(?:\s+"
+                r"[\w-]+)?\s+job|started\s+at|quit\s+(?:my\s+|their\s+|the\s+)?(?:job|work|teaching)|"
+                r"left\s+(?:my|their|the)\s+job)\b", re.IGNORECASE),
+     re.compile(r"\b(?:job|work(?:s|ed|ing)?|shifts?|office|boss|manager|colleagues?|coworkers?|clients?|"
+                r"engineer|developer|teach(?:er|es|ing)?|librarian|barista|accountant|accounting|nurse|"
+                r"freelance|employer|standups?|payroll|salary)\b", re.IGNORECASE)),
+    (re.compile(r"\b(?:moved|relocated|packed\s+up|not\s+in\s+the\s+\w+(?:\s+\w+)?\s+anymore)\b",
+                re.IGNORECASE),
+     re.compile(r"\b(?:lives?|lived|living|house|flat|apartment|rental|rent|dorm|houseboat|landlord|"
+                r"flatmates?|housemates?|roommates?|neighbou?rs?|farmhouse|cottage|hall)\b", re.IGNORECASE)),
+    (re.compile(r"\b(?:broke\s+up|split(?:\s+up)?|separated|divorced?|ex-(?:wife|husband|girlfriend|boyfriend|"
+                r"partner)|(?:are|got)\s+(?:actually\s+|finally\s+)?(?:married|engaged)|"
+                r"engagement|seeing\s+someone|dating\s+someone|widow(?:ed|er)?|passed\s+away)\b",
+                re.IGNORECASE),
+     re.compile(r"\b(?:girlfriend|boyfriend|husband|wife|partner|dating|single|married|anniversary|"
+                r"fianc[eé]e?)\b", re.IGNORECASE)),
+)
+
+
+def _stem(word: str) -> str:
+    """A crude stem, so "running" meets "run" and "drinks" meets "drinking"."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[:-len(suffix)]
+            break
+    return word[:-1] if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiousl" else word
+
+
+def _same_topic_change(new: str, old: str) -> bool:
+    """Whether ``new`` tells of the subject's own change on a topic ``old`` states a fact about."""
+    if change_terms(new) is None:
+        return False
+    return any(cue.search(new) and about.search(old) for cue, about in _TOPICS)
+
+
+def ends(new: str, old: str) -> bool:
+    """Whether ``new`` ends the state ``old`` states (both about one subject): ``new`` is an ending
+    of something ``old`` names (a shared content word of the ended object), or a job ending and
+    ``old`` says where or as what the subject works. ``old`` must itself state a state, not an ending."""
+    if ended_terms(old) is not None:
+        return False
+    old_terms = _tokens(old)
+    ended = ended_terms(new)
+    if ended and (ended & old_terms
+                  or (ended & _WORK_WORDS and bool({"occupation", "employer"} & attributes(old).keys()))):
+        return True
+    changed = change_terms(new)
+    if changed and {_stem(t) for t in changed} & {_stem(t) for t in old_terms if t not in _VAGUE and t not in _COMMON}:
+        return True
+    return _same_topic_change(new, old)
+
+
 def contradicts(a: str, b: str) -> Literal["firm", "soft"] | None:
-    """Whether two statements about one subject disagree: ``firm`` on a single-valued attribute,
-    ``soft`` on a like/dislike flip of the same object, else None."""
+    """Whether two statements about one subject disagree: ``firm`` on a single-valued attribute or
+    when the first ends the state the second states (:func:`ends`), ``soft`` on a like/dislike flip
+    of the same object, else None."""
     left, right = attributes(a), attributes(b)
     if any(left[k] != right[k] for k in left.keys() & right.keys()):
+        return "firm"
+    if ends(a, b):
         return "firm"
     pa, pb = _preference(a), _preference(b)
     if pa and pb and pa[0] and pa[0] == pb[0] and pa[1] != pb[1]:
@@ -255,7 +399,7 @@ class RuleRouter:
 __all__ = [
     "DUPLICATE_THRESHOLD", "LONG_TERM", "ROUTES", "ROUTE_SCHEMA",
     "Neighbour", "Route", "RouteCandidate", "RouteProposal", "Router", "RuleRouter",
-    "attributes", "contradicts", "similarity",
+    "attributes", "contradicts", "ended_terms", "ends", "similarity",
 ]
 
 

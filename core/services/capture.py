@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, time
 from typing import Any
 
 from core.domain import fence, ids, paths
@@ -413,17 +414,25 @@ def _memories_job(ctx: Ports, uid: str, conversation_id: str, revision: str, sou
         return False  # nothing to create and, on a first capture, no canonical cohort to retract
     try:
         return replace_source(ctx, uid, conversation_id, revision, grounded, extraction, signal, device_id, result,
-                              first=first, riders=riders, captures=captures)
+                              first=first, riders=riders, captures=captures, valid_from=session_start(source))
     except Conflict as exc:
         if exc.code != "capture_raced":
             raise
         # Another capture of this conversation committed since the marker was read: do it the long way.
         return replace_source(ctx, uid, conversation_id, revision, grounded, extraction, signal, device_id, result,
-                              captures=captures)
+                              captures=captures, valid_from=session_start(source))
+
+
+def session_start(source: Any) -> datetime | None:
+    """When the facts a conversation states became true, as far as it tells: the start of the day
+    it took place (``started_at``), UTC; None when it does not say (capture time is used then)."""
+    day = getattr(source, "session_date", None)
+    return datetime.combine(day, time.min, tzinfo=UTC) if day is not None else None
 
 
 def _candidate_item(uid: str, conversation_id: str, g: GroundedCandidate, extraction: ExtractionResult,
-                    signal: str, device_id: str | None, now: Any, ttl_days: int) -> MemoryItem:
+                    signal: str, device_id: str | None, now: Any, ttl_days: int,
+                    valid_from: datetime | None = None) -> MemoryItem:
     c = g.candidate
     label = c.subject_label if g.subject != "user" else None
     memory_id = ids.extracted_memory_id(uid, conversation_id, c.content, label)
@@ -441,13 +450,15 @@ def _candidate_item(uid: str, conversation_id: str, g: GroundedCandidate, extrac
         processing_state=ProcessingState.PROCESSED, category=c.category, kind=c.kind, evidence=[evidence],
         conversation_id=conversation_id, sensitivity_labels=labels, subject_attribution=g.subject,
         subject_label=c.subject_label, expires_at=short_term_deadline(now, ttl_days),
+        valid_from=valid_from if valid_from is not None and valid_from <= now else now,
     )
 
 
 def replace_source(ctx: Ports, uid: str, conversation_id: str, revision: str,
                    grounded: tuple[GroundedCandidate, ...], extraction: ExtractionResult, signal: str,
                    device_id: str | None, result: CaptureResult, *, first: bool = False,
-                   riders: dict[str, dict[str, Any]] | None = None, captures: int = 0) -> bool:
+                   riders: dict[str, dict[str, Any]] | None = None, captures: int = 0,
+                   valid_from: datetime | None = None) -> bool:
     """Replace the source's cohort with ``grounded``; True when ``riders`` (extra documents) were
     committed with it. ``first`` (the caller saw no capture marker) skips the cohort reads; the
     transaction re-checks the marker and raises ``capture_raced`` if a capture got there first.
@@ -463,7 +474,7 @@ def replace_source(ctx: Ports, uid: str, conversation_id: str, revision: str,
     candidates: dict[str, MemoryItem] = {}
     for g in grounded:
         item = _candidate_item(uid, conversation_id, g, extraction, signal, device_id, now,
-                               ctx.settings.short_term_ttl_days)
+                               ctx.settings.short_term_ttl_days, valid_from)
         candidates.setdefault(item.id, item)
     size = max(10, min(COHORT_PAGE, MAX_ITEMS_PER_APPLY - len(candidates)))
 

@@ -23,7 +23,7 @@ from typing import Any
 from core.domain import fence, ids, paths, review_queue
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
-from core.domain.records import MemoryItem, expired
+from core.domain.records import MemoryItem, expired, valid_since
 from core.domain.routing import (
     Neighbour,
     RouteCandidate,
@@ -201,11 +201,17 @@ def _record_retry(ctx: Ports, uid: str, items: list[MemoryItem], attempts: dict[
 
 
 def _nearest(item: MemoryItem, pool: list[MemoryItem]) -> list[MemoryItem]:
-    from core.domain.routing import similarity
+    from core.domain.routing import change_terms, ends, similarity
 
     scored = sorted(((similarity(item.content, other.content), other.id, other) for other in pool
                      if other.id != item.id), key=lambda t: (-t[0], t[1]))
-    return [other for score, _, other in scored[:NEIGHBOURS] if score > 0]
+    near = [other for score, _, other in scored[:NEIGHBOURS] if score > 0]
+    if change_terms(item.content) is not None:
+        # A change can end a fact it shares no word with ("started at Halden Robotics" ends the
+        # job at Fintrail): the facts it ends are shown to the router too.
+        shown = {other.id for other in near}
+        near += [other for _, _, other in scored if other.id not in shown and ends(item.content, other.content)]
+    return near
 
 
 def route_batch(ctx: Ports, uid: str, batch: list[MemoryItem], long_term: list[MemoryItem],
@@ -439,9 +445,13 @@ def _settle(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: M
         item.supersedes = sorted(o.id for o in replaced)
         plan.docs[f"memory_graph_assertions/{item.id}"] = admit(
             item, revision=view.next_revision(item.id), commit_id=view.commit_id, now=view.now, planner=planner)
+        ended = valid_since(item) or view.now
         for old in replaced:
             old.status = Status.SUPERSEDED.value
             old.superseded_by = item.id
+            # Kept as history: true from its own beginning until the statement that ended it.
+            began = valid_since(old)
+            old.valid_to = max(ended, began) if began is not None else ended
             old.canonical_memory_id = item.id
             old.graph_ready = False
             plan.docs[f"memory_graph_assertions/{old.id}"] = None

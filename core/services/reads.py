@@ -31,7 +31,7 @@ from core.domain.states import Layer, ProcessingState, Status
 from core.domain.visibility import collapse_lineage, is_default_visible
 from core.errors import BadRequest, NotFound
 from core.ports import Ports
-from core.services import legacy
+from core.services import legacy, temporal
 
 LAYERS = ("short_term", "long_term", "archive")
 MAX_LIMIT = 500
@@ -48,6 +48,7 @@ class ListQuery:
     cursor: str | None = None
     device_ids: frozenset[str] | None = None  # None = all devices
     offset: int = 0
+    as_of: datetime | None = None  # what was true then (:mod:`core.services.temporal`); None = now
 
 
 def encode_cursor(item: MemoryItem) -> str:
@@ -91,7 +92,14 @@ def list_memories(ctx: Ports, uid: str, query: ListQuery) -> tuple[list[MemoryIt
     historical = (iter(()) if query.device_ids is not None else
                   (item for item in legacy.stream(ctx, uid, after)
                    if item.read_class in classes and query.layer in (None, item.layer)))
-    merged = heapq.merge(_canonical(ctx, uid, query, after), historical, key=_order_key, reverse=True)
+    merged: Iterator[MemoryItem] = heapq.merge(_canonical(ctx, uid, query, after), historical, key=_order_key,
+                                               reverse=True)
+    if query.as_of is not None:
+        # As of a moment: what had begun by then, and the ended facts (history) still true then.
+        ended = (temporal.history(ctx, uid) if query.layer in (None, Layer.LONG_TERM) else iter(()))
+        if after is not None:
+            ended = (item for item in ended if _order_key(item) < after)
+        merged = temporal.merge_listing(merged, ended, query.as_of, _order_key)
     out: list[MemoryItem] = []
     skipped = 0
     for item in merged:
@@ -103,7 +111,7 @@ def list_memories(ctx: Ports, uid: str, query: ListQuery) -> tuple[list[MemoryIt
         out.append(item)
         if len(out) == query.limit:
             break
-    items = collapse_lineage(out)
+    items = collapse_lineage(out) if query.as_of is None else temporal.collapse(out)
     next_cursor = encode_cursor(out[-1]) if len(out) == query.limit else None
     return items, next_cursor
 
@@ -202,13 +210,16 @@ def as_read(ctx: Ports, uid: str, item: MemoryItem) -> MemoryItem:
     item or an alias answers its lineage's survivor (another id: the client sees the fold), an
     Archive item answers itself (a read by id is the explicit opt-in Archive needs), and an item
     the default read hides says why: 404 ``memory_pending`` (awaiting its processing) or
-    ``memory_blocked``; a tombstoned one is 404 like a missing one."""
+    ``memory_blocked``; a tombstoned one is 404 like a missing one. A Long-term fact a later
+    statement ended answers itself: history, its ``valid_to`` and ``superseded_by`` set."""
     seen = {item.id}
     for _ in range(LINEAGE_HOPS):
         if item.record_status == Status.TOMBSTONED:
             raise NotFound("no such memory")
         if is_default_visible(item) or (item.layer == Layer.ARCHIVE and item.record_status == Status.ACTIVE):
             return item
+        if temporal.is_history(item):
+            return item  # an ended fact is read by id as itself: history, with the valid time it held
         if item.record_status == Status.SUPERSEDED:
             survivor_id = item.canonical_memory_id or item.superseded_by
             survivor = _stored(ctx, uid, survivor_id) if survivor_id and survivor_id not in seen else None

@@ -118,6 +118,7 @@ def apply_withdrawal(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem]
                 ancestor = ancestor.model_copy(deep=True)
                 ancestor.status = Status.ACTIVE.value
                 ancestor.superseded_by = None
+                ancestor.valid_to = None  # current again: the statement that ended it is withdrawn
                 ancestor.canonical_memory_id = None
                 plan.docs[f"memory_graph_assertions/{ancestor.id}"] = admit(
                     ancestor, revision=view.next_revision(ancestor.id), commit_id=view.commit_id, now=view.now,

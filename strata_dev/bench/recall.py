@@ -201,9 +201,12 @@ def run(args: Any) -> dict[str, Any]:
     from core.adapters.embeddings import build_embedder
     args.fusion_grid = os.environ.get("STRATA_BENCH_FUSION_GRID") == "1"
     ctx = harness.context(embedder=RememberingEmbedder(build_embedder(config.load())))
-    files = [_run_file(ctx, path, args) for path in _paths(args)]
+    only_updates = bool(getattr(args, "updates_only", False))
+    files = [] if only_updates else [_run_file(ctx, path, args) for path in _paths(args)]
+    from strata_dev.bench import updates
+    knowledge_update = updates.measure(ctx, getattr(args, "updates", None), limit=12 if args.quick else None)
     return {
-        "owner": "speaker_a", "embedder": ctx.settings.embedder, "files": files,
+        "owner": "speaker_a", "embedder": ctx.settings.embedder, "files": files, "knowledge_update": knowledge_update,
         "what": {"owner_voice": "the same questions, the owner's name replaced by the first person (as the owner "
                                 "asks their own assistant), for BM25 and the searches alike",
                  "extraction_coverage.evidence_turns": "share of the questions' evidence turns cited by some memory "

@@ -401,7 +401,8 @@ def test_export_streams_everything_the_user_owns_in_the_public_shape(stack: dict
     assert {m["content"] for m in by_kind["memory"].values()} >= {LISBON, PORTO, MEAT, PRESSURE}
     public = {"id", "content", "layer", "category", "visibility", "created_at", "updated_at", "conversation_id",
               "source_ids", "evidence", "canonical_memory_id", "expires_at", "expired", "reviewed", "user_review",
-              "manually_added", "edited", "capture_device_ids", "subject_attribution", "restricted"}
+              "manually_added", "edited", "capture_device_ids", "subject_attribution", "restricted",
+              "valid_from", "valid_to", "superseded_by"}
     for memory in by_kind["memory"].values():
         assert set(memory) <= public, set(memory) - public
     # Nothing the backend keeps for itself, anywhere in the export.

@@ -205,3 +205,27 @@ def test_rule_output_always_grounds_and_never_holds_a_secret(segments: tuple[Seg
 def test_rule_extractor_is_deterministic(segments: tuple[Segment, ...]) -> None:
     source = ExtractionSource("u", "c", segments)
     assert RuleExtractor().extract(source) == RuleExtractor().extract(source)
+
+
+def _owner_lines(*lines: str) -> list[str]:
+    from core.domain.extraction import ExtractionSource, Segment
+
+    source = ExtractionSource(uid="u", conversation_id="c", segments=tuple(
+        Segment(id=f"s{i}", text=text, speaker="SPEAKER_0", is_user=True) for i, text in enumerate(lines)))
+    return [m.content for m in RuleExtractor().extract(source).memories]
+
+
+def test_lowercase_i_is_the_owner() -> None:
+    # Casual writing spells "I" in lower case; the memory is about "User", never "I".
+    assert "User hates running" in _owner_lines("i hate running. genuinely hate it")
+    assert "User is an aisle person" in _owner_lines("i'm an aisle person now")
+
+
+def test_a_pet_named_in_a_request_is_kept() -> None:
+    assert "User has a dog named Biscuit" in _owner_lines("remind me to buy food for my dog biscuit")
+    assert not any("named" in c for c in _owner_lines("remind me to buy food for my dog tomorrow"))
+
+
+def test_a_change_told_in_a_turn_is_kept_whole() -> None:
+    contents = _owner_lines("Honestly a mess. the company relocated me, I'm in Vancouver now")
+    assert any(c.startswith("User said: ") and "relocated" in c and "Vancouver" in c for c in contents)

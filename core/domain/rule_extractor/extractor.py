@@ -15,6 +15,7 @@ from ..extraction import (
     WorkflowCandidate,
     source_segments,
 )
+from ..routing import change_terms, ended_terms
 from ..sensitivity import contains_secret, label_sensitivity
 from .clauses import _I, _REPORTED, _Clause, _clauses, _Draft, _sentence_around, _unique_quote
 from .dates import annotation
@@ -53,6 +54,35 @@ from .patterns import (
 from .phrasing import _about_person, _finish
 from .turns import turn_memories
 
+# "my dog biscuit", "our cat Pickle": a pet named in passing, often inside a request ("remind me to
+# buy food for my dog biscuit") that no other rule keeps as a memory.
+_PET = re.compile(r"\b(?:my|our)\s+(?:(?:old|little|new|big)\s+)?(?P<pet>dog|cat|puppy|kitten|rabbit|bunny|"
+                  r"horse|pony|parrot|budgie|hamster|guinea\s+pig|tortoise|turtle|ferret|snake|lizard)\s*,?\s+"
+                  r"(?P<name>[A-Za-z][a-z]{2,})\b", _I)
+_NOT_A_PET_NAME = frozenset(
+    ["and", "the", "who", "which", "that", "is", "was", "has", "had", "does", "did", "needs", "keeps", "won't", "can't", "isn't", "wasn't", "will", "would", "food", "bowl", "bed", "toy", "toys", "lead", "leash", "collar", "crate", "vet", "walker", "sitter", "sitting", "walk", "walks", "walking", "treats", "insurance", "hair", "got", "gets", "just", "really", "still", "loves", "likes", "hates", "ate", "eats", "threw", "throws", "keeps", "kept", "ran", "runs", "went", "goes"])
+
+
+def _untold_change(segment: Segment, drafts: list[_Draft]) -> bool:
+    """Whether the owner's turn tells of a change of their own state ("we broke up, like 3 weeks
+    ago") that none of its memories tells: the turn is then also kept whole, since consolidation
+    needs the sentence the change is told in to find the fact it ends."""
+    return change_terms(segment.text) is not None and not any(
+        change_terms(d.content) is not None or ended_terms(d.content) is not None for d in drafts if d.subject == "user")
+
+
+def _pets(segment: Segment) -> list[_Draft]:
+    drafts: list[_Draft] = []
+    for match in _PET.finditer(segment.text):
+        name = match.group("name")
+        if name.casefold() in _NOT_A_PET_NAME or name.casefold() in _NOT_A_NAME:
+            continue
+        pet = " ".join(match.group("pet").lower().split())
+        clause = _Clause(segment, match.start(), match.end(), (match.start(), match.end()))
+        drafts.append(_Draft(f"User has a {pet} named {name[:1].upper() + name[1:]}", "relationship", "user", None,
+                             ((clause, match.start(), match.end()),)))
+    return drafts
+
 
 class RuleExtractor:
     """Deterministic extraction of durable first-person statements (see the module docstring)."""
@@ -78,6 +108,7 @@ class RuleExtractor:
                 previous = segment
                 continue
             before = len(drafts)
+            drafts.extend(_pets(segment))
             echoed = _echo(segment, previous)
             if echoed is not None:
                 drafts.append(echoed)
@@ -105,7 +136,8 @@ class RuleExtractor:
                     drafts.extend(self._memories(clause, previous, last_name))
                 if name_here:
                     last_name = name_here
-            if len(drafts) == before and not any(c.segment is segment for _, c in actions + goals):
+            if (len(drafts) == before and not any(c.segment is segment for _, c in actions + goals)) \
+                    or _untold_change(segment, drafts[before:]):
                 drafts.extend(turn_memories(segment, previous))
             previous = segment
         return ExtractionResult(

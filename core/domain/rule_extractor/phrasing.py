@@ -50,7 +50,17 @@ _TRAILING_TIME = re.compile(
     r"these days|anymore|any more))+$", _I)
 
 
+# Casual writing spells the pronoun "i" ("i sold the bike", "i'm freelance"); alone it is never
+# anything else, so it is read as "I" before any rewrite.
+_LOWER_I = re.compile(r"(?<![\w'’-])i(?=(?:['’](?:m|ve|d|ll)\b)|[\s,.!?;:]|$)")
+
+
+def _upper_i(text: str) -> str:
+    return _LOWER_I.sub("I", text)
+
+
 def _third_person_rest(text: str) -> str:
+    text = _upper_i(text)
     for pattern, replacement in _PRONOUNS:
         text = pattern.sub(replacement, text)
     return text
@@ -64,6 +74,7 @@ def _finish(content: str) -> str:
 
 def _about_user(body: str) -> str:
     """Rewrite a first-person clause ("I stopped eating meat") as "User stopped eating meat"."""
+    body = _upper_i(body)
     head = re.match(r"I(?:['’]m|\s+am)\b", body)
     if head:
         return _finish("User is" + _third_person_rest(body[head.end():]))
@@ -87,6 +98,7 @@ def _about_person(name: str, rest: str) -> str:
     """``rest`` follows the person's name or pronoun ("'s allergic to peanuts" -> "Tom is allergic ...")."""
     rest = re.sub(r"^'s\s+(?=(?:been|got|gotten|had|done|never|always|\w+ed)\b)", " has ", rest)
     rest = re.sub(r"^'s\b", " is", rest)
+    rest = _upper_i(rest)
     rest = re.sub(r"\bmy\b", "the user's", rest, flags=_I)
     rest = re.sub(r"\bme\b", "the user", rest, flags=_I)
     rest = re.sub(r"\bI['’]m\b", "the user is", rest)

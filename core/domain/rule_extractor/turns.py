@@ -38,6 +38,9 @@ _REACTION = _FUNCTION_WORDS | frozenset(
 _FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|d|ll)|my|mine|me|we|we['’](?:re|ve|ll|d)|our|us|myself)\b", _I)
 _SPECIFIC = re.compile(r"\d|£|\$|€")
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+")
+_OWN_THING = re.compile(r"\b(?:my|our|the)\s+(?!(?:one|thing|way|time|day|same|other|rest|point|best|worst|"
+                        r"first|last|next|whole)\b)[a-z][\w'’-]+\s+(?:is|are|was|were|needs?|has|won't|keeps?)\b",
+                        _I)
 MAX_QUESTION_CHARS = 160
 
 
@@ -66,7 +69,10 @@ def _weight(sentence: str, question: bool) -> int:
     if len(words) < 3 or len(content) < 2:
         return 1
     specific = bool(_SPECIFIC.search(sentence) or _CAPITALISED.search(sentence.strip()))
-    return 2 if specific or (bool(_FIRST_PERSON.search(sentence)) and len(content) >= 3) else 1
+    if specific or (bool(_FIRST_PERSON.search(sentence)) and len(content) >= 3):
+        return 2
+    # "ok the prius is filthy", "my dog biscuit": a thing of the owner's named in passing
+    return 2 if _OWN_THING.search(sentence) and len(content) >= 2 else 1
 
 
 def _is_question(text: str, end: int) -> bool:

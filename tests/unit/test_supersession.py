@@ -1,0 +1,152 @@
+"""Facts that stay current (issue 32): a later statement that ends a fact supersedes it at
+consolidation, the old fact stays as history with its valid time, and a read ``as_of`` a moment
+answers what was true then. Services on the in-memory fakes; the stack's version is
+tests/e2e/test_as_of.py.
+
+Expectations come from the issue's rules: an ending (sold, quit, moved out, broke up, no longer)
+of something a fact of the *same subject* names ends that fact; a plan, a wish, a negation or
+someone else's ending does not; the old fact is valid from its conversation's day until the day of
+the conversation that ended it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from core.domain import paths
+from core.domain.records import MemoryItem, valid_at
+from core.domain.routing import contradicts, ends
+from core.errors import BadRequest
+from core.services import capture, consolidation, deletion, projection, reads, temporal
+from tests.unit.fakes.ports import World, world
+
+UID = "u1"
+
+
+@pytest.mark.parametrize(("new", "old"), [
+    ("User sold the Volvo last week", "User drives an old blue Volvo"),
+    ("User quit their job at St Mary's last month", "User works as a nurse at St Mary's"),
+    ("User quit their job", "User works as a data engineer at Acme"),
+    ("User moved out of their Seattle apartment", "User lives in Seattle"),
+    ("User broke up with Sam", "User is dating Sam"),
+    ("User is no longer vegetarian", "User is a vegetarian"),
+    ("User said, asked “Is everything okay?”: We broke up with Maya. like 3 weeks ago",
+     "User has a girlfriend named Maya"),
+    # A change of the subject's own job, home or partner ends the fact on that topic, shared word or not.
+    ("User took an in-house job at Moss & Pine", "User is a freelance designer for small shops"),
+    ("User said: the company relocated us, I'm in Vancouver now", "User has lived in Seoul for 3 years"),
+    ("User said: Luca and I split in the summer", "User said: My boyfriend thinks he's a rock star"),
+    ("User said: we had to put Biscuit down last month", "User has a dog named Biscuit"),
+    ("User stopped running", "User runs every morning"),  # "running" is "runs"
+])
+def test_an_ending_of_what_a_fact_names_ends_it(new: str, old: str) -> None:
+    assert ends(new, old)
+    assert contradicts(new, old) == "firm"
+
+
+@pytest.mark.parametrize(("new", "old"), [
+    ("User is thinking about selling the Volvo", "User drives an old blue Volvo"),  # a plan
+    ("User never sold the Volvo", "User drives an old blue Volvo"),  # a negation
+    ("User takes the tram everywhere", "User drives an old blue Volvo"),  # nothing ended
+    ("User sold the Fiat", "User drives an old blue Volvo"),  # something else ended
+    ("User said: my brother sold his Fiesta, the same red one as mine", "User drives a red Ford Fiesta"),
+    ("User said: still vegan, no longer curious about burgers", "User is vegan"),  # the fact goes on
+    ("User sold the Volvo", "User sold the Volvo last week"),  # an ending does not end an ending
+    ("User's friend just quit drinking too", "User doesn't drink"),  # someone else's change
+    ("User said: my sister moved to Leeds", "User lives in a flat in York"),  # someone else's move
+    ("User said: my boss retired", "User works as a nurse at St Mary's"),  # someone else's job
+    ("User took an in-house job at Moss & Pine", "User lives in a flat in York"),  # another topic
+])
+def test_no_ending_no_supersession(new: str, old: str) -> None:
+    assert not ends(new, old)
+
+
+def _conversation(date: str, *owner_lines: str) -> dict:
+    segments = [{"id": f"s{i}", "text": text, "speaker": "SPEAKER_0", "is_user": True}
+                for i, text in enumerate(owner_lines)]
+    return {"status": "completed", "started_at": f"{date}T09:30:00+00:00", "transcript_segments": segments}
+
+
+def _items(w: World) -> list[MemoryItem]:
+    return [MemoryItem.from_store(data) for data in w.store.collection(paths.user(UID) + "/memory_items").values()]
+
+
+def _settle(w: World) -> None:
+    consolidation.run_pass(w.ctx, UID)
+    projection.drain_user(w.ctx, UID)
+
+
+def _volvo_then_sold(w: World) -> tuple[MemoryItem, MemoryItem]:
+    capture.capture_conversation(w.ctx, UID, "c1", _conversation("2026-01-10", "I drive an old blue Volvo."))
+    _settle(w)
+    [volvo] = [i for i in _items(w) if "Volvo" in i.content]
+    assert (volvo.layer, volvo.status) == ("long_term", "active")
+    w.clock.advance(days=1)
+    capture.capture_conversation(w.ctx, UID, "c2", _conversation(
+        "2026-03-02", "I sold the Volvo last week, so I take the tram everywhere."))
+    _settle(w)
+    by_id = {i.id: i for i in _items(w)}
+    [sold] = [i for i in by_id.values() if i.content.startswith("User sold the Volvo")]
+    return by_id[volvo.id], sold
+
+
+def test_selling_the_car_ends_the_car_and_keeps_it_as_history() -> None:
+    w = world()
+    volvo, sold = _volvo_then_sold(w)
+    assert (volvo.layer, volvo.status, volvo.superseded_by) == ("long_term", "superseded", sold.id)
+    assert volvo.valid_from == datetime(2026, 1, 10, tzinfo=UTC)  # the first conversation's day
+    assert volvo.valid_to == datetime(2026, 3, 2, tzinfo=UTC)  # the day of the one that ended it
+    assert (sold.layer, sold.status, sold.supersedes) == ("long_term", "active", [volvo.id])
+    assert sold.valid_to is None
+
+    current, _ = reads.list_memories(w.ctx, UID, reads.ListQuery())
+    assert volvo.id not in {m.id for m in current} and sold.id in {m.id for m in current}
+    assert reads.get_memory(w.ctx, UID, volvo.id).id == volvo.id  # readable by id, as itself
+    indexed = {d.memory_id for d in w.keyword.rows.values()} | {d.memory_id for d in w.vector.rows.values()}
+    assert volvo.id not in indexed and sold.id in indexed  # the projections follow: history is in no index
+
+    then, _ = reads.list_memories(w.ctx, UID, reads.ListQuery(as_of=datetime(2026, 2, 1, tzinfo=UTC)))
+    assert [m.id for m in then] == [volvo.id]  # what was true on 1 February
+    later, _ = reads.list_memories(w.ctx, UID, reads.ListQuery(as_of=datetime(2026, 3, 2, 12, tzinfo=UTC)))
+    assert volvo.id not in {m.id for m in later} and sold.id in {m.id for m in later}
+
+
+def test_deleting_the_current_fact_deletes_its_history_too() -> None:
+    w = world()
+    volvo, sold = _volvo_then_sold(w)
+    out = deletion.delete_memory(w.ctx, UID, sold.id)
+    assert volvo.id in out["deleted"]
+    stored = {i.id: i for i in _items(w)}
+    assert stored[volvo.id].record_status == "tombstoned" and stored[volvo.id].content == ""
+    then, _ = reads.list_memories(w.ctx, UID, reads.ListQuery(as_of=datetime(2026, 2, 1, tzinfo=UTC)))
+    assert then == []
+
+
+def test_a_third_partys_ending_never_ends_the_users_fact() -> None:
+    w = world()
+    capture.capture_conversation(w.ctx, UID, "c1", _conversation("2026-01-10", "I drive an old blue Volvo."))
+    _settle(w)
+    capture.capture_conversation(w.ctx, UID, "c2", _conversation("2026-03-02", "My sister Kate sold her Volvo."))
+    _settle(w)
+    [volvo] = [i for i in _items(w) if i.content == "User drives an old blue Volvo"]
+    assert (volvo.status, volvo.valid_to) == ("active", None)
+
+
+def test_as_of_parses_dates_and_refuses_anything_else() -> None:
+    assert temporal.parse_as_of("2026-02-01") == datetime(2026, 2, 1, 23, 59, 59, 999999, tzinfo=UTC)
+    assert temporal.parse_as_of("2026-02-01T10:00:00+02:00") == datetime(2026, 2, 1, 8, tzinfo=UTC)
+    assert temporal.parse_as_of("2026-02-01T10:00") == datetime(2026, 2, 1, 10, tzinfo=UTC)
+    assert temporal.parse_as_of(None) is None
+    for bad in ("2026-13-01", "yesterday", "2026-02-30T10:00"):
+        with pytest.raises(BadRequest):
+            temporal.parse_as_of(bad)
+
+
+def test_valid_time_is_half_open() -> None:
+    item = MemoryItem(id="m", uid=UID, content="x", valid_from=datetime(2026, 1, 1, tzinfo=UTC),
+                      valid_to=datetime(2026, 2, 1, tzinfo=UTC))
+    assert not valid_at(item, datetime(2025, 12, 31, tzinfo=UTC))
+    assert valid_at(item, datetime(2026, 1, 1, tzinfo=UTC))
+    assert not valid_at(item, datetime(2026, 2, 1, tzinfo=UTC))
