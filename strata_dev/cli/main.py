@@ -457,6 +457,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", type=int, default=None)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--data", default=None, help="LoCoMo-format JSON file for the recall benchmark")
+    p.add_argument("--owner", choices=["each", "a"], default="each",
+                   help="recall: each named speaker as the owner in turn (default), or speaker_a only")
     p.add_argument("--plot", default=None, help="scale: write the growth curves as a PNG here")
     p.add_argument("--max-memories", type=int, default=None,
                    help="scale: leave out the memory sizes above this one")
