@@ -19,7 +19,7 @@ answers it): one ``multi_search`` request runs a document count and one search p
 restricted item). The candidates are scored with BM25F (:func:`bm25_scores`): idf from each term's
 match count among the user's documents, term frequency and length over the content plus half the
 quote, normalised by the candidates' mean length. A :class:`Hit` score is comparable across one
-result page (not across queries); a memory of mean length naming every term once scores 1.0.
+result page (not across queries), within 0..1.
 """
 
 from __future__ import annotations
@@ -80,13 +80,13 @@ def bm25_scores(terms: Sequence[str], idf: dict[str, float], docs: dict[str, dic
     """BM25F over the candidates: a term's frequency is its count in the content plus
     ``FIELD_WEIGHT["quote"]`` times its count in the quote, the document length the same weighted
     sum, normalised by the mean length of the candidates (``b``), saturated by ``k1``. A term the
-    index matched by prefix or typo counts once in the field it matched. Divided by the score of
-    a document of mean length holding each term once in its content, so a short memory that names
-    every term scores about 1.0 and scores compare across one result page."""
+    index matched by prefix or typo counts once in the field it matched. Divided by
+    BM25's bound (every term's idf times ``k1 + 1``), so a score lies in 0..1 and compares across
+    one result page."""
     counts = {mid: {f: _field_counts(str(doc.get(f) or "")) for f in FIELD_WEIGHT} for mid, doc in docs.items()}
     lengths = {mid: sum(w * sum(counts[mid][f].values()) for f, w in FIELD_WEIGHT.items()) for mid in docs}
     mean = (sum(lengths.values()) / len(lengths)) if lengths else 0.0
-    full = sum(idf[t] for t in terms) * (BM25_K1 + 1.0) / (1.0 + BM25_K1)
+    bound = sum(idf[t] for t in terms) * (BM25_K1 + 1.0)
     out: dict[str, float] = {}
     for mid, by_term in matched.items():
         norm = BM25_K1 * (1.0 - BM25_B + BM25_B * (lengths[mid] / mean if mean else 1.0))
@@ -96,7 +96,7 @@ def bm25_scores(terms: Sequence[str], idf: dict[str, float], docs: dict[str, dic
             if tf <= 0.0:
                 tf = max(FIELD_WEIGHT[f] for f in fields)
             total += idf[term] * tf * (BM25_K1 + 1.0) / (tf + norm)
-        out[mid] = total / full if full else 0.0
+        out[mid] = min(1.0, total / bound) if bound else 0.0
     return out
 
 
