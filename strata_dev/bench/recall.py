@@ -133,9 +133,12 @@ def _best_over_bm25(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def _owners(sample: locomo.Sample, args: Any) -> list[str]:
-    """Each named speaker as the owner in turn (``--owner a`` keeps only ``speaker_a``, as the shipped
-    files were first measured)."""
-    if getattr(args, "owner", None) == "a":
+    """Each named speaker as the owner in turn, when the questions name ``speaker_a`` (LoCoMo's
+    questions name whom they ask about); ``speaker_a`` alone when none does (a file written in
+    ``speaker_a``'s voice, such as the shipped development set) or with ``--owner a``."""
+    name = re.escape(sample.speaker_a)
+    named = any(re.search(rf"\b{name}\b", q.question) for q in sample.questions)
+    if getattr(args, "owner", None) == "a" or not named:
         return [sample.speaker_a]
     return list(dict.fromkeys((sample.speaker_a, sample.speaker_b)))
 
