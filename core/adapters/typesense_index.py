@@ -16,10 +16,10 @@ and rejected documents become :class:`PermanentError`.
 Search matches any query term, not all of them (a question is rarely worded like the memory that
 answers it): one ``multi_search`` request runs a document count and one search per term over
 ``content`` and ``quote`` (the evidence quotes, a lower-weighted field; the projection never sends a
-restricted item). A :class:`Hit` score is the idf-weighted share of the terms a document matches
-(idf from each term's match count among the user's documents, a term matched only in the quote
-counting half), so it lies in 0..1, is 1.0 for a document whose content matches every term, and is
-comparable across one result page (not across queries).
+restricted item). The candidates are scored with BM25F (:func:`bm25_scores`): idf from each term's
+match count among the user's documents, term frequency and length over the content plus half the
+quote, normalised by the candidates' mean length. A :class:`Hit` score is comparable across one
+result page (not across queries), within 0..1.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from typing import Any, TypeVar
@@ -56,6 +57,10 @@ OPTIONAL_FIELDS = frozenset({"quote", "capture_device_ids"})  # added to an olde
 # Field weights of a term match: the memory's content counts fully, its evidence quote less.
 QUERY_BY = "content,quote"
 FIELD_WEIGHT = {"content": 1.0, "quote": 0.5}
+# BM25's term-frequency saturation and length normalisation (docs/benchmarks.md: tuned on the
+# LoCoMo development split).
+BM25_K1 = 1.2
+BM25_B = 0.75
 MAX_TERMS = 8
 TERM_CANDIDATES = 50
 FILTER_CHUNK = 100
@@ -64,6 +69,35 @@ MAX_PER_PAGE = 250
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 T = TypeVar("T")
+
+
+def _field_counts(text: str) -> Counter[str]:
+    return Counter(t.casefold() for t in _TOKEN.findall(text or ""))
+
+
+def bm25_scores(terms: Sequence[str], idf: dict[str, float], docs: dict[str, dict[str, Any]],
+                matched: dict[str, dict[str, set[str]]]) -> dict[str, float]:
+    """BM25F over the candidates: a term's frequency is its count in the content plus
+    ``FIELD_WEIGHT["quote"]`` times its count in the quote, the document length the same weighted
+    sum, normalised by the mean length of the candidates (``b``), saturated by ``k1``. A term the
+    index matched by prefix or typo counts once in the field it matched. Divided by
+    BM25's bound (every term's idf times ``k1 + 1``), so a score lies in 0..1 and compares across
+    one result page."""
+    counts = {mid: {f: _field_counts(str(doc.get(f) or "")) for f in FIELD_WEIGHT} for mid, doc in docs.items()}
+    lengths = {mid: sum(w * sum(counts[mid][f].values()) for f, w in FIELD_WEIGHT.items()) for mid in docs}
+    mean = (sum(lengths.values()) / len(lengths)) if lengths else 0.0
+    bound = sum(idf[t] for t in terms) * (BM25_K1 + 1.0)
+    out: dict[str, float] = {}
+    for mid, by_term in matched.items():
+        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * (lengths[mid] / mean if mean else 1.0))
+        total = 0.0
+        for term, fields in by_term.items():
+            tf = sum(w * counts[mid][f].get(term, 0) for f, w in FIELD_WEIGHT.items())
+            if tf <= 0.0:
+                tf = max(FIELD_WEIGHT[f] for f in fields)
+            total += idf[term] * tf * (BM25_K1 + 1.0) / (tf + norm)
+        out[mid] = min(1.0, total / bound) if bound else 0.0
+    return out
 
 
 def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
@@ -257,10 +291,8 @@ class TypesenseIndex(KeywordIndex):
     def search(self, uid: str, query: str, *, layers: Sequence[str], limit: int,
                devices: Sequence[str] | None = None) -> list[Hit]:
         """Any-term matching with field weights: one request (``multi_search``) holds a count of the
-        user's documents and one search per query term (at most ``MAX_TERMS``); a document scores the
-        idf of every term it matches (BM25's, from the term's match count among the user's documents),
-        times the weight of the best field it matched in (content 1.0, quote 0.5), divided by the sum
-        of the terms' idf. A document matching every term in its content scores 1.0."""
+        user's documents and one search per query term (at most ``MAX_TERMS``), each returning the
+        matching documents' content and quote; the candidates are ranked by :func:`bm25_scores`."""
         terms = list(dict.fromkeys(t.casefold() for t in _TOKEN.findall(query)))[:MAX_TERMS]
         if limit <= 0 or not layers or not terms or (devices is not None and not devices):
             return []
@@ -271,7 +303,7 @@ class TypesenseIndex(KeywordIndex):
             "collection": self.collection,
             "query_by": QUERY_BY,
             "filter_by": f"uid:={_quote(uid)} && {_any_of('layer', layers)}{scope}",
-            "include_fields": "id,uid,memory_id,layer",
+            "include_fields": "id,uid,memory_id,layer,content,quote",
             "highlight_fields": QUERY_BY,
             "per_page": per_page,
             "drop_tokens_threshold": 0,
@@ -289,25 +321,23 @@ class TypesenseIndex(KeywordIndex):
                 error = ProviderUnavailable if code in (408, 429) or code >= 500 else PermanentError
                 raise error(f"typesense search failed: {answer.get('error')}")
         total = int(answers[0].get("found") or 0)
-        scores: dict[str, float] = {}
-        ids: dict[str, str] = {}
-        weight_sum = 0.0
-        for answer in answers[1:]:
+        idf: dict[str, float] = {}
+        docs: dict[str, dict[str, Any]] = {}
+        matched: dict[str, dict[str, set[str]]] = {}  # memory id -> term -> fields it matched in
+        for term, answer in zip(terms, answers[1:], strict=True):
             found = int(answer.get("found") or 0)
-            idf = math.log(1.0 + (total - found + 0.5) / (found + 0.5))
-            weight_sum += idf
+            idf[term] = math.log(1.0 + (total - found + 0.5) / (found + 0.5))
             for h in answer.get("hits", []):
                 doc = h.get("document", {})
                 if doc.get("uid") != uid or not doc.get("memory_id"):
                     continue
-                fields = {x.get("field") for x in h.get("highlights", [])} | set(h.get("highlight") or {})
-                weight = max((FIELD_WEIGHT.get(str(f), 0.0) for f in fields), default=FIELD_WEIGHT["content"])
-                memory_id = doc["memory_id"]
-                scores[memory_id] = scores.get(memory_id, 0.0) + idf * weight
-                ids[memory_id] = str(doc.get("id", ""))
+                fields = {str(x.get("field")) for x in h.get("highlights", [])} | set(h.get("highlight") or {})
+                docs[doc["memory_id"]] = doc
+                matched.setdefault(doc["memory_id"], {})[term] = fields & set(FIELD_WEIGHT) or {"content"}
+        scores = bm25_scores(terms, idf, docs, matched)
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-        return [Hit(memory_id=mid, score=round(min(1.0, score / weight_sum), 6) if weight_sum else 0.0,
-                    provider_id=ids[mid]) for mid, score in ranked]
+        return [Hit(memory_id=mid, score=round(score, 6), provider_id=str(docs[mid].get("id", "")))
+                for mid, score in ranked]
 
     def provider_ids(self, uid: str) -> set[str]:
         self._ensure()

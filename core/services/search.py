@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
 from core.domain import paths
+from core.domain.query_rewrite import owner_voice
 from core.domain.query_terms import STOPWORDS
 from core.domain.records import MemoryItem
 from core.domain.visibility import collapse_lineage, is_default_visible
@@ -92,6 +95,29 @@ def keyword_terms(query: str) -> str:
     return " ".join(words) or query
 
 
+# The owner's display name (``users/{uid}`` profile field ``display_name`` or ``displayName``, as
+# an app keeps its users' profiles), read once per user and process for NAME_TTL_S seconds.
+PROFILE_NAME_FIELDS = ("display_name", "displayName")
+NAME_TTL_S = 300.0
+_NAMES: dict[str, tuple[float, str | None]] = {}
+_NAMES_LOCK = threading.Lock()
+
+
+def owner_name(ctx: Ports, uid: str) -> str | None:
+    """The owner's display name from their profile, None when it has none (cached briefly)."""
+    now = time.monotonic()
+    with _NAMES_LOCK:
+        cached = _NAMES.get(uid)
+    if cached is not None and cached[0] > now:
+        return cached[1]
+    profile = ctx.store.get(paths.user(uid)) or {}
+    name = next((str(profile[f]).strip() for f in PROFILE_NAME_FIELDS
+                 if isinstance(profile.get(f), str) and str(profile[f]).strip()), None)
+    with _NAMES_LOCK:
+        _NAMES[uid] = (now + NAME_TTL_S, name)
+    return name
+
+
 def _scope_is_empty(ctx: Ports, uid: str, devices: frozenset[str] | None) -> bool:
     """A device scope no visible memory was captured on: the search answers nothing, reading nothing
     else (no candidates hydrated, no historical scan, no embedding)."""
@@ -103,7 +129,7 @@ def keyword(ctx: Ports, uid: str, query: str, limit: int = 10, devices: frozense
     if _scope_is_empty(ctx, uid, devices):
         return []
     scan = _beside(_SCANS, _historical, ctx, uid, query, limit, devices)
-    hits = ctx.keyword_index.search(uid, keyword_terms(query), layers=DEFAULT_LAYERS, limit=limit * 2,
+    hits = ctx.keyword_index.search(uid, keyword_terms(owner_voice(query, owner_name(ctx, uid))), layers=DEFAULT_LAYERS, limit=limit * 2,
                                     devices=_sorted(devices))
     return _with_legacy(_hydrated(ctx, uid, hits, limit, devices), scan.result(), limit)
 
@@ -113,7 +139,7 @@ def vector(ctx: Ports, uid: str, query: str, limit: int = 10, devices: frozenset
     if _scope_is_empty(ctx, uid, devices):
         return []
     scan = _beside(_SCANS, _historical, ctx, uid, query, limit, devices)
-    [embedding] = ctx.embedder.embed([query])
+    [embedding] = ctx.embedder.embed([owner_voice(query, owner_name(ctx, uid))])
     hits = ctx.vector_index.search(uid, embedding, layers=DEFAULT_LAYERS, limit=limit * 2, devices=_sorted(devices))
     return _with_legacy(_hydrated(ctx, uid, hits, limit, devices), scan.result(), limit)
 
@@ -146,9 +172,10 @@ def _with_legacy(canonical: list[Scored], historical: list[Scored], limit: int) 
 
 
 def hybrid(ctx: Ports, uid: str, query: str, limit: int = 10, k: int = 60,
-           keyword_weight: float = 0.5, devices: frozenset[str] | None = None) -> list[Scored]:
+           keyword_weight: float = 1.0, devices: frozenset[str] | None = None) -> list[Scored]:
     """Reciprocal-rank fusion of keyword and vector results, a keyword rank counting
-    ``keyword_weight`` of a vector rank (tuned on the development set: docs/benchmarks.md)."""
+    ``keyword_weight`` of a vector rank (equal weights, tuned on the LoCoMo development split:
+    docs/benchmarks.md)."""
     fused: dict[str, float] = {}
     items: dict[str, MemoryItem] = {}
     keyword_side = _beside(_SIDES, keyword, ctx, uid, query, limit, devices)

@@ -460,6 +460,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--updates", default=None,
                    help="recall: the update-pairs file of the knowledge-update figure (default: the shipped one)")
     p.add_argument("--updates-only", action="store_true", help="recall: only the knowledge-update figure")
+    p.add_argument("--owner", choices=["each", "a"], default="each",
+                   help="recall: each named speaker as the owner in turn (default), or speaker_a only")
     p.add_argument("--plot", default=None, help="scale: write the growth curves as a PNG here")
     p.add_argument("--max-memories", type=int, default=None,
                    help="scale: leave out the memory sizes above this one")
