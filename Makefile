@@ -39,7 +39,7 @@ $(CLIENT_JS)/node_modules/.installed: $(CLIENT_JS)/package.json $(CLIENT_JS)/pac
 	touch $@
 
 client-js: setup
-	$(PY) -m core.api.openapi > $(CLIENT_JS)/openapi.json
+	$(PY) -m core.api.app > $(CLIENT_JS)/openapi.json
 	cd $(CLIENT_JS) && npm run --silent build
 
 $(VENV)/.installed: pyproject.toml
