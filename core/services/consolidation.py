@@ -509,7 +509,9 @@ def _open_review(view: ApplyView, plan: Plan, item: MemoryItem, conflicting: lis
     review = ids.review_id(item.id, view.next_revision(item.id), conflicting)
     item.review_id = review
     expires_at = view.now + REVIEW_TTL
-    item.promotion["review_expires_at"] = expires_at.isoformat()  # a re-issued entry keeps the deadline
+    promotion = item.promotion if item.promotion is not None else {}
+    promotion["review_expires_at"] = expires_at.isoformat()  # a re-issued entry keeps the deadline
+    item.promotion = promotion
     plan.docs[review_queue.row_path(review)] = review_queue.open_row(
         item, review, view.next_revision(item.id), view.commit_id, conflicting, reason, view.now, expires_at)
 
