@@ -39,7 +39,7 @@ $(CLIENT_JS)/node_modules/.installed: $(CLIENT_JS)/package.json $(CLIENT_JS)/pac
 	touch $@
 
 client-js: setup
-	$(PY) -m core.api.openapi > $(CLIENT_JS)/openapi.json
+	$(PY) -m core.api.app > $(CLIENT_JS)/openapi.json
 	cd $(CLIENT_JS) && npm run --silent build
 
 $(VENV)/.installed: pyproject.toml
@@ -60,9 +60,10 @@ lint: setup
 typecheck: setup
 	$(VENV)/bin/mypy
 
-# Functions in core above cyclomatic complexity 20 (radon grade D or worse); the goal is none.
+# Functions in core above cyclomatic complexity 20 (radon grade D or worse), closures included: none
+# (tests/unit/test_complexity.py holds that bound and 15 for the planners).
 complexity: setup
-	$(VENV)/bin/radon cc -n D -s core
+	$(VENV)/bin/radon cc -n D -s --show-closures core
 
 unit: setup
 	$(PY) -m pytest -q tests/unit $(PYTEST_ARGS)

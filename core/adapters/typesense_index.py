@@ -312,28 +312,9 @@ class TypesenseIndex(KeywordIndex):
         searches = [{"q": "*", "query_by": "content", "per_page": 0}] + [{"q": term} for term in terms]
         result: dict[str, Any] = self._call("search", self._client.multi_search.perform,  # type: ignore[arg-type]
                                             {"searches": searches}, common)
-        answers: list[dict[str, Any]] = list(result.get("results", []))
-        if len(answers) != len(searches):
-            raise ProviderUnavailable(f"typesense multi_search answered {len(answers)} results for {len(searches)}")
-        for answer in answers:
-            if answer.get("error"):
-                code = int(answer.get("code") or 0)
-                error = ProviderUnavailable if code in (408, 429) or code >= 500 else PermanentError
-                raise error(f"typesense search failed: {answer.get('error')}")
+        answers = _checked_answers(result, len(searches))
         total = int(answers[0].get("found") or 0)
-        idf: dict[str, float] = {}
-        docs: dict[str, dict[str, Any]] = {}
-        matched: dict[str, dict[str, set[str]]] = {}  # memory id -> term -> fields it matched in
-        for term, answer in zip(terms, answers[1:], strict=True):
-            found = int(answer.get("found") or 0)
-            idf[term] = math.log(1.0 + (total - found + 0.5) / (found + 0.5))
-            for h in answer.get("hits", []):
-                doc = h.get("document", {})
-                if doc.get("uid") != uid or not doc.get("memory_id"):
-                    continue
-                fields = {str(x.get("field")) for x in h.get("highlights", [])} | set(h.get("highlight") or {})
-                docs[doc["memory_id"]] = doc
-                matched.setdefault(doc["memory_id"], {})[term] = fields & set(FIELD_WEIGHT) or {"content"}
+        idf, docs, matched = _term_matches(uid, terms, answers[1:], total)
         scores = bm25_scores(terms, idf, docs, matched)
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
         return [Hit(memory_id=mid, score=round(score, 6), provider_id=str(docs[mid].get("id", "")))
@@ -383,3 +364,36 @@ class TypesenseIndex(KeywordIndex):
 
 
 __all__ = ["SCHEMA_FIELDS", "TypesenseIndex"]
+
+
+def _checked_answers(result: dict[str, Any], expected: int) -> list[dict[str, Any]]:
+    """The answers of one ``multi_search``, one per search; a failed search raises (retryable or not)."""
+    answers: list[dict[str, Any]] = list(result.get("results", []))
+    if len(answers) != expected:
+        raise ProviderUnavailable(f"typesense multi_search answered {len(answers)} results for {expected}")
+    for answer in answers:
+        if answer.get("error"):
+            code = int(answer.get("code") or 0)
+            error = ProviderUnavailable if code in (408, 429) or code >= 500 else PermanentError
+            raise error(f"typesense search failed: {answer.get('error')}")
+    return answers
+
+
+def _term_matches(uid: str, terms: list[str], answers: list[dict[str, Any]], total: int
+                  ) -> tuple[dict[str, float], dict[str, dict[str, Any]], dict[str, dict[str, set[str]]]]:
+    """Each term's idf, the matched documents by memory id, and per memory id the fields each term
+    matched in: what :func:`bm25_scores` ranks."""
+    idf: dict[str, float] = {}
+    docs: dict[str, dict[str, Any]] = {}
+    matched: dict[str, dict[str, set[str]]] = {}  # memory id -> term -> fields it matched in
+    for term, answer in zip(terms, answers, strict=True):
+        found = int(answer.get("found") or 0)
+        idf[term] = math.log(1.0 + (total - found + 0.5) / (found + 0.5))
+        for h in answer.get("hits", []):
+            doc = h.get("document", {})
+            if doc.get("uid") != uid or not doc.get("memory_id"):
+                continue
+            fields = {str(x.get("field")) for x in h.get("highlights", [])} | set(h.get("highlight") or {})
+            docs[doc["memory_id"]] = doc
+            matched.setdefault(doc["memory_id"], {})[term] = fields & set(FIELD_WEIGHT) or {"content"}
+    return idf, docs, matched

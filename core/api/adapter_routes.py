@@ -11,16 +11,17 @@ content and cannot be deleted one by one (402), as on ``/v3``.
 
 from __future__ import annotations
 
-from core.api.app import Query, Request, Response, route
+from core.api.declare import Request, Response, route
+from core.api.params import Query
 from core.api.routes import (
     CATEGORIES,
     DELETE_ONE,
     DEVICE_SCOPE,
     SCOPE_HEADER,
-    _create,
-    _device_filter,
-    _request_key,
+    create_memories,
+    device_filter,
     locked_content,
+    request_key,
 )
 from core.api.schemas import McpMemoryArray, Memory, MemoryCreate, StatusOk, ToolResult, ToolSearch
 from core.domain.records import MemoryItem, primary_category, to_public
@@ -47,7 +48,7 @@ def _in_categories(req: Request, items: list[MemoryItem]) -> list[MemoryItem]:
        deprecated="GET /v1/memories or GET /v1/memories/hybrid-search (/mcp's list_memories and search_memories "
                   "with a personal key)")
 def mcp_list(req: Request) -> Response:
-    scope = _device_filter(req)
+    scope = device_filter(req)
     if req.value("q"):
         items = [s.item for s in search.hybrid(req.ctx, req.uid, req.value("q"), min(req.value("limit"), 100),
                                                devices=scope)]
@@ -61,7 +62,7 @@ def mcp_list(req: Request) -> Response:
        response=Memory, key_scope="read+write", operation_id="createMcpMemory",
        deprecated="POST /v1/memories (/mcp's create_memory with a personal key)")
 def mcp_create(req: Request) -> Response:
-    [item] = _create(req, [req.body])
+    [item] = create_memories(req, [req.body])
     return 200, to_public(item, req.ctx.now())
 
 
@@ -69,7 +70,7 @@ def mcp_create(req: Request) -> Response:
        raises=DELETE_ONE, key_scope="read+write", operation_id="deleteMcpMemory",
        deprecated="DELETE /v1/memories/{memory_id} (/mcp's delete_memory with a personal key)")
 def mcp_delete(req: Request) -> Response:
-    deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"], _request_key(req))
+    deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"], request_key(req))
     return 200, {"status": "ok"}
 
 
@@ -93,14 +94,14 @@ def tools_list(req: Request) -> Response:
         return _search_envelope(req, req.value("q"), min(req.value("limit"), 100))
     items, _ = reads.list_memories(req.ctx, req.uid, reads.ListQuery(limit=req.value("limit"),
                                                                        offset=req.value("offset"),
-                                                                       device_ids=_device_filter(req)))
+                                                                       device_ids=device_filter(req)))
     text = f"{len(items)} memories:\n{_text(items)}" if items else "No memories found."
     return 200, {"tool_name": "get_memories", "result_text": text, "is_error": False}, SCOPE_HEADER
 
 
 def _search_envelope(req: Request, query: str, limit: int) -> Response:
     """The hybrid search answered as the original's ``search_memories`` tool envelope."""
-    items = [s.item for s in search.hybrid(req.ctx, req.uid, query, limit, devices=_device_filter(req))]
+    items = [s.item for s in search.hybrid(req.ctx, req.uid, query, limit, devices=device_filter(req))]
     text = (f"{len(items)} memories match '{query}':\n{_text(items)}" if items
             else f"No memories found matching '{query}'.")
     return 200, {"tool_name": "search_memories", "result_text": text, "is_error": False}, SCOPE_HEADER
@@ -117,7 +118,7 @@ def tools_search(req: Request) -> Response:
        response=ToolResult, key_scope="read+write", operation_id="createToolMemory",
        deprecated="POST /v1/memories (/mcp's create_memory with a personal key)")
 def tools_create(req: Request) -> Response:
-    [item] = _create(req, [req.body])
+    [item] = create_memories(req, [req.body])
     text = f"Saved memory {item.id}: {item.content}"
     return 200, {"tool_name": "create_memory", "result_text": text, "is_error": False}
 
@@ -126,6 +127,6 @@ def tools_create(req: Request) -> Response:
        response=ToolResult, raises=DELETE_ONE, key_scope="read+write", operation_id="deleteToolMemory",
        deprecated="DELETE /v1/memories/{memory_id} (/mcp's delete_memory with a personal key)")
 def tools_delete(req: Request) -> Response:
-    deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"], _request_key(req))
+    deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"], request_key(req))
     text = f"Deleted memory {req.params['memory_id']}."
     return 200, {"tool_name": "delete_memory", "result_text": text, "is_error": False}

@@ -1,11 +1,9 @@
-"""HTTP routing for the ``api`` function: auth, body limits, JSON errors, OpenAPI.
+"""The ``api`` function: dispatch, auth, body limits, JSON errors, request ids.
 
-Handlers are plain functions ``(req) -> (status, body)`` registered with :func:`route`. One
-declaration per operation drives everything: its werkzeug rule in :data:`URL_MAP` (dispatch, 404,
-and a real 405 whose ``Allow`` header lists the methods the path takes), its auth, query, body and
-size checks, and its OpenAPI operation (:mod:`core.api.openapi`: every status it can answer, derived
-from the error classes of :mod:`core.errors`). This module only translates HTTP to service calls and
-errors to the contract's JSON error shape.
+The routes are declared with :func:`core.api.declare.route` in the route modules, which this module
+imports explicitly (:data:`ROUTE_MODULES`; their order is the route table's and the OpenAPI
+document's). This module only translates HTTP to service calls and errors to the contract's JSON
+error shape.
 """
 
 from __future__ import annotations
@@ -15,204 +13,42 @@ import json
 import logging
 import re
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-from werkzeug import exceptions as routing_exceptions
-from werkzeug.routing import Map, Rule
+from pydantic import ValidationError
 
 from core import logs
-from core.api import edge
+from core.api import (
+    adapter_routes,
+    conversation_routes,
+    deletion_routes,
+    edge,
+    key_routes,
+    memory_routes,
+    openapi,
+    routes,
+    webhook_routes,
+)
 from core.api.auth import authenticate
-from core.api.params import Query
+from core.api.declare import MCP_PATH, ROUTES, Request, match_route
 from core.bootstrap import Context, default_context
 from core.domain import fence
 from core.errors import (
     BadRequest,
-    Forbidden,
-    GenerationChanged,
     MethodNotAllowed,
-    NotFound,
     PayloadTooLarge,
-    RetryableError,
     StrataError,
-    Unauthorized,
-    UnsupportedMediaType,
-    WritesBlocked,
-    WritesDisabled,
+)
+
+# Every module that declares routes, in the order their routes are registered.
+ROUTE_MODULES: tuple[ModuleType, ...] = (
+    routes, adapter_routes, conversation_routes, deletion_routes, key_routes, memory_routes, webhook_routes,
 )
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Request:
-    ctx: Context
-    method: str
-    path: str
-    params: dict[str, str]
-    query: dict[str, list[str]]
-    headers: dict[str, str]
-    raw_body: bytes
-    uid: str = ""
-    key: Any = None  # the verified personal key (core.services.api_keys.KeyCaller); None for an ID token
-    body: Any = None
-    values: dict[str, Any] = field(default_factory=dict)
-
-    def value(self, name: str) -> Any:
-        """A declared query parameter, parsed and bounded by the dispatcher (its default when absent)."""
-        return self.values[name]
-
-
-Response = tuple[int, Any] | tuple[int, Any, dict[str, str]]
-Handler = Callable[[Request], Response]
-
-
-WRITE_METHODS = ("POST", "PATCH", "PUT", "DELETE")
-MCP_PATH = "/mcp"  # served by core/api/mcp.py, beside the route table
-
-# What a route may answer besides its success: an error class of core/errors.py (it knows its status
-# and code), or a (status, code) pair for an answer raised with a more specific code than its class's
-# (``Conflict(..., code="stale_review")``) or answered by the handler itself (422 grounding_failed).
-Outcome = type[StrataError] | tuple[int, str]
-
-
-class MatchRule(Rule):
-    """A werkzeug rule that matches but never builds URLs (nothing here calls ``url_for``).
-
-    werkzeug generates and compiles two URL-builder functions per rule when the rule is added to
-    its map: for the api's forty rules about 10 ms of CPU on every cold start, for nothing. Building
-    a URL from one of these rules raises."""
-
-    def _compile_builder(self, append_unknown: bool = True) -> Callable[..., tuple[str, str]]:
-        return _no_url_building
-
-
-def _no_url_building(*args: Any, **kwargs: Any) -> tuple[str, str]:
-    raise RuntimeError("the api's routes match requests only; they do not build URLs")
-
-
-@dataclass
-class Route:
-    """One operation, declared once: it drives dispatch (a werkzeug rule), validation and OpenAPI."""
-
-    method: str
-    pattern: str
-    handler: Handler
-    summary: str
-    body_model: type[BaseModel] | None = None
-    response_model: Any = None
-    auth: bool = True
-    query_params: tuple[Query, ...] = ()
-    status: int = 200
-    raises: tuple[Outcome, ...] = ()
-    media_type: str = "application/json"
-    # The personal-key scope the route needs ("read" or "read+write"); None: an ID token only.
-    key_scope: str | None = None
-    operation_id: str = ""  # OpenAPI's operationId, read as a method name (listMemories); see route()
-    deprecated: str | None = None  # a compatibility route: the route to use instead ("POST /v1/memories")
-
-    @property
-    def path_params(self) -> list[str]:
-        return re.findall(r"\{(\w+)\}", self.pattern)
-
-    @property
-    def endpoint(self) -> str:
-        return self.handler.__name__
-
-    def rule(self) -> Rule:
-        """The werkzeug rule: ``{name}`` is one non-empty path segment (werkzeug's ``string``)."""
-        return MatchRule(re.sub(r"\{(\w+)\}", r"<\1>", self.pattern), methods=[self.method], endpoint=self.endpoint)
-
-    def outcomes(self) -> list[Outcome]:
-        """Everything this route can answer besides its success: what the dispatcher refuses for
-        every route of its kind, then what its handler's services raise (``raises``)."""
-        # an unknown query parameter or a bad value is refused everywhere
-        found: list[Outcome] = [(BadRequest.status, "validation_error")]
-        if self.auth:
-            found += [Unauthorized, RetryableError]  # no token; the database or a provider unavailable
-        if self.path_params:
-            found.append(NotFound)
-        if self.key_scope == "read+write":
-            found.append(Forbidden)  # a read key
-        if self.auth and self.method in WRITE_METHODS:
-            # writes blocked (account deletion, the account wiped meanwhile) or switched off (incident)
-            found += [WritesBlocked, GenerationChanged, WritesDisabled]
-        if self.body_model is not None:
-            found += [PayloadTooLarge, UnsupportedMediaType, (BadRequest.status, "malformed_json")]
-        found += [r for r in self.raises if r not in found]
-        return found
-
-    def error_statuses(self) -> dict[int, list[str]]:
-        """Every error status this route can answer, each with the error codes it may carry (what
-        OpenAPI documents)."""
-        codes: dict[int, list[str]] = {}
-        for outcome in self.outcomes():
-            status, code = outcome if isinstance(outcome, tuple) else (outcome.status, outcome.code)
-            listed = codes.setdefault(status, [])
-            if code not in listed:
-                listed.append(code)
-        return dict(sorted(codes.items()))
-
-
-ROUTES: list[Route] = []
-URL_MAP = Map(strict_slashes=False, merge_slashes=False)
-_BY_ENDPOINT: dict[str, Route] = {}
-
-
-def camel_case(name: str) -> str:
-    """``v1_key_create`` → ``v1KeyCreate``: the default operation id of a handler."""
-    first, *rest = name.split("_")
-    return first + "".join(part[:1].upper() + part[1:] for part in rest)
-
-
-def route(method: str, pattern: str, summary: str, *, body: type[BaseModel] | None = None,
-          response: Any = None, auth: bool = True, query: tuple[Query | str, ...] = (),
-          status: int = 200, raises: tuple[Outcome, ...] = (),
-          media_type: str = "application/json", key_scope: str | None = None, operation_id: str = "",
-          deprecated: str | None = None) -> Callable[[Handler], Handler]:
-    """Register a handler. ``response`` is the success body's pydantic model (or a JSON schema dict);
-    ``raises`` adds the errors its services raise beyond the ones every route of its kind can
-    answer (see :meth:`Route.outcomes`). ``key_scope`` lets a personal API key call the route:
-    ``read`` or ``read+write``, the scope it needs (without it, only an ID token).
-    ``operation_id`` names the operation in OpenAPI and so in the generated clients (a method name
-    such as ``listMemories``; by default the handler's name in camelCase). ``deprecated`` marks a
-    compatibility route and names the route to use instead."""
-    if key_scope not in (None, "read", "read+write"):
-        raise ValueError(f"unknown key scope {key_scope!r}")
-    params = tuple(q if isinstance(q, Query) else Query(q) for q in query)
-
-    def register(handler: Handler) -> Handler:
-        declared = Route(method, pattern, handler, summary, body, response, auth, params, status, raises, media_type,
-                         key_scope, operation_id or camel_case(handler.__name__), deprecated)
-        if declared.endpoint in _BY_ENDPOINT:
-            raise ValueError(f"two routes are named {declared.endpoint}")
-        if any(r.operation_id == declared.operation_id for r in ROUTES):
-            raise ValueError(f"two routes have the operation id {declared.operation_id}")
-        ROUTES.append(declared)
-        _BY_ENDPOINT[declared.endpoint] = declared
-        URL_MAP.add(declared.rule())
-        return handler
-
-    return register
-
-
-def match_route(method: str, path: str) -> tuple[Route, dict[str, str]]:
-    """werkzeug's matcher: static segments win over parameters; a path some rule takes with another
-    method is a 405 naming them (HEAD comes with GET)."""
-    if path.startswith("//"):  # werkzeug ignores leading slashes; an empty first segment names nothing
-        raise NotFound(f"no route {method} {path}", code="no_route")
-    try:
-        endpoint, params = URL_MAP.bind("strata").match(path, method)
-    except routing_exceptions.MethodNotAllowed as exc:
-        allowed = sorted(exc.valid_methods or [])
-        raise MethodNotAllowed(f"{method} is not allowed on this route", allowed) from None
-    except routing_exceptions.HTTPException:  # NotFound (a redirect cannot happen: no slash rules)
-        raise NotFound(f"no route {method} {path}", code="no_route") from None
-    return _BY_ENDPOINT[str(endpoint)], {k: str(v) for k, v in params.items()}
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -341,8 +177,6 @@ def handle_flask(request: Any, ctx: Context | None = None) -> Any:
     """functions-framework entry: a Flask request in, a Flask response out."""
     import flask
 
-    from core.api import routes  # noqa: F401 - registers the handlers
-
     ctx = ctx or default_context()
     request_id = new_request_id()
     logs.set_request_id(request_id)
@@ -373,3 +207,13 @@ def handle_flask(request: Any, ctx: Context | None = None) -> Any:
         response.headers[key] = value
     response.headers[REQUEST_ID_HEADER] = request_id
     return response
+
+
+def main() -> None:
+    """``python -m core.api.app``: print the OpenAPI document of every route (what
+    ``GET /openapi.json`` answers), from which ``make client-js`` generates the TypeScript client."""
+    print(json.dumps(openapi.document(ROUTES), indent=1, sort_keys=False))
+
+
+if __name__ == "__main__":
+    main()

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from core.api.app import Request, Response, route
+from core.api.declare import Request, Response, route
 from core.services import capture_status
 
 

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from core.api.app import Request, Response, route
+from core.api.declare import Request, Response, route
 from core.api.schemas import Schema
 from core.services import receipts
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from core.api.app import MCP_PATH, Request, Response, route
+from core.api.declare import MCP_PATH, Request, Response, route
 from core.api.schemas import Schema, Strict
 from core.config import Settings
 from core.errors import Conflict

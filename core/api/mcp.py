@@ -30,14 +30,13 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from pydantic import Field
 
-from core.api.app import MCP_PATH as PATH
-from core.api.app import MethodNotAllowed
 from core.api.auth import authenticate
+from core.api.declare import MCP_PATH as PATH
 from core.api.edge import valid_id
 from core.api.key_routes import metadata_url
 from core.domain import fence
 from core.domain.records import MemoryItem, to_public
-from core.errors import NotFound, PayloadTooLarge, StrataError, Unauthorized
+from core.errors import MethodNotAllowed, NotFound, PayloadTooLarge, StrataError, Unauthorized
 from core.ports import Ports
 from core.services import api_keys, deletion, devices, intake, reads, search, temporal
 

@@ -8,17 +8,18 @@ other ``/v1`` reads (no ``is_locked``, no cut content); only the shapes differ.
 
 from __future__ import annotations
 
-from core.api.app import Query, Request, Response, route
+from core.api.declare import Request, Response, route
+from core.api.params import Query
 from core.api.routes import (
     BAD_CURSOR,
     DELETE_ALL,
     DELETE_ONE,
     REVIEW_RESOLVE,
-    _create,
-    _public,
-    _request_key,
+    create_memories,
     decode_offset,
     offset_page,
+    public_items,
+    request_key,
 )
 from core.api.schemas import (
     AllDeleted,
@@ -41,13 +42,13 @@ REVIEW_DEPTH = 500  # the review service's own bound on one read of the queue
 @route("POST", "/v1/memories", "Create an explicit memory (enters Short-term)", body=MemoryCreate, response=Memory,
        status=201, operation_id="createMemory")
 def v1_create(req: Request) -> Response:
-    return 201, _public(req, _create(req, [req.body]))[0]
+    return 201, public_items(req, create_memories(req, [req.body]))[0]
 
 
 @route("POST", "/v1/memories/batch", "Create up to 100 explicit memories (all checked before any is written)",
        body=MemoryBatch, response=MemoryPage, status=201, operation_id="createMemories")
 def v1_batch(req: Request) -> Response:
-    return 201, {"memories": _public(req, _create(req, list(req.body.memories)))}
+    return 201, {"memories": public_items(req, create_memories(req, list(req.body.memories)))}
 
 
 @route("PATCH", "/v1/memories/{memory_id}", "Edit a memory: content (a new revision, back to Short-term), "
@@ -67,19 +68,19 @@ def v1_edit(req: Request) -> Response:
     if body.reviewed is not None:
         item = edits.set_user_review(req.ctx, req.uid, memory_id, body.reviewed)
     assert item is not None  # the body's schema requires a field
-    return 200, _public(req, [item])[0]
+    return 200, public_items(req, [item])[0]
 
 
 @route("DELETE", "/v1/memories/{memory_id}", "Delete a memory and its whole lineage (402: locked)",
        response=MemoryDeleted, raises=DELETE_ONE, operation_id="deleteMemory")
 def v1_delete(req: Request) -> Response:
-    return 200, deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"], _request_key(req))
+    return 200, deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"], request_key(req))
 
 
 @route("DELETE", "/v1/memories", "Delete every memory (succeeds only after a stable empty rescan)",
        response=AllDeleted, raises=DELETE_ALL, operation_id="deleteAllMemories")
 def v1_delete_all(req: Request) -> Response:
-    return 200, deletion.delete_all(req.ctx, req.uid, _request_key(req))
+    return 200, deletion.delete_all(req.ctx, req.uid, request_key(req))
 
 
 @route("GET", "/v1/review-queue", "Open review entries, newest first, a page at a time",

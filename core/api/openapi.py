@@ -1,6 +1,6 @@
 """OpenAPI 3.1 document generated from the route table and the pydantic models.
 
-The route declarations that drive dispatch (:func:`core.api.app.route`) are the only input: each
+The route declarations that drive dispatch (:func:`core.api.declare.route`) are the only input: each
 operation lists exactly the statuses its route can answer, derived from the error classes of
 :mod:`core.errors` it may meet (:meth:`Route.error_statuses`), each with its body (the success
 model, or the JSON error shape) and, for errors, the ``error.code`` values that status carries
@@ -108,18 +108,3 @@ def document(routes: list[Any]) -> dict[str, Any]:
                             "description": "POST /v1/keys; accepted by /mcp, /v1/mcp/* and /v1/tools/* only, "
                                            "scoped read or read+write"}}},
     }
-
-
-def main() -> None:
-    """``python -m core.api.openapi``: print the document of every route (what ``GET /openapi.json``
-    answers), from which ``make client-js`` generates the TypeScript client."""
-    import json
-
-    from core.api import routes  # noqa: F401 - registers the handlers
-    from core.api.app import ROUTES
-
-    print(json.dumps(document(ROUTES), indent=1, sort_keys=False))
-
-
-if __name__ == "__main__":
-    main()

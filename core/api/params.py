@@ -55,34 +55,43 @@ class Query:
         """The parameter's value; its default when absent. Present but empty is a value like any
         other: a bad integer, boolean or enum value (400), an empty string."""
         if self.kind == "array":
-            parts = [part for raw in values for part in raw.split(",") if part]
-            if any(len(part) > self.max_length for part in parts):
-                raise BadRequest(f"{self.name}: each value must be at most {self.max_length} characters",
-                                 code="validation_error")
-            for part in parts:
-                self._check_pattern(part)
-            return parts
+            return self._parse_array(values)
         if not values:
             return self.default
         raw = values[-1]
         if self.kind == "integer":
-            try:
-                value = int(raw)
-            except ValueError as exc:
-                raise BadRequest(f"{self.name} must be an integer", code="validation_error") from exc
-            if not (self.low is None or value >= self.low) or not (self.high is None or value <= self.high):
-                raise BadRequest(f"{self.name} must be between {self.low} and {self.high}", code="validation_error")
-            return value
+            return self._parse_integer(raw)
         if self.kind == "boolean":
-            lowered = raw.lower()
-            if lowered in ("true", "1", "yes"):
-                return True
-            if lowered in ("false", "0", "no"):
-                return False
-            raise BadRequest(f"{self.name} must be true or false", code="validation_error")
+            return self._parse_boolean(raw)
         if len(raw) > self.max_length:
             raise BadRequest(f"{self.name} must be at most {self.max_length} characters", code="validation_error")
         if self.enum and raw not in self.enum:
             raise BadRequest(f"{self.name} must be one of {', '.join(self.enum)}", code="validation_error")
         self._check_pattern(raw)
         return raw
+
+    def _parse_array(self, values: list[str]) -> list[str]:
+        parts = [part for raw in values for part in raw.split(",") if part]
+        if any(len(part) > self.max_length for part in parts):
+            raise BadRequest(f"{self.name}: each value must be at most {self.max_length} characters",
+                             code="validation_error")
+        for part in parts:
+            self._check_pattern(part)
+        return parts
+
+    def _parse_integer(self, raw: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError as exc:
+            raise BadRequest(f"{self.name} must be an integer", code="validation_error") from exc
+        if not (self.low is None or value >= self.low) or not (self.high is None or value <= self.high):
+            raise BadRequest(f"{self.name} must be between {self.low} and {self.high}", code="validation_error")
+        return value
+
+    def _parse_boolean(self, raw: str) -> bool:
+        lowered = raw.lower()
+        if lowered in ("true", "1", "yes"):
+            return True
+        if lowered in ("false", "0", "no"):
+            return False
+        raise BadRequest(f"{self.name} must be true or false", code="validation_error")

@@ -9,7 +9,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from core.api.app import ROUTES, Outcome, Query, Request, Response, route
+from core.api.declare import ROUTES, Outcome, Request, Response, route
+from core.api.params import Query
 from core.api.schemas import (
     AccountDeleted,
     AllDeleted,
@@ -72,7 +73,7 @@ SEARCH_V1 = (*SEARCH, Q_CURSOR)
 BAD_CURSOR: Outcome = (400, "bad_cursor")  # a cursor this API did not issue (for this query)
 
 
-def _public(req: Request, items: list[MemoryItem]) -> list[dict[str, Any]]:
+def public_items(req: Request, items: list[MemoryItem]) -> list[dict[str, Any]]:
     now = req.ctx.now()
     return [to_public(item, now) for item in items]
 
@@ -90,7 +91,7 @@ def locked_content(item: MemoryItem) -> str:
 def v3_public(req: Request, items: list[MemoryItem]) -> list[dict[str, Any]]:
     """``/v3``'s memory JSON: the Memory JSON plus ``is_locked``, locked content cut."""
     return [dict(public, content=locked_content(item), is_locked=item.locked)
-            for item, public in zip(items, _public(req, items), strict=True)]
+            for item, public in zip(items, public_items(req, items), strict=True)]
 
 
 def _device(req: Request) -> str | None:
@@ -98,7 +99,7 @@ def _device(req: Request) -> str | None:
     return devices.device_from_headers(req.headers)[0]
 
 
-def _device_filter(req: Request) -> frozenset[str] | None:
+def device_filter(req: Request) -> frozenset[str] | None:
     """The request's device scope (``device_scope``, ``device_ids``) as the devices a read keeps."""
     return devices.scope_filter(req.value("device_scope"), req.value("device_ids"), _device(req))
 
@@ -123,7 +124,7 @@ EDIT = "PATCH /v1/memories/{memory_id} (a JSON body: content, visibility, catego
        query=(_limit(100, 500), Query("offset", "integer", 0, 0, 10_000),
               CATEGORIES, *DEVICE_SCOPE), operation_id="listMemoriesV3", deprecated="GET /v1/memories")
 def v3_list(req: Request) -> Response:
-    query = reads.ListQuery(limit=req.value("limit"), offset=req.value("offset"), device_ids=_device_filter(req))
+    query = reads.ListQuery(limit=req.value("limit"), offset=req.value("offset"), device_ids=device_filter(req))
     items, _ = reads.list_memories(req.ctx, req.uid, query)
     wanted = set(req.value("categories"))
     public = v3_public(req, items)
@@ -132,7 +133,7 @@ def v3_list(req: Request) -> Response:
     return 200, public, SCOPE_HEADER
 
 
-def _create(req: Request, bodies: list[MemoryCreate]) -> list[MemoryItem]:
+def create_memories(req: Request, bodies: list[MemoryCreate]) -> list[MemoryItem]:
     device_id = _device(req)
     key = req.headers.get("idempotency-key", "")[:200]
     requests = [intake.ExplicitMemory(content=b.content, category=b.category or "manual", visibility=b.visibility,
@@ -143,15 +144,15 @@ def _create(req: Request, bodies: list[MemoryCreate]) -> list[MemoryItem]:
 @route("POST", "/v3/memories", "Create an explicit memory (enters Short-term)", body=MemoryCreate, response=V3Memory,
        status=201, operation_id="createMemoryV3", deprecated="POST /v1/memories")
 def v3_create(req: Request) -> Response:
-    items = _create(req, [req.body])
+    items = create_memories(req, [req.body])
     return 201, v3_public(req, items)[0]
 
 
 @route("POST", "/v3/memories/batch", "Create up to 100 explicit memories", body=MemoryBatch, response=MemoryPage,
        status=201, operation_id="createMemoriesV3", deprecated="POST /v1/memories/batch")
 def v3_batch(req: Request) -> Response:
-    items = _create(req, list(req.body.memories))
-    return 201, {"memories": _public(req, items)}
+    items = create_memories(req, list(req.body.memories))
+    return 201, {"memories": public_items(req, items)}
 
 
 @route("PATCH", "/v3/memories/{memory_id}", "Edit a memory's content (back to Short-term until re-admitted)", query=(Q_VALUE,),
@@ -182,18 +183,18 @@ def v3_review(req: Request) -> Response:
 def v1_list(req: Request) -> Response:
     query = reads.ListQuery(
         layer=req.value("layer"), include_archive=req.value("include_archive"),
-        limit=req.value("limit"), cursor=req.value("cursor"), device_ids=_device_filter(req),
+        limit=req.value("limit"), cursor=req.value("cursor"), device_ids=device_filter(req),
         as_of=temporal.parse_as_of(req.value("as_of")),
     )
     items, cursor = reads.list_memories(req.ctx, req.uid, query)
-    return 200, {"memories": _public(req, items), "next_cursor": cursor}, SCOPE_HEADER
+    return 200, {"memories": public_items(req, items), "next_cursor": cursor}, SCOPE_HEADER
 
 
 @route("GET", "/v1/memories/{memory_id}",
        "One memory as the default read shows it (an alias answers its survivor, an ended fact itself; 404 memory_pending: "
        "not processed yet)", response=Memory, raises=((404, "memory_pending"), (404, "memory_blocked")), operation_id="getMemory")
 def v1_get(req: Request) -> Response:
-    return 200, _public(req, [reads.get_memory(req.ctx, req.uid, req.params["memory_id"])])[0]
+    return 200, public_items(req, [reads.get_memory(req.ctx, req.uid, req.params["memory_id"])])[0]
 
 
 @route("GET", "/v1/memories/{memory_id}/history", "The ledger commits that touched a memory", response=History,
@@ -208,7 +209,7 @@ DELETE_ONE: tuple[Outcome, ...] = (Locked, LineageMoved, (409, "delete_contended
 DELETE_ALL: tuple[Outcome, ...] = ((409, "delete_all_contended"), (503, "legacy_cleanup_pending"))
 
 
-def _request_key(req: Request) -> str | None:
+def request_key(req: Request) -> str | None:
     """The client's ``Idempotency-Key``: a retried request with the same key replays its answer."""
     return req.headers.get("idempotency-key", "")[:200] or None
 
@@ -219,7 +220,7 @@ def _request_key(req: Request) -> str | None:
 def v3_delete(req: Request) -> Response:
     from core.services import deletion
 
-    return 200, deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"], _request_key(req))
+    return 200, deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"], request_key(req))
 
 
 @route("DELETE", "/v3/memories", "Delete every memory (succeeds only after a stable empty rescan)",
@@ -227,7 +228,7 @@ def v3_delete(req: Request) -> Response:
 def v3_delete_all(req: Request) -> Response:
     from core.services import deletion
 
-    return 200, deletion.delete_all(req.ctx, req.uid, _request_key(req))
+    return 200, deletion.delete_all(req.ctx, req.uid, request_key(req))
 
 
 # ----------------------------------------------------------------------------------- conversations
@@ -314,7 +315,7 @@ def _ranked(req: Request, kind: str, q: str, limit: int) -> list[Any]:
 
     kinds: dict[str, Callable[..., list[search.Scored]]] = {
         "keyword": search.keyword, "vector": search.vector, "archive": search.archive, "hybrid": search.hybrid}
-    devices = _device_filter(req)
+    devices = device_filter(req)
     results = kinds[kind](req.ctx, req.uid, q, limit, devices=devices)
     as_of = temporal.parse_as_of(req.value("as_of"))
     if as_of is not None:
@@ -373,7 +374,7 @@ def _search_page(req: Request, kind: str) -> Response:
     """A ``/v1`` search: a page of the ranking and a cursor to the next, to a depth of 100."""
     q = req.value("q") or req.values.get("query") or ""
     limit = req.value("limit")
-    scope = f"{kind}\n{q}\n{','.join(sorted(_device_filter(req) or ()))}\n{req.value('as_of') or ''}"
+    scope = f"{kind}\n{q}\n{','.join(sorted(device_filter(req) or ()))}\n{req.value('as_of') or ''}"
     offset = decode_offset(req.value("cursor"), scope)
     if offset >= SEARCH_DEPTH:
         raise BadRequest("cursor is past the search's depth limit", code="bad_cursor")
@@ -447,14 +448,3 @@ def v1_graph_delete(req: Request) -> Response:
 def v1_graph_rebuild(req: Request) -> Response:
     return 409, {"error": {"code": "derived_state", "message":
                            "the knowledge graph is rebuilt by projection delivery, not on request"}}
-
-
-# ------------------------------------------------------------------------------ developer webhooks
-from core.api import (  # noqa: E402,F401 - register their handlers (self-contained)
-    adapter_routes,
-    conversation_routes,
-    deletion_routes,
-    key_routes,
-    memory_routes,
-    webhook_routes,
-)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.api.app import Request, Response, route
+from core.api.declare import Request, Response, route
 from core.domain.webhooks import MAX_URL_CHARS
 from core.errors import TargetRefused
 from core.services import webhooks

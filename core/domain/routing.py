@@ -355,46 +355,60 @@ class RuleRouter:
             return RouteProposal(c.ref, "reject", "content discloses a secret")
 
         long_term = [n for n in c.neighbours if n.layer == LONG_TERM and (n.content or "").strip()]
-        best: tuple[float, Neighbour] | None = None
-        for neighbour in long_term:
-            if _same_subject(c, neighbour) is False:
-                continue
-            score = similarity(content, neighbour.content)
-            if score >= DUPLICATE_THRESHOLD and (best is None or score > best[0]):
-                best = (score, neighbour)
-        if best is not None:
-            return RouteProposal(c.ref, "archive", f"near-duplicate of Long-term memory ({best[0]:.2f})",
-                                 duplicate_of=best[1].ref)
+        return (_duplicate(c, content, long_term) or _contradiction(c, content, long_term)
+                or _by_support(c))
 
-        firm: list[str] = []
-        unsure = False
-        for neighbour in long_term:
-            same = _same_subject(c, neighbour)
-            if same is False:
-                continue
-            verdict = contradicts(content, neighbour.content)
-            if verdict == "firm" and same:
-                firm.append(neighbour.ref)
-            elif verdict is not None:
-                unsure = True
-        if firm and not unsure:
-            return RouteProposal(c.ref, "promote", "newer statement contradicts Long-term memory",
-                                 supersedes=tuple(firm))
-        if firm or unsure:
-            return RouteProposal(c.ref, "review", "possible contradiction with Long-term memory")
 
-        durable = c.kind in {"fact", "preference", "relationship"} and (
-            c.subject == "user" or (c.subject == "third_party" and bool(c.subject_label)))
-        if c.independent_sources >= 2:
-            return RouteProposal(c.ref, "promote", f"corroborated by {c.independent_sources} independent sources")
-        if c.manually_added:
-            return RouteProposal(c.ref, "promote", "explicitly added by the user")
-        if durable:
-            return RouteProposal(c.ref, "promote", f"durable {c.kind} about {c.subject_label or c.subject}")
-        if c.expired:
-            return RouteProposal(c.ref, "archive", "expired without corroboration")
-        return RouteProposal(c.ref, "review", "not clearly durable; needs a decision")
+def _duplicate(c: RouteCandidate, content: str, long_term: list[Neighbour]) -> RouteProposal | None:
+    """A near-duplicate of a Long-term memory about the same subject is archived into it."""
+    best: tuple[float, Neighbour] | None = None
+    for neighbour in long_term:
+        if _same_subject(c, neighbour) is False:
+            continue
+        score = similarity(content, neighbour.content)
+        if score >= DUPLICATE_THRESHOLD and (best is None or score > best[0]):
+            best = (score, neighbour)
+    if best is not None:
+        return RouteProposal(c.ref, "archive", f"near-duplicate of Long-term memory ({best[0]:.2f})",
+                             duplicate_of=best[1].ref)
+    return None
 
+
+def _contradiction(c: RouteCandidate, content: str, long_term: list[Neighbour]) -> RouteProposal | None:
+    """A firm contradiction of the same subject's Long-term memories supersedes them; any doubt
+    goes to review."""
+    firm: list[str] = []
+    unsure = False
+    for neighbour in long_term:
+        same = _same_subject(c, neighbour)
+        if same is False:
+            continue
+        verdict = contradicts(content, neighbour.content)
+        if verdict == "firm" and same:
+            firm.append(neighbour.ref)
+        elif verdict is not None:
+            unsure = True
+    if firm and not unsure:
+        return RouteProposal(c.ref, "promote", "newer statement contradicts Long-term memory",
+                             supersedes=tuple(firm))
+    if firm or unsure:
+        return RouteProposal(c.ref, "review", "possible contradiction with Long-term memory")
+    return None
+
+
+def _by_support(c: RouteCandidate) -> RouteProposal:
+    """Neither duplicate nor contradiction: corroboration, the user's hand or durability promote."""
+    durable = c.kind in {"fact", "preference", "relationship"} and (
+        c.subject == "user" or (c.subject == "third_party" and bool(c.subject_label)))
+    if c.independent_sources >= 2:
+        return RouteProposal(c.ref, "promote", f"corroborated by {c.independent_sources} independent sources")
+    if c.manually_added:
+        return RouteProposal(c.ref, "promote", "explicitly added by the user")
+    if durable:
+        return RouteProposal(c.ref, "promote", f"durable {c.kind} about {c.subject_label or c.subject}")
+    if c.expired:
+        return RouteProposal(c.ref, "archive", "expired without corroboration")
+    return RouteProposal(c.ref, "review", "not clearly durable; needs a decision")
 
 __all__ = [
     "DUPLICATE_THRESHOLD", "LONG_TERM", "ROUTES", "ROUTE_SCHEMA",

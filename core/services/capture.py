@@ -493,29 +493,8 @@ def replace_source(ctx: Ports, uid: str, conversation_id: str, revision: str,
                             "after": cohort_ids[-1] if cohort_ids else None, "last": last})
         changed: dict[str, MemoryItem] = {}
         if last:
-            for memory_id, fresh in candidates.items():
-                existing = view.items.get(memory_id)
-                if existing is not None and existing.deleted_by_user:
-                    out.summary["suppressed"] += 1  # the user deleted this very fact: it stays deleted
-                    continue
-                if existing is not None and not scrubbed(existing):
-                    updated = _merge_evidence(existing, fresh)
-                    if updated is not None:
-                        changed[memory_id] = updated
-                    out.summary["kept"] += 1
-                    continue
-                changed[memory_id] = fresh.model_copy(deep=True)
-                out.summary["created"] += 1
-        for memory_id in cohort_ids:
-            existing = view.items.get(memory_id)
-            if memory_id in candidates or existing is None:
-                continue
-            if not any(e.source_id == conversation_id and e.status == "active" for e in existing.evidence):
-                continue
-            withdrawn = withdraw_source(existing, conversation_id)
-            changed[memory_id] = withdrawn
-            if scrubbed(withdrawn):
-                out.summary["retracted"] += 1
+            _keep_or_create(view, candidates, changed, out)
+        _withdraw_cohort(view, cohort_ids, candidates, conversation_id, changed, out)
         apply_withdrawal(view, out, changed, "capture", reviews)
         rode = bool(last and out.items and riders)
         if rode:
@@ -555,6 +534,40 @@ def replace_source(ctx: Ports, uid: str, conversation_id: str, revision: str,
             return False
         after = applied.summary.get("after")
     raise Conflict("the conversation has more derived memories than one replacement walks", code="too_many_items")
+
+
+def _keep_or_create(view: ApplyView, candidates: dict[str, MemoryItem], changed: dict[str, MemoryItem],
+                    out: Plan) -> None:
+    """Each candidate is created, or kept (absorbing the new evidence) when its fact exists; a fact
+    the user deleted stays deleted."""
+    for memory_id, fresh in candidates.items():
+        existing = view.items.get(memory_id)
+        if existing is not None and existing.deleted_by_user:
+            out.summary["suppressed"] += 1  # the user deleted this very fact: it stays deleted
+            continue
+        if existing is not None and not scrubbed(existing):
+            updated = _merge_evidence(existing, fresh)
+            if updated is not None:
+                changed[memory_id] = updated
+            out.summary["kept"] += 1
+            continue
+        changed[memory_id] = fresh.model_copy(deep=True)
+        out.summary["created"] += 1
+
+
+def _withdraw_cohort(view: ApplyView, cohort_ids: list[str], candidates: dict[str, MemoryItem],
+                     conversation_id: str, changed: dict[str, MemoryItem], out: Plan) -> None:
+    """The source withdraws its active evidence from the cohort items it no longer says."""
+    for memory_id in cohort_ids:
+        existing = view.items.get(memory_id)
+        if memory_id in candidates or existing is None:
+            continue
+        if not any(e.source_id == conversation_id and e.status == "active" for e in existing.evidence):
+            continue
+        withdrawn = withdraw_source(existing, conversation_id)
+        changed[memory_id] = withdrawn
+        if scrubbed(withdrawn):
+            out.summary["retracted"] += 1
 
 
 def _add(result: CaptureResult, applied: Any) -> None:

@@ -281,23 +281,7 @@ def validate(proposals: Any, item_refs: dict[str, str], neighbour_refs: dict[str
     seen: dict[str, RouteProposal] = {}
     allowed_neighbours = {c.ref: {n.ref for n in c.neighbours} for c in candidates}
     for proposal in proposals:
-        if not isinstance(proposal, RouteProposal):
-            raise InvalidRouterOutput("router output has an entry of the wrong type")
-        if not _well_typed(proposal):
-            raise InvalidRouterOutput("router output has a field of the wrong type")
-        if proposal.item_ref not in item_refs:
-            raise InvalidRouterOutput(f"router addressed an unknown item {proposal.item_ref!r}")
-        if proposal.item_ref in seen:
-            raise InvalidRouterOutput(f"router routed {proposal.item_ref!r} twice")
-        if proposal.route not in ROUTES:
-            raise InvalidRouterOutput(f"unknown route {proposal.route!r}")
-        refs = list(proposal.supersedes) + ([proposal.duplicate_of] if proposal.duplicate_of else [])
-        if any(r not in allowed_neighbours[proposal.item_ref] for r in refs):
-            raise InvalidRouterOutput("router referenced a neighbour it was not shown")
-        if len(set(proposal.supersedes)) != len(proposal.supersedes):
-            raise InvalidRouterOutput("duplicate supersedes entries")
-        if proposal.duplicate_of and proposal.duplicate_of in proposal.supersedes:
-            raise InvalidRouterOutput("an item cannot both duplicate and supersede one neighbour")
+        _check_proposal(proposal, item_refs, seen, allowed_neighbours)
         seen[proposal.item_ref] = proposal
     missing = set(item_refs) - set(seen)
     if missing:
@@ -305,19 +289,46 @@ def validate(proposals: Any, item_refs: dict[str, str], neighbour_refs: dict[str
     decisions: dict[str, tuple[str, list[str], str | None, str]] = {}
     by_ref = {c.ref: c for c in candidates}
     for ref, p in seen.items():
-        candidate = by_ref.get(ref)
-        shown = {n.ref: n for n in candidate.neighbours} if candidate is not None else {}
-        linked = [shown[r] for r in [*p.supersedes, *([p.duplicate_of] if p.duplicate_of else [])] if r in shown]
-        if candidate is not None and p.route in ("promote", "archive") and any(
-                changes_subject(candidate.subject, candidate.subject_label, n.subject, n.subject_label)
-                for n in linked):
-            # Promotion conserves subject identity: a merge into, or a supersession of, a memory
-            # about someone else is refused; the user decides instead.
-            decisions[item_refs[ref]] = ("review", [], None, "the router linked a memory about another subject")
-            continue
-        decisions[item_refs[ref]] = (p.route, [neighbour_refs[r] for r in p.supersedes],
-                                     neighbour_refs[p.duplicate_of] if p.duplicate_of else None, p.reason[:300])
+        decisions[item_refs[ref]] = _decision(p, by_ref.get(ref), neighbour_refs)
     return decisions
+
+
+def _check_proposal(proposal: Any, item_refs: dict[str, str], seen: dict[str, RouteProposal],
+                    allowed_neighbours: dict[str, set[str]]) -> None:
+    """One router proposal is a known route for an item it was shown, once, linking only the
+    neighbours it was shown; else the whole output is refused."""
+    if not isinstance(proposal, RouteProposal):
+        raise InvalidRouterOutput("router output has an entry of the wrong type")
+    if not _well_typed(proposal):
+        raise InvalidRouterOutput("router output has a field of the wrong type")
+    if proposal.item_ref not in item_refs:
+        raise InvalidRouterOutput(f"router addressed an unknown item {proposal.item_ref!r}")
+    if proposal.item_ref in seen:
+        raise InvalidRouterOutput(f"router routed {proposal.item_ref!r} twice")
+    if proposal.route not in ROUTES:
+        raise InvalidRouterOutput(f"unknown route {proposal.route!r}")
+    refs = list(proposal.supersedes) + ([proposal.duplicate_of] if proposal.duplicate_of else [])
+    if any(r not in allowed_neighbours[proposal.item_ref] for r in refs):
+        raise InvalidRouterOutput("router referenced a neighbour it was not shown")
+    if len(set(proposal.supersedes)) != len(proposal.supersedes):
+        raise InvalidRouterOutput("duplicate supersedes entries")
+    if proposal.duplicate_of and proposal.duplicate_of in proposal.supersedes:
+        raise InvalidRouterOutput("an item cannot both duplicate and supersede one neighbour")
+
+
+def _decision(p: RouteProposal, candidate: RouteCandidate | None,
+              neighbour_refs: dict[str, str]) -> tuple[str, list[str], str | None, str]:
+    """A valid proposal as a decision on memory ids (route, supersedes, duplicate of, reason)."""
+    shown = {n.ref: n for n in candidate.neighbours} if candidate is not None else {}
+    linked = [shown[r] for r in [*p.supersedes, *([p.duplicate_of] if p.duplicate_of else [])] if r in shown]
+    if candidate is not None and p.route in ("promote", "archive") and any(
+            changes_subject(candidate.subject, candidate.subject_label, n.subject, n.subject_label)
+            for n in linked):
+        # Promotion conserves subject identity: a merge into, or a supersession of, a memory
+        # about someone else is refused; the user decides instead.
+        return ("review", [], None, "the router linked a memory about another subject")
+    return (p.route, [neighbour_refs[r] for r in p.supersedes],
+            neighbour_refs[p.duplicate_of] if p.duplicate_of else None, p.reason[:300])
 
 
 def _well_typed(proposal: RouteProposal) -> bool:
@@ -353,21 +364,7 @@ def apply_routes(ctx: Ports, uid: str, revisions: dict[str, int],
     def plan(view: ApplyView) -> Plan:
         out = Plan(summary={"routes": {}, "untouched": 0})
         changed: dict[str, MemoryItem] = {}
-        routable: list[MemoryItem] = []
-        for memory_id, revision in sorted(revisions.items()):
-            item = view.items.get(memory_id)
-            if item is None or not item.pending_route or item.revision != revision:
-                out.summary["untouched"] += 1  # routed or changed by someone else: never twice
-                continue
-            item = item.model_copy(deep=True)
-            if item.processing_state == ProcessingState.PENDING:
-                item = processed(item)  # required processing before any route (admission needs it)
-                if item.record_status != Status.ACTIVE:  # it held a secret: hidden, never routed on
-                    item.route = "reject"
-                    changed[item.id] = item
-                    out.summary["routes"]["reject"] = out.summary["routes"].get("reject", 0) + 1
-                    continue
-            routable.append(item)
+        routable = _routable(view, revisions, changed, out)
         # Promotions first, so a copy that is archived can still merge into this pass's survivor.
         routable.sort(key=lambda i: (decisions[i.id][0] != "promote", i.id))
         known = {key: mid for key, mid in earlier.items() if _usable_neighbour(view, changed, mid) is not None}
@@ -383,14 +380,7 @@ def apply_routes(ctx: Ports, uid: str, revisions: dict[str, int],
             _settle(view, out, changed, item, route, supersedes, duplicate_of, reason, planner)
             out.summary["routes"][route] = out.summary["routes"].get(route, 0) + 1
         settled.clear()
-        for item in routable:
-            final = changed.get(item.id)
-            if final is None or decisions[item.id][0] != "promote" or item.id in merges:
-                continue
-            if final.layer == Layer.LONG_TERM and final.record_status == Status.ACTIVE:
-                settled[_fact(item)] = item.id
-            elif final.canonical_memory_id:
-                settled[_fact(item)] = final.canonical_memory_id
+        settled.update(_settled_facts(routable, changed, decisions, merges))
         out.items = list(changed.values())
         return out
 
@@ -405,6 +395,44 @@ def apply_routes(ctx: Ports, uid: str, revisions: dict[str, int],
     for route, count in result.summary.get("routes", {}).items():
         summary.routes[route] += count
     summary.untouched += int(result.summary.get("untouched", 0))
+
+
+def _routable(view: ApplyView, revisions: dict[str, int], changed: dict[str, MemoryItem], out: Plan
+              ) -> list[MemoryItem]:
+    """The items still pending their route at the decided revision, processed; one that held a
+    secret is rejected here (hidden, never routed on), the others are returned to route."""
+    routable: list[MemoryItem] = []
+    for memory_id, revision in sorted(revisions.items()):
+        item = view.items.get(memory_id)
+        if item is None or not item.pending_route or item.revision != revision:
+            out.summary["untouched"] += 1  # routed or changed by someone else: never twice
+            continue
+        item = item.model_copy(deep=True)
+        if item.processing_state == ProcessingState.PENDING:
+            item = processed(item)  # required processing before any route (admission needs it)
+            if item.record_status != Status.ACTIVE:  # it held a secret: hidden, never routed on
+                item.route = "reject"
+                changed[item.id] = item
+                out.summary["routes"]["reject"] = out.summary["routes"].get("reject", 0) + 1
+                continue
+        routable.append(item)
+    return routable
+
+
+def _settled_facts(routable: list[MemoryItem], changed: dict[str, MemoryItem],
+                   decisions: dict[str, tuple[str, list[str], str | None, str]], merges: dict[str, str]
+                   ) -> dict[str, str]:
+    """Fact key → the Long-term memory that states it after this batch (for the later batches)."""
+    settled: dict[str, str] = {}
+    for item in routable:
+        final = changed.get(item.id)
+        if final is None or decisions[item.id][0] != "promote" or item.id in merges:
+            continue
+        if final.layer == Layer.LONG_TERM and final.record_status == Status.ACTIVE:
+            settled[_fact(item)] = item.id
+        elif final.canonical_memory_id:
+            settled[_fact(item)] = final.canonical_memory_id
+    return settled
 
 
 def _usable_neighbour(view: ApplyView, changed: dict[str, MemoryItem], memory_id: str | None) -> MemoryItem | None:
@@ -422,53 +450,70 @@ def _settle(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: M
     item.promotion = {"route": route, "reason": reason, "decided_at": view.now.isoformat(), "planner": planner}
     survivor = _usable_neighbour(view, changed, duplicate_of)
     if survivor is not None and route in ("promote", "archive"):
-        # A duplicate of a Long-term fact corroborates it: the survivor absorbs the evidence (and is
-        # re-admitted, since its evidence changed); the item becomes an alias in its lineage.
-        known = {e.evidence_id for e in survivor.evidence}
-        survivor.evidence.extend(e for e in item.evidence if e.evidence_id not in known and e.status == "active")
-        if survivor.conversation_id is None:
-            survivor.conversation_id = item.conversation_id
-        plan.docs[f"memory_graph_assertions/{survivor.id}"] = admit(
-            survivor, revision=view.next_revision(survivor.id), commit_id=view.commit_id, now=view.now,
-            planner=planner + ".merge")
-        changed[survivor.id] = survivor
-        item.canonical_memory_id = survivor.id
-        if route == "promote":
-            item.status = Status.SUPERSEDED.value  # short_term superseded: an alias of the survivor
-            item.superseded_by = survivor.id
-        else:
-            item.layer = Layer.ARCHIVE.value
-        changed[item.id] = item
+        _merge_into(view, plan, changed, item, survivor, route, planner)
         return
     if route == "promote":
-        replaced = [o for o in (_usable_neighbour(view, changed, mid) for mid in supersedes) if o is not None]
-        item.supersedes = sorted(o.id for o in replaced)
-        plan.docs[f"memory_graph_assertions/{item.id}"] = admit(
-            item, revision=view.next_revision(item.id), commit_id=view.commit_id, now=view.now, planner=planner)
-        ended = valid_since(item) or view.now
-        for old in replaced:
-            old.status = Status.SUPERSEDED.value
-            old.superseded_by = item.id
-            # Kept as history: true from its own beginning until the statement that ended it.
-            began = valid_since(old)
-            old.valid_to = max(ended, began) if began is not None else ended
-            old.canonical_memory_id = item.id
-            old.graph_ready = False
-            plan.docs[f"memory_graph_assertions/{old.id}"] = None
-            changed[old.id] = old
+        _promote(view, plan, changed, item, supersedes, planner)
     elif route == "archive":
         item.layer = Layer.ARCHIVE.value
     elif route == "review":
-        conflicting = supersedes + ([duplicate_of] if duplicate_of else [])
-        review = ids.review_id(item.id, view.next_revision(item.id), conflicting)
-        item.review_id = review
-        expires_at = view.now + REVIEW_TTL
-        item.promotion["review_expires_at"] = expires_at.isoformat()  # a re-issued entry keeps the deadline
-        plan.docs[review_queue.row_path(review)] = review_queue.open_row(
-            item, review, view.next_revision(item.id), view.commit_id, conflicting, reason, view.now, expires_at)
+        _open_review(view, plan, item, supersedes + ([duplicate_of] if duplicate_of else []), reason)
     elif route == "reject":
         item.status = "hidden"
     changed[item.id] = item
+
+
+def _merge_into(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: MemoryItem,
+                survivor: MemoryItem, route: str, planner: str) -> None:
+    """A duplicate of a Long-term fact corroborates it: the survivor absorbs the evidence (and is
+    re-admitted, since its evidence changed); the item becomes an alias in its lineage."""
+    known = {e.evidence_id for e in survivor.evidence}
+    survivor.evidence.extend(e for e in item.evidence if e.evidence_id not in known and e.status == "active")
+    if survivor.conversation_id is None:
+        survivor.conversation_id = item.conversation_id
+    plan.docs[f"memory_graph_assertions/{survivor.id}"] = admit(
+        survivor, revision=view.next_revision(survivor.id), commit_id=view.commit_id, now=view.now,
+        planner=planner + ".merge")
+    changed[survivor.id] = survivor
+    item.canonical_memory_id = survivor.id
+    if route == "promote":
+        item.status = Status.SUPERSEDED.value  # short_term superseded: an alias of the survivor
+        item.superseded_by = survivor.id
+    else:
+        item.layer = Layer.ARCHIVE.value
+    changed[item.id] = item
+
+
+def _promote(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: MemoryItem,
+             supersedes: list[str], planner: str) -> None:
+    """The item enters Long-term; the Long-term memories it supersedes are kept as history."""
+    replaced = [o for o in (_usable_neighbour(view, changed, mid) for mid in supersedes) if o is not None]
+    item.supersedes = sorted(o.id for o in replaced)
+    plan.docs[f"memory_graph_assertions/{item.id}"] = admit(
+        item, revision=view.next_revision(item.id), commit_id=view.commit_id, now=view.now, planner=planner)
+    ended = valid_since(item) or view.now
+    for old in replaced:
+        old.status = Status.SUPERSEDED.value
+        old.superseded_by = item.id
+        # Kept as history: true from its own beginning until the statement that ended it.
+        began = valid_since(old)
+        old.valid_to = max(ended, began) if began is not None else ended
+        old.canonical_memory_id = item.id
+        old.graph_ready = False
+        plan.docs[f"memory_graph_assertions/{old.id}"] = None
+        changed[old.id] = old
+
+
+def _open_review(view: ApplyView, plan: Plan, item: MemoryItem, conflicting: list[str], reason: str) -> None:
+    """The user decides: a review entry naming the memories the item conflicts with."""
+    review = ids.review_id(item.id, view.next_revision(item.id), conflicting)
+    item.review_id = review
+    expires_at = view.now + REVIEW_TTL
+    promotion = item.promotion if item.promotion is not None else {}
+    promotion["review_expires_at"] = expires_at.isoformat()  # a re-issued entry keeps the deadline
+    item.promotion = promotion
+    plan.docs[review_queue.row_path(review)] = review_queue.open_row(
+        item, review, view.next_revision(item.id), view.commit_id, conflicting, reason, view.now, expires_at)
 
 
 def _doc_id(review_id: str) -> str:

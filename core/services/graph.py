@@ -89,6 +89,17 @@ def plan(ctx: Ports, uid: str, memory_ids: list[str], items: Mapping[str, Memory
             edge = edges.setdefault(snap.id, snap.data)
             refs[snap.id] = snap.path
             edge["memory_ids"] = [m for m in edge.get("memory_ids", []) if m != memory_id]
+    removed_from = _prune_edges(writes, uid, edges, refs, kept)
+    for source in sorted(set(removed_from) - kept_sources - {"user"}):
+        if _orphaned(ctx, uid, source, removed_from[source]):
+            writes.delete(paths.doc(uid, "knowledge_nodes", source))
+    return writes
+
+
+def _prune_edges(writes: Writes, uid: str, edges: dict[str, dict[str, Any]], refs: dict[str, str],
+                 kept: set[str]) -> dict[str, set[str]]:
+    """Writes the pruned citations of ``edges``; an edge left citing nothing goes with its fact
+    node. Returns the removed edges by their source entity."""
     removed_from: dict[str, set[str]] = {}
     for edge_id, edge in edges.items():
         if edge_id in kept:
@@ -99,10 +110,7 @@ def plan(ctx: Ports, uid: str, memory_ids: list[str], items: Mapping[str, Memory
             writes.delete(refs[edge_id])
             writes.delete(paths.doc(uid, "knowledge_nodes", edge["target"]))
             removed_from.setdefault(edge["source"], set()).add(edge_id)
-    for source in sorted(set(removed_from) - kept_sources - {"user"}):
-        if _orphaned(ctx, uid, source, removed_from[source]):
-            writes.delete(paths.doc(uid, "knowledge_nodes", source))
-    return writes
+    return removed_from
 
 
 def _asserted(assertion: Mapping[str, Any], item: MemoryItem | None) -> bool:

@@ -92,7 +92,23 @@ def apply_withdrawal(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem]
     changed), retracted survivors lose their graph assertion and have their review entries redacted
     (settled entries of the others lose any text they still hold), and superseded Long-term items
     they replaced come back when independent active evidence still supports them."""
-    for review_id, row in (reviews or {}).items():
+    _redact_reviews(view, plan, changed, reviews or {})
+    for item in list(changed.values()):
+        path = f"memory_graph_assertions/{item.id}"
+        if item.layer == Layer.LONG_TERM and item.record_status == Status.ACTIVE:
+            plan.docs[path] = admit(item, revision=view.next_revision(item.id), commit_id=view.commit_id,
+                                    now=view.now, planner="capture.readmit")
+        elif item.record_status == Status.TOMBSTONED:
+            plan.docs[path] = None
+            _reactivate_ancestors(view, plan, changed, item, planner)
+    plan.items = list(changed.values())
+
+
+def _redact_reviews(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem],
+                    reviews: dict[str, dict[str, Any]]) -> None:
+    """Review entries of retracted survivors are redacted; settled entries of the others lose any
+    text they still hold."""
+    for review_id, row in reviews.items():
         path = f"memory_review_queue/{review_id}"
         current = view.docs.get(path, row)
         retracted = changed.get((current or {}).get("memory_id", ""))
@@ -102,26 +118,24 @@ def apply_withdrawal(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem]
         elif current and current.get("status") != "open" and (current.get("content") or current.get("conflicting")):
             # A settled row written before settling cleared its text: the withdrawn source's words go.
             plan.docs[path] = {**current, "content": "", "conflicting": []}
-    for item in list(changed.values()):
-        path = f"memory_graph_assertions/{item.id}"
-        if item.layer == Layer.LONG_TERM and item.record_status == Status.ACTIVE:
-            plan.docs[path] = admit(item, revision=view.next_revision(item.id), commit_id=view.commit_id,
-                                    now=view.now, planner="capture.readmit")
-        elif item.record_status == Status.TOMBSTONED:
-            plan.docs[path] = None
-            for ancestor_id in item.supersedes:
-                ancestor = changed.get(ancestor_id) or view.items.get(ancestor_id)
-                if (ancestor is None or ancestor.layer != Layer.LONG_TERM
-                        or ancestor.record_status != Status.SUPERSEDED
-                        or not any(e.status == "active" for e in ancestor.evidence)):
-                    continue
-                ancestor = ancestor.model_copy(deep=True)
-                ancestor.status = Status.ACTIVE.value
-                ancestor.superseded_by = None
-                ancestor.valid_to = None  # current again: the statement that ended it is withdrawn
-                ancestor.canonical_memory_id = None
-                plan.docs[f"memory_graph_assertions/{ancestor.id}"] = admit(
-                    ancestor, revision=view.next_revision(ancestor.id), commit_id=view.commit_id, now=view.now,
-                    planner=planner + ".reactivate")
-                changed[ancestor.id] = ancestor
-    plan.items = list(changed.values())
+
+
+def _reactivate_ancestors(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: MemoryItem,
+                          planner: str) -> None:
+    """The superseded Long-term items a retracted ``item`` replaced come back when independent
+    active evidence still supports them."""
+    for ancestor_id in item.supersedes:
+        ancestor = changed.get(ancestor_id) or view.items.get(ancestor_id)
+        if (ancestor is None or ancestor.layer != Layer.LONG_TERM
+                or ancestor.record_status != Status.SUPERSEDED
+                or not any(e.status == "active" for e in ancestor.evidence)):
+            continue
+        ancestor = ancestor.model_copy(deep=True)
+        ancestor.status = Status.ACTIVE.value
+        ancestor.superseded_by = None
+        ancestor.valid_to = None  # current again: the statement that ended it is withdrawn
+        ancestor.canonical_memory_id = None
+        plan.docs[f"memory_graph_assertions/{ancestor.id}"] = admit(
+            ancestor, revision=view.next_revision(ancestor.id), commit_id=view.commit_id, now=view.now,
+            planner=planner + ".reactivate")
+        changed[ancestor.id] = ancestor

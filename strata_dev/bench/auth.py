@@ -51,7 +51,6 @@ def _previous_verified_claims(token: str, settings: Any) -> dict[str, Any]:
 
 
 def _phase(ctx: Any, token: str, seconds: float, concurrency: int) -> dict[str, Any]:
-    from core.api import routes  # noqa: F401 - registers the routes
     from core.api.app import dispatch
 
     latencies: list[float] = []

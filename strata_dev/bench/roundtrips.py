@@ -22,7 +22,6 @@ def counted_dispatch(ctx: Any, method: str, path: str, token: str, query: dict[s
                      body: Any = None) -> dict[str, Any]:
     """Run one request through the API's dispatcher on ``ctx`` (a counted context); its Firestore
     RPCs. ``ctx.client.counts`` is reset first."""
-    from core.api import routes  # noqa: F401 - registers the routes
     from core.api.app import dispatch
 
     raw = json.dumps(body).encode() if body is not None else b""

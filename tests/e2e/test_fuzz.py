@@ -109,7 +109,6 @@ def fuzz(stack: dict[str, Any]) -> Iterator[Fuzz]:
 
 
 def _document() -> dict[str, Any]:
-    from core.api import routes  # noqa: F401 - registers the handlers
     from core.api.app import ROUTES
     from core.api.openapi import document
 

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from core import config
-from core.api import routes  # noqa: F401 - registers the routes
 from core.api.app import dispatch
 from core.api.auth import uid_from_authorization
 from core.bootstrap import Context

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from core.api import auth, routes  # noqa: F401 - registers the handlers
+from core.api import auth
 from core.api.app import ROUTES
 from core.domain import paths
 from core.errors import Forbidden, Unauthorized, WritesBlocked

@@ -90,8 +90,6 @@ def test_ids_documents_can_have(value: str) -> None:
 
 
 def test_dispatcher_answers_unknown_paths_and_methods_in_json() -> None:
-    from core.api import routes  # noqa: F401 - registers the handlers
-
     status, body, headers = dispatch(None, "GET", "/nope", {}, {}, b"", None)  # type: ignore[arg-type]
     assert status == 404 and body["error"]["code"] == "no_route"
     status, body, headers = dispatch(None, "TRACE", "/v1/memories", {}, {}, b"", None)  # type: ignore[arg-type]
@@ -102,7 +100,7 @@ def test_dispatcher_answers_unknown_paths_and_methods_in_json() -> None:
 
 
 def test_declared_query_parameters_are_parsed_strictly() -> None:
-    from core.api.app import Query
+    from core.api.params import Query
 
     limit = Query("limit", "integer", 100, 1, 500)
     assert limit.parse([]) == 100 and limit.parse(["7"]) == 7

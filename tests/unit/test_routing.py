@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from core import errors
-from core.api import routes  # noqa: F401 - registers the handlers
-from core.api.app import ROUTES, dispatch, match_route, route
+from core.api import routes
+from core.api.app import dispatch  # imports every route module
+from core.api.declare import ROUTES, match_route, route
 from core.api.openapi import document
 from core.errors import MethodNotAllowed, NotFound
 

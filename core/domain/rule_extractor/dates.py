@@ -10,6 +10,7 @@ session date are left as they are (the content then keeps the speaker's words on
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import date, timedelta
 
 _I = re.IGNORECASE
@@ -72,43 +73,66 @@ def _shift_month(day: date, months: int) -> tuple[int, int]:
 
 def _one(m: re.Match[str], day: date) -> str | None:
     g = m.groupdict()
+    relative = _relative(g, day)
+    if relative is not None:
+        return relative
+    if g["ago_n"]:
+        return _ago(g, day)
+    if g["weekday"]:
+        return _weekday(g, day)
+    return _calendar(g, day)
+
+
+def _relative(g: Mapping[str, str | None], day: date) -> str | None:
+    """yesterday, today, tomorrow; last/this/next week, month or year."""
     if g["yesterday"]:
         return _fmt(day - timedelta(days=1))
     if g["today"]:
         return _fmt(day)
     if g["tomorrow"]:
         return _fmt(day + timedelta(days=1))
+    shifts = {"last": -1, "next": 1, "this": 0}
     if g["rel_week"]:
-        shift = {"last": -7, "next": 7, "this": 0}[g["rel_week"].lower()]
-        monday = day + timedelta(days=shift - day.weekday())
+        monday = day + timedelta(days=7 * shifts[g["rel_week"].lower()] - day.weekday())
         return "the week of " + _fmt(monday)
     if g["rel_month"]:
-        year, month = _shift_month(day, {"last": -1, "next": 1, "this": 0}[g["rel_month"].lower()])
+        year, month = _shift_month(day, shifts[g["rel_month"].lower()])
         return _month_name(year, month)
     if g["rel_year"]:
-        return str(day.year + {"last": -1, "next": 1, "this": 0}[g["rel_year"].lower()])
-    if g["ago_n"]:
-        raw = g["ago_n"].lower().replace("a couple of", "couple of").replace("a few", "few")
-        n = int(raw) if raw.isdigit() else _NUMBERS.get(raw, 1)
-        unit = g["ago_unit"].lower().rstrip("s")
-        if unit == "day":
-            return _fmt(day - timedelta(days=n))
-        if unit == "week":
-            return "the week of " + _fmt(day - timedelta(days=7 * n + day.weekday()))
-        if unit == "month":
-            return _month_name(*_shift_month(day, -n))
-        return str(day.year - n)
-    if g["weekday"]:
-        target = _WEEKDAYS.index(g["weekday"].lower())
-        mod = (g["wd_mod"] or "").lower()
-        if mod == "next" or (mod == "this" and target > day.weekday()):
-            ahead = (target - day.weekday()) % 7 or 7
-            return _fmt(day + timedelta(days=ahead))
-        back = (day.weekday() - target) % 7 or 7  # a plain weekday in conversation is the one just past
-        return _fmt(day - timedelta(days=back))
+        return str(day.year + shifts[g["rel_year"].lower()])
+    return None
+
+
+def _ago(g: Mapping[str, str | None], day: date) -> str:
+    """"three days ago", "a couple of weeks ago", ..."""
+    raw = str(g["ago_n"]).lower().replace("a couple of", "couple of").replace("a few", "few")
+    n = int(raw) if raw.isdigit() else _NUMBERS.get(raw, 1)
+    unit = str(g["ago_unit"]).lower().rstrip("s")
+    if unit == "day":
+        return _fmt(day - timedelta(days=n))
+    if unit == "week":
+        return "the week of " + _fmt(day - timedelta(days=7 * n + day.weekday()))
+    if unit == "month":
+        return _month_name(*_shift_month(day, -n))
+    return str(day.year - n)
+
+
+def _weekday(g: Mapping[str, str | None], day: date) -> str:
+    """"Tuesday", "next Friday", "this Sunday"."""
+    target = _WEEKDAYS.index(str(g["weekday"]).lower())
+    mod = (g["wd_mod"] or "").lower()
+    if mod == "next" or (mod == "this" and target > day.weekday()):
+        ahead = (target - day.weekday()) % 7 or 7
+        return _fmt(day + timedelta(days=ahead))
+    back = (day.weekday() - target) % 7 or 7  # a plain weekday in conversation is the one just past
+    return _fmt(day - timedelta(days=back))
+
+
+def _calendar(g: Mapping[str, str | None], day: date) -> str | None:
+    """A day of a month (with or without its year), "the 21st", a month on its own."""
     if g["d1"] or g["d2"]:
-        dom = int(g["d1"] or g["d2"])
-        month = _month_index(g["m1"] or g["m2"])
+        dom = int(str(g["d1"] or g["d2"]))
+        month = _month_index(str(g["m1"] or g["m2"]))
         year_text = g["y1"] or g["y2"]
         if year_text:
             try:
@@ -123,7 +147,7 @@ def _one(m: re.Match[str], day: date) -> str | None:
         except ValueError:
             return None
     if g["m4"]:
-        month = _month_index(g["m4"])
+        month = _month_index(str(g["m4"]))
         found = _nearest(day, month, 1)
         return _month_name(found.year, found.month) if found else None
     return None

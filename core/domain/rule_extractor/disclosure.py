@@ -70,43 +70,53 @@ def _self_disclosure(body: str) -> tuple[MemoryKind, str, str | None] | None:
     ``body`` starts at the speaker's words (fillers, reported speech and a leading time phrase are
     already stripped). Action items and goals are not self-disclosure.
     """
-    kind: MemoryKind | None = None
-    content = ""
-    category: str | None = None
     if _ACTION.match(body) or _AIM.match(body):
         return None
+    found = _disclosed(body)
+    if found is None:
+        return None
+    kind, content, category = found
+    if kind is None or len(content.split()) < 3:
+        return None
+    return kind, content, category
+
+
+def _disclosed(body: str) -> tuple[MemoryKind | None, str, str | None] | None:
+    """What the first rule that knows ``body`` makes of it; None when a rule refuses it outright."""
     if _MEAT.search(body) and body.lower().startswith("i "):
-        kind, content = "preference", "User is vegetarian and " + _about_user(body)[len("User "):]
-    elif _PREFERENCE.match(body):
+        return "preference", "User is vegetarian and " + _about_user(body)[len("User "):], None
+    if _PREFERENCE.match(body):
         pref = _PREFERENCE.match(body)
         obj = ((pref.group("obj") or pref.group("obj2") or "") if pref else "").strip().lower()
         if obj in {"it", "that", "this", "them", "you", "so", "too"}:
             return None
-        kind, content = "preference", _about_user(body)
-    elif _PLAN.match(body):
-        kind, content = "plan", _about_user(body)
-    elif _is_habit(body):
-        kind, content, category = "fact", _about_user(body), "habits"
-    elif _MY_ATTRIBUTE.match(body) or _DURABLE_VERB.match(body) or _MY_VERB.match(body) or _EVENT.match(body):
+        return "preference", _about_user(body), None
+    if _PLAN.match(body):
+        return "plan", _about_user(body), None
+    if _is_habit(body):
+        return "fact", _about_user(body), "habits"
+    if _MY_ATTRIBUTE.match(body) or _DURABLE_VERB.match(body) or _MY_VERB.match(body) or _EVENT.match(body):
         if re.match(r"^" + _ME + r"(?:['’]ve|have)\s+been\s+(?:doing|at)\s+(?:it|this|that)\b", body, _I) \
                 and not _DURATION.search(body):
             return None  # "I've been doing it" says nothing on its own
-        kind, content = "fact", _about_user(body)
-    elif _WE_EVENT.match(body) or _WITH_ME.match(body):
-        kind, content = "fact", _joint(body)
-    else:
-        am = _AM.match(body)
-        if am and _STATE_OK.match(am.group("rest")):
-            rest = am.group("rest")
-            future = re.match(r"(?:going|planning|moving|starting|buying|selling|switching|leaving|"
-                              r"joining|getting)\b", rest, _I) and _FUTURE.search(rest)
-            kind = "plan" if future or rest.lower().startswith("training") else "fact"
-            if _STATE_PREFERENCE.match(rest):
-                kind = "preference"
-            content = _about_user(body)
-    if kind is None or len(content.split()) < 3:
-        return None
-    return kind, content, category
+        return "fact", _about_user(body), None
+    if _WE_EVENT.match(body) or _WITH_ME.match(body):
+        return "fact", _joint(body), None
+    return _state(body)
+
+
+def _state(body: str) -> tuple[MemoryKind | None, str, str | None]:
+    """"I'm training for a marathon", "I'm moving to Leeds next spring": a state, a plan or a liking."""
+    am = _AM.match(body)
+    if not (am and _STATE_OK.match(am.group("rest"))):
+        return None, "", None
+    rest = am.group("rest")
+    future = re.match(r"(?:going|planning|moving|starting|buying|selling|switching|leaving|"
+                      r"joining|getting)\b", rest, _I) and _FUTURE.search(rest)
+    kind: MemoryKind = "plan" if future or rest.lower().startswith("training") else "fact"
+    if _STATE_PREFERENCE.match(rest):
+        kind = "preference"
+    return kind, _about_user(body), None
 
 
 # The fallback for first-person statements no specific rule knows: "I'm doing the sound for a new

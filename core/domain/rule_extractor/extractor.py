@@ -84,6 +84,16 @@ def _pets(segment: Segment) -> list[_Draft]:
     return drafts
 
 
+def _name_mentioned(body: str) -> str | None:
+    """The person ``body`` names, whom a later "he"/"she" may refer to. A capitalised word after
+    "to/in/from/visit ..." is a place ("to Iceland"), not a person."""
+    mention = next((m for m in _NAME_MENTION.finditer(body)
+                    if not _PLACE_BEFORE.search(body, 0, m.start())), None)
+    if mention and mention.group("name").split()[0].lower() not in _NOT_A_NAME:
+        return mention.group("name")
+    return None
+
+
 class RuleExtractor:
     """Deterministic extraction of durable first-person statements (see the module docstring)."""
 
@@ -116,14 +126,7 @@ class RuleExtractor:
                 body = clause.text
                 if contains_secret(body):
                     continue  # a clause that discloses a credential is never a memory
-                # A capitalised word after "to/in/from/visit ..." is a place ("to Iceland"), not a person
-                # that a later "he"/"she" could refer to.
-                mention = next((m for m in _NAME_MENTION.finditer(body)
-                                if not _PLACE_BEFORE.search(body, 0, m.start())), None)
-                if mention and mention.group("name").split()[0].lower() not in _NOT_A_NAME:
-                    name_here = mention.group("name")
-                else:
-                    name_here = None
+                name_here = _name_mentioned(body)
                 found = self._workflow(clause, last_cutting_topic)
                 if found is not None:
                     (actions if found.kind == "action_item" else goals).append((found, clause))
