@@ -7,7 +7,7 @@ import hashlib
 import itertools
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from core.api.declare import ROUTES, Outcome, Request, Response, route
 from core.api.params import Query
@@ -197,10 +197,17 @@ def v1_get(req: Request) -> Response:
     return 200, public_items(req, [reads.get_memory(req.ctx, req.uid, req.params["memory_id"])])[0]
 
 
-@route("GET", "/v1/memories/{memory_id}/history", "The ledger commits that touched a memory", response=History,
-       operation_id="getMemoryHistory")
+@route("GET", "/v1/memories/{memory_id}/history", "The ledger commits that touched a memory, oldest first",
+       query=(_limit(100, 500), Q_CURSOR), response=History, operation_id="getMemoryHistory", raises=(BAD_CURSOR,))
 def v1_history(req: Request) -> Response:
-    return 200, {"commits": reads.history(req.ctx, req.uid, req.params["memory_id"])}
+    # Paged on the commit sequence, which only grows: a walk sees every commit once, later ones too.
+    memory_id = req.params["memory_id"]
+    after = decode_key(req.value("cursor"), f"history\n{memory_id}", int)
+    commits = [c for c in reads.history(req.ctx, req.uid, memory_id) if after is None or c["sequence"] > after]
+    page = commits[:req.value("limit")]
+    more = len(commits) > len(page)
+    return 200, {"commits": page,
+                 "next_cursor": encode_key(page[-1]["sequence"], f"history\n{memory_id}") if more else None}
 
 
 # ---------------------------------------------------------------------------------------- deletes
@@ -359,6 +366,30 @@ def decode_offset(cursor: str | None, scope: str) -> int:
     return offset
 
 
+K = TypeVar("K", str, int)
+
+
+def encode_key(key: str | int, scope: str) -> str:
+    """An opaque key cursor: the last key of a page of ``scope`` (a route and its resource)."""
+    raw = json.dumps({"k": key, "s": hashlib.sha256(scope.encode()).hexdigest()[:16]})
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_key(cursor: str | None, scope: str, kind: type[K]) -> K | None:
+    """The key a cursor of :func:`encode_key` names; None without one; 400 ``bad_cursor`` for a
+    cursor this API did not issue for the same route and resource."""
+    if not cursor:
+        return None
+    try:
+        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        key = data["k"]
+        if type(key) is not kind or data["s"] != hashlib.sha256(scope.encode()).hexdigest()[:16]:
+            raise ValueError("not this resource's cursor")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BadRequest("cursor is not one this API issued for this resource", code="bad_cursor") from exc
+    return key  # type: ignore[no-any-return]
+
+
 def offset_page(rows: list[Any], offset: int, limit: int, depth: int, scope: str) -> tuple[list[Any], str | None, bool]:
     """The page ``[offset, offset + limit)`` of ``rows`` (ranked to at most ``depth``, one past the
     page when it could): the page, the next cursor and whether the depth limit stopped the walk."""
@@ -428,12 +459,16 @@ def alias_archive_search(req: Request) -> Response:
 
 
 # ------------------------------------------------------------------------------------ knowledge graph
-@route("GET", "/v1/knowledge-graph", "A bounded, referentially closed page of the graph", query=(_limit(500, 2000),),
-       response=GraphPage, operation_id="getKnowledgeGraph")
+@route("GET", "/v1/knowledge-graph", "A page of the graph's edges with the nodes they end at (referentially closed)",
+       query=(_limit(500, 2000), Q_CURSOR), response=GraphPage, operation_id="getKnowledgeGraph",
+       raises=(BAD_CURSOR,))
 def v1_graph(req: Request) -> Response:
     from core.services import graph
 
-    return 200, graph.read_page(req.ctx, req.uid, req.value("limit"))
+    page = graph.read_page(req.ctx, req.uid, req.value("limit"), decode_key(req.value("cursor"), "knowledge-graph", str))
+    after = page.pop("next_after")
+    cursor = encode_key(after, "knowledge-graph") if after is not None else None
+    return 200, {**page, "next_cursor": cursor, "truncated": cursor is not None}
 
 
 @route("DELETE", "/v1/knowledge-graph", "Refused: the graph is derived from graph assertions", status=409,

@@ -280,6 +280,7 @@ class HistoryCommit(Schema):
 
 class History(Schema):
     commits: list[HistoryCommit]
+    next_cursor: str | None = Field(default=None, description="the next page's cursor; null on the last page")
 
 
 class MemoryDeleted(Schema):
@@ -345,9 +346,11 @@ class ReviewResolved(Schema):
 
 
 class GraphPage(Schema):
-    nodes: list[dict[str, Any]]
-    edges: list[dict[str, Any]]
-    truncated: bool
+    nodes: list[dict[str, Any]] = Field(description="the nodes this page's edges end at (a node shared by edges "
+                                                    "of two pages is on both)")
+    edges: list[dict[str, Any]] = Field(description="a page of the edges, in id order")
+    next_cursor: str | None = Field(default=None, description="the next page's cursor; null on the last page")
+    truncated: bool = Field(description="true when more pages follow (next_cursor is set); kept for older clients")
 
 
 class ErrorBody(Schema):

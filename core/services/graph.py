@@ -19,8 +19,7 @@ from core.domain.records import MemoryItem
 from core.domain.states import Layer, Status
 from core.ports import Ports, Write
 
-MAX_NODES = 2000
-MAX_EDGES = 5000
+MAX_PAGE = 2000  # edges scanned for one page of the graph
 CITING_CHUNK = 30  # Firestore takes at most 30 values in one array-contains-any filter
 
 
@@ -173,21 +172,22 @@ def _orphaned(ctx: Ports, uid: str, node_id: str, removing: set[str]) -> bool:
     return all(row.id in removing for row in rows)
 
 
-def read_page(ctx: Ports, uid: str, limit: int) -> dict[str, Any]:
-    """A bounded, referentially closed page, checked against canonical state before it is served.
+def read_page(ctx: Ports, uid: str, limit: int, after: str | None = None) -> dict[str, Any]:
+    """One page of the graph: the edges after edge id ``after`` (in id order, at most ``limit`` of
+    them scanned), each with the nodes it ends at, checked against canonical state before it is served.
 
     The stored nodes and edges are a projection that lags the items (and keeps a deleted fact's
     rows for ever when its delete event is dead-lettered), so an edge is served only for the
     memories whose current, active graph assertion names it (its ``memory_ids`` are cut to those),
-    and a node only when a served edge ends at it. An edge whose endpoint is not in the node page
-    is dropped and the page says ``truncated``.
+    and only with both its nodes; a node is served only when a served edge ends at it, so every page
+    is referentially closed (a node shared by edges of two pages is on both). ``next_after`` is the
+    last scanned edge id when more edges follow (None on the last page): paging on the edge id, a
+    walk serves every edge that exists throughout it exactly once.
     """
-    limit = max(1, min(limit, MAX_NODES))
-    node_rows = ctx.store.scan(paths.col(uid, "knowledge_nodes"), limit=limit + 1)
-    truncated = len(node_rows) > limit
-    edge_rows = ctx.store.scan(paths.col(uid, "knowledge_edges"), limit=MAX_EDGES + 1)
-    if len(edge_rows) > MAX_EDGES:
-        edge_rows, truncated = edge_rows[:MAX_EDGES], True
+    limit = max(1, min(limit, MAX_PAGE))
+    edge_rows = ctx.store.scan(paths.col(uid, "knowledge_edges"), limit=limit + 1, after=after)
+    more = len(edge_rows) > limit
+    edge_rows = edge_rows[:limit]
     asserted = _asserted_edges(ctx, uid, {m for row in edge_rows for m in row.data.get("memory_ids") or []})
     live = []
     for row in edge_rows:
@@ -195,16 +195,13 @@ def read_page(ctx: Ports, uid: str, limit: int) -> dict[str, Any]:
         citing = [m for m in dict.fromkeys(edge.get("memory_ids") or []) if asserted.get(m) == edge.get("id")]
         if citing:
             live.append({**{k: edge[k] for k in ("id", "source", "target", "label")}, "memory_ids": citing})
-    endpoints = {end for edge in live for end in (edge["source"], edge["target"])}
-    nodes = [row.data for row in node_rows[:limit] if row.data.get("id") in endpoints]
+    endpoints = sorted({end for edge in live for end in (edge["source"], edge["target"])})
+    stored = ctx.store.get_all([paths.doc(uid, "knowledge_nodes", node) for node in endpoints])
+    nodes = [data for data in stored.values() if data is not None and data.get("id") in endpoints]
     present = {n["id"] for n in nodes}
-    edges = []
-    for edge in live:
-        if edge["source"] in present and edge["target"] in present:
-            edges.append(edge)
-        else:
-            truncated = True
-    return {"nodes": nodes, "edges": edges, "truncated": truncated}
+    edges = [edge for edge in live if edge["source"] in present and edge["target"] in present]
+    return {"nodes": sorted(nodes, key=lambda n: n["id"]), "edges": edges,
+            "next_after": edge_rows[-1].id if more else None}
 
 
 def live_edges(ctx: Ports, uid: str, page: int = 500) -> dict[str, dict[str, Any]]:

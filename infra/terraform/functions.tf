@@ -13,6 +13,14 @@ locals {
   # URLs, and the function checks it again (STRATA_TASKS_AUDIENCE, core/api/auth.py).
   consolidate_url = "https://consolidate-${data.google_project.this.number}.${var.region}.run.app"
 
+  # The api's public URL as clients call it, path prefix included (STRATA_PUBLIC_URL): the MCP
+  # server names it in its 401 and its protected-resource metadata (RFC 9728), which a client checks
+  # against the URL it called. Behind a prefix (https://REGION-PROJECT.cloudfunctions.net/api, a
+  # Hosting rewrite) the request's Host alone names the wrong place. Default: the function's
+  # deterministic run.app URL (what `api_url` outputs), known before the function exists.
+  api_public_url = trimsuffix(coalesce(var.api_public_url,
+  "https://api-${data.google_project.this.number}.${var.region}.run.app"), "/")
+
   environment = { for k, v in {
     STRATA_PROJECT_ID               = var.project_id
     STRATA_REGION                   = var.region
@@ -87,7 +95,7 @@ module "api" {
   build_service_account            = google_service_account.build.id
   service_account_id               = "strata-api"
   project_roles                    = local.common_project_roles
-  environment_variables            = local.environment
+  environment_variables            = merge(local.environment, { STRATA_PUBLIC_URL = local.api_public_url })
   secret_environment_variables     = local.secret_env.api
   available_memory                 = local.sizing.api.available_memory
   timeout_seconds                  = local.sizing.api.timeout_seconds

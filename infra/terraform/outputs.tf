@@ -1,6 +1,6 @@
 output "api_url" {
-  description = "HTTPS URL of the api function (the base URL apps call)."
-  value       = module.api.uri
+  description = "HTTPS URL of the api function (the base URL apps call; STRATA_PUBLIC_URL of the api function)."
+  value       = local.api_public_url
 }
 
 output "function_urls" {

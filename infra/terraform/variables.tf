@@ -68,6 +68,16 @@ variable "api_public" {
   default     = true
 }
 
+variable "api_public_url" {
+  description = "The api's public URL as clients call it, path prefix included (e.g. https://REGION-PROJECT.cloudfunctions.net/api or a custom domain); named by the MCP server's protected-resource metadata. Empty: the function's run.app URL."
+  type        = string
+  default     = ""
+  validation {
+    condition     = var.api_public_url == "" || can(regex("^https://[^/?#]+(/[^?#]*)?$", var.api_public_url))
+    error_message = "api_public_url is an https:// URL without query or fragment."
+  }
+}
+
 variable "projection_topic" {
   description = "Pub/Sub topic that nudges the outbox drain (STRATA_PROJECTION_TOPIC)."
   type        = string

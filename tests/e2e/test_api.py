@@ -94,6 +94,47 @@ def test_explicit_create_then_read_back(http: httpx.Client, ctx: Context) -> Non
     assert_ledger_gapless(ctx, uid)
 
 
+def _walk(http: httpx.Client, path: str, uid: str, key: str, limit: int) -> list[list[dict[str, Any]]]:
+    """Every page of a cursor-paged /v1 list, following next_cursor to the end."""
+    pages, cursor = [], None
+    while True:
+        params: dict[str, Any] = {"limit": limit, **({"cursor": cursor} if cursor else {})}
+        response = http.get(path, params=params, headers=_auth(uid))
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert len(body[key]) <= limit
+        pages.append(body[key])
+        cursor = body["next_cursor"]
+        if cursor is None:
+            return pages
+        assert len(pages) < 100, "the walk does not end"
+
+
+def test_history_pages_through_every_commit_exactly_once(http: httpx.Client) -> None:
+    uid = _uid()
+    created = _create(http, uid, "I swim at the lido on Saturdays")
+    for text in ("I swim at the lido on Sundays", "I swim at the lido on Mondays", "I swim in the sea on Mondays"):
+        edit = http.patch(f"/v1/memories/{created['id']}", json={"content": text}, headers=_auth(uid))
+        assert edit.status_code == 200, edit.text
+    path = f"/v1/memories/{created['id']}/history"
+    full = http.get(path, headers=_auth(uid)).json()
+    assert full["next_cursor"] is None
+    # a create (written, then processed) and three content edits, each one commit at least
+    assert [c["kind"] for c in full["commits"]][:2] == ["intake.explicit", "intake.process"]
+    assert len(full["commits"]) >= 5
+    for limit in (1, 3):
+        pages = _walk(http, path, uid, "commits", limit)
+        walked = [c["commit_id"] for page in pages for c in page]
+        assert walked == [c["commit_id"] for c in full["commits"]], limit  # each once, oldest first
+        assert all(len(page) == limit for page in pages[:-1])
+    # a cursor of another memory's history (or of another list) is refused and changes nothing
+    other = _create(http, uid, "I cycle to work")
+    cursor = http.get(path, params={"limit": 1}, headers=_auth(uid)).json()["next_cursor"]
+    _assert_error(http.get(f"/v1/memories/{other['id']}/history", params={"cursor": cursor}, headers=_auth(uid)), 400)
+    _assert_error(http.get("/v1/knowledge-graph", params={"cursor": cursor}, headers=_auth(uid)), 400)
+    _assert_error(http.get(path, params={"cursor": "not-a-cursor"}, headers=_auth(uid)), 400)
+
+
 def test_history_shows_pending_then_processed(http: httpx.Client, ctx: Context) -> None:
     uid = _uid()
     created = _create(http, uid, "I volunteer at the food bank on Thursdays")

@@ -176,12 +176,25 @@ def test_knowledge_graph_page_is_bounded_and_closed(stack: dict[str, Any], sampl
             assert items[mid].layer == "long_term" and items[mid].status == "active" and not items[mid].restricted
     labels = " ".join(n["label"] for n in full["nodes"]).casefold()
     assert not any(m in labels for m in RESTRICTED_MARKERS)
-    for limit in (1, 2, 3):
-        page = httpx.get(url, params={"limit": limit}, headers=headers, timeout=30).json()
-        present = {n["id"] for n in page["nodes"]}
-        assert len(page["nodes"]) == limit
-        assert all(e["source"] in present and e["target"] in present for e in page["edges"])
-        assert page["truncated"] is True
+    assert full["next_cursor"] is None
+    for limit in (1, 2, 3):  # paging through the edges: each served exactly once, each page closed
+        seen: list[str] = []
+        nodes: set[str] = set()
+        cursor = None
+        while True:
+            params: dict[str, Any] = {"limit": limit, **({"cursor": cursor} if cursor else {})}
+            page = httpx.get(url, params=params, headers=headers, timeout=30).json()
+            present = {n["id"] for n in page["nodes"]}
+            assert len(page["edges"]) <= limit
+            assert present == {end for e in page["edges"] for end in (e["source"], e["target"])}
+            seen += [e["id"] for e in page["edges"]]
+            nodes |= present
+            cursor = page["next_cursor"]
+            assert page["truncated"] is (cursor is not None)
+            if cursor is None:
+                break
+        assert sorted(seen) == sorted(e["id"] for e in full["edges"]), limit
+        assert len(seen) == len(set(seen)) and nodes == node_ids
     assert httpx.delete(url, headers=headers, timeout=30).status_code == 409
     rebuild = httpx.post(url + "/rebuild", headers=headers, timeout=30)
     assert rebuild.status_code == 409 and rebuild.json()["error"]["code"] == "derived_state"

@@ -160,8 +160,32 @@ def test_function_environment_and_secrets(root):
                            "STRATA_EMBEDDING_API_KEY"}
     assert set(root.resources_of("google_secret_manager_secret")) == {"provider"}
     for name, m in _functions(root).items():
-        assert m["environment_variables"] == "${local.environment}"
+        if name != "api":
+            assert m["environment_variables"] == "${local.environment}", name
         assert m["secret_environment_variables"] == f"${{local.secret_env.{name}}}"
+
+
+def test_the_api_function_knows_its_public_url(root):
+    """The MCP protected-resource metadata names STRATA_PUBLIC_URL (core/api/key_routes.py): set on
+    the api function, from the operator's URL (path prefix included) or the function's run.app URL,
+    the same URL the api_url output gives apps."""
+    env = root.modules["api"]["environment_variables"]
+    assert env == "${merge(local.environment, {STRATA_PUBLIC_URL = local.api_public_url})}"
+    assert "STRATA_PUBLIC_URL" not in root.locals["environment"]  # no other function serves MCP
+    url = root.locals["api_public_url"]
+    assert url.startswith("${trimsuffix(coalesce(var.api_public_url, ") and url.endswith(', "/")}')
+    assert '"https://api-${data.google_project.this.number}.${var.region}.run.app"' in url
+    assert root.modules["api"]["name"] == "api"  # the Cloud Run service, hence its run.app host
+    assert root.outputs["api_url"]["value"] == "${local.api_public_url}"
+    variable = root.variables["api_public_url"]
+    assert variable["default"] == "" and variable["type"] == "string"
+    condition = variable["validation"][0]["condition"]
+    pattern = re.search(r'regex\("(.+)", var\.api_public_url\)', condition).group(1).replace("\\\\", "\\")
+    for good in ("https://europe-west1-acme.cloudfunctions.net/api", "https://memory.example.com"):
+        assert re.fullmatch(pattern, good), good
+    for bad in ("http://memory.example.com", "https://memory.example.com/api?x=1", "memory.example.com"):
+        assert not re.fullmatch(pattern, bad), bad
+    assert config.env_names("public_url") == ["STRATA_PUBLIC_URL"]  # the setting core reads
 
 
 # -- messaging ---------------------------------------------------------------------------------

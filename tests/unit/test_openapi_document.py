@@ -74,8 +74,8 @@ def test_every_v1_route_has_request_and_response_schemas() -> None:
 
 def test_every_v1_list_answer_is_cursor_paged() -> None:
     """A list-shaped /v1 answer takes a cursor and answers next_cursor; the exceptions are the
-    bounded single pages docs/api.md names (the graph, a memory's history, the keys)."""
-    single_page = {"/v1/knowledge-graph", "/v1/memories/{memory_id}/history", "/v1/keys"}
+    bounded single page docs/api.md names (the keys, at most 25)."""
+    single_page = {"/v1/keys"}
     schemas = document(ROUTES)["components"]["schemas"]
     for path, method, op in _operations():
         if method != "get" or not path.startswith("/v1/") or op.get("deprecated") or path in single_page:
@@ -96,6 +96,19 @@ def test_a_position_cursor_round_trips_and_is_bound_to_its_query() -> None:
     for bad in (cursor, "not-a-cursor", routes.encode_offset(-1, "keyword\nbasil")):
         with pytest.raises(BadRequest) as refused:
             routes.decode_offset(bad, "keyword\nbasil")
+        assert refused.value.code == "bad_cursor"
+
+
+def test_a_key_cursor_round_trips_and_is_bound_to_its_resource() -> None:
+    cursor = routes.encode_key(41, "history\nmem_a")
+    assert routes.decode_key(cursor, "history\nmem_a", int) == 41
+    assert routes.decode_key(None, "history\nmem_a", int) is None
+    assert routes.decode_key(routes.encode_key("edge_x", "knowledge-graph"), "knowledge-graph", str) == "edge_x"
+    for bad, scope, kind in ((cursor, "history\nmem_b", int), (cursor, "knowledge-graph", str),
+                             ("not-a-cursor", "knowledge-graph", str),
+                             (routes.encode_key("7", "history\nmem_a"), "history\nmem_a", int)):
+        with pytest.raises(BadRequest) as refused:
+            routes.decode_key(bad, scope, kind)
         assert refused.value.code == "bad_cursor"
 
 
