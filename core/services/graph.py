@@ -191,17 +191,26 @@ def read_page(ctx: Ports, uid: str, limit: int, after: str | None = None) -> dic
     asserted = _asserted_edges(ctx, uid, {m for row in edge_rows for m in row.data.get("memory_ids") or []})
     live = []
     for row in edge_rows:
-        edge = row.data
-        citing = [m for m in dict.fromkeys(edge.get("memory_ids") or []) if asserted.get(m) == edge.get("id")]
+        citing = _citing(row.data, str(row.data.get("id")), asserted)
         if citing:
-            live.append({**{k: edge[k] for k in ("id", "source", "target", "label")}, "memory_ids": citing})
+            live.append({**{k: row.data[k] for k in ("id", "source", "target", "label")}, "memory_ids": citing})
+    nodes, edges = _closed(ctx, uid, live)
+    return {"nodes": nodes, "edges": edges, "next_after": edge_rows[-1].id if more else None}
+
+
+def _citing(edge: dict[str, Any], edge_id: str, asserted: dict[str, str]) -> list[str]:
+    """The edge's memory ids whose current graph assertion names it (``asserted``: memory id → edge id)."""
+    return [m for m in dict.fromkeys(edge.get("memory_ids") or []) if asserted.get(m) == edge_id]
+
+
+def _closed(ctx: Ports, uid: str, live: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The stored nodes the ``live`` edges end at (sorted by id), and the edges whose two nodes exist."""
     endpoints = sorted({end for edge in live for end in (edge["source"], edge["target"])})
     stored = ctx.store.get_all([paths.doc(uid, "knowledge_nodes", node) for node in endpoints])
     nodes = [data for data in stored.values() if data is not None and data.get("id") in endpoints]
     present = {n["id"] for n in nodes}
     edges = [edge for edge in live if edge["source"] in present and edge["target"] in present]
-    return {"nodes": sorted(nodes, key=lambda n: n["id"]), "edges": edges,
-            "next_after": edge_rows[-1].id if more else None}
+    return sorted(nodes, key=lambda n: n["id"]), edges
 
 
 def live_edges(ctx: Ports, uid: str, page: int = 500) -> dict[str, dict[str, Any]]:
@@ -214,7 +223,7 @@ def live_edges(ctx: Ports, uid: str, page: int = 500) -> dict[str, dict[str, Any
         rows = ctx.store.scan(paths.col(uid, "knowledge_edges"), limit=page, after=last)
         asserted = _asserted_edges(ctx, uid, {m for row in rows for m in row.data.get("memory_ids") or []})
         for row in rows:
-            citing = [m for m in dict.fromkeys(row.data.get("memory_ids") or []) if asserted.get(m) == row.id]
+            citing = _citing(row.data, row.id, asserted)
             if citing:
                 out[row.id] = {**row.data, "memory_ids": citing}
         if len(rows) < page:
