@@ -120,7 +120,10 @@ def test_every_tool_answers_what_the_http_api_answers(stack: dict[str, Any], htt
     assert [m["id"] for m in got["search"]["memories"]] == [m["id"] for m in rest["search"]] == [memory_id]
     assert got["list"] == rest["list"]
     assert got["get"] == rest["get"] == got["resource"]
-    assert got["history"] == rest["history"] and [c["kind"] for c in got["history"]["commits"]][0] == "intake.explicit"
+    # The resource is the whole history; the HTTP page holds all of it here (one page, no next cursor).
+    assert rest["history"]["next_cursor"] is None
+    assert got["history"]["commits"] == rest["history"]["commits"]
+    assert [c["kind"] for c in got["history"]["commits"]][0] == "intake.explicit"
 
     async def delete(client: Client) -> tuple[Any, Any, Any]:
         deleted = _structured(await client.call_tool("delete_memory", {"memory_id": memory_id}))

@@ -169,7 +169,7 @@ def test_every_read_surface_shows_legacy_rows_and_writes_nothing(stack: dict[str
         assert api.ok("GET", f"/v1/memories/{memory_id}")["id"] == memory_id
     assert api.ok("GET", "/v1/memories/leg-nodate")["created_at"] is None
     assert api.ok("GET", "/v1/memories/leg-same")["content"] == "I drink green tea"
-    assert api.ok("GET", "/v1/memories/leg-ghent/history") == {"commits": []}
+    assert api.ok("GET", "/v1/memories/leg-ghent/history") == {"commits": [], "next_cursor": None}
     for missing in ("leg-deleted", "leg-gone", "st-rejected", "nothing-here"):
         assert api.call("GET", f"/v1/memories/{missing}").status_code == 404, missing
     split = api.call("GET", "/v1/memories/leg-split")
