@@ -40,6 +40,7 @@ import httpx
 
 from strata_dev.bench import harness
 from strata_dev.bench.procs import cpu_seconds, tree
+from strata_dev.localstack.processes import gunicorn_runtime_env
 
 TARGETS = {"api": (1000.0, 256.0), "on_conversation_complete": (1000.0, 256.0)}
 
@@ -176,7 +177,7 @@ def cold_start(function: str, entry: str, signature: str, project: str, tree: Pa
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "functions_framework", "--source", str(source), "--target", entry,
                              "--signature-type", signature, "--host", "127.0.0.1", "--port", str(port)],
-                            env=_env(tree), cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            env=_env(tree) | gunicorn_runtime_env(function), cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
         while True:

@@ -15,6 +15,7 @@ import os
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -64,6 +65,18 @@ def free_ports(count: int) -> list[int]:
     finally:
         for sock in sockets:
             sock.close()
+
+
+def gunicorn_runtime_env(name: str) -> dict[str, str]:
+    """An ``XDG_RUNTIME_DIR`` of its own for one functions-framework server.
+
+    gunicorn (25.1 and later) binds a control socket at ``$XDG_RUNTIME_DIR/gunicorn.ctl``, else at
+    ``~/.gunicorn/gunicorn.ctl``: every function server of every stack on the machine would contend
+    for that one path, and each loser logs a plain-text "Address already in use" line. A short
+    directory per server (a Unix socket path must stay under 108 bytes) keeps them apart.
+    """
+    safe = "".join(c if c.isalnum() else "-" for c in name)
+    return {"XDG_RUNTIME_DIR": tempfile.mkdtemp(prefix=f"strata-{safe}-")}
 
 
 def spawn(name: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, log: Path, port: int) -> Proc:

@@ -36,6 +36,7 @@ from strata_dev.localstack.processes import (
     detached_descendants,
     free_ports,
     group_members,
+    gunicorn_runtime_env,
     http_responds,
     log_tail,
     pid_alive,
@@ -299,7 +300,7 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path, suite: str = "defau
              "--port", str(ports["fn:" + fn.name])],
             ports["fn:" + fn.name],
             _function_ready(url),
-            env=keys,
+            env=keys | gunicorn_runtime_env(fn.name),
         ))
     tick = Component(
         "tick",

@@ -32,7 +32,14 @@ from core.api.auth import emulator_token
 from core.bootstrap import Context
 from core.domain.extraction import normalize_text
 from core.services import capture
-from strata_dev.localstack.processes import free_ports, http_responds, log_tail, spawn, stop_group
+from strata_dev.localstack.processes import (
+    free_ports,
+    gunicorn_runtime_env,
+    http_responds,
+    log_tail,
+    spawn,
+    stop_group,
+)
 from tests.e2e.test_capture import SAMPLE_FACTS
 from tests.support.cloudevents import conversation_written
 from tests.support.firestore_checks import all_items, relay_deliveries, sample_conversations, wait_for
@@ -63,7 +70,8 @@ def _model_capture_function(server: OpenAIProtocolServer, tmp: Path, on_failure:
     port = free_ports(1)[0]
     env = dict(os.environ, STRATA_EXTRACTOR="openai", STRATA_LLM_BASE_URL=server.base_url,
                STRATA_LLM_MODEL="test-model", STRATA_LLM_TIMEOUT_S="10",
-               STRATA_LLM_MAX_ATTEMPTS=str(MAX_ATTEMPTS), STRATA_LLM_ON_FAILURE=on_failure)
+               STRATA_LLM_MAX_ATTEMPTS=str(MAX_ATTEMPTS), STRATA_LLM_ON_FAILURE=on_failure,
+               **gunicorn_runtime_env("model-capture"))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
     proc = spawn("fn:model-capture", [
         sys.executable, "-m", "functions_framework", "--source",
