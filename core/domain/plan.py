@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from core.domain import ids
+from core.domain.documents import ApplyControl, OutboxEvent
 from core.domain.records import MemoryItem
 from core.domain.sensitivity import contains_secret
 from core.domain.visibility import is_default_visible
@@ -39,7 +40,7 @@ class ApplyView:
 
     uid: str
     now: datetime
-    control: dict[str, Any]
+    control: ApplyControl
     items: dict[str, MemoryItem | None]
     docs: dict[str, dict[str, Any] | None]
     sequence: int  # the sequence this commit will get
@@ -103,14 +104,12 @@ def outbox_event(uid: str, commit_id: str, sequence: int, action: OutboxAction, 
     """(event id, document) of the pending ``memory_outbox`` event an apply writes for ``action``;
     ``written`` is the item this apply wrote under that memory id, if any."""
     event_id = ids.outbox_event_id(commit_id, action.memory_id, action.action)
-    return event_id, {
-        "event_id": event_id, "uid": uid, "memory_id": action.memory_id, "action": action.action,
-        "revision": written.revision if written else None,
-        "content_hash": written.content_hash if written else None,
-        "reason": action.reason or reason, "commit_id": commit_id, "sequence": sequence,
-        "state": "pending", "attempts": 0, "due_at": moment, "lease_expires_at": None,
-        "lease_epoch": 0, "created_at": moment, "last_error": None,
-    }
+    return event_id, OutboxEvent(
+        event_id=event_id, uid=uid, memory_id=action.memory_id, action=action.action,
+        revision=written.revision if written else None, content_hash=written.content_hash if written else None,
+        reason=action.reason or reason, commit_id=commit_id, sequence=sequence, state="pending", attempts=0,
+        due_at=moment, lease_expires_at=None, lease_epoch=0, created_at=moment, last_error=None,
+    ).to_store()
 
 
 def is_projectable(item: MemoryItem) -> bool:

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 
 from core.domain import fence, ids, paths
 from core.domain.admission import admission_validator
+from core.domain.documents import ApplyControl
 from core.domain.plan import (
     MAX_ITEMS_PER_APPLY,
     ApplyResult,
@@ -58,9 +59,6 @@ __all__ = ["VALIDATORS", "Mutation", "TransactionReads", "UnitOfWork", "compose"
 # Every item an apply writes passes these: no active Long-term item without its admission receipt
 # and graph assertion in the same transaction (docs/architecture.md, atomic admission).
 VALIDATORS: tuple[ItemValidator, ...] = (admission_validator,)
-_EMPTY_CONTROL = {"sequence": 0, "head_commit_id": None, "account_generation": 0, "writes_blocked": False}
-
-
 def compose(planner: Planner) -> Planner:
     """``planner`` with what every plan of this deployment carries: the re-issued review entry of a
     revised item in review (:func:`core.domain.review_queue.with_review_reissue`) and one
@@ -155,9 +153,9 @@ class UnitOfWork:
                                list(op.get("changed_ids", [])), dict(op.get("summary", {})),
                                int(op.get("outbox_events", 0))), []
         stored_control = read.data.get(m.control_path)
-        control = stored_control or dict(_EMPTY_CONTROL)
+        control = ApplyControl.from_store(stored_control)
         deletion = self._fence(read, control)
-        sequence = int(control.get("sequence", 0)) + 1
+        sequence = control.sequence + 1
         view = ApplyView(
             uid=m.uid, now=moment, control=control,
             items={mid: (MemoryItem.from_store(d) if (d := read.data.get(p)) else None)
@@ -214,7 +212,7 @@ class UnitOfWork:
                            code="too_many_items")
         return rows
 
-    def _fence(self, read: _Read, control: Mapping[str, Any]) -> dict[str, Any] | None:
+    def _fence(self, read: _Read, control: ApplyControl) -> dict[str, Any] | None:
         """Work of an older account generation, the incident switch, an account being deleted and
         a blocked account write nothing. Returns the account-deletion record."""
         m = self.mutation
@@ -225,7 +223,7 @@ class UnitOfWork:
         if not m.bypass_account_fence:
             if deletion is not None and deletion.get("state") != "completed":
                 raise WritesBlocked("this account is being deleted; writes are refused")
-            if control.get("writes_blocked"):
+            if control.writes_blocked:
                 raise WritesBlocked("writes are blocked for this account")
         return deletion
 
@@ -274,15 +272,14 @@ class UnitOfWork:
             writes.append(Write("set", paths.doc(m.uid, "memory_outbox", event_id), event))
         changed_ids = [i.id for i in plan.items]
         writes.append(Write("set", paths.doc(m.uid, "memory_commits", commit), {
-            "commit_id": commit, "sequence": sequence, "parent_commit_id": view.control.get("head_commit_id"),
+            "commit_id": commit, "sequence": sequence, "parent_commit_id": view.control.head_commit_id,
             "operation_id": m.op_id, "kind": m.kind, "actor": m.actor, "changes": changes,
             "doc_writes": sorted(plan.docs), "created_at": moment, "memory_ids": changed_ids,
         }))
-        writes.append(Write("set", m.control_path, {
-            "sequence": sequence, "head_commit_id": commit, "updated_at": moment,
-            "account_generation": fence.of(deletion).generation,
-            "writes_blocked": bool(view.control.get("writes_blocked", False)),
-        }))
+        writes.append(Write("set", m.control_path, ApplyControl(
+            sequence=sequence, head_commit_id=commit, updated_at=moment,
+            account_generation=fence.of(deletion).generation, writes_blocked=view.control.writes_blocked,
+        ).to_store()))
         writes.append(Write("set", m.op_path, {
             "operation_id": m.op_id, "kind": m.kind, "commit_id": commit, "sequence": sequence,
             "changed_ids": changed_ids, "summary": plan.summary, "created_at": moment,

@@ -33,6 +33,7 @@ from datetime import UTC, datetime, time
 from typing import Any
 
 from core.domain import fence, ids, paths
+from core.domain.documents import CaptureRun
 from core.domain.extraction import (
     ExtractionResult,
     GroundedCandidate,
@@ -137,22 +138,22 @@ def capture_conversation(ctx: Ports, uid: str, conversation_id: str, doc: dict[s
 
 def _capture(ctx: Ports, uid: str, conversation_id: str, doc: dict[str, Any], revision: str, run_ref: str,
              stored_run: dict[str, Any] | None, result: CaptureResult) -> None:
-    run = stored_run or {}
-    if deleting(run):
+    run = CaptureRun.from_store(stored_run)
+    if run.deleting:
         result.skipped = "conversation_deleted"
         return
-    done: dict[str, Any] = dict(run.get("jobs", {})) if run.get("revision") == revision else {}
+    done = run.jobs_done(revision)
     if all(done.get(job) for job in JOBS):
         result.skipped = "already_captured"
         return
     # No marker at all (or one that only counts model attempts): nothing of this conversation was
     # ever applied (the marker is written in the same commit as the memories), so there is no cohort
     # to read and no workflow row to merge into.
-    first = not _applied(stored_run)
+    first = not run.applied
     # Every capture that writes the marker counts up, so an operation key bound to the count is never
     # reused by a later capture (reverting an edit, A → B → A, captures A again instead of replaying
     # the first A), while a retry of this capture, before its marker is written, replays.
-    captures = int(run.get("captures", 0)) + 1
+    captures = run.capture_count + 1
     source = source_from_conversation(uid, conversation_id, doc)
     turn = _ModelTurn(attempts_of(run, revision))
     # ``raw`` keeps the secret-bearing candidates: the memories job grounds every candidate before it
@@ -206,14 +207,11 @@ def _flatten(workflow: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[s
 def _marker(ctx: Ports, revision: str, jobs: dict[str, Any], result: CaptureResult, captures: int,
             extraction: ExtractionResult, turn: _ModelTurn) -> dict[str, Any]:
     """The capture marker (``capture_runs/{conversation_id}``) recording ``jobs`` for ``revision``."""
-    data = {"revision": revision, "jobs": jobs, "updated_at": ctx.now(), "errors": dict(result.errors),
-            "captures": captures, "extractor": {"id": extraction.extractor_id,
-                                                "version": extraction.extractor_version}}
-    if turn.attempts["count"]:
-        data["attempts"] = turn.attempts
-    if turn.fell_back is not None:
-        data["fell_back"] = turn.fell_back
-    return data
+    return CaptureRun(revision=revision, jobs=jobs, updated_at=ctx.now(), errors=dict(result.errors),
+                      captures=captures,
+                      extractor={"id": extraction.extractor_id, "version": extraction.extractor_version},
+                      attempts=turn.attempts if turn.attempts["count"] else None,
+                      fell_back=turn.fell_back).to_store()
 
 
 def _extract(ctx: Ports, uid: str, conversation_id: str, run_ref: str, revision: str, captures: int,
@@ -266,14 +264,9 @@ class _ModelTurn:
     fell_back: dict[str, Any] | None = None
 
 
-def _applied(run: dict[str, Any] | None) -> bool:
-    """The marker holds more than model attempts (a capture, a cascade record): not a first capture."""
-    return bool(set(run or {}) - {"attempts"})
-
-
-def attempts_of(run: dict[str, Any] | None, revision: str) -> dict[str, Any]:
+def attempts_of(run: CaptureRun | dict[str, Any] | None, revision: str) -> dict[str, Any]:
     """The marker's model-attempt record for ``revision`` (a fresh one for any other revision)."""
-    stored = (run or {}).get("attempts")
+    stored = (run if isinstance(run, CaptureRun) else CaptureRun.from_store(run)).attempts
     if isinstance(stored, dict) and stored.get("revision") == revision:
         return {"revision": revision, "count": int(stored.get("count") or 0), "last_error": stored.get("last_error"),
                 "last_error_at": stored.get("last_error_at"), "first_at": stored.get("first_at"),
@@ -359,7 +352,7 @@ def _model_extraction(ctx: Ports, uid: str, conversation_id: str, run_ref: str, 
 
 def deleting(run: dict[str, Any] | None) -> bool:
     """The capture marker says the conversation is being (or was) deleted: no capture may write."""
-    return isinstance((run or {}).get("cascade"), dict) and run["cascade"].get("state") in ("running", "done")  # type: ignore[index]
+    return CaptureRun.from_store(run).deleting
 
 
 def _write_marker(ctx: Ports, uid: str, run_ref: str, data: dict[str, Any],
@@ -384,10 +377,8 @@ def _extraction_failed(ctx: Ports, uid: str, conversation_id: str, run_ref: str,
         return result
     log.warning("extraction of %s/%s refused for good (%s); recorded, not retried", uid, conversation_id, exc.code)
     jobs = {**done, **{job: f"failed: {exc.code}" for job in pending}}
-    data = {"revision": revision, "jobs": jobs, "updated_at": ctx.now(), "errors": dict(result.errors),
-            "captures": captures}
-    if attempts is not None:
-        data["attempts"] = attempts
+    data = CaptureRun(revision=revision, jobs=jobs, updated_at=ctx.now(), errors=dict(result.errors),
+                      captures=captures, attempts=attempts).to_store()
     if not _write_marker(ctx, uid, run_ref, data):
         result.skipped = "conversation_deleted"
     return result
@@ -480,10 +471,10 @@ def replace_source(ctx: Ports, uid: str, conversation_id: str, revision: str,
 
     def plan(view: ApplyView, page_ids: frozenset[str] = frozenset()) -> Plan:
         nonlocal rode
-        marker = view.docs.get(marker_path)
-        if first and _applied(marker):
+        marker = CaptureRun.from_store(view.docs.get(marker_path))
+        if first and marker.applied:
             raise Conflict("another capture of this conversation committed first", code="capture_raced")
-        if deleting(marker):
+        if marker.deleting:
             raise ConversationDeleted("the conversation is being deleted", code="conversation_deleted")
         cohort_ids = view.queried.get("cohort", [])
         if not first and not set(cohort_ids) <= page_ids:

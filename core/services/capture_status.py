@@ -19,9 +19,10 @@ from datetime import datetime
 from typing import Any
 
 from core.domain import paths
+from core.domain.documents import CaptureRun
 from core.errors import NotFound
 from core.ports import Ports
-from core.services.capture import JOBS, attempts_of, conversation_revision, deleting
+from core.services.capture import JOBS, attempts_of, conversation_revision
 
 STATES = ("pending", "captured", "failed", "fell_back")
 COUNT_PAGE = 500
@@ -45,10 +46,9 @@ def _memory_count(ctx: Ports, uid: str, conversation_id: str) -> int:
         after = rows[-1].id
 
 
-def _of_revision(run: dict[str, Any], revision: str, name: str) -> dict[str, Any] | None:
-    """The marker's map ``name`` when the marker is of ``revision`` (else None)."""
-    value = run.get(name)
-    return value if run.get("revision") == revision and isinstance(value, dict) else None
+def _of_revision(run: CaptureRun, revision: str, value: Any) -> dict[str, Any] | None:
+    """The marker's map ``value`` when the marker is of ``revision`` (else None)."""
+    return dict(value) if run.revision == revision and isinstance(value, dict) else None
 
 
 def _state(jobs: dict[str, Any], fell_back: dict[str, Any] | None, error: str | None) -> tuple[str, str | None]:
@@ -68,14 +68,14 @@ def conversation_status(ctx: Ports, uid: str, conversation_id: str) -> dict[str,
     conversation_ref = paths.doc(uid, "conversations", conversation_id)
     run_ref = paths.doc(uid, "capture_runs", conversation_id)
     found = ctx.store.get_all([conversation_ref, run_ref])
-    doc, run = found[conversation_ref], found[run_ref] or {}
-    if doc is None or deleting(run):
+    doc, run = found[conversation_ref], CaptureRun.from_store(found[run_ref])
+    if doc is None or run.deleting:
         raise NotFound("no such conversation")
     revision = conversation_revision(doc)
     attempts = attempts_of(run, revision)
-    jobs = _of_revision(run, revision, "jobs") or {}
-    extractor = _of_revision(run, revision, "extractor")
-    state, error = _state(jobs, _of_revision(run, revision, "fell_back"), attempts.get("last_error"))
+    jobs = _of_revision(run, revision, run.jobs) or {}
+    extractor = _of_revision(run, revision, run.extractor)
+    state, error = _state(jobs, _of_revision(run, revision, run.fell_back), attempts.get("last_error"))
     return {
         "conversation_id": conversation_id,
         "state": state,
@@ -87,7 +87,7 @@ def conversation_status(ctx: Ports, uid: str, conversation_id: str) -> dict[str,
         "attempts": attempts["count"],
         "max_attempts": ctx.settings.llm_max_attempts,
         "created_at": _time(doc.get("created_at")),
-        "captured_at": _time(run.get("updated_at")) if state != "pending" else None,
+        "captured_at": _time(run.updated_at) if state != "pending" else None,
         "first_attempt_at": _time(attempts.get("first_at")),
         "last_attempt_at": _time(attempts.get("last_at")),
         "last_error_at": _time(attempts.get("last_error_at")),

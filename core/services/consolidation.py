@@ -22,6 +22,7 @@ from typing import Any
 
 from core.domain import fence, ids, paths, review_queue
 from core.domain.admission import admit
+from core.domain.documents import ReviewRow
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem, expired, valid_since
 from core.domain.routing import (
@@ -527,21 +528,22 @@ def expire_reviews(ctx: Ports, uid: str, limit: int = 100) -> int:
     alone: the entry must still be the item's (its review id), and the item still in review. The
     revision is not compared: a later revision re-issues the entry under a new id, so an item whose
     entry still names an older revision was stranded before re-issue existed, and expiry settles it."""
-    rows = [row.data for row in ctx.store.query("reviews_expiring", {"status": "open", "expires_at": ctx.now()},
-                                                parent=paths.user(uid), limit=limit)]
+    rows = [ReviewRow.from_store(row.data) for row in ctx.store.query(
+        "reviews_expiring", {"status": "open", "expires_at": ctx.now()}, parent=paths.user(uid), limit=limit)]
     if not rows:
         return 0
-    doc_paths = {r["review_id"]: f"memory_review_queue/{_doc_id(r['review_id'])}" for r in rows}
+    doc_paths = {r.review_id: review_queue.row_path(r.review_id) for r in rows if r.review_id}
 
     def plan(view: ApplyView) -> Plan:
         out = Plan(summary={"expired": 0})
         for review_id, path in doc_paths.items():
-            row = view.docs.get(path)
-            if row is None or row.get("status") != "open" or row["expires_at"] > view.now:
+            stored = view.docs.get(path)
+            row = ReviewRow.from_store(stored)
+            if stored is None or row.status != "open" or not row.past_deadline(view.now):
                 continue
-            out.docs[path] = {**row, "content": "", "conflicting": [], "status": "expired", "expired_at": view.now}
+            out.docs[path] = row.closed("expired", "expired_at", view.now).to_store()
             out.summary["expired"] += 1
-            item = view.items.get(row["memory_id"])
+            item = view.items.get(row.memory_id or "")
             if item is None or item.review_id != review_id or not review_queue.in_review(item):
                 continue
             item = item.model_copy(deep=True)
@@ -552,7 +554,7 @@ def expire_reviews(ctx: Ports, uid: str, limit: int = 100) -> int:
         return out
 
     result = ctx.store.apply(uid, "consolidation.review_expiry", {"reviews": sorted(doc_paths)}, plan,
-                             item_ids=[r["memory_id"] for r in rows], doc_paths=list(doc_paths.values()))
+                             item_ids=[r.memory_id for r in rows if r.memory_id], doc_paths=list(doc_paths.values()))
     return int(result.summary.get("expired", 0))
 
 

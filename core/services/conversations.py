@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core.domain import paths
+from core.domain.documents import CaptureRun
 from core.errors import Conflict, NotFound
 from core.ports import Ports
 from core.services import capture, controls, deletion
@@ -87,7 +88,6 @@ def cascade_from_trigger(ctx: Ports, uid: str, conversation_id: str) -> dict[str
     fence = found[paths.account_deletion(uid)]
     if fence is not None and fence.get("state") != "completed":
         return None  # the account wipe deleting this conversation removes everything a cascade would
-    run = found[paths.doc(uid, "capture_runs", conversation_id)]
-    if run is not None and run.get("cascade") is False:
+    if CaptureRun.from_store(found[paths.doc(uid, "capture_runs", conversation_id)]).cascade_declined:
         return None
     return deletion.cascade_conversation(ctx, uid, conversation_id)

@@ -11,6 +11,7 @@ import uuid
 from typing import Any
 
 from core.domain import fence, paths
+from core.domain.documents import CaptureRun, CascadeProgress, ReviewRow
 from core.domain.plan import MAX_ITEMS_PER_APPLY, ApplyView, Page, Plan
 from core.domain.records import MemoryItem
 from core.errors import (
@@ -85,7 +86,7 @@ def scan_lineage(ctx: Ports, uid: str, memory_id: str) -> set[str]:
 
 
 def _redacted(row: dict[str, Any], now: Any) -> dict[str, Any]:
-    return {**row, "content": "", "conflicting": [], "status": "redacted", "redacted_at": now}
+    return ReviewRow.from_store(row).closed("redacted", "redacted_at", now).to_store()
 
 
 def delete_memory(ctx: Ports, uid: str, memory_id: str, request_key: str | None = None) -> dict[str, Any]:
@@ -364,32 +365,31 @@ def _derived_ids(ctx: Ports, uid: str, conversation_id: str) -> list[str]:
 
 def _cascade(ctx: Ports, uid: str, conversation_id: str, remove_document: bool) -> dict[str, Any]:
     historical = _cascade_historical(ctx, uid, conversation_id)
-    marker: dict[str, Any] | None = ctx.store.get(paths.doc(uid, "capture_runs", conversation_id))
-    raw = (marker or {}).get("cascade")
-    state: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    if state.get("state") == "done":
-        summary = dict(state.get("summary", {}))
+    stored = ctx.store.get(paths.doc(uid, "capture_runs", conversation_id))
+    state = CaptureRun.from_store(stored).progress
+    if state.state == "done":
+        summary = dict(state.summary)
         for name in ("withdrawn", "retracted"):  # historical rows are counted as withdrawn and retracted
-            summary[name] = int(summary.get(name, 0)) + historical
+            summary[name] = state.total(name) + historical
         # Workflow rows a cascade could not remove after its last page (it stopped there) go now.
         return {**summary, "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None,
-                "already_done": True, "intent": state.get("intent") or ""}
-    run_id = state.get("intent") or uuid.uuid4().hex
-    if marker is None and not live_page(ctx, uid, conversation_id, 1, None):
+                "already_done": True, "intent": state.intent}
+    run_id = state.intent or uuid.uuid4().hex
+    if stored is None and not live_page(ctx, uid, conversation_id, 1, None):
         # Nothing of the conversation was ever captured (or an account wipe removed it all): no
         # apply, so nothing is written back under a user whose subtree may just have been removed.
         # Unless the account was wiped, a cascade record still says the delete is done, so a
         # capture that failed before the delete and is retried after it (or a late duplicate of
         # the create event) refuses the conversation instead of bringing it back.
-        if _record_early_delete(ctx, uid, conversation_id, run_id) and live_page(ctx, uid, conversation_id, 1, None):
-            marker = {}  # a capture landed just before the record: cascade it the ordinary way
-        else:
+        # (A capture that landed just before the record is cascaded the ordinary way.)
+        raced = _record_early_delete(ctx, uid, conversation_id, run_id) and live_page(ctx, uid, conversation_id, 1, None)
+        if not raced:
             if remove_document:
                 ctx.store.delete(paths.doc(uid, "conversations", conversation_id))
             return {"withdrawn": historical, "retracted": historical,
                     "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None,
                     "intent": run_id}
-    totals = dict(state.get("summary") or {"withdrawn": 0, "retracted": 0})
+    totals = dict(state.summary or {"withdrawn": 0, "retracted": 0})
     commit_id = None
     workflow_removed = 0
     for _page in range(MAX_PAGES):
@@ -418,8 +418,8 @@ def _record_early_delete(ctx: Ports, uid: str, conversation_id: str, run_id: str
     account = ctx.store.read_fence(uid)
     if account.deleting or account.wiped:
         return False
-    record = {"captures": 0, "updated_at": ctx.now(),
-              "cascade": {"state": "done", "intent": run_id, "pages": 0, "summary": {"withdrawn": 0, "retracted": 0}}}
+    record = CaptureRun(captures=0, updated_at=ctx.now(), cascade=CascadeProgress(
+        state="done", intent=run_id, pages=0, summary={"withdrawn": 0, "retracted": 0})).to_store()
     try:
         with fence.expect(uid, account.generation):
             return ctx.store.fenced_write(uid, [(_marker_path_full(uid, conversation_id), record, False)])
@@ -463,8 +463,8 @@ def _cascade_page(ctx: Ports, uid: str, conversation_id: str, run_id: str, remov
         seen = frozenset(page_ids)
 
         def plan(view: ApplyView, seen: frozenset[str] = seen, reviews: dict = reviews) -> Plan:
-            marker = dict(view.docs.get(marker_path) or {})
-            progress = dict(marker.get("cascade") or {}) if isinstance(marker.get("cascade"), dict) else {}
+            marker = CaptureRun.from_store(view.docs.get(marker_path))
+            progress = marker.progress
             cohort = view.queried.get("cohort", [])
             if not set(cohort) <= seen:
                 raise CohortMoved("the conversation's memories changed since they were read")
@@ -482,15 +482,13 @@ def _cascade_page(ctx: Ports, uid: str, conversation_id: str, run_id: str, remov
             # The page that holds the rest of the cohort is the last: a cohort that fits one page
             # is retracted, recorded done and its document deleted in one commit.
             last = not view.more.get("cohort")
-            totals = dict(progress.get("summary") or {})
+            totals = dict(progress.summary)
             for name in ("withdrawn", "retracted"):
-                totals[name] = int(totals.get(name, 0)) + out.summary[name]
+                totals[name] = progress.total(name) + out.summary[name]
             # The progress record keeps no text: the capture's errors and jobs go with the first page.
-            out.docs[marker_path] = {
-                "captures": marker.get("captures", 0), "updated_at": view.now,
-                "cascade": {"state": "done" if last else "running", "intent": progress.get("intent") or run_id,
-                            "pages": int(progress.get("pages", 0)) + 1, "summary": totals},
-            }
+            out.docs[marker_path] = CaptureRun(captures=marker.capture_count, updated_at=view.now, cascade=CascadeProgress(
+                state="done" if last else "running", intent=progress.intent or run_id, pages=progress.pages + 1,
+                summary=totals)).to_store()
             if last and remove_document and view.docs.get(conversation_path) is not None:
                 out.docs[conversation_path] = None
             out.summary.update(last=last)
@@ -511,8 +509,7 @@ def _cascade_page(ctx: Ports, uid: str, conversation_id: str, run_id: str, remov
 
 
 def _pages_done(ctx: Ports, uid: str, conversation_id: str) -> int:
-    progress = (ctx.store.get(paths.doc(uid, "capture_runs", conversation_id)) or {}).get("cascade")
-    return int(progress.get("pages", 0)) if isinstance(progress, dict) else 0
+    return CaptureRun.from_store(ctx.store.get(paths.doc(uid, "capture_runs", conversation_id))).progress.pages
 
 
 WORKFLOW = (("action_items", "action_items_by_conversation"), ("goals", "goals_by_conversation"))

@@ -40,6 +40,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.domain import fence, ids, paths
+from core.domain.documents import Lease, OutboxEvent
 from core.domain.plan import SCHEDULE_ACTION, OutboxAction, is_projectable, outbox_event, projected_quote
 from core.domain.records import MemoryItem
 from core.errors import GenerationChanged, WritesBlocked
@@ -109,7 +110,7 @@ Guard = Callable[[dict[str, Any] | None], bool]
 def _held_by(holder: str) -> Guard:
     """The drain lease is still ``holder``'s (a holder id is unique to one take of the lease)."""
     def guard(data: dict[str, Any] | None) -> bool:
-        return data is not None and data.get("holder") == holder
+        return data is not None and Lease.from_store(data).holder == holder
     return guard
 
 
@@ -117,7 +118,10 @@ def _at(state: str | None, epoch: int) -> Guard:
     """The event is still in ``state`` at lease epoch ``epoch``: nobody re-leased, acknowledged or
     reset it since."""
     def guard(data: dict[str, Any] | None) -> bool:
-        return data is not None and data.get("state") == state and int(data.get("lease_epoch", 0)) == epoch
+        if data is None:
+            return False
+        event = OutboxEvent.from_store(data)
+        return event.state == state and event.lease_epoch == epoch
     return guard
 
 
@@ -125,8 +129,8 @@ def _leased_at(epoch: int) -> Guard:
     return _at("leased", epoch)
 
 
-def _as_read(event: dict[str, Any]) -> Guard:
-    return _at(event.get("state"), int(event.get("lease_epoch", 0)))
+def _as_read(event: OutboxEvent) -> Guard:
+    return _at(event.state, event.lease_epoch)
 
 
 # ------------------------------------------------------------------------------------------ drain
@@ -226,7 +230,7 @@ def _drain_round(ctx: Ports, uid: str, generation: int | None = None,
     more = len(candidates) == SCAN or len(chosen) == BATCH
     if not chosen:
         return report, False
-    leased, versions, repaired = _lease_events(ctx, uid, chosen, lease, holder, now)
+    leased, versions, repaired, chosen = _lease_events(ctx, uid, chosen, lease, holder, now)
     if not leased:
         # The drain lease moved on, or another drain leased one of these events since they were
         # read: nothing was leased and this round ends (a drain that lost its lease stops).
@@ -239,7 +243,7 @@ def _drain_round(ctx: Ports, uid: str, generation: int | None = None,
     except Exception as exc:  # noqa: BLE001 - any provider failure: nothing is acknowledged
         _record_failure(ctx, chosen, f"{type(exc).__name__}: {exc}"[:500], now, report)
         return report, more
-    epochs = {snap.path: int(event["lease_epoch"]) for snap, event in chosen}
+    epochs = {snap.path: event.lease_epoch for snap, event in chosen}
     if not _acknowledge(ctx, uid, writes, epochs, holder, versions):
         report.skipped = "lease_lost"
         _requeue(ctx, uid, chosen, generation, holder or "")
@@ -248,12 +252,15 @@ def _drain_round(ctx: Ports, uid: str, generation: int | None = None,
     return report, more
 
 
-def _choose(candidates: list[StoredDoc], now: datetime) -> list[tuple[StoredDoc, dict[str, Any]]]:
+Chosen = list[tuple[StoredDoc, OutboxEvent]]
+
+
+def _choose(candidates: list[StoredDoc], now: datetime) -> Chosen:
     """The first ``BATCH`` due events that are not under someone else's live lease."""
     chosen = []
     for snap in candidates:
-        event = snap.data
-        if event["state"] == "leased" and event.get("lease_expires_at") and event["lease_expires_at"] > now:
+        event = OutboxEvent.from_store(snap.data)
+        if event.state == "leased" and event.lease_live(now):
             continue  # someone else's live lease
         chosen.append((snap, event))
         if len(chosen) == BATCH:
@@ -261,32 +268,33 @@ def _choose(candidates: list[StoredDoc], now: datetime) -> list[tuple[StoredDoc,
     return chosen
 
 
-def _lease_events(ctx: Ports, uid: str, chosen: list[tuple[StoredDoc, dict[str, Any]]], lease: StoredDoc | None,
-                  holder: str | None, now: datetime) -> tuple[bool, dict[str, Any] | None, int]:
+def _lease_events(ctx: Ports, uid: str, chosen: Chosen, lease: StoredDoc | None, holder: str | None,
+                  now: datetime) -> tuple[bool, dict[str, Any] | None, int, Chosen]:
     """Lease the chosen events (each while it is as read) and renew the drain lease, in one commit:
-    (leased, the versions a one-write commit gave or None, how many expired leases were reclaimed).
-    Each event's ``lease_epoch`` and ``attempts`` are counted up in place."""
+    (leased, the versions a one-write commit gave or None, how many expired leases were reclaimed,
+    the events as leased: ``lease_epoch`` and ``attempts`` counted up)."""
     leasing = []
     guards: dict[str, Guard] = {} if holder is None else {_lease_ref(uid): _held_by(holder)}
     repaired = 0
+    taken: Chosen = []
     for snap, event in chosen:
         guards[snap.path] = _as_read(event)
-        if event["state"] == "leased":
+        if event.state == "leased":
             repaired += 1  # reclaimed an expired lease: re-project current state below
-        event["lease_epoch"] = int(event.get("lease_epoch", 0)) + 1
-        event["attempts"] = int(event.get("attempts", 0)) + 1
+        event = event.but(lease_epoch=event.lease_epoch + 1, attempts=event.attempts + 1)
+        taken.append((snap, event))
         leasing.append(Write("update", snap.path, {"state": "leased", "lease_expires_at": now + EVENT_LEASE,
-                                                   "lease_epoch": event["lease_epoch"], "attempts": event["attempts"]}))
+                                                   "lease_epoch": event.lease_epoch, "attempts": event.attempts}))
     versions = None
     if holder is not None and lease is not None:
         leasing.append(Write("update", _lease_ref(uid), {"expires_at": now + DRAIN_LEASE}))  # the renewal
         # Unchanged since read (the guards held on exactly these versions): one write, no transaction.
         versions = ctx.store.commit_unchanged(
             {_lease_ref(uid): lease.version, **{snap.path: snap.version for snap, _ in chosen}}, leasing)
-    return versions is not None or ctx.store.commit_if(guards, leasing), versions, repaired
+    return versions is not None or ctx.store.commit_if(guards, leasing), versions, repaired, taken
 
 
-def _record_failure(ctx: Ports, chosen: list[tuple[StoredDoc, dict[str, Any]]], message: str, now: datetime,
+def _record_failure(ctx: Ports, chosen: Chosen, message: str, now: datetime,
                     report: DrainReport) -> None:
     """A provider failed: nothing is acknowledged; each event goes back to pending after its backoff,
     or dead once it used ``MAX_ATTEMPTS``."""
@@ -296,13 +304,13 @@ def _record_failure(ctx: Ports, chosen: list[tuple[StoredDoc, dict[str, Any]]], 
     confirmed = {"confirmed_providers": sorted(report.partial)}
     outcome: dict[str, tuple[str, dict[str, Any], int]] = {}
     for snap, event in chosen:
-        if event["attempts"] >= MAX_ATTEMPTS:
+        if event.attempts >= MAX_ATTEMPTS:
             outcome[snap.path] = ("dead", {"state": "dead", "last_error": message, "lease_expires_at": None,
-                                           "dead_at": now, **confirmed}, event["lease_epoch"])
+                                           "dead_at": now, **confirmed}, event.lease_epoch)
         else:
             outcome[snap.path] = ("retried", {"state": "pending", "last_error": message, "lease_expires_at": None,
-                                              "due_at": now + backoff(event["attempts"]), **confirmed},
-                                  event["lease_epoch"])
+                                              "due_at": now + backoff(event.attempts), **confirmed},
+                                  event.lease_epoch)
     # Each event only while it is still at this drain's epoch: all in one commit, or (one was
     # taken over meanwhile) one by one.
     if ctx.store.commit_if({path: _leased_at(epoch) for path, (_, _, epoch) in outcome.items()},
@@ -316,7 +324,7 @@ def _record_failure(ctx: Ports, chosen: list[tuple[StoredDoc, dict[str, Any]]], 
         setattr(report, kind, getattr(report, kind) + 1)
 
 
-def _requeue(ctx: Ports, uid: str, chosen: list[tuple[StoredDoc, dict[str, Any]]], generation: int | None,
+def _requeue(ctx: Ports, uid: str, chosen: Chosen, generation: int | None,
              holder: str) -> None:
     """After a refused acknowledgement: this drain lost its lease while it wrote the providers, so
     what it wrote may be older than what a newer drain wrote (and acknowledged). Its events still at
@@ -326,11 +334,11 @@ def _requeue(ctx: Ports, uid: str, chosen: list[tuple[StoredDoc, dict[str, Any]]
     now = ctx.now()
     orphaned: list[str] = []
     for snap, event in chosen:
-        reset = ctx.store.update_if(snap.path, _leased_at(int(event["lease_epoch"])), {
+        reset = ctx.store.update_if(snap.path, _leased_at(event.lease_epoch), {
             "state": "pending", "lease_expires_at": None, "due_at": now,
             "last_error": "acknowledgement refused: the drain lease was lost"})
-        if not reset and event.get("memory_id"):
-            orphaned.append(str(event["memory_id"]))
+        if not reset and event.memory_id:
+            orphaned.append(event.memory_id)
     writes = []
     for memory_id in sorted(set(orphaned)):
         event_id, doc = outbox_event(uid, f"repair:{holder}", 0, OutboxAction(memory_id, "repair"), None,
@@ -385,14 +393,14 @@ def _acknowledge(ctx: Ports, uid: str, writes: graph.Writes, epochs: dict[str, i
     return True
 
 
-def project(ctx: Ports, uid: str, events: list[dict[str, Any]], report: DrainReport,
+def project(ctx: Ports, uid: str, events: list[OutboxEvent], report: DrainReport,
             generation: int | None = None) -> graph.Writes:
     """Make Typesense and Pinecone match the current state of the events' memories; return the graph
     writes that do the same for the knowledge graph (committed with the acknowledgement). Delete-only
     while the account is fenced or when its generation is no longer ``generation`` (the drain's)."""
-    memory_ids = sorted({e["memory_id"] for e in events if e.get("memory_id")})
+    memory_ids = sorted({e.memory_id for e in events if e.memory_id})
     purged = purged_providers(events)
-    schedule = [e for e in events if e.get("action") == SCHEDULE_ACTION]
+    schedule = [e for e in events if e.action == SCHEDULE_ACTION]
     state = _read_state(ctx, uid, memory_ids, generation, with_schedule=bool(schedule))
     fenced, items, assertions = state.fenced, state.items, state.assertions
     # Not a projection: the user's consolidation task (a failure retries the events). Its reads came
@@ -462,13 +470,13 @@ def _projection(uid: str, memory_ids: list[str], items: dict[str, MemoryItem], f
 PURGEABLE = ("typesense", "vector", "graph")
 
 
-def purged_providers(events: list[dict[str, Any]]) -> set[str]:
+def purged_providers(events: list[OutboxEvent]) -> set[str]:
     """What the batch's ``purge_user`` events purge: the named ``provider`` (a rebuild), or both
     indexes when none is named (an account wipe, the doctor's repair of a uid with no items)."""
     purged: set[str] = set()
     for event in events:
-        if event.get("action") == "purge_user":
-            provider = event.get("provider")
+        if event.action == "purge_user":
+            provider = event.provider
             purged.update([provider] if provider in PURGEABLE else ["typesense", "vector"])
     return purged
 
@@ -581,14 +589,14 @@ def oldest_due_age(ctx: Ports) -> float:
     drain lag the sweep logs for the alert on it."""
     now = ctx.now()
     first = ctx.store.query("outbox_due_all_users", {"state": ["pending", "leased"], "due_at": now}, limit=1)
-    due = first[0].data.get("due_at") if first else None
+    due = OutboxEvent.from_store(first[0].data).due_at if first else None
     return max(0.0, (now - due).total_seconds()) if due else 0.0
 
 
 def pending_counts(ctx: Ports, uid: str) -> dict[str, int]:
     counts: dict[str, int] = {}
     for snap in _outbox(ctx, uid):
-        state = snap.data.get("state", "pending")
+        state = OutboxEvent.from_store(snap.data).state
         counts[state] = counts.get(state, 0) + 1
     return counts
 
@@ -611,8 +619,8 @@ def outbox_state(ctx: Ports, uid: str) -> OutboxState:
     """Counts per state; an event's due time is its ``due_at``, or its live lease's expiry."""
     state, now = OutboxState(), ctx.now()
     for snap in _outbox(ctx, uid):
-        event = snap.data
-        kind = event.get("state", "pending")
+        event = OutboxEvent.from_store(snap.data)
+        kind = event.state
         if kind == "dead":
             state.dead += 1
             continue
@@ -620,9 +628,9 @@ def outbox_state(ctx: Ports, uid: str) -> OutboxState:
             state.leased += 1
         else:
             state.pending += 1
-        due = event.get("due_at") or now
-        if kind == "leased" and _lease_live(event, now):
-            due = max(due, event["lease_expires_at"])
+        due = event.due_at or now
+        if kind == "leased" and event.lease_expires_at is not None and event.lease_live(now):
+            due = max(due, event.lease_expires_at)
         state.next_due_at = due if state.next_due_at is None else min(state.next_due_at, due)
     return state
 
@@ -639,5 +647,4 @@ def _outbox(ctx: Ports, uid: str, page: int = 500) -> Iterator[StoredDoc]:
 
 
 def _lease_live(event: dict[str, Any], now: datetime) -> bool:
-    expires = event.get("lease_expires_at")
-    return bool(expires and expires > now)
+    return OutboxEvent.from_store(event).lease_live(now)

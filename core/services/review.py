@@ -8,10 +8,12 @@ fresh receipt and graph assertion; reject hides it without it ever reaching Long
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from core.domain import ids, paths, review_queue
 from core.domain.admission import admit
+from core.domain.documents import ReviewRow
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import Evidence, QuoteRef
 from core.errors import BadRequest, Conflict, NotFound
@@ -26,20 +28,24 @@ def list_open(ctx: Ports, uid: str, limit: int = 100) -> list[dict[str, Any]]:
         raise BadRequest("limit must be between 1 and 500", code="validation_error")
     now = ctx.now()
     rows = ctx.store.query("review_open", {"status": "open"}, parent=paths.user(uid), limit=limit)
-    rows_list = [doc.data for doc in rows]
-    items = hydrate(ctx, uid, [r["memory_id"] for r in rows_list])
+    rows_list = [ReviewRow.from_store(doc.data) for doc in rows]
+    items = hydrate(ctx, uid, [r.memory_id for r in rows_list if r.memory_id])
     out = []
     for row in rows_list:
-        if row.get("expires_at") and row["expires_at"] <= now:
+        if row.past_deadline(now) or row.memory_id is None:
             continue
-        item = items.get(row["memory_id"])
+        item = items.get(row.memory_id)
         # Fail closed: a row whose memory moved on (edited, deleted, routed) is not shown.
-        if item is None or item.revision != row.get("revision") or item.review_id != row.get("review_id"):
+        if item is None or item.revision != row.revision or item.review_id != row.review_id:
             continue
-        out.append({"review_id": row["review_id"], "memory_id": row["memory_id"], "content": row.get("content", ""),
-                    "conflicting": row.get("conflicting", []), "reason": row.get("reason", ""),
-                    "created_at": row["created_at"].isoformat(), "expires_at": row["expires_at"].isoformat()})
+        out.append({"review_id": row.review_id, "memory_id": row.memory_id, "content": row.content or "",
+                    "conflicting": list(row.conflicting or ()), "reason": row.reason or "",
+                    "created_at": _iso(row.created_at), "expires_at": _iso(row.expires_at)})
     return out
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
 
 
 def resolve(ctx: Ports, uid: str, review_id: str, decision: str, correction: str | None = None) -> dict[str, Any]:
@@ -57,18 +63,19 @@ def resolve(ctx: Ports, uid: str, review_id: str, decision: str, correction: str
     doc_path = f"memory_review_queue/{_doc_id(review_id)}"
 
     def plan(view: ApplyView) -> Plan:
-        row = view.docs.get(doc_path)
+        stored = view.docs.get(doc_path)
         item = view.items.get(memory_id)
-        if row is None or item is None:
+        if stored is None or item is None:
             raise NotFound("no such review")
-        if row.get("status") == review_queue.SUPERSEDED:  # the memory moved to another revision
+        row = ReviewRow.from_store(stored)
+        if row.status == review_queue.SUPERSEDED:  # the memory moved to another revision
             raise Conflict("the memory changed since this review was opened", code="stale_review")
-        if row.get("status") != "open":
+        if row.status != "open":
             raise Conflict("this review was already resolved", code="already_resolved")
-        if (item.revision != row.get("revision") or item.ledger_commit_id != row.get("commit_id")
-                or item.content_hash != row.get("content_hash") or item.review_id != review_id):
+        if (item.revision != row.revision or item.ledger_commit_id != row.commit_id
+                or item.content_hash != row.content_hash or item.review_id != review_id):
             raise Conflict("the memory changed since this review was opened", code="stale_review")
-        if row.get("expires_at") and row["expires_at"] <= view.now:
+        if row.past_deadline(view.now):
             raise Conflict("this review expired", code="stale_review")
         item = item.model_copy(deep=True)
         out = Plan(summary={"decision": decision, "memory_id": memory_id})
@@ -93,8 +100,7 @@ def resolve(ctx: Ports, uid: str, review_id: str, decision: str, correction: str
         item.reviewed, item.user_review = True, decision != "reject"
         out.items.append(item)
         # A resolved row keeps the decision, not the text: the item holds the words that stand.
-        out.docs[doc_path] = {**row, "content": "", "conflicting": [], "status": "resolved", "decision": decision,
-                              "resolved_at": view.now}
+        out.docs[doc_path] = row.closed("resolved", "resolved_at", view.now, decision=decision).to_store()
         return out
 
     result = ctx.store.apply(uid, "review.resolve", {"review_id": review_id}, plan, item_ids=[memory_id],

@@ -29,6 +29,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.domain import ids, paths
+from core.domain.documents import OutboxEvent
 from core.services import controls
 
 REGISTRY = "consolidation_schedule"
@@ -59,7 +60,7 @@ def registry_path(uid: str) -> str:
     return _registry(uid)
 
 
-def on_schedule_events(ctx: Any, uid: str, events: list[dict[str, Any]]) -> int:
+def on_schedule_events(ctx: Any, uid: str, events: list[OutboxEvent]) -> int:
     """Drained ``schedule_consolidation`` events of ``uid``: one task per window not yet covered.
 
     Returns the number of tasks enqueued. An enqueue failure raises, so the drain retries the events.
@@ -73,15 +74,15 @@ def on_schedule_events(ctx: Any, uid: str, events: list[dict[str, Any]]) -> int:
     return enqueued
 
 
-def enqueue_for(ctx: Any, uid: str, events: list[dict[str, Any]], row: dict[str, Any],
+def enqueue_for(ctx: Any, uid: str, events: list[OutboxEvent], row: dict[str, Any],
                 consolidation_disabled: bool) -> tuple[dict[str, Any], int]:
     """:func:`on_schedule_events` given what it reads — the user's registry ``row`` and whether the
     ``consolidation_disabled`` switch is on — and leaving the registry write to the caller (merged
     into :func:`registry_path`, after the enqueues: the drain commits it with its acknowledgement).
     Returns that update and the number of tasks enqueued; an enqueue failure raises."""
     interval = timedelta(seconds=ctx.settings.schedule_interval_s)
-    first_write = min(e["created_at"] for e in events)
-    last_write = max(e["created_at"] for e in events)
+    first_write = min(e.created_at or ctx.now() for e in events)
+    last_write = max(e.created_at or ctx.now() for e in events)
     now = ctx.now()
     update: dict[str, Any] = {"uid": uid, "pending": True, "marked_at": now}
     enqueued = 0

@@ -364,7 +364,8 @@ WRITE_METHODS = {"set", "update", "create", "add"}
 WRITE_FUNCTIONS = {"set_document"}  # core/adapters/firestore/wire.py: set() through our own encoder
 # What builds the extra documents a plan writes: graph assertions (admit), review rows (the open
 # entry, a closed or redacted one; core/domain/review_queue.py, core/services/deletion.py).
-SERVER_BUILT = {"admit", "_redacted", "open_row", "_closed"}
+# ``to_store``: a typed document of core/domain/documents.py (named, typed fields; no conversation field).
+SERVER_BUILT = {"admit", "_redacted", "open_row", "_closed", "to_store"}
 
 
 def _functions(tree: ast.AST) -> Iterator[ast.FunctionDef]:

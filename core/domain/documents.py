@@ -1,0 +1,259 @@
+"""Typed documents: what the services read and write besides memory items, one frozen dataclass per
+stored shape (docs/data-model.md, *Firestore layout*), each with its own mapping to and from the
+store, as :class:`core.domain.records.MemoryItem` has.
+
+The mapping keeps the stored bytes: ``from_store(data).to_store() == data`` for every stored
+document. A field the type does not name is kept in ``extra`` and written back as it was; a named
+field that was absent stays absent (its value reads as the field's default) and one stored as null
+is written as null again (``nulls``). A new document built in code writes every named field that is
+set, null ones only where the type says the shape always carries them (``_ALWAYS``): a field that a
+shape may lack defaults to None.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar, TypeVar
+
+D = TypeVar("D", bound="Document")
+
+_BOOK = frozenset({"extra", "nulls", "absent"})
+
+
+@dataclass(frozen=True)
+class Document:
+    """The mapping every typed document shares; subclasses declare their fields."""
+
+    _ALWAYS: ClassVar[frozenset[str]] = frozenset()  # written even when None
+
+    extra: Mapping[str, Any] = field(default_factory=dict, kw_only=True, repr=False, compare=False)
+    nulls: frozenset[str] = field(default=frozenset(), kw_only=True, repr=False, compare=False)
+    absent: frozenset[str] = field(default=frozenset(), kw_only=True, repr=False, compare=False)
+
+    @classmethod
+    def _names(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls) if f.name not in _BOOK]
+
+    @classmethod
+    def from_store(cls: type[D], data: Mapping[str, Any] | None) -> D:
+        """The document as stored (None: an empty one, every field at its default)."""
+        data = data or {}
+        names = cls._names()
+        values = {name: cls._decode(name, data[name]) for name in names if data.get(name) is not None}
+        return cls(**values, extra={k: v for k, v in data.items() if k not in names},
+                   nulls=frozenset(n for n in names if n in data and data[n] is None),
+                   absent=frozenset(n for n in names if n not in data))
+
+    @classmethod
+    def _decode(cls, name: str, value: Any) -> Any:
+        return value
+
+    def _encode(self, name: str, value: Any) -> Any:
+        return value
+
+    def to_store(self) -> dict[str, Any]:
+        """The stored document: named fields (as read, or all of a new one) plus ``extra``."""
+        out: dict[str, Any] = {}
+        for name in self._names():
+            value = getattr(self, name)
+            if value is None:
+                if name in self.nulls or (name in self._ALWAYS and name not in self.absent):
+                    out[name] = None
+            elif name not in self.absent or value != self._default(name):
+                out[name] = self._encode(name, value)
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def _default(cls, name: str) -> Any:
+        spec = cls.__dataclass_fields__[name]
+        if spec.default is not dataclasses.MISSING:
+            return spec.default
+        if spec.default_factory is not dataclasses.MISSING:
+            return spec.default_factory()
+        return dataclasses.MISSING
+
+    def but(self: D, **changes: Any) -> D:
+        """A copy with ``changes``; a changed field is written even if it was absent."""
+        return dataclasses.replace(self, **changes, absent=self.absent - set(changes),
+                                   nulls=self.nulls - {k for k, v in changes.items() if v is not None})
+
+
+# ---------------------------------------------------------------------------------- apply control
+@dataclass(frozen=True)
+class ApplyControl(Document):
+    """``users/{uid}/memory_state/apply_control``: the ledger head the apply moves."""
+
+    sequence: int = 0
+    head_commit_id: str | None = None
+    updated_at: datetime | None = None
+    account_generation: int = 0
+    writes_blocked: bool = False
+
+
+# ------------------------------------------------------------------------------------ outbox event
+@dataclass(frozen=True)
+class OutboxEvent(Document):
+    """``users/{uid}/memory_outbox/{event_id}``: one piece of projection work."""
+
+    _ALWAYS: ClassVar[frozenset[str]] = frozenset({"revision", "content_hash", "lease_expires_at", "last_error"})
+
+    event_id: str = ""
+    uid: str = ""
+    memory_id: str = ""
+    action: str = ""  # upsert | delete | purge_user | schedule_consolidation
+    revision: int | None = None
+    content_hash: str | None = None
+    reason: str = ""
+    commit_id: str = ""
+    sequence: int = 0
+    state: str = "pending"  # pending | leased | dead
+    attempts: int = 0
+    due_at: datetime | None = None
+    lease_expires_at: datetime | None = None
+    lease_epoch: int = 0
+    created_at: datetime | None = None
+    last_error: str | None = None
+    confirmed_providers: tuple[str, ...] | None = None  # after a failed attempt: who did confirm it
+    dead_at: datetime | None = None
+    provider: str | None = None  # a purge_user event of a rebuild: the one provider it purges
+
+    def lease_live(self, now: datetime) -> bool:
+        """Leased by a drain whose lease on it has not expired."""
+        return self.lease_expires_at is not None and self.lease_expires_at > now
+
+    @classmethod
+    def _decode(cls, name: str, value: Any) -> Any:
+        return tuple(value) if name == "confirmed_providers" else value
+
+    def _encode(self, name: str, value: Any) -> Any:
+        return list(value) if name == "confirmed_providers" else value
+
+
+# ------------------------------------------------------------------------------------------- lease
+@dataclass(frozen=True)
+class Lease(Document):
+    """``users/{uid}/memory_state/{projection,consolidation}_lease``: who works for a user, until when,
+    and whether more work arrived meanwhile (``dirty``)."""
+
+    _ALWAYS: ClassVar[frozenset[str]] = frozenset({"holder", "expires_at"})
+
+    holder: str | None = None
+    expires_at: datetime | None = None
+    dirty: bool = False
+
+    def held(self, now: datetime) -> bool:
+        return bool(self.holder) and self.expires_at is not None and self.expires_at > now
+
+
+# ----------------------------------------------------------------------------- capture and cascade
+@dataclass(frozen=True)
+class CascadeProgress(Document):
+    """``capture_runs/{conversation_id}.cascade``: a conversation delete's progress."""
+
+    state: str = ""  # running | done
+    intent: str = ""
+    pages: int = 0
+    summary: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def started(self) -> bool:
+        return self.state in ("running", "done")
+
+    def total(self, name: str) -> int:
+        return int(self.summary.get(name, 0))
+
+
+@dataclass(frozen=True)
+class CaptureRun(Document):
+    """``users/{uid}/capture_runs/{conversation_id}``: the capture marker (the revision captured,
+    each job's state, errors, the capture count, the model's attempts) and, once a delete of the
+    conversation began, its progress (``cascade``; ``False`` after a delete without cascade)."""
+
+    revision: str | None = None
+    jobs: Mapping[str, Any] | None = None
+    updated_at: datetime | None = None
+    errors: Mapping[str, Any] | None = None
+    captures: int | None = None
+    extractor: Mapping[str, Any] | None = None
+    attempts: Mapping[str, Any] | None = None
+    fell_back: Mapping[str, Any] | None = None
+    cascade: CascadeProgress | bool | None = None
+
+    @classmethod
+    def _decode(cls, name: str, value: Any) -> Any:
+        if name == "cascade" and isinstance(value, Mapping):
+            return CascadeProgress.from_store(value)
+        return value
+
+    def _encode(self, name: str, value: Any) -> Any:
+        return value.to_store() if isinstance(value, CascadeProgress) else value
+
+    @property
+    def progress(self) -> CascadeProgress:
+        """The delete's progress (an empty one when no cascade ran)."""
+        return self.cascade if isinstance(self.cascade, CascadeProgress) else CascadeProgress()
+
+    @property
+    def deleting(self) -> bool:
+        """A delete of the conversation began: no capture may write."""
+        return self.progress.started
+
+    @property
+    def cascade_declined(self) -> bool:
+        """The conversation was deleted without its memories (``cascade: false``)."""
+        return self.cascade is False
+
+    @property
+    def applied(self) -> bool:
+        """Something beyond the model's attempt counter was written (a capture committed)."""
+        return bool(set(self.to_store()) - {"attempts"})
+
+    @property
+    def capture_count(self) -> int:
+        return int(self.captures or 0)
+
+    def jobs_done(self, revision: str) -> dict[str, Any]:
+        """The jobs recorded for ``revision`` (none when the marker is of another revision)."""
+        return dict(self.jobs or {}) if self.revision == revision else {}
+
+
+# -------------------------------------------------------------------------------------- review row
+@dataclass(frozen=True)
+class ReviewRow(Document):
+    """``users/{uid}/memory_review_queue/{review_id}``: a memory consolidation sent to the user."""
+
+    review_id: str | None = None
+    memory_id: str | None = None
+    revision: int | None = None
+    commit_id: str | None = None
+    content_hash: str | None = None
+    content: str | None = None
+    conflicting: tuple[str, ...] | None = None
+    reason: str | None = None
+    status: str | None = None  # open | resolved | expired | redacted | superseded
+    created_at: datetime | None = None
+    expires_at: datetime | None = None
+    decision: str | None = None
+    resolved_at: datetime | None = None
+    expired_at: datetime | None = None
+    redacted_at: datetime | None = None
+    superseded_by: str | None = None
+    closed_at: datetime | None = None
+
+    @classmethod
+    def _decode(cls, name: str, value: Any) -> Any:
+        return tuple(value) if name == "conflicting" else value
+
+    def _encode(self, name: str, value: Any) -> Any:
+        return list(value) if name == "conflicting" else value
+
+    def past_deadline(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+    def closed(self, status: str, stamp: str, now: datetime, **more: Any) -> ReviewRow:
+        """The row closed as ``status`` at ``now`` (recorded as ``stamp``): it keeps no text."""
+        return self.but(content="", conflicting=(), status=status, **{stamp: now}, **more)

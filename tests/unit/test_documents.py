@@ -1,0 +1,124 @@
+"""Typed documents map to and from the store without changing a byte.
+
+Each stored document below is written from the storage layout (docs/data-model.md, *Firestore
+layout*) in the shape the store holds today; the test checks that it reads into its typed document
+with the values the layout describes and writes back exactly as it was.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from core.domain.documents import ApplyControl, CaptureRun, CascadeProgress, Lease, OutboxEvent, ReviewRow
+
+T0 = datetime(2026, 12, 1, 18, 30, tzinfo=UTC)
+
+
+def roundtrip(kind, stored):
+    doc = kind.from_store(stored)
+    assert doc.to_store() == stored
+    return doc
+
+
+def test_apply_control_reads_the_ledger_head():
+    stored = {"sequence": 7, "head_commit_id": "c7", "updated_at": T0, "account_generation": 2,
+              "writes_blocked": False}
+    control = roundtrip(ApplyControl, stored)
+    assert (control.sequence, control.head_commit_id, control.account_generation) == (7, "c7", 2)
+    assert not control.writes_blocked
+
+
+def test_an_absent_apply_control_is_the_empty_head():
+    control = ApplyControl.from_store(None)
+    assert (control.sequence, control.head_commit_id, control.account_generation, control.writes_blocked) == (
+        0, None, 0, False)
+    assert control.to_store() == {}
+
+
+def test_outbox_event_pending_and_after_a_failed_attempt():
+    pending = {"event_id": "e1", "uid": "u1", "memory_id": "m1", "action": "upsert", "revision": 3,
+               "content_hash": "h", "reason": "capture", "commit_id": "c1", "sequence": 4, "state": "pending",
+               "attempts": 0, "due_at": T0, "lease_expires_at": None, "lease_epoch": 0, "created_at": T0,
+               "last_error": None}
+    event = roundtrip(OutboxEvent, pending)
+    assert (event.action, event.state, event.revision, event.lease_expires_at) == ("upsert", "pending", 3, None)
+    failed = {**pending, "state": "pending", "attempts": 2, "lease_epoch": 2, "last_error": "typesense: 503",
+              "confirmed_providers": ["vector"]}
+    event = roundtrip(OutboxEvent, failed)
+    assert event.confirmed_providers == ("vector",) and event.attempts == 2
+
+
+def test_a_purge_event_has_no_revision():
+    stored = {"event_id": "e2", "uid": "u1", "memory_id": "", "action": "purge_user", "revision": None,
+              "content_hash": None, "reason": "account", "commit_id": "c2", "sequence": 9, "state": "leased",
+              "attempts": 1, "due_at": T0, "lease_expires_at": T0 + timedelta(minutes=2), "lease_epoch": 1,
+              "created_at": T0, "last_error": None}
+    event = roundtrip(OutboxEvent, stored)
+    assert event.revision is None and event.state == "leased"
+
+
+@pytest.mark.parametrize("stored", [
+    {"holder": "h1", "expires_at": T0, "dirty": False},
+    {"holder": "h1", "expires_at": T0, "dirty": True},
+    {"holder": None, "expires_at": None, "dirty": False},  # released
+])
+def test_lease(stored):
+    lease = roundtrip(Lease, stored)
+    assert lease.held(T0 - timedelta(seconds=1)) == (stored["holder"] is not None)
+    assert not lease.held(T0)
+
+
+def test_capture_marker_of_a_finished_capture():
+    stored = {"revision": "r1", "jobs": {"memories": True, "action_items": True, "goals": True},
+              "updated_at": T0, "errors": {}, "captures": 2, "extractor": {"id": "rules", "version": "3"}}
+    run = roundtrip(CaptureRun, stored)
+    assert run.jobs_done("r1") == {"memories": True, "action_items": True, "goals": True}
+    assert run.jobs_done("r2") == {}
+    assert run.captures == 2 and run.applied and not run.deleting and not run.cascade_declined
+
+
+def test_capture_marker_with_model_attempts_only_is_not_applied():
+    stored = {"attempts": {"count": 1, "revision": "r1"}}
+    run = roundtrip(CaptureRun, stored)
+    assert not run.applied
+
+
+@pytest.mark.parametrize("state, deleting", [("running", True), ("done", True)])
+def test_capture_marker_as_cascade_progress(state, deleting):
+    stored = {"captures": 1, "updated_at": T0,
+              "cascade": {"state": state, "intent": "i1", "pages": 2, "summary": {"withdrawn": 3, "retracted": 1}}}
+    run = roundtrip(CaptureRun, stored)
+    assert run.deleting is deleting
+    assert isinstance(run.cascade, CascadeProgress)
+    assert (run.progress.intent, run.progress.pages, run.progress.total("withdrawn")) == ("i1", 2, 3)
+
+
+def test_capture_marker_of_a_delete_without_cascade():
+    run = roundtrip(CaptureRun, {"cascade": False})
+    assert run.cascade_declined and not run.deleting and run.progress.pages == 0
+
+
+def test_review_rows_in_each_state():
+    opened = {"review_id": "m1:2:m0", "memory_id": "m1", "revision": 2, "commit_id": "c2", "content_hash": "h",
+              "content": "User moved to Lisbon", "conflicting": ["m0"], "reason": "contradiction",
+              "status": "open", "created_at": T0, "expires_at": T0 + timedelta(hours=72)}
+    row = roundtrip(ReviewRow, opened)
+    assert row.conflicting == ("m0",) and not row.past_deadline(T0) and row.past_deadline(T0 + timedelta(hours=72))
+    resolved = {**opened, "content": "", "conflicting": [], "status": "resolved", "decision": "accept",
+                "resolved_at": T0}
+    assert row.closed("resolved", "resolved_at", T0, decision="accept").to_store() == resolved
+    roundtrip(ReviewRow, resolved)
+    expired = {**opened, "content": "", "conflicting": [], "status": "expired", "expired_at": T0}
+    assert row.closed("expired", "expired_at", T0).to_store() == expired
+    redacted = {**opened, "content": "", "conflicting": [], "status": "redacted", "redacted_at": T0}
+    assert row.closed("redacted", "redacted_at", T0).to_store() == redacted
+    superseded = {"review_id": "m1:2:m0", "memory_id": "m1", "status": "superseded", "superseded_by": None,
+                  "content": "", "conflicting": [], "closed_at": T0}
+    assert roundtrip(ReviewRow, superseded).superseded_by is None
+
+
+def test_unknown_fields_are_kept():
+    stored = {"holder": "h", "expires_at": T0, "dirty": False, "note": {"by": "an older version"}}
+    assert roundtrip(Lease, stored).extra == {"note": {"by": "an older version"}}
