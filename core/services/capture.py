@@ -46,6 +46,7 @@ from core.domain.records import Evidence, MemoryItem, QuoteRef, short_term_deadl
 from core.domain.rule_extractor import RuleExtractor
 from core.domain.sensitivity import label_sensitivity
 from core.domain.states import Layer, ProcessingState, Status
+from core.domain.withdrawal import apply_withdrawal, scrubbed, withdraw_source
 from core.errors import (
     CohortMoved,
     Conflict,
@@ -57,7 +58,7 @@ from core.errors import (
 )
 from core.ports import Ports
 from core.services import controls, deletion
-from core.services.withdrawal import apply_withdrawal, live_page, review_rows, scrubbed, withdraw_source
+from core.services.withdrawal import live_page, review_rows
 
 log = logging.getLogger(__name__)
 JOBS = ("memories", "action_items", "goals")

@@ -18,9 +18,10 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
-from core.domain import fence, ids, paths, review_queue
+from core.domain import fence, ids, paths, planners, review_queue
 from core.domain.admission import admit
 from core.domain.documents import ReviewRow
 from core.domain.plan import ApplyView, Plan
@@ -534,26 +535,8 @@ def expire_reviews(ctx: Ports, uid: str, limit: int = 100) -> int:
         return 0
     doc_paths = {r.review_id: review_queue.row_path(r.review_id) for r in rows if r.review_id}
 
-    def plan(view: ApplyView) -> Plan:
-        out = Plan(summary={"expired": 0})
-        for review_id, path in doc_paths.items():
-            stored = view.docs.get(path)
-            row = ReviewRow.from_store(stored)
-            if stored is None or row.status != "open" or not row.past_deadline(view.now):
-                continue
-            out.docs[path] = row.closed("expired", "expired_at", view.now).to_store()
-            out.summary["expired"] += 1
-            item = view.items.get(row.memory_id or "")
-            if item is None or item.review_id != review_id or not review_queue.in_review(item):
-                continue
-            item = item.model_copy(deep=True)
-            item.layer, item.route = Layer.ARCHIVE.value, "archive"
-            item.promotion = {"route": "archive", "reason": "review expired unanswered",
-                              "decided_at": view.now.isoformat(), "planner": "consolidation/review-expiry"}
-            out.items.append(item)
-        return out
-
-    result = ctx.store.apply(uid, "consolidation.review_expiry", {"reviews": sorted(doc_paths)}, plan,
+    result = ctx.store.apply(uid, "consolidation.review_expiry", {"reviews": sorted(doc_paths)},
+                             partial(planners.expire_reviews, rows=doc_paths),
                              item_ids=[r.memory_id for r in rows if r.memory_id], doc_paths=list(doc_paths.values()))
     return int(result.summary.get("expired", 0))
 
@@ -571,18 +554,5 @@ def age_out(ctx: Ports, uid: str) -> int:
     if not old:
         return 0
 
-    def plan(view: ApplyView) -> Plan:
-        out = Plan()
-        for mid in old:
-            item = view.items.get(mid)
-            if item is None or item.layer != Layer.LONG_TERM or item.record_status != Status.ACTIVE:
-                continue
-            item = item.model_copy(deep=True)
-            item.layer, item.processing_state = Layer.ARCHIVE.value, ProcessingState.PROCESSED.value
-            item.graph_ready = False
-            out.docs[f"memory_graph_assertions/{mid}"] = None
-            out.items.append(item)
-        return out
-
-    return len(ctx.store.apply(uid, "consolidation.age_out", {"ids": old, "cutoff": cutoff.isoformat()}, plan,
-                               item_ids=old).changed_ids)
+    return len(ctx.store.apply(uid, "consolidation.age_out", {"ids": old, "cutoff": cutoff.isoformat()},
+                               partial(planners.age_out, memory_ids=old), item_ids=old).changed_ids)

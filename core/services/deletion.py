@@ -8,12 +8,14 @@ and reported as done even while Typesense or Pinecone are down — they converge
 from __future__ import annotations
 
 import uuid
+from functools import partial
 from typing import Any
 
-from core.domain import fence, paths
+from core.domain import fence, paths, planners
 from core.domain.documents import CaptureRun, CascadeProgress, ReviewRow
 from core.domain.plan import MAX_ITEMS_PER_APPLY, ApplyView, Page, Plan
 from core.domain.records import MemoryItem
+from core.domain.withdrawal import retract, scrubbed
 from core.errors import (
     CohortMoved,
     Conflict,
@@ -26,14 +28,7 @@ from core.errors import (
 )
 from core.ports import Ports, Write
 from core.services import legacy, receipts
-from core.services.withdrawal import (
-    apply_withdrawal,
-    live_page,
-    retract,
-    review_rows,
-    scrubbed,
-    withdraw_source,
-)
+from core.services.withdrawal import live_page, review_rows
 
 TOMBSTONE_BATCH = 100
 SCAN_PAGE = 5_000  # delete-all reads the ids to tombstone (keys only) in cursor pages of this many
@@ -462,38 +457,8 @@ def _cascade_page(ctx: Ports, uid: str, conversation_id: str, run_id: str, remov
         reviews = review_rows(ctx, uid, page_ids)
         seen = frozenset(page_ids)
 
-        def plan(view: ApplyView, seen: frozenset[str] = seen, reviews: dict = reviews) -> Plan:
-            marker = CaptureRun.from_store(view.docs.get(marker_path))
-            progress = marker.progress
-            cohort = view.queried.get("cohort", [])
-            if not set(cohort) <= seen:
-                raise CohortMoved("the conversation's memories changed since they were read")
-            out = Plan(summary={"withdrawn": 0, "retracted": 0})
-            changed: dict[str, MemoryItem] = {}
-            for mid in cohort:
-                item = view.items.get(mid)
-                if item is None:
-                    continue
-                changed[mid] = withdraw_source(item, conversation_id, by_user=True)
-                out.summary["withdrawn"] += 1
-                if scrubbed(changed[mid]):
-                    out.summary["retracted"] += 1
-            apply_withdrawal(view, out, changed, "delete.conversation", reviews)
-            # The page that holds the rest of the cohort is the last: a cohort that fits one page
-            # is retracted, recorded done and its document deleted in one commit.
-            last = not view.more.get("cohort")
-            totals = dict(progress.summary)
-            for name in ("withdrawn", "retracted"):
-                totals[name] = progress.total(name) + out.summary[name]
-            # The progress record keeps no text: the capture's errors and jobs go with the first page.
-            out.docs[marker_path] = CaptureRun(captures=marker.capture_count, updated_at=view.now, cascade=CascadeProgress(
-                state="done" if last else "running", intent=progress.intent or run_id, pages=progress.pages + 1,
-                summary=totals)).to_store()
-            if last and remove_document and view.docs.get(conversation_path) is not None:
-                out.docs[conversation_path] = None
-            out.summary.update(last=last)
-            return out
-
+        plan = partial(planners.cascade_page, conversation_id=conversation_id, run_id=run_id, seen=seen,
+                       reviews=reviews, remove_document=remove_document)
         pages_done = _pages_done(ctx, uid, conversation_id)
         key = {"source": conversation_id, "intent": run_id, "page": pages_done}
         try:

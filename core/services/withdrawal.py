@@ -1,12 +1,7 @@
-"""Withdrawing a source from the memories it supports — shared by complete-source replacement
-(capture), the conversation cascade and the user's deletes.
-
-A withdrawal tombstones the source's evidence; an item left with no active evidence is retracted:
-tombstoned with content, quotes, the route audit / admission receipt and the subject label cleared,
-whatever its status was (active, superseded, hidden, expired). A retraction the user asked for is
-marked ``deleted_by_user`` so re-extracting the same words from the same source cannot undo it.
-A source's *live cohort* (the items its active evidence supports, ``active_source_ids``) is read in
-cursor pages, so a cohort of any size is walked in bounded transactions.
+"""Reading what a withdrawal needs (core/domain/withdrawal.py holds the withdrawal itself): a
+source's *live cohort* (the items its active evidence supports, ``active_source_ids``), read in
+cursor pages so a cohort of any size is walked in bounded transactions, and the review rows of a
+set of memories.
 """
 
 from __future__ import annotations
@@ -14,53 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.domain import paths
-from core.domain.admission import admit
-from core.domain.plan import ApplyView, Plan
-from core.domain.records import MemoryItem
-from core.domain.states import Layer, ProcessingState, Status
 from core.ports import Ports
-
-
-def withdraw_source(item: MemoryItem, source_id: str, *, by_user: bool = False) -> MemoryItem:
-    """Tombstone this source's evidence on ``item``; retract the item when nothing else supports it
-    (``by_user``: the user deleted the source, so the retraction is the user's delete)."""
-    item = item.model_copy(deep=True)
-    for evidence in item.evidence:
-        if evidence.source_id == source_id:
-            evidence.status = "tombstoned"
-            evidence.quote_refs = []
-    if item.conversation_id == source_id:
-        item.conversation_id = next((e.source_id for e in item.evidence if e.status == "active"
-                                     and e.source_type == "conversation"), None)
-    if not any(e.status == "active" for e in item.evidence):
-        retract(item, by_user=by_user)
-    return item
-
-
-def scrubbed(item: MemoryItem) -> bool:
-    """Physically tombstoned with nothing left to clear (``hidden`` items still hold content)."""
-    return item.status == Status.TOMBSTONED.value and not item.content
-
-
-def retract(item: MemoryItem, *, by_user: bool = False) -> None:
-    """Tombstone with content cleared and evidence scrubbed, whatever the item's status was (active,
-    superseded, hidden, expired). The route audit and admission receipt (``promotion``) and the
-    subject label go too: a tombstone keeps no text. ``by_user`` marks a user's delete, which a
-    re-extraction of the same words from the same source must not undo."""
-    item.status = Status.TOMBSTONED.value
-    item.content = ""
-    item.route = item.route or None
-    item.promotion = None
-    item.subject_label = None
-    for evidence in item.evidence:
-        evidence.status = "tombstoned"
-        evidence.quote_refs = []
-    if item.layer == Layer.LONG_TERM or item.layer == Layer.ARCHIVE:
-        item.processing_state = ProcessingState.PROCESSED.value
-    item.graph_ready = False
-    if by_user:
-        item.deleted_by_user = True
-
 
 REVIEW_IN_LIMIT = 30  # Firestore's limit on the values of one `in` filter
 
@@ -84,58 +33,3 @@ def live_page(ctx: Ports, uid: str, source_id: str, size: int, after: str | None
     rows = ctx.store.query("items_by_active_source", {"active_source_ids": source_id}, parent=paths.user(uid),
                            limit=size, start_after=cursor, keys_only=True)
     return [row.id for row in rows]
-
-
-def apply_withdrawal(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], planner: str,
-                     reviews: dict[str, dict[str, Any]] | None = None) -> None:
-    """Finish a plan that withdrew evidence: Long-term survivors are re-admitted (their evidence
-    changed), retracted survivors lose their graph assertion and have their review entries redacted
-    (settled entries of the others lose any text they still hold), and superseded Long-term items
-    they replaced come back when independent active evidence still supports them."""
-    _redact_reviews(view, plan, changed, reviews or {})
-    for item in list(changed.values()):
-        path = f"memory_graph_assertions/{item.id}"
-        if item.layer == Layer.LONG_TERM and item.record_status == Status.ACTIVE:
-            plan.docs[path] = admit(item, revision=view.next_revision(item.id), commit_id=view.commit_id,
-                                    now=view.now, planner="capture.readmit")
-        elif item.record_status == Status.TOMBSTONED:
-            plan.docs[path] = None
-            _reactivate_ancestors(view, plan, changed, item, planner)
-    plan.items = list(changed.values())
-
-
-def _redact_reviews(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem],
-                    reviews: dict[str, dict[str, Any]]) -> None:
-    """Review entries of retracted survivors are redacted; settled entries of the others lose any
-    text they still hold."""
-    for review_id, row in reviews.items():
-        path = f"memory_review_queue/{review_id}"
-        current = view.docs.get(path, row)
-        retracted = changed.get((current or {}).get("memory_id", ""))
-        if current and retracted is not None and retracted.record_status == Status.TOMBSTONED:
-            plan.docs[path] = {**current, "content": "", "conflicting": [], "status": "redacted",
-                               "redacted_at": view.now}
-        elif current and current.get("status") != "open" and (current.get("content") or current.get("conflicting")):
-            # A settled row written before settling cleared its text: the withdrawn source's words go.
-            plan.docs[path] = {**current, "content": "", "conflicting": []}
-
-
-def _reactivate_ancestors(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: MemoryItem,
-                          planner: str) -> None:
-    """The superseded Long-term items a retracted ``item`` replaced come back when independent
-    active evidence still supports them."""
-    for ancestor_id in item.supersedes:
-        ancestor = changed.get(ancestor_id) or view.items.get(ancestor_id)
-        if (ancestor is None or ancestor.layer != Layer.LONG_TERM
-                or ancestor.record_status != Status.SUPERSEDED
-                or not any(e.status == "active" for e in ancestor.evidence)):
-            continue
-        ancestor = ancestor.model_copy(deep=True)
-        ancestor.status = Status.ACTIVE.value
-        ancestor.superseded_by = None
-        ancestor.valid_to = None  # current again: the statement that ended it is withdrawn
-        ancestor.canonical_memory_id = None
-        plan.docs[f"memory_graph_assertions/{ancestor.id}"] = admit(
-            ancestor, revision=view.next_revision(ancestor.id), commit_id=view.commit_id, now=view.now,
-            planner=planner + ".reactivate")
-        changed[ancestor.id] = ancestor

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from core.domain.records import Evidence, MemoryItem, QuoteRef
 from core.domain.states import Layer, ProcessingState, Status
-from core.services.withdrawal import retract, scrubbed, withdraw_source
+from core.domain.withdrawal import retract, scrubbed, withdraw_source
 
 
 def _item(status: str = "active", layer: str = Layer.SHORT_TERM, sources: tuple[str, ...] = ("c1",)) -> MemoryItem:
