@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any, Literal, Protocol
 
+from core.domain.records import QuoteRef
 from core.errors import GroundingError
 
 from .sensitivity import contains_secret
@@ -105,12 +106,6 @@ class ExtractionResult:
     goals: tuple[WorkflowCandidate, ...]
     extractor_id: str
     extractor_version: str
-
-
-@dataclass(frozen=True)
-class QuoteRef:
-    segment_id: str
-    quote: str
 
 
 @dataclass(frozen=True)

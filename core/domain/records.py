@@ -48,7 +48,9 @@ def is_restricted(labels: Any) -> bool:
 
 
 class QuoteRef(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    """The words of one transcript segment a memory quotes: grounding yields it, evidence keeps it."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
     segment_id: str
     quote: str
 

@@ -42,7 +42,7 @@ from core.domain.extraction import (
     source_from_conversation,
 )
 from core.domain.plan import MAX_ITEMS_PER_APPLY, ApplyView, Page, Plan
-from core.domain.records import Evidence, MemoryItem, QuoteRef, short_term_deadline
+from core.domain.records import Evidence, MemoryItem, short_term_deadline
 from core.domain.rule_extractor import RuleExtractor
 from core.domain.sensitivity import label_sensitivity
 from core.domain.states import Layer, ProcessingState, Status
@@ -428,7 +428,7 @@ def _candidate_item(uid: str, conversation_id: str, g: GroundedCandidate, extrac
     c = g.candidate
     label = c.subject_label if g.subject != "user" else None
     memory_id = ids.extracted_memory_id(uid, conversation_id, c.content, label)
-    refs = [QuoteRef(segment_id=r.segment_id, quote=r.quote) for r in g.quote_refs]
+    refs = list(g.quote_refs)
     evidence = Evidence(
         evidence_id=ids.evidence_id(conversation_id, "conversation", signal, extraction.extractor_id,
                                     extraction.extractor_version, [[r.segment_id, r.quote] for r in refs]),

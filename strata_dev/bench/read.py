@@ -41,7 +41,7 @@ def _items(uid: str, count: int, rng: random.Random) -> list[dict[str, Any]]:
         conversation_id = f"seed-c{index // 20:05d}"
         candidate = Candidate(content=content, kind="fact", category="hobbies", subject="user", subject_label=None,
                               quotes=(content,))
-        grounded = GroundedCandidate(candidate, (QuoteRef(f"{conversation_id}-s{index % 20}", content),), "user")
+        grounded = GroundedCandidate(candidate, (QuoteRef(segment_id=f"{conversation_id}-s{index % 20}", quote=content),), "user")
         extraction = ExtractionResult((candidate,), (), (), "rules", "1")
         item = _candidate_item(uid, conversation_id, grounded, extraction, "transcription", None, now, 30)
         item.revision = 1

@@ -37,7 +37,7 @@ def _seed(ctx: Context, uid: str, count: int) -> None:
         conversation_id = f"seed-c{index // 20:05d}"
         candidate = Candidate(content=content, kind="fact", category="interesting", subject="user",
                               subject_label=None, quotes=(content,))
-        grounded = GroundedCandidate(candidate, (QuoteRef(f"{conversation_id}-s{index % 20}", content),), "user")
+        grounded = GroundedCandidate(candidate, (QuoteRef(segment_id=f"{conversation_id}-s{index % 20}", quote=content),), "user")
         item = _candidate_item(uid, conversation_id, grounded, ExtractionResult((candidate,), (), (), "rules", "1"),
                                "transcription", None, now, 30)
         item.revision, item.ledger_commit_id, item.ledger_sequence = 1, "seed", 1

@@ -203,11 +203,11 @@ def test_device_id_is_never_an_evidence_id_input() -> None:
     assert ids.evidence_id(*args) == ids.evidence_id(*args)
     # The same quote captured from two devices yields the same evidence id in capture.
     from core.domain.extraction import Candidate, ExtractionResult, GroundedCandidate
-    from core.domain.extraction import QuoteRef as XRef
+    from core.domain.records import QuoteRef as XRef
     from core.services.capture import _candidate_item
 
     candidate = Candidate("User likes tea", "preference", "lifestyle", "user", None, ("I like tea",))
-    grounded = GroundedCandidate(candidate, (XRef("s1", "I like tea"),), "user")
+    grounded = GroundedCandidate(candidate, (XRef(segment_id="s1", quote="I like tea"),), "user")
     result = ExtractionResult((candidate,), (), (), "rules", "1")
     one = _candidate_item("u", "c1", grounded, result, "transcription", "ios_00000001", NOW, 30)
     two = _candidate_item("u", "c1", grounded, result, "transcription", "android_00000002", NOW, 30)

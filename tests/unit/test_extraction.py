@@ -43,7 +43,7 @@ def test_normalisation_case_folds_and_collapses_punctuation() -> None:
 
 def test_quote_binds_to_its_one_segment() -> None:
     (grounded,) = ground(SOURCE, result(candidate("I stopped eating meat about two years ago")))
-    assert grounded.quote_refs == (QuoteRef("s0", "I stopped eating meat about two years ago"),)
+    assert grounded.quote_refs == (QuoteRef(segment_id="s0", quote="I stopped eating meat about two years ago"),)
     assert grounded.subject == "user"
 
 
