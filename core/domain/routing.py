@@ -223,7 +223,8 @@ _CHANGE = re.compile(
     r"haven['’]?t\s+(?:touched|had|done|played|smoked|been)|"
     # a new state that replaces the old one: "from now on", "these days", "i'm an aisle person now",
     # "it's Wet Leg now", "so it's swimming now", "i work from home now"
-    r"from\s+now\s+on|these\s+days|nowadays|for\s+good|got\s+engaged|(?:my|our|their)\s+engagement|"
+    r"years\s+of\s+[\w\s-]+?,?\s+done\b|getting\s+out\s+of|got\s+out\s+of|"
+    r"(?:got|bought)\s+(?:myself\s+|themselves\s+)?(?:a|an)\s+(?:new\s+)?(?:phone|iphone|pixel|samsung|galaxy|android)|from\s+now\s+on|these\s+days|nowadays|for\s+good|got\s+engaged|(?:my|our|their)\s+engagement|"
     r"(?:my|our|their)\s+(?:[\w-]+\s+){0,2}anniversary|"
     r"(?:i['’]?m|i\s+am|we['’]re|we\s+are|it['’]s|its|i|we|they['’]re|they|user|user\s+is)\s+(?:[\w'’-]+\s+){0,6}?now(?!\s+(?:and|or|that|on)\b))\b",
     re.IGNORECASE)
@@ -236,8 +237,12 @@ _OTHERS = re.compile(
     r"(?:\b(?:my|our|their|his|her)|\buser['’]s)\s+(?:(?:best|old|little|big|older|younger)\s+)?(?:brother|sister|friend|mate|husband|wife|partner|girlfriend|boyfriend|mum|"
     r"mom|dad|father|mother|son|daughter|cousin|colleague|boss|ex|neighbou?r|flatmate|roommate|uncle|aunt)\b|"
     r"\b(?:he|she)\s+(?:just\s+)?(?:sold|quit|left|moved|got)\b", re.IGNORECASE)
-_GOES_ON = re.compile(r"\b(?:still(?!\s+(?:can't|cannot|doesn't|don't|isn't|getting|killing|miss))|used\s+to|before\s+(?:the|my|their|we|i)|never\s+selling|not\s+going\s+anywhere|"
+_GOES_ON = re.compile(r"\b(?:still(?!\s+(?:can't|cannot|doesn't|don't|isn't|getting|killing|miss))|used\s+to|never\s+selling|not\s+going\s+anywhere|"
                       r"thinking|what\s+if|if\s+i|maybe|someday|daydream\w*|curious)\b", re.IGNORECASE)
+
+# Talk of a time before the fact ("before the shipyard i was a mechanic, the garage closed"); a
+# "before" after the change only dates it ("gave the fish away before we moved").
+_EARLIER = re.compile(r"\bbefore\s+(?:the|my|their|we|i)\b", re.IGNORECASE)
 
 
 def _own_change(text: str, match: re.Match[str]) -> bool:
@@ -248,7 +253,7 @@ def _own_change(text: str, match: re.Match[str]) -> bool:
     sentence = text[start:min(ends_at) if ends_at else len(text)]
     before = text[start:match.start()]
     return not (_OTHERS.search(before) or _GOES_ON.search(sentence) or _HEDGE.search(before[-40:])
-                or _ADDITION.search(sentence))
+                or _EARLIER.search(before) or _ADDITION.search(sentence))
 
 
 def change_terms(content: str) -> frozenset[str] | None:
@@ -289,7 +294,8 @@ _TOPICS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
                 r"left\s+(?:my|their|the)\s+job)\b", re.IGNORECASE),
      re.compile(r"\b(?:job|work(?:s|ed|ing)?|shifts?|office|boss|manager|colleagues?|coworkers?|clients?|"
                 r"engineer|developer|teach(?:er|es|ing)?|librarian|barista|accountant|accounting|nurse|"
-                r"freelance|employer|standups?|payroll|salary)\b", re.IGNORECASE)),
+                r"freelance|employer|standups?|payroll|salary|pupils|students|marking|lessons?|classroom|"
+                r"patients|customers|tickets|spreadsheets)\b", re.IGNORECASE)),
     (re.compile(r"\b(?:moved|relocated|packed\s+up|not\s+in\s+the\s+\w+(?:\s+\w+)?\s+anymore|renting|"
                 r"(?:we['’]re|i['’]m|they['’]re|we\s+are|i\s+am)\s+in\s+(?:a|an|the)\s+(?:[\w-]+\s+){0,2}"
                 r"(?:apartment|flat|house|place|cottage|studio|condo))\b", re.IGNORECASE),
@@ -301,6 +307,10 @@ _TOPICS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
                 re.IGNORECASE),
      re.compile(r"\b(?:girlfriend|boyfriend|husband|wife|partner|dating|single|married|anniversary|"
                 r"fianc[eé]e?)\b", re.IGNORECASE)),
+    # a phone of one's own replaces the last one
+    (re.compile(r"\b(?:got|bought)\s+(?:myself\s+|themselves\s+)?(?:a|an)\s+(?:new\s+)?(?:phone|iphone|pixel|samsung|"
+                r"galaxy|android)\b", re.IGNORECASE),
+     re.compile(r"\b(?:phone|iphone|pixel|samsung|galaxy|android)\b", re.IGNORECASE)),
     # one's own engagement or anniversary ends being single (never a marriage: anniversaries go on)
     (re.compile(r"\b(?:(?:my|our|their)\s+(?:engagement|anniversary|(?:\d+|one|two|three|six)[\s-]+month\s+anniversary)|"
                 r"got\s+engaged)\b", re.IGNORECASE),

@@ -37,7 +37,7 @@ _GREETING = re.compile(r"^(?:hi|hey|hello|hiya|morning|evening|afternoon|good (?
 _REACTION = _FUNCTION_WORDS | frozenset(
     ["haha", "hahaha", "lol", "lmao", "omg", "wow", "oh", "ah", "aw", "aww", "yay", "ugh", "hmm", "ok", "okay", "yeah", "yep", "nope", "nah", "yes", "no", "sure", "totally", "exactly", "right", "true", "fair", "good", "great", "nice", "cool", "amazing", "awesome", "brilliant", "lovely", "perfect", "wait", "honestly", "literally", "seriously", "basically", "like", "well", "anyway", "gonna", "wanna", "know", "think", "mean", "guess", "love", "hate", "can't", "won't", "don't", "didn't", "isn't", "it's", "that's", "what's", "i'd", "you'd", "you're", "you've", "your", "you"])
 _FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|d|ll)|my|mine|me|we|we['’](?:re|ve|ll|d)|our|us|myself)\b", _I)
-_SPECIFIC = re.compile(r"\d|£|\$|€")
+_SPECIFIC = re.compile(r"\d|£|\$|€|(?<!at\s)\b(?:two|three|four|five|six|seven|eight|nine|ten|twelve|twenty)\b", _I)
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+")
 _OWN_THING = re.compile(r"\b(?:my|our|the)\s+(?!(?:one|thing|way|time|day|same|other|rest|point|best|worst|"
                         r"first|last|next|whole)\b)[a-z][\w'’-]+\s+(?:is|are|was|were|needs?|has|won't|keeps?)\b",
