@@ -187,7 +187,7 @@ _ENDING = re.compile(
     r"\b(?:sold|gave\s+away|got\s+rid\s+of|traded\s+in|scrapped|quit|left|resigned\s+from|"
     r"retired\s+from|was\s+laid\s+off\s+(?:from|by)|was\s+fired\s+from|lost\s+(?:their|his|her)\s+job\s+at|"
     r"moved\s+(?:out\s+of|away\s+from|out\s+from)|no\s+longer\s+lives\s+in|broke\s+up\s+with|"
-    r"split\s+up\s+with|separated\s+from|divorced|stopped|gave\s+up|no\s+longer|cancell?ed|"
+    r"split\s+up\s+with|separated\s+from|divorced|stopped(?!\s+(?:at|by|in|off|for|over|to|on))|gave\s+up|no\s+longer|cancell?ed|"
     r"dropped\s+out\s+of|ended\s+(?:things|it|their\s+relationship)\s+with|finished\s+with)\b"
     r"(?P<obj>(?:(?!\b(?:and|so|but|because|then|now)\b)[^(.;,])*)", re.IGNORECASE)
 # Words before the verb that make it no ending: a plan, a wish, a question, a negation, a past habit.
@@ -215,7 +215,7 @@ _CHANGE = re.compile(
     r"anymore|any\s+more|no\s+longer|not\s+going\s+back|someone\s+else's\s+problem|broke\s+up|split\s+up|split|"
     r"separated|divorced?|ex-(?:wife|husband|girlfriend|boyfriend|partner)|switched\s+(?:to|from)|gave\s+up|"
     r"went\s+(?:vegan|vegetarian|veggie)|no\s+\w+ing\s+at\s+all|not\s+\w+ing\s+at\s+all|uninstalled|"
-    r"stopped|quit|took\s+an?\s+[\w-]+(?:\s+[\w-]+)?\s+job|started\s+at|new\s+job|"
+    r"stopped(?!\s+(?:at|by|in|off|for|over|to|on))|quit|took\s+an?\s+[\w-]+(?:\s+[\w-]+)?\s+job|started\s+at|new\s+job|"
     # an ending said another way: traded or given away, let go, promoted off, fell off the wagon,
     # nothing for ages, no more of it, off the table
     r"traded\s+in|swapped|gave\s+(?:the|my|our|all\s+the|away)\b(?:\s+[\w-]+)?|let\s+(?:me|us)\s+go|"
@@ -240,6 +240,13 @@ _OTHERS = re.compile(
 _GOES_ON = re.compile(r"\b(?:still(?!\s+(?:can't|cannot|doesn't|don't|isn't|getting|killing|miss))|used\s+to|never\s+selling|not\s+going\s+anywhere|"
                       r"thinking|what\s+if|if\s+i|maybe|someday|daydream\w*|curious)\b", re.IGNORECASE)
 
+# "now" of this moment, not of a new state: "I'm at the gym now", "we're driving now", "I have to go
+# now", "right now".
+_MOMENT = re.compile(
+    r"^(?:(?:i['’]?m|i\s+am|we['’]re|we\s+are|they['’]re|they\s+are|user\s+is)\s+(?:just\s+)?(?:\w+ing|at|on|out|off|"
+    r"home|here|there|back|in\s+the|with|about|busy|free|ready|done|late|leaving)\b|"
+    r"(?:i|we|they|user)\s+(?:need|have\s+to|has\s+to|gotta|got\s+to|must|should|can|could|want|will|['’]ll|"
+    r"really\s+need)\b)|\b(?:right|just|for)\s+now$", re.IGNORECASE)
 # Talk of a time before the fact ("before the shipyard i was a mechanic, the garage closed"); a
 # "before" after the change only dates it ("gave the fish away before we moved").
 _EARLIER = re.compile(r"\bbefore\s+(?:the|my|their|we|i)\b", re.IGNORECASE)
@@ -252,6 +259,9 @@ def _own_change(text: str, match: re.Match[str]) -> bool:
     ends_at = [i for i in (text.find(mark, match.end()) for mark in (". ", "! ", "? ")) if i >= 0]
     sentence = text[start:min(ends_at) if ends_at else len(text)]
     before = text[start:match.start()]
+    said = match.group(0)
+    if said.casefold().endswith("now") and _MOMENT.search(said):
+        return False
     return not (_OTHERS.search(before) or _GOES_ON.search(sentence) or _HEDGE.search(before[-40:])
                 or _EARLIER.search(before) or _ADDITION.search(sentence))
 

@@ -77,6 +77,10 @@ def test_an_ending_of_what_a_fact_names_ends_it(new: str, old: str) -> None:
     ("User said: maybe I'll switch to tea one day", "User drinks black coffee"),  # a wish
     ("User said: we're planning our anniversary trip", "User is married to Anna"),  # goes on
     ("User said: sold the Fiat, finally", "User drives a Subaru"),  # a thing it does not name
+    ("User said: I'm at the gym now, call you later", "User goes to the gym three times a week"),  # this moment
+    ("User said: we're driving now, text me the address", "User drives a Subaru"),  # this moment
+    ("User said: I need a coffee now", "User drinks tea in the morning"),  # a need, not a new state
+    ("User said: stopped at the coffee shop on the way", "User drinks tea in the morning"),  # a halt
 ])
 def test_no_ending_no_supersession(new: str, old: str) -> None:
     assert not ends(new, old)
