@@ -245,8 +245,9 @@ _GOES_ON = re.compile(r"\b(?:still(?!\s+(?:can't|cannot|doesn't|don't|isn't|gett
 _MOMENT = re.compile(
     r"^(?:(?:i['’]?m|i\s+am|we['’]re|we\s+are|they['’]re|they\s+are|user\s+is)\s+(?:just\s+)?(?:\w+ing|at|on|out|off|"
     r"home|here|there|back|in\s+the|with|about|busy|free|ready|done|late|leaving)\b|"
-    r"(?:i|we|they|user)\s+(?:need|have\s+to|has\s+to|gotta|got\s+to|must|should|can|could|want|will|['’]ll|"
-    r"really\s+need)\b)|\b(?:right|just|for)\s+now$", re.IGNORECASE)
+    r"(?:i|we|they|user)\s+(?:just\s+)?(?:got|get|was|were|need|have\s+to|has\s+to|gotta|got\s+to|must|should|can|could|want|will|['’]ll|"
+    r"really\s+need)\b|(?:it['’]s|it\s+is|its)\s+(?:raining|snowing|pouring|freezing|boiling|blowing|getting|late|early|dark|light|sunny|cold|hot|warm|\d))|"
+    r"\b(?:right|just|for)\s+now$", re.IGNORECASE)
 # Talk of a time before the fact ("before the shipyard i was a mechanic, the garage closed"); a
 # "before" after the change only dates it ("gave the fish away before we moved").
 _EARLIER = re.compile(r"\bbefore\s+(?:the|my|their|we|i)\b", re.IGNORECASE)
@@ -375,7 +376,7 @@ _DOMAINS: tuple[re.Pattern[str], ...] = tuple(re.compile(r"\b(?:" + words + r")\
     # games
     r"games?|gaming|gamer|playstation|ps4|ps5|xbox|nintendo|switch|steam|wow|warcraft|raid|console",
     # getting to work
-    r"commute|commuting|train|tram|bus|subway|metro|bike|biking|cycle|cycling|cycled|parking|"
+    r"commute|commuting|train|tram|bus|subway|metro|bike|biking|cycle|cycles|cycling|cycled|parking|"
     r"work\s+from\s+home|wfh|remote|remotely",
     # meditation, sleep routine
     r"meditat\w*|mindfulness|sleep|bedtime|asleep",

@@ -50,6 +50,7 @@ UID = "u1"
     ("User said: traded in the Xbox for a bike", "User plays on their Xbox most nights"),
     ("User said: haven't smoked since new year", "User said: twenty cigarettes a day, I know"),
     ("User said: no more wine for me, doctor's orders", "User has a glass of wine with dinner"),
+    ("User said: I sold my bike, I take the bus now", "User cycles to work"),
     # An engagement ends being single.
     ("User said: can you help plan our engagement dinner", "User has been single for years"),
 ])
@@ -81,6 +82,8 @@ def test_an_ending_of_what_a_fact_names_ends_it(new: str, old: str) -> None:
     ("User said: we're driving now, text me the address", "User drives a Subaru"),  # this moment
     ("User said: I need a coffee now", "User drinks tea in the morning"),  # a need, not a new state
     ("User said: stopped at the coffee shop on the way", "User drinks tea in the morning"),  # a halt
+    ("User said: it's pouring now, so no run today", "User runs every morning"),  # the weather
+    ("User said: I just got back from the gym now", "User goes to the gym three times a week"),  # this moment
 ])
 def test_no_ending_no_supersession(new: str, old: str) -> None:
     assert not ends(new, old)
