@@ -187,7 +187,7 @@ _ENDING = re.compile(
     r"\b(?:sold|gave\s+away|got\s+rid\s+of|traded\s+in|scrapped|quit|left|resigned\s+from|"
     r"retired\s+from|was\s+laid\s+off\s+(?:from|by)|was\s+fired\s+from|lost\s+(?:their|his|her)\s+job\s+at|"
     r"moved\s+(?:out\s+of|away\s+from|out\s+from)|no\s+longer\s+lives\s+in|broke\s+up\s+with|"
-    r"split\s+up\s+with|separated\s+from|divorced|stopped|gave\s+up|no\s+longer|cancell?ed|"
+    r"split\s+up\s+with|separated\s+from|divorced|stopped(?!\s+(?:at|by|in|off|for|over|to|on))|gave\s+up|no\s+longer|cancell?ed|"
     r"dropped\s+out\s+of|ended\s+(?:things|it|their\s+relationship)\s+with|finished\s+with)\b"
     r"(?P<obj>(?:(?!\b(?:and|so|but|because|then|now)\b)[^(.;,])*)", re.IGNORECASE)
 # Words before the verb that make it no ending: a plan, a wish, a question, a negation, a past habit.
@@ -215,16 +215,42 @@ _CHANGE = re.compile(
     r"anymore|any\s+more|no\s+longer|not\s+going\s+back|someone\s+else's\s+problem|broke\s+up|split\s+up|split|"
     r"separated|divorced?|ex-(?:wife|husband|girlfriend|boyfriend|partner)|switched\s+(?:to|from)|gave\s+up|"
     r"went\s+(?:vegan|vegetarian|veggie)|no\s+\w+ing\s+at\s+all|not\s+\w+ing\s+at\s+all|uninstalled|"
-    r"stopped|quit|took\s+an?\s+[\w-]+(?:\s+[\w-]+)?\s+job|started\s+at|new\s+job)\b",
+    r"stopped(?!\s+(?:at|by|in|off|for|over|to|on))|quit|took\s+an?\s+[\w-]+(?:\s+[\w-]+)?\s+job|started\s+at|new\s+job|"
+    # an ending said another way: traded or given away, let go, promoted off, fell off the wagon,
+    # nothing for ages, no more of it, off the table
+    r"traded\s+in|swapped|gave\s+(?:the|my|our|all\s+the|away)\b(?:\s+[\w-]+)?|let\s+(?:me|us)\s+go|"
+    r"promoted|fell\s+off|in\s+ages|for\s+ages|no\s+more|off\s+the\s+table|fell\s+for|converted|"
+    r"haven['’]?t\s+(?:touched|had|done|played|smoked|been)|"
+    # a new state that replaces the old one: "from now on", "these days", "i'm an aisle person now",
+    # "it's Wet Leg now", "so it's swimming now", "i work from home now"
+    r"years\s+of\s+[\w\s-]+?,?\s+done\b|getting\s+out\s+of|got\s+out\s+of|"
+    r"(?:got|bought)\s+(?:myself\s+|themselves\s+)?(?:a|an)\s+(?:new\s+)?(?:phone|iphone|pixel|samsung|galaxy|android)|from\s+now\s+on|these\s+days|nowadays|for\s+good|got\s+engaged|(?:my|our|their)\s+engagement|"
+    r"(?:my|our|their)\s+(?:[\w-]+\s+){0,2}anniversary|"
+    r"(?:i['’]?m|i\s+am|we['’]re|we\s+are|it['’]s|its|i|we|they['’]re|they|user|user\s+is)\s+(?:[\w'’-]+\s+){0,6}?now(?!\s+(?:and|or|that|on)\b))\b",
     re.IGNORECASE)
+# A compatible addition, not a change: "i also really like Becky Chambers now", "even more now",
+# "a second car", "on top of it".
+_ADDITION = re.compile(r"\b(?:also|too(?=\s*(?:[.,!?;]|$))|as\s+well|even\s+more|on\s+top\s+of|second|another|both)\b", re.IGNORECASE)
 # The change is someone else's ("my brother sold his Fiesta"), or the fact goes on ("still", "never
 # selling"), or it is talk of the past before the fact ("used to", "before").
 _OTHERS = re.compile(
     r"(?:\b(?:my|our|their|his|her)|\buser['’]s)\s+(?:(?:best|old|little|big|older|younger)\s+)?(?:brother|sister|friend|mate|husband|wife|partner|girlfriend|boyfriend|mum|"
     r"mom|dad|father|mother|son|daughter|cousin|colleague|boss|ex|neighbou?r|flatmate|roommate|uncle|aunt)\b|"
     r"\b(?:he|she)\s+(?:just\s+)?(?:sold|quit|left|moved|got)\b", re.IGNORECASE)
-_GOES_ON = re.compile(r"\b(?:still(?!\s+(?:can't|cannot|doesn't|don't|isn't|getting|killing|miss))|used\s+to|before\s+(?:the|my|their|we|i)|never\s+selling|not\s+going\s+anywhere|"
+_GOES_ON = re.compile(r"\b(?:still(?!\s+(?:can't|cannot|doesn't|don't|isn't|getting|killing|miss))|used\s+to|never\s+selling|not\s+going\s+anywhere|"
                       r"thinking|what\s+if|if\s+i|maybe|someday|daydream\w*|curious)\b", re.IGNORECASE)
+
+# "now" of this moment, not of a new state: "I'm at the gym now", "we're driving now", "I have to go
+# now", "right now".
+_MOMENT = re.compile(
+    r"^(?:(?:i['’]?m|i\s+am|we['’]re|we\s+are|they['’]re|they\s+are|user\s+is)\s+(?:just\s+)?(?:\w+ing|at|on|out|off|"
+    r"home|here|there|back|in\s+the|with|about|busy|free|ready|done|late|leaving)\b|"
+    r"(?:i|we|they|user)\s+(?:just\s+)?(?:got|get|was|were|need|have\s+to|has\s+to|gotta|got\s+to|must|should|can|could|want|will|['’]ll|"
+    r"really\s+need)\b|(?:it['’]s|it\s+is|its)\s+(?:raining|snowing|pouring|freezing|boiling|blowing|getting|late|early|dark|light|sunny|cold|hot|warm|\d))|"
+    r"\b(?:right|just|for)\s+now$", re.IGNORECASE)
+# Talk of a time before the fact ("before the shipyard i was a mechanic, the garage closed"); a
+# "before" after the change only dates it ("gave the fish away before we moved").
+_EARLIER = re.compile(r"\bbefore\s+(?:the|my|their|we|i)\b", re.IGNORECASE)
 
 
 def _own_change(text: str, match: re.Match[str]) -> bool:
@@ -234,15 +260,18 @@ def _own_change(text: str, match: re.Match[str]) -> bool:
     ends_at = [i for i in (text.find(mark, match.end()) for mark in (". ", "! ", "? ")) if i >= 0]
     sentence = text[start:min(ends_at) if ends_at else len(text)]
     before = text[start:match.start()]
-    return not (_OTHERS.search(before) or _GOES_ON.search(sentence) or _HEDGE.search(before[-40:]))
+    said = match.group(0)
+    if said.casefold().endswith("now") and _MOMENT.search(said):
+        return False
+    return not (_OTHERS.search(before) or _GOES_ON.search(sentence) or _HEDGE.search(before[-40:])
+                or _EARLIER.search(before) or _ADDITION.search(sentence))
 
 
 def change_terms(content: str) -> frozenset[str] | None:
     """The content words of a statement that tells of a change of the subject's own state in
     passing, or None (no change, someone else's change, a fact that goes on)."""
     text = content or ""
-    match = _CHANGE.search(text)
-    if not match or not _own_change(text, match):
+    if not any(_own_change(text, match) for match in _CHANGE.finditer(text)):
         return None
     return frozenset(t for t in _tokens(text) if t not in _VAGUE and t not in _COMMON and not t.isdigit())
 
@@ -257,8 +286,9 @@ _COMMON = frozenset(re.findall(r"\S+", (
 def ended_terms(content: str) -> frozenset[str] | None:
     """The content words of what a statement ends ("User sold the Volvo last week" -> {volvo}), or
     None when it ends nothing (a plan, a wish or a negation is no ending)."""
-    match = _ENDING.search(content or "")
-    if not match or _HEDGE.search(content[:match.start()]) or not _own_change(content, match):
+    match = next((m for m in _ENDING.finditer(content or "")
+                  if not _HEDGE.search(content[:m.start()]) and _own_change(content, m)), None)
+    if match is None:
         return None
     terms = {t for t in _tokens(match.group("obj")) if t not in _VAGUE and not t.isdigit()}
     if match.group(0).split()[0].casefold() in ("quit", "left", "resigned", "retired", "lost", "was") and not terms:
@@ -275,9 +305,11 @@ _TOPICS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
                 r"left\s+(?:my|their|the)\s+job)\b", re.IGNORECASE),
      re.compile(r"\b(?:job|work(?:s|ed|ing)?|shifts?|office|boss|manager|colleagues?|coworkers?|clients?|"
                 r"engineer|developer|teach(?:er|es|ing)?|librarian|barista|accountant|accounting|nurse|"
-                r"freelance|employer|standups?|payroll|salary)\b", re.IGNORECASE)),
-    (re.compile(r"\b(?:moved|relocated|packed\s+up|not\s+in\s+the\s+\w+(?:\s+\w+)?\s+anymore)\b",
-                re.IGNORECASE),
+                r"freelance|employer|standups?|payroll|salary|pupils|students|marking|lessons?|classroom|"
+                r"patients|customers|tickets|spreadsheets)\b", re.IGNORECASE)),
+    (re.compile(r"\b(?:moved|relocated|packed\s+up|not\s+in\s+the\s+\w+(?:\s+\w+)?\s+anymore|renting|"
+                r"(?:we['’]re|i['’]m|they['’]re|we\s+are|i\s+am)\s+in\s+(?:a|an|the)\s+(?:[\w-]+\s+){0,2}"
+                r"(?:apartment|flat|house|place|cottage|studio|condo))\b", re.IGNORECASE),
      re.compile(r"\b(?:lives?|lived|living|house|flat|apartment|rental|rent|dorm|houseboat|landlord|"
                 r"flatmates?|housemates?|roommates?|neighbou?rs?|farmhouse|cottage|hall)\b", re.IGNORECASE)),
     (re.compile(r"\b(?:broke\s+up|split(?:\s+up)?|separated|divorced?|ex-(?:wife|husband|girlfriend|boyfriend|"
@@ -286,6 +318,14 @@ _TOPICS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
                 re.IGNORECASE),
      re.compile(r"\b(?:girlfriend|boyfriend|husband|wife|partner|dating|single|married|anniversary|"
                 r"fianc[eé]e?)\b", re.IGNORECASE)),
+    # a phone of one's own replaces the last one
+    (re.compile(r"\b(?:got|bought)\s+(?:myself\s+|themselves\s+)?(?:a|an)\s+(?:new\s+)?(?:phone|iphone|pixel|samsung|"
+                r"galaxy|android)\b", re.IGNORECASE),
+     re.compile(r"\b(?:phone|iphone|pixel|samsung|galaxy|android)\b", re.IGNORECASE)),
+    # one's own engagement or anniversary ends being single (never a marriage: anniversaries go on)
+    (re.compile(r"\b(?:(?:my|our|their)\s+(?:engagement|anniversary|(?:\d+|one|two|three|six)[\s-]+month\s+anniversary)|"
+                r"got\s+engaged)\b", re.IGNORECASE),
+     re.compile(r"\b(?:single|dating\s+apps?)\b", re.IGNORECASE)),
 )
 
 
@@ -298,11 +338,71 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiousl" else word
 
 
+# What a habit, a taste or a thing of one's own is about, in the words people use for it. A change
+# of the subject's own on one of these ends a fact on the same one even when they share no word
+# ("i'm an aisle person now" ends "window, always"; "black americano now" ends "flat white, two
+# sugars"; "i work from home now" ends the 7:40 train every weekday).
+_DOMAINS: tuple[re.Pattern[str], ...] = tuple(re.compile(r"\b(?:" + words + r")\b", re.IGNORECASE) for words in (
+    # vehicles
+    r"cars?|drive|drives|driving|motorbike|motorcycle|scooter|moped|vespa|van|truck|suv|hatchback|"
+    r"volvo|mazda|ford|fiesta|subaru|fiat|toyota|prius|honda|bmw|audi|vw|volkswagen|tesla|nissan|kia|"
+    r"hyundai|peugeot|renault|skoda|jeep|mini|bike|motorbikes?|cb\d+",
+    # phones and computers
+    r"phones?|iphone|android|pixel|samsung|galaxy|smartphone|laptop|macbook|mac|pc|windows|linux|chromebook",
+    # what one eats
+    r"meat|steaks?|ribeye|burgers?|beef|pork|bacon|chicken|vegan|vegetarian|veggie|plant-based|pescatarian|"
+    r"carnivore|keto|gluten|dairy|lactose",
+    # spicy or mild
+    r"spicy|spicier|spice|hot|mild|chill?i(?:e?s)?|curry|curries|heat",
+    # coffee and tea
+    r"coffees?|caffeine|espresso|latte|cappuccino|americano|flat\s+white|decaf|tea|sugars?|milk|oat\s+milk",
+    # alcohol
+    r"wine|glass\s+of\s+\w+|a\s+glass|beer|beers|alcohol|alcoholic|booze|drinking|drinks|sober|teetotal|pints?|cocktails?|whisky|gin",
+    # smoking
+    r"smoke|smokes|smoked|smoking|smoker|cigs?|cigarettes?|vape|vaping|nicotine|tobacco",
+    # exercise and sport done
+    r"gym|workouts?|running|run|runs|jogging|jog|5k|10k|marathon|swim|swimming|pool|yoga|pilates|climbing|"
+    r"cycling|lifting|weights|crossfit|football|five\s+a\s+side|five-a-side|tennis|badminton|squash|hiking",
+    # teams one supports
+    r"fan|supporter|united|city|fixtures?|season\s+ticket|team",
+    # music
+    r"bands?|albums?|music|songs?|playlist|gigs?|concerts?|spotify|listening",
+    # reading
+    r"books?|ebooks?|e-books?|kindle|paperbacks?|hardbacks?|paper|audiobooks?|reading|reader|novels?",
+    # seats
+    r"window|aisle|seats?|middle\s+seat",
+    # pets
+    r"cats?|kitten|dogs?|puppy|pets?|fish|aquarium|tank|tetras?|hamster|rabbit|parrot|catsit\w*",
+    # games
+    r"games?|gaming|gamer|playstation|ps4|ps5|xbox|nintendo|switch|steam|wow|warcraft|raid|console",
+    # getting to work
+    r"commute|commuting|train|tram|bus|subway|metro|bike|biking|cycle|cycles|cycling|cycled|parking|"
+    r"work\s+from\s+home|wfh|remote|remotely",
+    # meditation, sleep routine
+    r"meditat\w*|mindfulness|sleep|bedtime|asleep",
+    # music instruments
+    r"piano|guitar|violin|drums|cello|keyboard|upright",
+))
+
+
 def _same_topic_change(new: str, old: str) -> bool:
-    """Whether ``new`` tells of the subject's own change on a topic ``old`` states a fact about."""
+    """Whether ``new`` tells of the subject's own change on a topic ``old`` states a fact about: a
+    job, home or partner (:data:`_TOPICS`), or a habit, taste or thing of one's own (:data:`_DOMAINS`)."""
     if change_terms(new) is None:
         return False
-    return any(cue.search(new) and about.search(old) for cue, about in _TOPICS)
+    if any(cue.search(new) and about.search(old) for cue, about in _TOPICS):
+        return True
+    # An ending that names its own thing ("sold the Fiat") ends only a fact that names it too.
+    named = {t for t in ended_terms(new) or () if t not in _GENERIC and any(d.fullmatch(t) for d in _DOMAINS)}
+    if named and not named & _tokens(old):
+        return False
+    return any(domain.search(new) and domain.search(old) for domain in _DOMAINS)
+
+
+# The plain names of things, which any one of its kind may be called ("sold the bike" for the Honda).
+_GENERIC = frozenset(re.findall(r"\S+", (
+    "car cars bike motorbike motorcycle scooter van truck phone smartphone laptop computer pc pet cat cats dog "
+    "dogs fish tank aquarium games game console band music books book seat seats team coffee tea wine drink")))
 
 
 def ends(new: str, old: str) -> bool:

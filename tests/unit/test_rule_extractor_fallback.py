@@ -44,3 +44,14 @@ def test_a_relation_statement_keeps_what_it_says_about_the_person() -> None:
     facts = contents(("Ana", "My cousin Meera lives in Marseille, which is two hours away by train.", True))
     assert facts == ["Meera is the user's cousin", "Meera lives in Marseille"]
     assert contents(("Ana", "My brother Tom.", True)) == ["Tom is the user's brother"]
+
+
+def test_a_routine_or_a_change_told_in_passing_is_kept() -> None:
+    # How often is itself specific: the owner's routine, even with no "I" in the sentence ...
+    assert contents(("Ana", "yeah every friday, the kids expect it", True)) == [
+        "User said: Yeah every friday, the kids expect it"]
+    assert contents(("Ana", "thanks, every morning at 6, it's how i wake up", True)) != []
+    # ... but someone else's routine is not the owner's.
+    assert contents(("Ana", "He naps on the rug every afternoon.", True)) == []
+    # A change of the owner's own, however short, is kept in their words for consolidation.
+    assert contents(("Ana", "no more sugar!", True)) == ["User said: No more sugar"]

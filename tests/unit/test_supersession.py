@@ -40,6 +40,19 @@ UID = "u1"
     ("User said: Luca and I split in the summer", "User said: My boyfriend thinks he's a rock star"),
     ("User said: we had to put Biscuit down last month", "User has a dog named Biscuit"),
     ("User stopped running", "User runs every morning"),  # "running" is "runs"
+    # A new state that replaces the old one, said with "now", "from now on", "these days".
+    ("User said: honestly I'm a tea person now", "User said: a double espresso first thing, every day"),
+    ("User said: it's the bus these days, the car got too expensive to park",
+     "User said: I cycle to the office every day"),
+    ("User said: plain food from now on, my stomach can't take chillies", "User loves spicy curries"),
+    ("User said: they're a Spurs supporter now, long story", "User is a big Arsenal fan"),
+    # Ended another way: traded in, handed over for good, nothing for ages, no more.
+    ("User said: traded in the Xbox for a bike", "User plays on their Xbox most nights"),
+    ("User said: haven't smoked since new year", "User said: twenty cigarettes a day, I know"),
+    ("User said: no more wine for me, doctor's orders", "User has a glass of wine with dinner"),
+    ("User said: I sold my bike, I take the bus now", "User cycles to work"),
+    # An engagement ends being single.
+    ("User said: can you help plan our engagement dinner", "User has been single for years"),
 ])
 def test_an_ending_of_what_a_fact_names_ends_it(new: str, old: str) -> None:
     assert ends(new, old)
@@ -58,6 +71,19 @@ def test_an_ending_of_what_a_fact_names_ends_it(new: str, old: str) -> None:
     ("User said: my sister moved to Leeds", "User lives in a flat in York"),  # someone else's move
     ("User said: my boss retired", "User works as a nurse at St Mary's"),  # someone else's job
     ("User took an in-house job at Moss & Pine", "User lives in a flat in York"),  # another topic
+    ("User said: I also really like jazz now", "User's favourite band is Blur"),  # an addition
+    ("User said: it's even more fun now the kids come along", "User swims every Saturday"),  # goes on
+    ("User said: we got a second car, a little Kia", "User drives a Subaru"),  # an addition
+    ("User said: my husband only drinks tea now", "User drinks black coffee"),  # someone else's
+    ("User said: maybe I'll switch to tea one day", "User drinks black coffee"),  # a wish
+    ("User said: we're planning our anniversary trip", "User is married to Anna"),  # goes on
+    ("User said: sold the Fiat, finally", "User drives a Subaru"),  # a thing it does not name
+    ("User said: I'm at the gym now, call you later", "User goes to the gym three times a week"),  # this moment
+    ("User said: we're driving now, text me the address", "User drives a Subaru"),  # this moment
+    ("User said: I need a coffee now", "User drinks tea in the morning"),  # a need, not a new state
+    ("User said: stopped at the coffee shop on the way", "User drinks tea in the morning"),  # a halt
+    ("User said: it's pouring now, so no run today", "User runs every morning"),  # the weather
+    ("User said: I just got back from the gym now", "User goes to the gym three times a week"),  # this moment
 ])
 def test_no_ending_no_supersession(new: str, old: str) -> None:
     assert not ends(new, old)

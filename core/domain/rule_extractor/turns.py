@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from ..extraction import Segment
+from ..routing import change_terms
 from ..sensitivity import contains_secret
 from .clauses import _I, _Clause, _clauses, _Draft, _trimmed
 from .disclosure import _FUNCTION_WORDS, _NOT_A_DISCLOSURE
@@ -36,11 +37,28 @@ _GREETING = re.compile(r"^(?:hi|hey|hello|hiya|morning|evening|afternoon|good (?
 _REACTION = _FUNCTION_WORDS | frozenset(
     ["haha", "hahaha", "lol", "lmao", "omg", "wow", "oh", "ah", "aw", "aww", "yay", "ugh", "hmm", "ok", "okay", "yeah", "yep", "nope", "nah", "yes", "no", "sure", "totally", "exactly", "right", "true", "fair", "good", "great", "nice", "cool", "amazing", "awesome", "brilliant", "lovely", "perfect", "wait", "honestly", "literally", "seriously", "basically", "like", "well", "anyway", "gonna", "wanna", "know", "think", "mean", "guess", "love", "hate", "can't", "won't", "don't", "didn't", "isn't", "it's", "that's", "what's", "i'd", "you'd", "you're", "you've", "your", "you"])
 _FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|d|ll)|my|mine|me|we|we['’](?:re|ve|ll|d)|our|us|myself)\b", _I)
-_SPECIFIC = re.compile(r"\d|£|\$|€")
+_SPECIFIC = re.compile(r"\d|£|\$|€|(?<!at\s)\b(?:two|three|four|five|six|seven|eight|nine|ten|twelve|twenty)\b", _I)
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+")
 _OWN_THING = re.compile(r"\b(?:my|our|the)\s+(?!(?:one|thing|way|time|day|same|other|rest|point|best|worst|"
                         r"first|last|next|whole)\b)[a-z][\w'’-]+\s+(?:is|are|was|were|needs?|has|won't|keeps?)\b",
                         _I)
+# A routine told in passing ("yeah every sunday, she gets worried otherwise", "five a side with the
+# lads, been doing it for years"): how often or how long is itself specific.
+_ROUTINE = re.compile(r"\b(?:every\s+(?:day|night|morning|evening|week|weekend|weekday|single|mon|tue|wed|thu|fri|sat|sun)\w*|"
+                      r"each\s+(?:day|night|morning|week)|most\s+(?:days|nights|mornings|evenings|weekends)|"
+                      r"(?:once|twice|three\s+times)\s+a\s+(?:day|week|month)|(?:for|in)\s+years|daily|nightly|"
+                      r"weekly|always|usually|the\s+usual)\b", _I)
+_SOMEONE = re.compile(r"\b(?:he|she|they|him|her|his)\b", _I)
+
+
+def _routine(sentence: str) -> bool:
+    """A routine named before anyone else is ("every sunday, she gets worried" is the owner's call;
+    "He sleeps on the sofa every night" is someone else's habit)."""
+    match = _ROUTINE.search(sentence)
+    return match is not None and not _SOMEONE.search(sentence[:match.start()])
+
+
+_THANKS = re.compile(r"^\s*(?:thanks|thank\s+you|thx|ta)\b[\s,!.]*", _I)
 MAX_QUESTION_CHARS = 160
 
 
@@ -56,7 +74,12 @@ def _sentences(segment: Segment) -> list[tuple[int, int]]:
 def _weight(sentence: str, question: bool) -> int:
     """2: substantive; 1: neutral (kept inside a run, never at its ends); 0: a reaction, small talk,
     a question, a task or a goal (never starts or ends a run)."""
-    if question or _SMALL_TALK.search(sentence) or _GREETING.match(sentence):
+    if question:
+        return 0
+    if change_terms(sentence) is not None:
+        return 2  # the owner tells a change of their own ("no cigarettes! haven't touched one since march")
+    sentence = _THANKS.sub("", sentence)  # "thanks, every night at 10, it's how i fall asleep"
+    if _SMALL_TALK.search(sentence) or _GREETING.match(sentence):
         return 0
     body = re.sub(r"^(?:(?:oh|and|but|so|also|ok|okay|well|yes|yeah|yep|no|lol|haha)\b[\s,!.]*)+", "", sentence,
                   flags=_I)
@@ -68,7 +91,7 @@ def _weight(sentence: str, question: bool) -> int:
         return 0
     if len(words) < 3 or len(content) < 2:
         return 1
-    specific = bool(_SPECIFIC.search(sentence) or _CAPITALISED.search(sentence.strip()))
+    specific = bool(_SPECIFIC.search(sentence) or _CAPITALISED.search(sentence.strip()) or _routine(sentence))
     if specific or (bool(_FIRST_PERSON.search(sentence)) and len(content) >= 3):
         return 2
     # "ok the prius is filthy", "my dog biscuit": a thing of the owner's named in passing
