@@ -56,7 +56,7 @@ def test_every_candidate_grounds_and_quotes_are_exact_substrings(name: str) -> N
         assert item.subject == item.candidate.subject  # the extractor never over-claims the user
     for workflow in (*result.action_items, *result.goals):
         assert bind_quote(source.segments, workflow.quote).is_user
-    assert result.extractor_id == "rules" and result.extractor_version == "4"
+    assert result.extractor_id == "rules" and result.extractor_version == "5"
 
 
 @pytest.mark.parametrize("name", SAMPLES)

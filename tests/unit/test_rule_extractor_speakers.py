@@ -98,3 +98,26 @@ def test_named_speakers_never_make_user_facts_and_always_ground(rows: list) -> N
                 assert segment.is_user
     for workflow in (*result.action_items, *result.goals):
         assert bind_quote(segments, workflow.quote).is_user
+
+
+def test_a_named_speakers_turn_no_rule_knows_is_kept_in_their_words() -> None:
+    # An answer with no first-person clause: what the owner's assistant should remember about Jonas.
+    source, result = extract(("Maya", "How many kids do you have now?", True),
+                             ("Jonas", "Three. The eldest is at Leeds studying geology.", False))
+    (fact,) = result.memories
+    assert fact.content == ("Jonas said, asked \u201cHow many kids do you have now?\u201d: "
+                            "Three. The eldest is at Leeds studying geology")
+    assert (fact.subject, fact.subject_label, fact.kind) == ("third_party", "Jonas", "fact")
+    assert fact.quotes == ("Three. The eldest is at Leeds studying geology",)
+    (grounded,) = ground(source, result)
+    assert [ref.segment_id for ref in grounded.quote_refs] == ["s1"]
+
+
+def test_a_named_speakers_fallback_leaves_out_what_they_say_to_the_owner() -> None:
+    _, result = extract(("Jonas", "Your garden looks amazing this year. The allotment on Fenwick Road is "
+                                  "ours since April.", False))
+    (fact,) = result.memories
+    assert fact.content == "Jonas said: The allotment on Fenwick Road is ours since April"
+    assert fact.quotes == ("The allotment on Fenwick Road is ours since April",)
+    _, result = extract(("Jonas", "Your garden looks amazing, Maya. Can you send me a photo of it?", False))
+    assert result.memories == ()

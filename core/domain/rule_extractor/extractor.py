@@ -98,9 +98,10 @@ class RuleExtractor:
     """Deterministic extraction of durable first-person statements (see the module docstring)."""
 
     extractor_id = "rules"
-    extractor_version = "4"  # 2: habits, experiences, short answers, pronoun fixes;
+    extractor_version = "5"  # 2: habits, experiences, short answers, pronoun fixes;
     # 3: named other speakers, a fallback for first-person statements no specific rule knows;
-    # 4: the owner's turns no rule knows (answers, lists, facts about others), dates resolved
+    # 4: the owner's turns no rule knows (answers, lists, facts about others), dates resolved;
+    # 5: a named other speaker's turns no rule knows, kept in their words
 
     def extract(self, source: ExtractionSource) -> ExtractionResult:
         segments = source_segments(source)
@@ -114,7 +115,8 @@ class RuleExtractor:
             if not segment.is_user:
                 name = _speaker_name(segment.speaker)
                 if name is not None:
-                    drafts.extend(self._speaker_memories(segment, name))
+                    theirs = self._speaker_memories(segment, name)
+                    drafts.extend(theirs or turn_memories(segment, previous, name))
                 previous = segment
                 continue
             before = len(drafts)

@@ -14,6 +14,12 @@ A sentence is substantive when it is not a question, not small talk, not an acti
 not a reaction or a mental verb ("I guess ...", "I think ..."),
 carries no secret, has at least three content words and holds something specific: a number, a
 name, a first-person word. A run never crosses a sentence that carries a secret.
+
+A *named* other speaker's turn that the speaker rules left without a memory gets the same fallback,
+labelled with their name ("Jonas said: ..."): a friend telling the owner about themselves
+("They're all mutts. Two of them are Jack Russell mixes") is what the owner's assistant should
+remember about them. There a sentence that speaks to the owner ("you", "your") breaks the run as a
+secret does: it is about the owner or the conversation, and only the owner's own turns speak for them.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from ..extraction import Segment
 from ..routing import change_terms
 from ..sensitivity import contains_secret
 from .clauses import _I, _Clause, _clauses, _Draft, _trimmed
-from .disclosure import _FUNCTION_WORDS, _NOT_A_DISCLOSURE
+from .disclosure import _ADDRESSES_OWNER, _FUNCTION_WORDS, _NOT_A_DISCLOSURE
 from .patterns import _ACTION, _AIM
 from .phrasing import _finish, _third_person_rest
 
@@ -102,9 +108,11 @@ def _is_question(text: str, end: int) -> bool:
     return text[end:].lstrip(" \"'”’)").startswith("?")
 
 
-def _question(previous: Segment | None) -> tuple[_Clause, int, int] | None:
-    """The last sentence of another speaker's turn when it is a question (what the owner answers)."""
-    if previous is None or previous.is_user:
+def _question(previous: Segment | None, segment: Segment) -> tuple[_Clause, int, int] | None:
+    """The last sentence of the previous turn when someone else asked it as a question (what
+    ``segment`` answers)."""
+    if previous is None or previous.is_user == segment.is_user and (segment.is_user or
+                                                                    previous.speaker == segment.speaker):
         return None
     spans = _sentences(previous)
     if not spans:
@@ -118,18 +126,20 @@ def _question(previous: Segment | None) -> tuple[_Clause, int, int] | None:
     return _Clause(previous, start, end, (start, end)), start, end
 
 
-def turn_memories(segment: Segment, previous: Segment | None) -> list[_Draft]:
-    """Memories for an owner's turn that the specific rules left without any (see the module docstring)."""
+def turn_memories(segment: Segment, previous: Segment | None, speaker: str | None = None) -> list[_Draft]:
+    """Memories for a turn that the specific rules left without any (see the module docstring): the
+    owner's (``speaker`` None), or a named other speaker's (``speaker`` their name, ``third_party``)."""
     spans = _sentences(segment)
     text = segment.text
     runs: list[list[tuple[int, int, int]]] = [[]]
     for start, end in spans:
         sentence = text[start:end]
-        if contains_secret(sentence):
+        if contains_secret(sentence) or (speaker is not None and _ADDRESSES_OWNER.search(sentence)):
             runs.append([])
             continue
         runs[-1].append((start, end, _weight(sentence, _is_question(text, end))))
-    question = _question(previous)
+    question = _question(previous, segment)
+    who = speaker or "User"
     drafts: list[_Draft] = []
     for run in runs:
         while run and run[0][2] == 0:
@@ -144,8 +154,9 @@ def turn_memories(segment: Segment, previous: Segment | None) -> list[_Draft]:
         quotes: tuple[tuple[_Clause, int, int], ...] = ((clause, start, end),)
         if question is not None and not drafts:
             asked = " ".join(question[0].text.split())
-            content = f"User said, asked \u201c{asked}?\u201d: {said}"
+            content = f"{who} said, asked \u201c{asked}?\u201d: {said}"
         else:
-            content = f"User said: {said}"
-        drafts.append(_Draft(content, "fact", "user", None, quotes))
+            content = f"{who} said: {said}"
+        drafts.append(_Draft(content, "fact", "user", None, quotes) if speaker is None
+                      else _Draft(content, "fact", "third_party", speaker, quotes))
     return drafts
