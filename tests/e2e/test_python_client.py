@@ -2,7 +2,8 @@
 
 The client is generated from the ``/openapi.json`` the stack serves (:mod:`tests.support.py_client`),
 then used as an app would, as a new user: create and batch create, list with paging, search with
-paging, edit, delete, a conversation's capture status, a personal key as the credential, and
+paging, edit, delete, a conversation's capture status, a personal key as the credential (and
+the deletion receipt it may read), and
 errors with their request id. Expectations come from the API's contract (docs/api.md), not from
 the client.
 """
@@ -180,6 +181,11 @@ def test_a_personal_key_is_a_credential(stack: dict[str, Any], client: Any, stra
     agent = strata.connect(stack["api_url"], key=key.secret)
     listed = strata.unwrap(api.list_mcp_memories.sync_detailed(client=agent))
     assert created[0].id in {m.id for m in listed}
+    # The receipt of a delete made with the user's token, read with the key (read scope).
+    gone = strata.unwrap(api.delete_memory.sync_detailed(created[3].id, client=client))
+    receipt = strata.unwrap(api.get_deletion_receipt.sync_detailed(gone.receipt_id, client=agent))
+    assert receipt.receipt_id == gone.receipt_id and receipt.memory_ids == [created[3].id]
+    assert receipt.kind.value == "memory"
     strata.unwrap(api.revoke_key.sync_detailed(key.id, client=client))
     with pytest.raises(strata.StrataError) as refused:
         strata.unwrap(api.list_mcp_memories.sync_detailed(client=agent))
