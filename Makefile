@@ -10,12 +10,15 @@ TASKS_VENV ?= .venv-tasks
 FIREBASE_VENV ?= .venv-firebase
 FIREBASE_TOOLS ?= tools/firebase
 CLIENT_JS ?= clients/js
+CLIENT_PY ?= clients/python
+CLIENT_PY_VENV ?= .venv-client-python
 PYTEST_ARGS ?=
 SUITE ?= default
 
-.PHONY: firebase-setup client-js setup test unit integration e2e lint typecheck complexity demo dev stack-up stack-down bench bench-schedule bench-schedule-live clean mutation lifecycle soak scale
+.PHONY: firebase-setup client-js client-python setup test unit integration e2e lint typecheck complexity demo dev stack-up stack-down bench bench-schedule bench-schedule-live clean mutation lifecycle soak scale
 
-setup: $(VENV)/.installed $(TASKS_VENV)/.installed firebase-setup $(CLIENT_JS)/node_modules/.installed
+setup: $(VENV)/.installed $(TASKS_VENV)/.installed firebase-setup $(CLIENT_JS)/node_modules/.installed \
+       $(CLIENT_PY_VENV)/.installed
 
 # The Firebase emulator suite (`strata stack up --suite firebase`) and the example clients:
 # firebase-tools and the Firebase JS SDK from the committed lock file, and a venv of its own with a
@@ -42,6 +45,19 @@ client-js: setup
 	$(PY) -m core.api.app > $(CLIENT_JS)/openapi.json
 	cd $(CLIENT_JS) && npm run --silent build
 
+# The Python client (clients/python): openapi-python-client in a venv of its own (its pins need not
+# agree with ours), then strata_client/generated written from this checkout's OpenAPI document (ruff
+# from .venv formats it), so a changed route changes the client. `make test` builds it first;
+# tests/e2e/test_python_client.py runs it against the stack.
+$(CLIENT_PY_VENV)/.installed: $(CLIENT_PY)/requirements-generator.txt
+	test -x $(CLIENT_PY_VENV)/bin/python || $(PYTHON3) -m venv $(CLIENT_PY_VENV)
+	$(CLIENT_PY_VENV)/bin/pip --disable-pip-version-check -q install -r $(CLIENT_PY)/requirements-generator.txt
+	touch $@
+
+client-python: setup
+	$(PY) -m core.api.app > $(CLIENT_PY)/openapi.json
+	$(PY) -m tests.support.py_client $(CLIENT_PY)/openapi.json
+
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON3) -m venv $(VENV)
 	$(PIP) install -e '.[dev,minilm,ops]'
@@ -55,7 +71,7 @@ $(TASKS_VENV)/.installed:
 tasks-venv: $(TASKS_VENV)/.installed
 
 lint: setup
-	$(VENV)/bin/ruff check core strata_dev functions tests
+	$(VENV)/bin/ruff check core strata_dev functions tests clients/python
 
 typecheck: setup
 	$(VENV)/bin/mypy
@@ -75,7 +91,7 @@ e2e: setup
 	$(PY) -m pytest -q tests/e2e $(PYTEST_ARGS)
 
 # One pytest session: the local stack starts once (tests/conftest.py) and stops at the end.
-test: setup lint typecheck infra-test client-js
+test: setup lint typecheck infra-test client-js client-python
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
 
 # Plants five known kinds of bug one at a time and checks the suite catches each (issue 19).
@@ -131,7 +147,8 @@ bench-schedule-live: setup
 	$(PY) -m strata_dev.bench.schedule_live
 
 clean:
-	rm -rf build .strata .pytest_cache .mypy_cache .ruff_cache firebase-debug.log clients/js/dist clients/js/openapi.json clients/js/src/schema.gen.ts
+	rm -rf build .strata .pytest_cache .mypy_cache .ruff_cache firebase-debug.log clients/js/dist clients/js/openapi.json clients/js/src/schema.gen.ts \
+	  clients/python/openapi.json clients/python/strata_client/generated
 
 -include mk/infra.mk
 -include mk/llm.mk

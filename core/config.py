@@ -57,9 +57,11 @@ class Settings(BaseModel):
     # Messaging.
     projection_topic: str = "strata-projection"
     tasks_queue: str = "strata-consolidation"
-    consolidate_url: str = ""
+    consolidate_url: str = ""  # the consolidate function: per-user pass tasks target it
+    webhook_url: str = ""  # the deliver_webhook function: webhook delivery tasks target it
     tasks_invoker: str = ""  # service account whose OIDC token Cloud Tasks attaches (production)
-    # The audience consolidate checks on those tokens (its run.app URL); empty: no check (local).
+    # The audience a task worker (consolidate, deliver_webhook) checks on those tokens: its own
+    # run.app URL; empty: no check (local).
     tasks_audience: str = ""
     # The API's public URL (e.g. the function's URL, path prefix included): what the MCP server's
     # 401 and its protected-resource metadata name. Empty: the request's scheme and Host.

@@ -1,4 +1,19 @@
-"""What the five functions do with their events, kept out of the functions' own ~10-line files.
+"""What the six functions do with their events, kept out of the functions' own ~10-line files.
+
+One job, one name: each entry point here is named after the service step it runs (the deployed
+function's name is its trigger contract and stays as it was):
+
+====================================  =============================  ==========================================
+function (``functions/<name>``)       entry point here               service step
+====================================  =============================  ==========================================
+``on_conversation_complete``          :func:`capture_conversation`   ``capture.capture_conversation`` (then
+                                                                     ``webhooks.enqueue_delivery``)
+``delete_cascade``                    :func:`cascade_from_trigger`   ``conversations.cascade_from_trigger``
+``outbox_drain``                      :func:`drain_outbox`           ``projection.drain_user`` / ``sweep``,
+                                                                     ``accounts.purge_keyword_index``
+``consolidate``                       :func:`consolidate`            ``consolidation.run_pass`` / ``fan_out``
+``deliver_webhook``                   :func:`deliver_webhook`        ``webhooks.deliver_webhook``
+====================================  =============================  ==========================================
 
 An exception raised here means "retry me" to Eventarc / Pub/Sub; permanent problems are logged and
 acknowledged so a poison event cannot loop forever.
@@ -38,7 +53,7 @@ def _conversation_event(cloud_event: Any) -> tuple[DocumentEvent, str, str] | No
 
 
 @logs.event_entry
-def conversation_written(cloud_event: Any) -> None:
+def capture_conversation(cloud_event: Any) -> None:
     from core.services import capture, webhooks
 
     decoded = _conversation_event(cloud_event)
@@ -52,7 +67,7 @@ def conversation_written(cloud_event: Any) -> None:
     try:
         result = capture.capture_conversation(ctx, uid, conversation_id, event.value, from_event=True)
     finally:  # after capture, whatever its outcome; never raises (a retried trigger is deduplicated)
-        webhooks.conversation_written(ctx, uid, conversation_id, event.old_value, event.value)
+        webhooks.enqueue_delivery(ctx, uid, conversation_id, event.old_value, event.value)
     log.info(json.dumps({"event": "capture", "uid": uid, "conversation_id": conversation_id,
                          "skipped": result.skipped, "created": result.created, "kept": result.kept,
                          "retracted": result.retracted, "errors": result.errors}))
@@ -61,7 +76,7 @@ def conversation_written(cloud_event: Any) -> None:
 
 
 @logs.event_entry
-def conversation_deleted(cloud_event: Any) -> None:
+def cascade_from_trigger(cloud_event: Any) -> None:
     from core.services import conversations
 
     decoded = _conversation_event(cloud_event)
@@ -75,7 +90,7 @@ def conversation_deleted(cloud_event: Any) -> None:
 
 
 @logs.event_entry
-def projection_message(cloud_event: Any) -> None:
+def drain_outbox(cloud_event: Any) -> None:
     from core.services import accounts, projection
 
     try:
@@ -106,26 +121,22 @@ def projection_message(cloud_event: Any) -> None:
 
 
 @logs.http_entry
-def consolidate_request(request: Any) -> Any:
-    import flask
-
+def consolidate(request: Any) -> Any:
+    """Cloud Scheduler's fan-out (no uid) or a Cloud Task's per-user pass (``{"uid": ...}``)."""
     from core.services import consolidation
 
     body = request.get_json(silent=True) or {}
     if not isinstance(body, dict):
         body = {}
     ctx = default_context()
-    from core.api.auth import check_task_caller
-    from core.errors import Unauthorized
-
-    try:  # the OIDC token's audience is this function's run.app URL (production only)
-        check_task_caller(request.headers.get("Authorization"), ctx.settings)
-    except Unauthorized as exc:
-        log.warning("consolidate call refused: %s", exc.message)
-        return flask.jsonify({"error": {"code": "unauthorized", "message": exc.message}}), 401
+    refused = _refused_task_caller(ctx, request, "consolidate")
+    if refused is not None:
+        return refused
     logs.set_uid(str(body.get("uid") or "") or None)
     if body.get("webhook"):
-        return _webhook_delivery(ctx, body, request.headers)
+        # Webhook deliveries have their own function (deliver_webhook) and target its URL.
+        return _json(StrataError("webhook deliveries go to the deliver_webhook function",
+                                 code="malformed_task").to_json(), 400)
     try:
         if body.get("uid"):
             uid = str(body["uid"])
@@ -151,25 +162,52 @@ def consolidate_request(request: Any) -> Any:
         else:
             summary = consolidation.fan_out(ctx)
     except StrataError as exc:
-        return flask.Response(json.dumps(exc.to_json()), status=exc.status, mimetype="application/json")
-    return flask.Response(json.dumps(summary, default=str), status=200, mimetype="application/json")
+        return _json(exc.to_json(), exc.status)
+    return _json(summary, 200)
 
 
-def _webhook_delivery(ctx: Any, body: dict[str, Any], headers: Any) -> Any:
-    """A Cloud Task delivering one developer webhook (this function is invokable only by the tasks'
-    service account in production). 200 = done for good (delivered, or given up); 503 = retry."""
+def _json(body: Any, status: int) -> Any:
     import flask
 
+    return flask.Response(json.dumps(body, default=str), status=status, mimetype="application/json")
+
+
+def _refused_task_caller(ctx: Any, request: Any, function: str) -> Any:
+    """None when the caller may call this task worker, else the 401 to answer: the OIDC token's
+    audience is the function's own run.app URL (production only; no check locally)."""
+    from core.api.auth import check_task_caller
+    from core.errors import Unauthorized
+
+    try:
+        check_task_caller(request.headers.get("Authorization"), ctx.settings)
+    except Unauthorized as exc:
+        log.warning("%s call refused: %s", function, exc.message)
+        return _json({"error": {"code": "unauthorized", "message": exc.message}}, 401)
+    return None
+
+
+@logs.http_entry
+def deliver_webhook(request: Any) -> Any:
+    """A Cloud Task delivering one developer webhook (the function is invokable only by the tasks'
+    service account in production). 200 = done for good (delivered, or given up); 400 = a malformed
+    task (dropped); 503 = retry."""
     from core.services import webhooks
 
-    uid, conversation_id = body.get("uid"), body.get("conversation_id")
+    ctx = default_context()
+    refused = _refused_task_caller(ctx, request, "deliver_webhook")
+    if refused is not None:
+        return refused
+    body = request.get_json(silent=True)
+    body = body if isinstance(body, dict) else {}
+    uid, conversation_id, webhook_type = body.get("uid"), body.get("conversation_id"), body.get("webhook")
+    logs.set_uid(uid if isinstance(uid, str) and uid else None)
     try:
         if not (isinstance(uid, str) and uid and isinstance(conversation_id, str) and conversation_id
-                and "/" not in uid + conversation_id and isinstance(body["webhook"], str)):
-            raise StrataError("webhook task needs string uid and conversation_id", code="malformed_task")
-        retry = str(headers.get("X-CloudTasks-TaskRetryCount") or "0")
-        outcome = webhooks.deliver(ctx, uid, body["webhook"], conversation_id, int(retry) if retry.isdigit() else 0)
+                and "/" not in uid + conversation_id and isinstance(webhook_type, str) and webhook_type):
+            raise StrataError("webhook task needs string webhook, uid and conversation_id", code="malformed_task")
+        retry = str(request.headers.get("X-CloudTasks-TaskRetryCount") or "0")
+        outcome = webhooks.deliver_webhook(ctx, uid, webhook_type, conversation_id,
+                                           int(retry) if retry.isdigit() else 0)
     except StrataError as exc:
-        status = exc.status if exc.code != "malformed_task" else 400
-        return flask.Response(json.dumps(exc.to_json()), status=status, mimetype="application/json")
-    return flask.Response(json.dumps(outcome, default=str), status=200, mimetype="application/json")
+        return _json(exc.to_json(), exc.status if exc.code != "malformed_task" else 400)
+    return _json(outcome, 200)

@@ -20,6 +20,7 @@ PROVIDERS = {
     "delete_cascade": ("typesense", "pinecone"),
     "outbox_drain": ("typesense", "pinecone"),
     "consolidate": ("typesense", "pinecone"),
+    "deliver_webhook": (),  # Firestore and the receiver's URL only
 }
 
 # The functions whose code embeds (``ctx.embedder``): the api embeds each search query, the outbox

@@ -63,6 +63,7 @@ FUNCTIONS: dict[str, str] = {
     "delete_cascade": "delete_cascade",
     "outbox_drain": "outbox_drain",
     "consolidate": "consolidate",
+    "deliver_webhook": "deliver_webhook",
 }
 
 # Cloud Functions runtime (infra/terraform/variables.tf `python_runtime`; tests/infra checks they agree).

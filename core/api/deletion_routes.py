@@ -45,7 +45,7 @@ class DeletionReceipt(Schema):
 
 
 @route("GET", "/v1/deletions/{receipt_id}", "A deletion receipt: when each store confirmed the removal "
-       "(only the owner's; kept 30 days)", response=DeletionReceipt,
-       operation_id="getDeletionReceipt")
+       "(only the owner's; kept 30 days; an ID token or a personal key, read scope)", response=DeletionReceipt,
+       key_scope="read", operation_id="getDeletionReceipt")
 def v1_deletion_receipt(req: Request) -> Response:
     return 200, receipts.read(req.ctx, req.uid, req.params["receipt_id"])

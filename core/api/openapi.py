@@ -105,6 +105,7 @@ def document(routes: list[Any]) -> dict[str, Any]:
             "content": {"application/json": {"schema": error_ref}}}}, "securitySchemes": {
             "firebase": {"type": "http", "scheme": "bearer", "bearerFormat": "Firebase ID token"},
             "personalKey": {"type": "http", "scheme": "bearer", "bearerFormat": "personal API key (strata_pk_…)",
-                            "description": "POST /v1/keys; accepted by /mcp, /v1/mcp/* and /v1/tools/* only, "
+                            "description": "POST /v1/keys; accepted by /mcp, /v1/mcp/*, /v1/tools/* and "
+                                           "GET /v1/deletions/{receipt_id} only, "
                                            "scoped read or read+write"}}},
     }

@@ -1,4 +1,5 @@
-"""Developer webhooks: a per-user URL and on/off switch per type, delivered through Cloud Tasks.
+"""Developer webhooks: a per-user URL and on/off switch per type, delivered through Cloud Tasks by
+the ``deliver_webhook`` function (``STRATA_WEBHOOK_URL``; :func:`deliver_webhook` is its step).
 
 ``memory_created`` is a frozen legacy name: it fires when a *conversation* is first seen completed
 and POSTs that conversation (dates as ISO strings) to the user's URL with ``?uid=`` appended.
@@ -41,7 +42,7 @@ DELIVERY_COLLECTION = "webhook_deliveries"
 FINAL_STATES = ("delivered", "failed", "refused", "cancelled")
 RECORD_DAYS = 30  # delivery records carry ``expire_at`` (a Firestore TTL policy in Terraform removes them)
 
-__all__ = ["MEMORY_CREATED", "get_config", "put_config", "delete_config", "conversation_written", "deliver"]
+__all__ = ["MEMORY_CREATED", "get_config", "put_config", "delete_config", "enqueue_delivery", "deliver_webhook"]
 
 
 def _known(webhook_type: str) -> str:
@@ -91,7 +92,7 @@ def delete_config(ctx: Ports, uid: str, webhook_type: str) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------ the trigger
-def conversation_written(ctx: Ports, uid: str, conversation_id: str, old: dict[str, Any] | None,
+def enqueue_delivery(ctx: Ports, uid: str, conversation_id: str, old: dict[str, Any] | None,
                          new: dict[str, Any] | None) -> str | None:
     """Enqueue the ``memory_created`` delivery if this write completes the conversation and the
     user's webhook is on. Never raises: a webhook problem is logged, capture goes on."""
@@ -109,9 +110,9 @@ def _enqueue(ctx: Ports, uid: str, conversation_id: str, old: dict[str, Any] | N
     config = get_config(ctx, uid, MEMORY_CREATED)
     if not (config["enabled"] and config["url"]):
         return None
-    target = ctx.settings.consolidate_url
+    target = ctx.settings.webhook_url
     if not target:
-        log.warning("webhook %s not sent: STRATA_CONSOLIDATE_URL (the task worker) is not set", MEMORY_CREATED)
+        log.warning("webhook %s not sent: STRATA_WEBHOOK_URL (the deliver_webhook function) is not set", MEMORY_CREATED)
         return None
     delivery_id = policy.delivery_id(MEMORY_CREATED, conversation_id)
     record = paths.doc(uid, DELIVERY_COLLECTION, delivery_id)
@@ -130,7 +131,7 @@ def _enqueue(ctx: Ports, uid: str, conversation_id: str, old: dict[str, Any] | N
 
 
 # ------------------------------------------------------------------------------------ delivery
-def deliver(ctx: Ports, uid: str, webhook_type: str, conversation_id: str, retry_count: int = 0) -> dict[str, Any]:
+def deliver_webhook(ctx: Ports, uid: str, webhook_type: str, conversation_id: str, retry_count: int = 0) -> dict[str, Any]:
     """One delivery attempt (a Cloud Task calls this). Returns the outcome when final; raises
     :class:`DeliveryPending` when the receiver may take it later and attempts remain."""
     _known(webhook_type)

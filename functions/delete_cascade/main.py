@@ -2,7 +2,7 @@
 
 import functions_framework
 
-from core.functions_entry import conversation_deleted
+from core.functions_entry import cascade_from_trigger
 from core.start_check import start_check
 
 # Deployed (STRATA_PROVIDER_SETUP=check): fail at start, naming `strata setup`, if the provider
@@ -12,4 +12,4 @@ start_check("delete_cascade")
 
 @functions_framework.cloud_event
 def delete_cascade(cloud_event):
-    conversation_deleted(cloud_event)
+    cascade_from_trigger(cloud_event)

@@ -2,9 +2,9 @@
 
 import functions_framework
 
-from core.functions_entry import conversation_written
+from core.functions_entry import capture_conversation
 
 
 @functions_framework.cloud_event
 def on_conversation_complete(cloud_event):
-    conversation_written(cloud_event)
+    capture_conversation(cloud_event)

@@ -3,7 +3,7 @@ purge an account wipe's Typesense rows (this function alone holds the Typesense 
 
 import functions_framework
 
-from core.functions_entry import projection_message
+from core.functions_entry import drain_outbox
 from core.start_check import start_check
 
 # Deployed (STRATA_PROVIDER_SETUP=check): fail at start, naming `strata setup`, if the provider
@@ -13,4 +13,4 @@ start_check("outbox_drain")
 
 @functions_framework.cloud_event
 def outbox_drain(cloud_event):
-    projection_message(cloud_event)
+    drain_outbox(cloud_event)

@@ -1,5 +1,5 @@
-# The five functions. Each is one instance of modules/function: its own service account, its own
-# trigger and retry policy, and only the roles and secrets its code uses.
+# The six functions, one job each. Each is one instance of modules/function: its own service
+# account, its own trigger and retry policy, and only the roles and secrets its code uses.
 
 locals {
   conversation_document = "users/{uid}/conversations/{conversation_id}"
@@ -12,6 +12,11 @@ locals {
   # of the invoker with this URL as audience; Cloud Run checks the audience against the service's
   # URLs, and the function checks it again (STRATA_TASKS_AUDIENCE, core/api/auth.py).
   consolidate_url = "https://consolidate-${data.google_project.this.number}.${var.region}.run.app"
+
+  # The deliver_webhook function's run.app URL, for the same reasons: the capture trigger addresses
+  # webhook delivery tasks at it (STRATA_WEBHOOK_URL) and it checks the tasks' OIDC audience
+  # against it (its own STRATA_TASKS_AUDIENCE).
+  webhook_url = "https://deliver-webhook-${data.google_project.this.number}.${var.region}.run.app"
 
   # The api's public URL as clients call it, path prefix included (STRATA_PUBLIC_URL): the MCP
   # server names it in its 401 and its protected-resource metadata (RFC 9728), which a client checks
@@ -29,6 +34,7 @@ locals {
     STRATA_WEBHOOK_QUEUE            = google_cloud_tasks_queue.webhooks.name
     STRATA_WEBHOOK_TIMEOUT_S        = tostring(var.webhook_timeout_s)
     STRATA_CONSOLIDATE_URL          = local.consolidate_url
+    STRATA_WEBHOOK_URL              = local.webhook_url
     STRATA_TASKS_INVOKER            = google_service_account.consolidation_invoker.email
     STRATA_TASKS_AUDIENCE           = local.consolidate_url
     STRATA_PROVIDER_SETUP           = "check"
@@ -59,6 +65,7 @@ locals {
       delete_cascade           = ["typesense_search", "pinecone"]              # immediate provider cleanup
       outbox_drain             = ["typesense", "pinecone", "embedding"]        # projections, wipe purges (the write key); embeddings
       consolidate              = ["typesense", "pinecone", "llm", "embedding"] # neighbours; routing; its maintenance drains project
+      deliver_webhook          = []                                            # Firestore and the receiver only
     } : name => { for k in keys : local.secrets[k].env => google_secret_manager_secret.provider[k].secret_id }
   }
 
@@ -69,6 +76,7 @@ locals {
       delete_cascade           = { available_memory = "512M", timeout_seconds = 300, min_instance_count = 0, max_instance_count = 5 }
       outbox_drain             = { available_memory = "1Gi", timeout_seconds = 300, min_instance_count = 0, max_instance_count = 5 }
       consolidate              = { available_memory = "1Gi", timeout_seconds = 540, min_instance_count = 0, max_instance_count = 10 }
+      deliver_webhook          = { available_memory = "512M", timeout_seconds = 60, min_instance_count = 0, max_instance_count = 5 }
       } : name => {
       available_memory   = coalesce(try(var.function_settings[name].available_memory, null), d.available_memory)
       timeout_seconds    = coalesce(try(var.function_settings[name].timeout_seconds, null), d.timeout_seconds)
@@ -234,5 +242,33 @@ module "consolidate" {
   ingress_settings             = "ALLOW_INTERNAL_ONLY"
   labels                       = var.labels
 
+  trigger = { kind = "http" }
+}
+
+module "deliver_webhook" {
+  source = "./modules/function"
+
+  project_id                   = var.project_id
+  region                       = var.region
+  name                         = "deliver-webhook"
+  description                  = "Developer webhooks: one delivery attempt per Cloud Task of the webhook queue."
+  entry_point                  = "deliver_webhook"
+  runtime                      = var.python_runtime
+  source_dir                   = "${local.package_dir}/deliver_webhook"
+  source_bucket                = google_storage_bucket.sources.name
+  build_service_account        = google_service_account.build.id
+  service_account_id           = "strata-deliver-webhook"
+  project_roles                = ["roles/datastore.user"]
+  environment_variables        = merge(local.environment, { STRATA_TASKS_AUDIENCE = local.webhook_url })
+  secret_environment_variables = local.secret_env.deliver_webhook
+  available_memory             = local.sizing.deliver_webhook.available_memory
+  timeout_seconds              = local.sizing.deliver_webhook.timeout_seconds
+  min_instance_count           = local.sizing.deliver_webhook.min_instance_count
+  max_instance_count           = local.sizing.deliver_webhook.max_instance_count
+  invoker_members              = ["serviceAccount:${google_service_account.consolidation_invoker.email}"]
+  ingress_settings             = "ALLOW_INTERNAL_ONLY"
+  labels                       = var.labels
+
+  # Called by Cloud Tasks on the webhook queue (messaging.tf: its rate and retry limits).
   trigger = { kind = "http" }
 }

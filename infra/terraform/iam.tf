@@ -8,6 +8,7 @@ locals {
     delete_cascade           = module.delete_cascade.service_account_email
     outbox_drain             = module.outbox_drain.service_account_email
     consolidate              = module.consolidate.service_account_email
+    deliver_webhook          = module.deliver_webhook.service_account_email
   }
 
   # Every function that commits memory changes nudges the outbox drain.

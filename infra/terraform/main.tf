@@ -1,4 +1,4 @@
-# Strata on Google Cloud: Firestore (the one canonical store), five Cloud Functions (2nd gen),
+# Strata on Google Cloud: Firestore (the one canonical store), six Cloud Functions (2nd gen),
 # Pub/Sub for outbox nudges, Cloud Tasks for per-user consolidation, Cloud Scheduler for the
 # periodic fan-out and sweep, Secret Manager for provider keys.
 #
@@ -11,7 +11,7 @@
 #                     firestore.rules (`strata rules merge`) and releases that file itself.
 #
 # Files: firestore.tf (database, indexes, rules), messaging.tf (Pub/Sub, Tasks, Scheduler),
-# secrets.tf, functions.tf (the five functions), iam.tf (bindings on shared resources),
+# secrets.tf, functions.tf (the six functions), iam.tf (bindings on shared resources),
 # monitoring.tf (log-based metrics and alert policies; docs/runbook.md).
 
 provider "google" {
@@ -132,7 +132,7 @@ resource "google_project_iam_member" "build" {
 }
 
 # Identity of callers that are not users: Cloud Scheduler and Cloud Tasks present its OIDC token
-# to the consolidate function.
+# to the consolidate and deliver_webhook functions.
 resource "google_service_account" "consolidation_invoker" {
   project      = var.project_id
   account_id   = "strata-consolidation-invoker"

@@ -63,7 +63,7 @@ resource "google_cloud_tasks_queue" "consolidation" {
 }
 
 # Developer webhook deliveries (memory_created): one task per completed conversation of a user
-# whose webhook is on, run by the consolidate function (private to the invoker service account).
+# whose webhook is on, run by the deliver_webhook function (private to the invoker service account).
 # Its own queue, so a slow receiver never delays consolidation; retries are bounded here and again
 # by the delivery code (5 attempts).
 resource "google_cloud_tasks_queue" "webhooks" {

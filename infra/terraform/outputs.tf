@@ -11,6 +11,7 @@ output "function_urls" {
     delete_cascade           = module.delete_cascade.uri
     outbox_drain             = module.outbox_drain.uri
     consolidate              = module.consolidate.uri
+    deliver_webhook          = module.deliver_webhook.uri
   }
 }
 
@@ -27,6 +28,11 @@ output "consolidate_url" {
 output "consolidation_invoker_email" {
   description = "Service account whose OIDC token Cloud Scheduler and Cloud Tasks present to consolidate."
   value       = google_service_account.consolidation_invoker.email
+}
+
+output "webhook_url" {
+  description = "URL the capture trigger addresses webhook delivery tasks at: the deliver_webhook function (STRATA_WEBHOOK_URL)."
+  value       = local.webhook_url
 }
 
 output "webhook_queue" {

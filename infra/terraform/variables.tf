@@ -301,7 +301,7 @@ variable "llm_model" {
 }
 
 variable "function_settings" {
-  description = "Per-function sizing overrides, keyed by function name (api, on_conversation_complete, delete_cascade, outbox_drain, consolidate)."
+  description = "Per-function sizing overrides, keyed by function name (api, on_conversation_complete, delete_cascade, outbox_drain, consolidate, deliver_webhook)."
   type = map(object({
     available_memory   = optional(string)
     timeout_seconds    = optional(number)

@@ -1,6 +1,6 @@
 """startup: cold start and footprint of each function on a fresh process, default settings.
 
-For each of the five functions, packaged as it deploys (``strata_dev.packaging``: its ``main.py``,
+For each of the six functions, packaged as it deploys (``strata_dev.packaging``: its ``main.py``,
 ``core`` and their bytecode, in a directory of their own) and run on the running stack's emulators:
 
 - ``import_ms``: a fresh interpreter imports the function's ``main.py`` (functions-framework, the

@@ -17,7 +17,7 @@ PUSH_SUBSCRIPTION = "strata-projection-outbox-drain"
 DEAD_LETTER_SUBSCRIPTION = "strata-projection-dead-letter-pull"
 MAX_DELIVERY_ATTEMPTS = 5
 TASKS_QUEUE = "strata-consolidation"
-WEBHOOK_QUEUE = "strata-webhooks"  # developer webhook deliveries, apart from consolidation passes
+WEBHOOK_QUEUE = "strata-webhooks"  # developer webhook deliveries (deliver_webhook), apart from consolidation passes
 TASKS_MAX_RETRIES = 5  # the emulator's bound; Terraform's queues bound retries per queue
 CONVERSATION_PATTERN = "users/{uid}/conversations/{conversation_id}"
 
@@ -44,6 +44,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
     FunctionSpec("on_conversation_complete", "on_conversation_complete", "cloudevent"),
     FunctionSpec("delete_cascade", "delete_cascade", "cloudevent"),
     FunctionSpec("outbox_drain", "outbox_drain", "cloudevent"),
+    FunctionSpec("deliver_webhook", "deliver_webhook", "http"),
 )
 
 
@@ -77,3 +78,5 @@ FIRESTORE_TRIGGERS: tuple[FirestoreTrigger, ...] = (
 PROJECTION_PUSH_FUNCTION = "outbox_drain"
 # The scheduled entry points (Cloud Scheduler jobs in Terraform).
 CONSOLIDATE_FUNCTION = "consolidate"
+# The Cloud Tasks worker of :data:`WEBHOOK_QUEUE` (STRATA_WEBHOOK_URL).
+WEBHOOK_FUNCTION = "deliver_webhook"

@@ -34,6 +34,7 @@ EXAMPLE = REPO_ROOT / "examples" / "web-client"
 DEFAULT_KEYS = {
     "project_id", "api_url", "firestore_emulator_host", "pubsub_emulator_host", "tasks_emulator_host",
     "typesense_url", "typesense_api_key", "typesense_search_key", "pinecone_host", "relay_url", "consolidate_url",
+    "webhook_url",
     "function_urls", "tasks_queue", "projection_topic", "state_dir", "startup_seconds", "embedder",
 }
 

@@ -1,8 +1,8 @@
-"""Every line the five functions write is one JSON object with ``severity`` and ``message``
+"""Every line the six functions write is one JSON object with ``severity`` and ``message``
 (Cloud Logging's structured form), uids appear only hashed, and a request's trace header reaches
 the line. The test drives the functions through the stack (a Firestore write → capture → outbox
-drain; an HTTP request with a trace header; a consolidation task; a conversation delete →
-cascade), waits for the lines that prove each ran, then parses every line of every function's
+drain; an HTTP request with a trace header; a consolidation task; a webhook delivery task; a
+conversation delete → cascade), waits for the lines that prove each ran, then parses every line of every function's
 captured output (``<state_dir>/logs/fn_*.log``, which holds the whole session's lines). Every line written while a
 user's request is in scope names it as ``uid_hash``."""
 
@@ -60,6 +60,12 @@ def test_every_function_line_is_structured_json_with_hashed_uids(stack: dict[str
     assert answer.status_code == 200, answer.text
     _wait_for_line(_log(stack, "consolidate"), lambda line: line["message"] == "consolidation_pass"
                    and line.get("uid_hash") == hashed, "the consolidation pass")
+    # A webhook delivery task (no webhook set: cancelled, nothing posted) on its own function.
+    task = {"webhook": "memory_created", "uid": uid, "conversation_id": "c1"}
+    answer = httpx.post(stack["function_urls"]["deliver_webhook"], json=task, timeout=60)
+    assert answer.status_code == 200 and answer.json()["state"] == "cancelled", answer.text
+    _wait_for_line(_log(stack, "deliver_webhook"), lambda line: line["message"] == "webhook_delivery"
+                   and line.get("uid_hash") == hashed, "the webhook delivery")
     ctx.paths.doc(uid, "conversations", "c1").delete()
     _wait_for_line(_log(stack, "delete_cascade"), lambda line: line.get("uid_hash") == hashed, "the cascade")
 

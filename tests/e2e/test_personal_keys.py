@@ -176,6 +176,30 @@ def test_a_read_key_reads_but_cannot_create_or_delete(stack: dict[str, Any], htt
     assert [m["id"] for m in remaining] == [memory_id]
 
 
+def test_a_key_reads_its_owners_deletion_receipts_only(stack: dict[str, Any], http: httpx.Client) -> None:
+    """``GET /v1/deletions/{id}`` takes a personal key (read scope): the owner's receipt is the one an
+    ID token reads; another user's key, like another user's token, gets 404; a revoked key 401."""
+    uid, other = _uid(), _uid()
+    made = http.post("/v1/memories", json={"content": "My locker code is in the blue notebook"}, headers=_token(uid))
+    assert made.status_code == 201, made.text
+    deleted = http.delete(f"/v1/memories/{made.json()['id']}", headers=_token(uid))
+    assert deleted.status_code == 200, deleted.text
+    path = f"/v1/deletions/{deleted.json()['receipt_id']}"
+    key = _create_key(http, uid, "read")
+    by_key = http.get(path, headers=_key(key["secret"]))
+    assert by_key.status_code == 200, by_key.text
+    by_token = http.get(path, headers=_token(uid)).json()
+    assert by_key.json()["receipt_id"] == by_token["receipt_id"] and by_key.json()["kind"] == "memory"
+    assert by_key.json()["memory_ids"] == by_token["memory_ids"] == [made.json()["id"]]
+    assert http.get(path, headers=_key(_create_key(http, uid, "read+write")["secret"])).status_code == 200
+    stranger = http.get(path, headers=_key(_create_key(http, other, "read")["secret"]))
+    assert stranger.status_code == 404 and stranger.json()["error"]["code"] == "not_found", stranger.text
+    assert http.delete(f"/v1/keys/{key['id']}", headers=_token(uid)).status_code == 200
+    assert http.get(path, headers=_key(key["secret"])).status_code == 401
+    # Other /v1 routes still take an ID token only.
+    assert http.get("/v1/memories", headers=_key(_create_key(http, uid, "read")["secret"])).status_code == 401
+
+
 def test_a_wiped_accounts_keys_get_401_and_their_lookup_documents_are_gone(
         stack: dict[str, Any], http: httpx.Client) -> None:
     uid = _uid()

@@ -1,7 +1,7 @@
 """Developer webhooks on the running stack, with real HTTP receivers on loopback.
 
 A conversation written to Firestore fires the trigger; capture runs; one Cloud Task (the Tasks
-emulator, queue ``strata-webhooks``) calls the consolidate function, which POSTs the conversation
+emulator, queue ``strata-webhooks``) calls the deliver_webhook function, which POSTs the conversation
 as JSON (ISO dates) to ``url?uid=``. Receivers that answer 500 or hang are retried a bounded number
 of times and never hold capture up. Expectations come from the issue's contract.
 """
@@ -217,20 +217,20 @@ def test_conversation_is_posted_once_with_iso_dates(http: httpx.Client, ctx: Con
     assert record["attempts"] == 1 and record["last_status"] == 200
     assert (record["expire_at"] - record["enqueued_at"]).days == 30  # Firestore TTL removes it then
     # A duplicate trigger delivery and a second run of the task change nothing.
-    assert webhooks.conversation_written(ctx, uid, conversation_id, None, doc) is None
-    assert webhooks.deliver(ctx, uid, "memory_created", conversation_id) == {"state": "delivered", "duplicate": True}
+    assert webhooks.enqueue_delivery(ctx, uid, conversation_id, None, doc) is None
+    assert webhooks.deliver_webhook(ctx, uid, "memory_created", conversation_id) == {"state": "delivered", "duplicate": True}
     assert len(receiver.posts_for(uid)) == 1
 
 
 def test_switched_off_or_in_progress_enqueues_nothing(http: httpx.Client, ctx: Context, receiver: Receiver) -> None:
     uid = _uid()
     doc = _conversation()
-    assert webhooks.conversation_written(ctx, uid, "c1", None, doc) is None  # no webhook set
+    assert webhooks.enqueue_delivery(ctx, uid, "c1", None, doc) is None  # no webhook set
     _configure(http, uid, receiver.url("/ok"), enabled=False)
-    assert webhooks.conversation_written(ctx, uid, "c1", None, doc) is None
+    assert webhooks.enqueue_delivery(ctx, uid, "c1", None, doc) is None
     _configure(http, uid, receiver.url("/ok"))
-    assert webhooks.conversation_written(ctx, uid, "c1", None, {**doc, "status": "in_progress"}) is None
-    assert webhooks.conversation_written(ctx, uid, "c1", {"status": "completed"}, doc) is None
+    assert webhooks.enqueue_delivery(ctx, uid, "c1", None, {**doc, "status": "in_progress"}) is None
+    assert webhooks.enqueue_delivery(ctx, uid, "c1", {"status": "completed"}, doc) is None
     assert _delivery(ctx, uid, "c1") == {}
 
 
@@ -245,7 +245,7 @@ def test_receiver_answering_500_is_retried_a_bounded_number_of_times(
     assert record["attempts"] == MAX_ATTEMPTS and record["last_status"] == 500
     assert len(receiver.posts_for(uid)) == MAX_ATTEMPTS
     # Given up for good: running the task once more posts nothing.
-    assert webhooks.deliver(ctx, uid, "memory_created", conversation_id)["duplicate"] is True
+    assert webhooks.deliver_webhook(ctx, uid, "memory_created", conversation_id)["duplicate"] is True
     assert len(receiver.posts_for(uid)) == MAX_ATTEMPTS
 
 
@@ -291,13 +291,13 @@ def test_delivery_checks_the_resolved_addresses_again(ctx: Context, receiver: Re
     rebinding = Context(webhook_sender=sender)
     ctx.paths.doc(uid, "developer_webhooks", "memory_created").set(
         {"type": "memory_created", "url": "http://hooks.example.test/in", "enabled": True})
-    outcome = webhooks.deliver(rebinding, uid, "memory_created", conversation_id)
+    outcome = webhooks.deliver_webhook(rebinding, uid, "memory_created", conversation_id)
     assert outcome["state"] == "refused" and "10.0.0.7" in outcome["reason"]
     uid2 = _uid()
     ctx.paths.doc(uid2, "conversations", conversation_id).set(_conversation())
     ctx.paths.doc(uid2, "developer_webhooks", "memory_created").set(
         {"type": "memory_created", "url": "http://169.254.169.254/computeMetadata/v1/", "enabled": True})
-    assert webhooks.deliver(ctx, uid2, "memory_created", conversation_id)["state"] == "refused"
+    assert webhooks.deliver_webhook(ctx, uid2, "memory_created", conversation_id)["state"] == "refused"
     assert sender.posts == [] and receiver.posts_for(uid) == [] and receiver.posts_for(uid2) == []
 
 
@@ -308,11 +308,25 @@ def test_the_delivery_endpoint_never_takes_a_url_from_its_caller(stack: dict[str
     callers to the tasks' service account)."""
     uid, conversation_id = _uid(), "c1"
     ctx.paths.doc(uid, "conversations", conversation_id).set(_conversation())
-    with httpx.Client(base_url=stack["consolidate_url"], timeout=30) as client:
+    with httpx.Client(base_url=stack["webhook_url"], timeout=30) as client:
         response = client.post("/", json={"webhook": "memory_created", "uid": uid, "conversation_id": conversation_id,
                                           "url": receiver.url("/ok")})
         assert response.status_code == 200
         assert response.json()["state"] == "cancelled" and response.json()["reason"] == "webhook_disabled"
         malformed = client.post("/", json={"webhook": "memory_created", "uid": 5, "conversation_id": "c1"})
         assert malformed.status_code == 400 and malformed.json()["error"]["code"] == "malformed_task"
+    assert receiver.posts_for(uid) == []
+
+
+def test_consolidate_no_longer_delivers_webhooks(stack: dict[str, Any], ctx: Context, receiver: Receiver) -> None:
+    """One job per function: a delivery task sent to consolidate is refused (400) and neither posts
+    nor runs a consolidation pass for the uid it names; the delivery tasks target deliver_webhook."""
+    uid, conversation_id = _uid(), "c1"  # (no conversation written: its trigger would change the user)
+    ctx.paths.doc(uid, "developer_webhooks", "memory_created").set(
+        {"type": "memory_created", "url": receiver.url("/ok"), "enabled": True})
+    before = snapshot_user(ctx, uid)
+    response = httpx.post(stack["consolidate_url"], json={"webhook": "memory_created", "uid": uid,
+                                                          "conversation_id": conversation_id}, timeout=30)
+    assert response.status_code == 400 and response.json()["error"]["code"] == "malformed_task"
+    assert snapshot_user(ctx, uid) == before and _delivery(ctx, uid, conversation_id) == {}
     assert receiver.posts_for(uid) == []

@@ -100,6 +100,13 @@ def test_tasks_target_the_run_app_url_with_an_oidc_audience(root):
     assert re.search(r"\bSTRATA_CONSOLIDATE_URL = local\.consolidate_url\b", env)
     assert re.search(r"\bSTRATA_TASKS_AUDIENCE = local\.consolidate_url\b", env)
     assert re.search(r"\bSTRATA_TASKS_INVOKER = google_service_account\.consolidation_invoker\.email\b", env)
+    # Webhook deliveries have their own function and URL; it checks the audience of its own URL.
+    hook = root.locals["webhook_url"]
+    assert re.fullmatch(r"https://deliver-webhook-\$\{data\.google_project\.this\.number\}\.\$\{var\.region\}\.run\.app",
+                        hook), hook
+    assert root.modules["deliver_webhook"]["name"] == "deliver-webhook"
+    assert re.search(r"\bSTRATA_WEBHOOK_URL = local\.webhook_url\b", env)
+    assert re.search(r"STRATA_TASKS_AUDIENCE = local\.webhook_url\b", root.modules["deliver_webhook"]["environment_variables"])
     # The enqueuing code signs each task for the URL it targets (core/adapters/tasks.py).
     tasks = (REPO / "core" / "adapters" / "tasks.py").read_text()
     assert '"oidc_token"' in tasks and '"audience": url' in tasks
@@ -215,7 +222,9 @@ def test_only_the_draining_functions_mount_the_typesense_write_key(root):
     keys = {}
     for name, listed in re.findall(r'\b([a-z_]+)\s*=\s*\[([^\]]*)\]', root.locals["secret_env"]):
         keys[name] = {k.strip().strip('"') for k in listed.split(",") if k.strip()}
-    assert set(keys) == {"api", "on_conversation_complete", "delete_cascade", "outbox_drain", "consolidate"}, keys
+    assert set(keys) == {"api", "on_conversation_complete", "delete_cascade", "outbox_drain", "consolidate",
+                         "deliver_webhook"}, keys
+    assert keys["deliver_webhook"] == set()  # it reads Firestore and posts to the user's URL, nothing else
     writers = {name for name, mounted in keys.items() if "typesense" in mounted}
     # The drain, and consolidate whose maintenance drains project the outbox before and after a pass.
     assert writers == {"outbox_drain", "consolidate"}

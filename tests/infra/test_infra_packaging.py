@@ -286,7 +286,7 @@ def _venv_with(venv: Path, lock: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def clean_venv(tmp_path_factory) -> Path:
-    """One fresh virtualenv with only the packaged requirements installed (shared by all five)."""
+    """One fresh virtualenv with only the packaged requirements installed (shared by all six)."""
     return _venv_with(tmp_path_factory.mktemp("clean-venv"), packaging.LOCK)
 
 

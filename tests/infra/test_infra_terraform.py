@@ -88,7 +88,7 @@ def _functions(root):
     return {name: m for name, m in root.modules.items() if m["source"] == "./modules/function"}
 
 
-def test_five_functions_match_packaging(root):
+def test_every_function_matches_packaging(root):
     fns = _functions(root)
     assert set(fns) == set(packaging.FUNCTIONS)
     for name, m in fns.items():
@@ -105,7 +105,7 @@ def test_five_functions_match_packaging(root):
 def test_each_function_has_its_own_service_account_and_trigger(root, module):
     fns = _functions(root)
     accounts = [m["service_account_id"] for m in fns.values()]
-    assert len(set(accounts)) == len(accounts) == 5, accounts
+    assert len(set(accounts)) == len(accounts) == 6, accounts
     # The module creates that account and runs the function (and its Eventarc trigger) as it.
     assert "function" in module.resources_of("google_service_account")
     fn = module.resources_of("google_cloudfunctions2_function")["function"]
@@ -116,7 +116,8 @@ def test_each_function_has_its_own_service_account_and_trigger(root, module):
 
     kinds = {name: m["trigger"]["kind"] for name, m in fns.items()}
     assert kinds == {"api": "http", "consolidate": "http", "outbox_drain": "pubsub_push",
-                     "on_conversation_complete": "firestore", "delete_cascade": "firestore"}
+                     "on_conversation_complete": "firestore", "delete_cascade": "firestore",
+                     "deliver_webhook": "http"}
     written = fns["on_conversation_complete"]["trigger"]
     deleted = fns["delete_cascade"]["trigger"]
     assert written["event_type"] == "google.cloud.firestore.document.v1.written"
@@ -160,7 +161,9 @@ def test_function_environment_and_secrets(root):
                            "STRATA_EMBEDDING_API_KEY"}
     assert set(root.resources_of("google_secret_manager_secret")) == {"provider"}
     for name, m in _functions(root).items():
-        if name != "api":
+        if name == "deliver_webhook":  # the shared environment, with its own URL as the tasks' audience
+            assert m["environment_variables"] == "${merge(local.environment, {STRATA_TASKS_AUDIENCE = local.webhook_url})}"
+        elif name != "api":
             assert m["environment_variables"] == "${local.environment}", name
         assert m["secret_environment_variables"] == f"${{local.secret_env.{name}}}"
 
@@ -241,7 +244,12 @@ def test_webhook_queue_is_separate_and_bounded(root):
     assert queue["rate_limits"][0]
     env_expr = root.locals["environment"]
     assert re.search(r"\bSTRATA_WEBHOOK_QUEUE = google_cloud_tasks_queue\.webhooks\.name", env_expr)
-    assert "STRATA_WEBHOOK_URL" not in env_expr
+    # The tasks target the deliver_webhook function, which only the invoker account may call.
+    assert re.search(r"\bSTRATA_WEBHOOK_URL = local\.webhook_url\b", env_expr)
+    deliver = root.modules["deliver_webhook"]
+    assert deliver["entry_point"] == "deliver_webhook" and deliver["trigger"] == {"kind": "http"}
+    assert deliver["invoker_members"] == ["serviceAccount:${google_service_account.consolidation_invoker.email}"]
+    assert root.locals["function_sa"]["deliver_webhook"] == "${module.deliver_webhook.service_account_email}"
     enqueuer = root.resources_of("google_cloud_tasks_queue_iam_member")["webhook_enqueuer"]
     assert enqueuer["name"] == "${google_cloud_tasks_queue.webhooks.name}"
     assert enqueuer["member"] == "serviceAccount:${local.function_sa.on_conversation_complete}"

@@ -159,12 +159,15 @@ def test_a_key_is_refused_on_a_route_that_takes_an_id_token_only() -> None:
         auth.authenticate(_bearer(reader), w.ctx, "read+write")
 
 
-def test_keys_are_taken_by_the_adapter_routes_only_and_writes_need_read_write() -> None:
+def test_keys_are_taken_by_the_adapter_routes_and_the_receipt_only_and_writes_need_read_write() -> None:
     scoped = {(r.method, r.pattern): r.key_scope for r in ROUTES if r.key_scope}
-    assert len(scoped) == 7
-    assert all(p.startswith(("/v1/mcp/", "/v1/tools/")) for _, p in scoped)
-    assert {p for _, p in scoped} == {r.pattern for r in ROUTES if r.pattern.startswith(("/v1/mcp/", "/v1/tools/"))}
-    reads = {("GET", "/v1/mcp/memories"), ("GET", "/v1/tools/memories"), ("POST", "/v1/tools/memories/search")}
+    receipt = ("GET", "/v1/deletions/{receipt_id}")  # an agent that deleted may prove it (read scope)
+    assert len(scoped) == 8 and receipt in scoped
+    adapters = {p for key, p in scoped if (key, p) != receipt}
+    assert all(p.startswith(("/v1/mcp/", "/v1/tools/")) for p in adapters)
+    assert adapters == {r.pattern for r in ROUTES if r.pattern.startswith(("/v1/mcp/", "/v1/tools/"))}
+    reads = {("GET", "/v1/mcp/memories"), ("GET", "/v1/tools/memories"), ("POST", "/v1/tools/memories/search"),
+             receipt}
     for key, scope in scoped.items():
         assert scope == ("read" if key in reads else "read+write"), key
     assert not [r for r in ROUTES if r.pattern.startswith("/v1/keys") and r.key_scope]  # ID token only

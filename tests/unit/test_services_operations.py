@@ -77,10 +77,10 @@ def test_a_completed_conversation_enqueues_one_delivery() -> None:
     w = world()
     webhooks.put_config(w.ctx, UID, "memory_created", HOOK, True)
     doc = _completed(w, "c1")
-    delivery = webhooks.conversation_written(w.ctx, UID, "c1", None, doc)
+    delivery = webhooks.enqueue_delivery(w.ctx, UID, "c1", None, doc)
     assert delivery is not None and list(w.tasks.tasks) == [delivery]
-    assert webhooks.conversation_written(w.ctx, UID, "c1", None, doc) is None  # a retried trigger
-    assert webhooks.conversation_written(w.ctx, UID, "c1", doc, doc) is None  # not newly completed
+    assert webhooks.enqueue_delivery(w.ctx, UID, "c1", None, doc) is None  # a retried trigger
+    assert webhooks.enqueue_delivery(w.ctx, UID, "c1", doc, doc) is None  # not newly completed
     assert len(w.tasks.tasks) == 1
 
 
@@ -89,17 +89,17 @@ def test_a_failed_enqueue_lets_the_retried_trigger_enqueue_again() -> None:
     webhooks.put_config(w.ctx, UID, "memory_created", HOOK, True)
     doc = _completed(w, "c1")
     w.tasks.fail = RuntimeError("queue down")
-    assert webhooks.conversation_written(w.ctx, UID, "c1", None, doc) is None  # never raises
+    assert webhooks.enqueue_delivery(w.ctx, UID, "c1", None, doc) is None  # never raises
     w.tasks.fail = None
-    assert webhooks.conversation_written(w.ctx, UID, "c1", None, doc) is not None
+    assert webhooks.enqueue_delivery(w.ctx, UID, "c1", None, doc) is not None
 
 
 def test_no_delivery_when_off_or_without_a_worker() -> None:
-    w = world(consolidate_url="")
+    w = world(webhook_url="")
     doc = _completed(w, "c1")
-    assert webhooks.conversation_written(w.ctx, UID, "c1", None, doc) is None  # not configured
+    assert webhooks.enqueue_delivery(w.ctx, UID, "c1", None, doc) is None  # not configured
     webhooks.put_config(w.ctx, UID, "memory_created", HOOK, True)
-    assert webhooks.conversation_written(w.ctx, UID, "c1", None, doc) is None  # no task worker URL
+    assert webhooks.enqueue_delivery(w.ctx, UID, "c1", None, doc) is None  # no task worker URL
 
 
 @pytest.mark.parametrize(("status", "outcome"), [(200, "delivered"), (404, "failed"), (410, "failed")])
@@ -108,8 +108,8 @@ def test_delivery_outcomes(status: int, outcome: str) -> None:
     w.sender.status = status
     webhooks.put_config(w.ctx, UID, "memory_created", HOOK, True)
     _completed(w, "c1")
-    assert webhooks.deliver(w.ctx, UID, "memory_created", "c1")["state"] == outcome
-    assert webhooks.deliver(w.ctx, UID, "memory_created", "c1")["duplicate"]  # a re-run task: nothing sent
+    assert webhooks.deliver_webhook(w.ctx, UID, "memory_created", "c1")["state"] == outcome
+    assert webhooks.deliver_webhook(w.ctx, UID, "memory_created", "c1")["duplicate"]  # a re-run task: nothing sent
     assert len(w.sender.posts) == 1
     body = json.loads(w.sender.posts[0][2])
     assert body
@@ -121,8 +121,8 @@ def test_a_retry_worthy_answer_is_retried_until_the_last_attempt() -> None:
     webhooks.put_config(w.ctx, UID, "memory_created", HOOK, True)
     _completed(w, "c1")
     with pytest.raises(DeliveryPending):
-        webhooks.deliver(w.ctx, UID, "memory_created", "c1")
-    last = webhooks.deliver(w.ctx, UID, "memory_created", "c1", retry_count=webhooks.MAX_ATTEMPTS - 1)
+        webhooks.deliver_webhook(w.ctx, UID, "memory_created", "c1")
+    last = webhooks.deliver_webhook(w.ctx, UID, "memory_created", "c1", retry_count=webhooks.MAX_ATTEMPTS - 1)
     assert last["state"] == "failed"
 
 
@@ -130,9 +130,9 @@ def test_a_delivery_is_cancelled_when_the_hook_is_off_or_the_conversation_gone()
     w = world()
     webhooks.put_config(w.ctx, UID, "memory_created", HOOK, False)
     _completed(w, "c1")
-    assert webhooks.deliver(w.ctx, UID, "memory_created", "c1")["reason"] == "webhook_disabled"
+    assert webhooks.deliver_webhook(w.ctx, UID, "memory_created", "c1")["reason"] == "webhook_disabled"
     webhooks.put_config(w.ctx, UID, "memory_created", HOOK, True)
-    assert webhooks.deliver(w.ctx, UID, "memory_created", "c2")["reason"] == "conversation_deleted"
+    assert webhooks.deliver_webhook(w.ctx, UID, "memory_created", "c2")["reason"] == "conversation_deleted"
     assert w.sender.posts == []
 
 

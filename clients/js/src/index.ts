@@ -20,7 +20,8 @@ export interface IdTokenSource {
  * The credential each request carries as `Authorization: Bearer …`:
  * - `user`: a signed-in Firebase `User` (every route); its ID token is asked for per request, so
  *   the SDK's hourly refresh is picked up;
- * - `key`: a personal API key `strata_pk_…` (the routes that take keys: /mcp, /v1/mcp/*, /v1/tools/*);
+ * - `key`: a personal API key `strata_pk_…` (the routes that take keys: /mcp, /v1/mcp/*, /v1/tools/*,
+ *   GET /v1/deletions/{receipt_id});
  * - `token`: a fixed bearer token, or a function that returns one.
  */
 export type Credential =

@@ -184,7 +184,8 @@ def world(**settings: Any) -> World:
     clock = FakeClock()
     nudges: list[tuple[str, int]] = []
     store = InMemoryStore(clock.now, on_committed=lambda uid, seq: nudges.append((uid, seq)))
-    base = {"consolidate_url": "http://tasks.invalid/consolidate", **settings}
+    base = {"consolidate_url": "http://tasks.invalid/consolidate", "webhook_url": "http://tasks.invalid/deliver_webhook",
+            **settings}
     keyword, vector, publisher, tasks, sender = (FakeKeywordIndex(), FakeVectorIndex(), FakePublisher(),
                                                  FakeTaskQueue(), FakeWebhookSender())
     ctx = Context(config.Settings(**base), store=store, clock=clock, keyword_index=keyword, vector_index=vector,

@@ -1,0 +1,210 @@
+"""The generated Python client (``clients/python``) against the session's stack.
+
+The client is generated from the ``/openapi.json`` the stack serves (:mod:`tests.support.py_client`),
+then used as an app would, as a new user: create and batch create, list with paging, search with
+paging, edit, delete, a conversation's capture status, a personal key as the credential (and
+the deletion receipt it may read), and
+errors with their request id. Expectations come from the API's contract (docs/api.md), not from
+the client.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import httpx
+import pytest
+
+from strata_dev.localstack.tokens import emulator_token
+from tests.support import py_client
+from tests.support.firestore_checks import wait_for
+
+pytestmark = pytest.mark.e2e
+T = TypeVar("T")
+FACTS = ["I keep three beehives behind the barn", "My sister Ines lives in Porto",
+         "I play the cello on Sundays", "I am learning Portuguese", "I cycle to the office"]
+WORDS = "beehives sister cello portuguese cycle"  # each fact matches one of them
+
+
+@pytest.fixture(scope="module")
+def document(stack: dict[str, Any]) -> dict[str, Any]:
+    served: dict[str, Any] = httpx.get(stack["api_url"] + "/openapi.json", timeout=60).json()
+    py_client.ensure_built(served)
+    if str(py_client.CLIENT) not in sys.path:
+        sys.path.insert(0, str(py_client.CLIENT))
+    return served
+
+
+@pytest.fixture(scope="module")
+def strata(document: dict[str, Any]) -> Any:
+    import strata_client
+
+    return strata_client
+
+
+class Operations:
+    """The generated operations by name (``api.list_memories``), each its own module."""
+
+    def __getattr__(self, name: str) -> Any:
+        return importlib.import_module(f"strata_client.generated.api.default.{name}")
+
+
+@pytest.fixture(scope="module")
+def api(document: dict[str, Any]) -> Operations:
+    return Operations()
+
+
+@pytest.fixture(scope="module")
+def models(document: dict[str, Any]) -> Any:
+    from strata_client.generated import models
+
+    return models
+
+
+class TokenSource:
+    """A signed-in user stand-in: the client asks it for the current ID token per request."""
+
+    def __init__(self, uid: str) -> None:
+        self.uid, self.requests = uid, 0
+
+    def __call__(self) -> str:
+        self.requests += 1
+        return emulator_token(self.uid)
+
+
+@pytest.fixture(scope="module")
+def user(stack: dict[str, Any]) -> TokenSource:
+    return TokenSource(f"py-{uuid.uuid4().hex[:12]}")
+
+
+@pytest.fixture(scope="module")
+def client(stack: dict[str, Any], strata: Any, user: TokenSource) -> Any:
+    return strata.connect(stack["api_url"], id_token=user, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def created(client: Any, strata: Any, api: Any, models: Any, user: TokenSource) -> list[Any]:
+    """One memory created alone and the others in a batch (the first test checks the answers)."""
+    one = strata.unwrap(api.create_memory.sync_detailed(
+        client=client, body=models.MemoryCreate(content=FACTS[0], category="interesting")))
+    batch = strata.unwrap(api.create_memories.sync_detailed(
+        client=client, body=models.MemoryBatch(memories=[models.MemoryCreate(content=c) for c in FACTS[1:]])))
+    return [one, *batch.memories]
+
+
+def _eventually(probe: Callable[[], T], what: str) -> T:
+    return wait_for(probe, timeout=120, interval=0.3, what=what)
+
+
+def test_the_client_is_generated_from_the_served_document(document: dict[str, Any]) -> None:
+    modules = {p.stem.replace("_", "") for p in (py_client.GENERATED / "api" / "default").glob("*.py")}
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            assert operation["operationId"].lower() in modules, operation["operationId"]
+
+
+def test_create_one_and_a_batch_with_the_users_token(created: list[Any], user: TokenSource) -> None:
+    assert [m.content for m in created] == FACTS
+    assert created[0].layer.value == "short_term" and created[0].visibility == "private"
+    assert created[0].category == "interesting"
+    assert user.requests >= 2  # asked per request, so a refreshed token is used
+
+
+def test_list_with_paging_walks_every_memory_once(client: Any, strata: Any, api: Any, created: list[Any]) -> None:
+    first = strata.unwrap(api.list_memories.sync_detailed(client=client, limit=2))
+    assert len(first.memories) == 2 and isinstance(first.next_cursor, str) and first.next_cursor
+    walked = [m.id for m in strata.all_memories(client, limit=2)]
+    assert sorted(walked) == sorted(m.id for m in created)
+
+
+def test_search_finds_a_projected_memory_and_pages_with_a_cursor(client: Any, strata: Any, api: Any,
+                                                                  created: list[Any]) -> None:
+    hits = _eventually(lambda: (page := strata.unwrap(api.search_memories.sync_detailed(client=client, q="beehives")))
+                       and any(m.id == created[0].id for m in page.memories) and page, "a keyword hit for beehives")
+    assert hits.memories[0].score > 0
+    _eventually(lambda: len(strata.unwrap(api.search_memories.sync_detailed(client=client, q=WORDS, limit=10))
+                            .memories) == len(FACTS), "every memory searchable")
+    paged = list(strata.paginate(
+        lambda cursor: api.search_memories.sync_detailed(client=client, q=WORDS, limit=1,
+                                                         **({"cursor": cursor} if cursor else {})),
+        lambda page: [m.id for m in page.memories]))
+    assert sorted(paged) == sorted(m.id for m in created)
+
+
+def test_edit_content_visibility_category_and_review_flag(client: Any, strata: Any, api: Any, models: Any,
+                                                          created: list[Any]) -> None:
+    memory_id = created[1].id
+    edited = strata.unwrap(api.update_memory.sync_detailed(memory_id, client=client, body=models.MemoryEdit(
+        content="My sister Ines lives in Lisbon", visibility=models.MemoryEditVisibilityType0.PUBLIC,
+        category="system", reviewed=True)))
+    assert (edited.content, edited.visibility, edited.category) == ("My sister Ines lives in Lisbon", "public", "system")
+    assert edited.reviewed is True and edited.user_review is True and edited.edited is True
+    read = strata.unwrap(api.get_memory.sync_detailed(memory_id, client=client))
+    assert read.content == "My sister Ines lives in Lisbon"
+
+
+def test_delete_a_memory_then_it_is_404(client: Any, strata: Any, api: Any, created: list[Any]) -> None:
+    memory_id = created[2].id
+    deleted = strata.unwrap(api.delete_memory.sync_detailed(memory_id, client=client))
+    assert memory_id in deleted.deleted and deleted.receipt_id
+    for call in (api.get_memory.sync_detailed, api.delete_memory.sync_detailed):
+        with pytest.raises(strata.StrataError) as refused:
+            strata.unwrap(call(memory_id, client=client))
+        assert refused.value.status == 404
+
+
+def test_capture_status_of_a_conversation_reaches_captured(client: Any, strata: Any, api: Any, models: Any) -> None:
+    conversation_id = f"py-{int(time.time() * 1000):x}"
+    made = strata.unwrap(api.create_conversation.sync_detailed(client=client, body=models.ConversationCreate(
+        id=conversation_id, transcript_segments=[
+            models.TranscriptSegment(id="s0", text="Where do you work these days?", speaker="SPEAKER_01"),
+            models.TranscriptSegment(id="s1", text="I work as a nurse at the city hospital.", speaker="SPEAKER_00",
+                                     is_user=True)])))
+    assert (made.id, made.status) == (conversation_id, "completed")
+    status = _eventually(
+        lambda: (answer := strata.unwrap(api.get_conversation.sync_detailed(conversation_id, client=client)))
+        and answer.state.value != "pending" and answer, "the capture")
+    assert status.conversation_id == conversation_id
+    assert status.state.value in ("captured", "fell_back") and status.memory_count >= 1
+
+
+def test_a_personal_key_is_a_credential(stack: dict[str, Any], client: Any, strata: Any, api: Any, models: Any,
+                                        created: list[Any]) -> None:
+    key = strata.unwrap(api.create_key.sync_detailed(
+        client=client, body=models.KeyCreate(name="python client", scope=models.KeyCreateScope.READ)))
+    assert key.secret.startswith("strata_pk_")
+    agent = strata.connect(stack["api_url"], key=key.secret)
+    listed = strata.unwrap(api.list_mcp_memories.sync_detailed(client=agent))
+    assert created[0].id in {m.id for m in listed}
+    # The receipt of a delete made with the user's token, read with the key (read scope).
+    gone = strata.unwrap(api.delete_memory.sync_detailed(created[3].id, client=client))
+    receipt = strata.unwrap(api.get_deletion_receipt.sync_detailed(gone.receipt_id, client=agent))
+    assert receipt.receipt_id == gone.receipt_id and receipt.memory_ids == [created[3].id]
+    assert receipt.kind.value == "memory"
+    strata.unwrap(api.revoke_key.sync_detailed(key.id, client=client))
+    with pytest.raises(strata.StrataError) as refused:
+        strata.unwrap(api.list_mcp_memories.sync_detailed(client=agent))
+    assert refused.value.status == 401
+
+
+def test_an_error_carries_its_request_id_in_body_and_header(stack: dict[str, Any], client: Any, strata: Any,
+                                                            api: Any) -> None:
+    answer = api.get_memory.sync_detailed("no-such-memory", client=client)
+    assert answer.status_code == 404
+    assert answer.parsed.error.request_id.startswith("req_")
+    assert answer.headers["x-request-id"] == answer.parsed.error.request_id
+    with pytest.raises(strata.StrataError) as bad:
+        strata.unwrap(api.list_memories.sync_detailed(client=client, limit=0))
+    assert (bad.value.status, bad.value.code) == (400, "validation_error")
+    assert bad.value.request_id and bad.value.request_id.startswith("req_")
+    anonymous = strata.connect(stack["api_url"], token="not-a-token")
+    with pytest.raises(strata.StrataError) as refused:
+        strata.unwrap(api.list_memories.sync_detailed(client=anonymous))
+    assert refused.value.status == 401 and (refused.value.request_id or "").startswith("req_")
+    with pytest.raises(ValueError):
+        strata.connect(stack["api_url"], key="a", token="b")
