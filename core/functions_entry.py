@@ -134,9 +134,9 @@ def consolidate(request: Any) -> Any:
         return refused
     logs.set_uid(str(body.get("uid") or "") or None)
     if body.get("webhook"):
-        # Webhook deliveries have their own function (deliver_webhook) and target its URL.
-        return _json(StrataError("webhook deliveries go to the deliver_webhook function",
-                                 code="malformed_task").to_json(), 400)
+        # Delivery tasks target deliver_webhook; one queued before that function existed still names
+        # this URL, and is handed over to it (re-enqueued, not delivered here), so none is lost.
+        return _hand_over_delivery(ctx, body)
     try:
         if body.get("uid"):
             uid = str(body["uid"])
@@ -186,6 +186,25 @@ def _refused_task_caller(ctx: Any, request: Any, function: str) -> Any:
     return None
 
 
+def _delivery_task(body: dict[str, Any]) -> tuple[str, str, str]:
+    """The (uid, webhook type, conversation id) a delivery task names, or ``malformed_task``."""
+    uid, conversation_id, webhook_type = body.get("uid"), body.get("conversation_id"), body.get("webhook")
+    if not (isinstance(uid, str) and uid and isinstance(conversation_id, str) and conversation_id
+            and "/" not in uid + conversation_id and isinstance(webhook_type, str) and webhook_type):
+        raise StrataError("webhook task needs string webhook, uid and conversation_id", code="malformed_task")
+    return uid, webhook_type, conversation_id
+
+
+def _hand_over_delivery(ctx: Any, body: dict[str, Any]) -> Any:
+    from core.services import webhooks
+
+    try:
+        outcome = webhooks.hand_over(ctx, *_delivery_task(body))
+    except StrataError as exc:
+        return _json(exc.to_json(), exc.status if exc.code != "malformed_task" else 400)
+    return _json(outcome, 200)
+
+
 @logs.http_entry
 def deliver_webhook(request: Any) -> Any:
     """A Cloud Task delivering one developer webhook (the function is invokable only by the tasks'
@@ -199,12 +218,10 @@ def deliver_webhook(request: Any) -> Any:
         return refused
     body = request.get_json(silent=True)
     body = body if isinstance(body, dict) else {}
-    uid, conversation_id, webhook_type = body.get("uid"), body.get("conversation_id"), body.get("webhook")
+    uid = body.get("uid")
     logs.set_uid(uid if isinstance(uid, str) and uid else None)
     try:
-        if not (isinstance(uid, str) and uid and isinstance(conversation_id, str) and conversation_id
-                and "/" not in uid + conversation_id and isinstance(webhook_type, str) and webhook_type):
-            raise StrataError("webhook task needs string webhook, uid and conversation_id", code="malformed_task")
+        uid, webhook_type, conversation_id = _delivery_task(body)
         retry = str(request.headers.get("X-CloudTasks-TaskRetryCount") or "0")
         outcome = webhooks.deliver_webhook(ctx, uid, webhook_type, conversation_id,
                                            int(retry) if retry.isdigit() else 0)

@@ -29,7 +29,15 @@ from typing import Any
 from core.domain import paths
 from core.domain import webhooks as policy
 from core.domain.webhooks import MAX_ATTEMPTS, MEMORY_CREATED
-from core.errors import BadRequest, DeliveryPending, NotFound, RetryableError, TargetRefused, WritesBlocked
+from core.errors import (
+    BadRequest,
+    DeliveryPending,
+    NotFound,
+    ProviderUnavailable,
+    RetryableError,
+    TargetRefused,
+    WritesBlocked,
+)
 from core.ports import Ports
 
 log = logging.getLogger(__name__)
@@ -42,7 +50,7 @@ DELIVERY_COLLECTION = "webhook_deliveries"
 FINAL_STATES = ("delivered", "failed", "refused", "cancelled")
 RECORD_DAYS = 30  # delivery records carry ``expire_at`` (a Firestore TTL policy in Terraform removes them)
 
-__all__ = ["MEMORY_CREATED", "get_config", "put_config", "delete_config", "enqueue_delivery", "deliver_webhook"]
+__all__ = ["MEMORY_CREATED", "get_config", "put_config", "delete_config", "enqueue_delivery", "deliver_webhook", "hand_over"]
 
 
 def _known(webhook_type: str) -> str:
@@ -131,6 +139,21 @@ def _enqueue(ctx: Ports, uid: str, conversation_id: str, old: dict[str, Any] | N
 
 
 # ------------------------------------------------------------------------------------ delivery
+def hand_over(ctx: Ports, uid: str, webhook_type: str, conversation_id: str) -> dict[str, Any]:
+    """A delivery task queued before ``deliver_webhook`` existed reached ``consolidate``: enqueue it
+    again for ``deliver_webhook``. The new task is named after the delivery, so a retried hand-over
+    adds nothing, and the delivery record still makes it happen at most once."""
+    _known(webhook_type)
+    target = ctx.settings.webhook_url
+    if not target:
+        raise ProviderUnavailable("STRATA_WEBHOOK_URL (the deliver_webhook function) is not set")
+    delivery_id = policy.delivery_id(webhook_type, conversation_id)
+    ctx.tasks.enqueue(target, {"webhook": webhook_type, "uid": uid, "conversation_id": conversation_id},
+                      task_id=f"{delivery_id}-handover", queue=ctx.settings.webhook_queue)
+    log_json("webhook_handed_over", uid=uid, type=webhook_type, conversation_id=conversation_id)
+    return {"state": "handed_over", "delivery_id": delivery_id}
+
+
 def deliver_webhook(ctx: Ports, uid: str, webhook_type: str, conversation_id: str, retry_count: int = 0) -> dict[str, Any]:
     """One delivery attempt (a Cloud Task calls this). Returns the outcome when final; raises
     :class:`DeliveryPending` when the receiver may take it later and attempts remain."""

@@ -318,15 +318,27 @@ def test_the_delivery_endpoint_never_takes_a_url_from_its_caller(stack: dict[str
     assert receiver.posts_for(uid) == []
 
 
-def test_consolidate_no_longer_delivers_webhooks(stack: dict[str, Any], ctx: Context, receiver: Receiver) -> None:
-    """One job per function: a delivery task sent to consolidate is refused (400) and neither posts
-    nor runs a consolidation pass for the uid it names; the delivery tasks target deliver_webhook."""
-    uid, conversation_id = _uid(), "c1"  # (no conversation written: its trigger would change the user)
+def test_a_delivery_queued_for_consolidate_is_handed_over(stack: dict[str, Any], ctx: Context,
+                                                           receiver: Receiver) -> None:
+    """One job per function: a delivery task that still names consolidate (queued before
+    deliver_webhook existed) is not run there; consolidate enqueues it again for deliver_webhook,
+    which delivers it once however often the hand-over is retried. A malformed one is refused (400)
+    and changes nothing."""
+    uid, conversation_id = _uid(), "c1"
+    before = snapshot_user(ctx, uid)
+    malformed = httpx.post(stack["consolidate_url"], json={"webhook": "memory_created", "uid": 5,
+                                                           "conversation_id": conversation_id}, timeout=30)
+    assert malformed.status_code == 400 and malformed.json()["error"]["code"] == "malformed_task"
+    assert snapshot_user(ctx, uid) == before
+    # The conversation is written before the webhook is configured, so its own trigger enqueues nothing.
+    ctx.paths.doc(uid, "conversations", conversation_id).set(_conversation())
+    wait_for(lambda: _captured(ctx, uid, conversation_id), timeout=60, what="capture")
     ctx.paths.doc(uid, "developer_webhooks", "memory_created").set(
         {"type": "memory_created", "url": receiver.url("/ok"), "enabled": True})
-    before = snapshot_user(ctx, uid)
-    response = httpx.post(stack["consolidate_url"], json={"webhook": "memory_created", "uid": uid,
-                                                          "conversation_id": conversation_id}, timeout=30)
-    assert response.status_code == 400 and response.json()["error"]["code"] == "malformed_task"
-    assert snapshot_user(ctx, uid) == before and _delivery(ctx, uid, conversation_id) == {}
-    assert receiver.posts_for(uid) == []
+    task = {"webhook": "memory_created", "uid": uid, "conversation_id": conversation_id}
+    for _ in range(2):  # Cloud Tasks may run the old task again
+        response = httpx.post(stack["consolidate_url"], json=task, timeout=30)
+        assert response.status_code == 200 and response.json()["state"] == "handed_over"
+    record = wait_for(lambda: _delivery(ctx, uid, conversation_id).get("state") == "delivered"
+                      and _delivery(ctx, uid, conversation_id), timeout=60, what="the handed-over delivery")
+    assert record["attempts"] == 1 and len(receiver.posts_for(uid)) == 1
