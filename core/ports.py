@@ -22,7 +22,7 @@ from core.domain.fence import AccountFence
 from core.domain.plan import ApplyResult, ItemQuery, Planner
 from core.domain.plan import Write as Write
 from core.domain.routing import Router
-from core.domain.unit_of_work import Mutation, TransactionReads, UnitOfWork
+from core.domain.unit_of_work import Chain, Mutation, Step, TransactionReads, UnitOfWork
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -356,6 +356,26 @@ class Store(ABC):
         if not result.replayed and result.commit_id is not None:
             self.committed(uid, result)
         return result
+
+    def step(self, uid: str, kind: str, key: Any, planner: Planner, *, item_ids: Iterable[str] = (),
+             doc_paths: Iterable[str] = (), actor: str = "system",
+             when: Callable[[list[ApplyResult]], bool] | None = None) -> Step:
+        """One step of :meth:`apply_steps`: the apply :meth:`apply` would run with these arguments,
+        run only when ``when`` holds for the results of the steps before it."""
+        mutation = Mutation.of(uid, kind, key, item_ids=item_ids, doc_paths=doc_paths, actor=actor)
+        return Step(UnitOfWork(mutation, planner, clock=self.clock), when)
+
+    def apply_steps(self, uid: str, steps: Sequence[Step], *,
+                    read_back: Sequence[str] = ()) -> tuple[list[ApplyResult | None], dict[str, dict[str, Any] | None]]:
+        """Several applies in one transaction (:class:`core.domain.unit_of_work.Chain`): each its own
+        ledger commit, all committed together. The result of each step (None: its ``when`` said no)
+        and the ``read_back`` documents as the last step left them."""
+        results, docs = self.transact(uid, Chain(steps, read_back=read_back).run,
+                                      what=steps[0].work.mutation.kind)
+        for result in results:
+            if result is not None and not result.replayed and result.commit_id is not None:
+                self.committed(uid, result)
+        return results, docs
 
     def committed(self, uid: str, result: ApplyResult) -> None:
         """After an apply committed: the projection nudge when it wrote outbox events. A lost nudge

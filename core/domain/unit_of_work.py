@@ -54,7 +54,7 @@ from core.domain.records import MemoryItem
 from core.domain.review_queue import with_review_reissue
 from core.errors import Conflict, StrataError, WritesBlocked, WritesDisabled
 
-__all__ = ["VALIDATORS", "Mutation", "TransactionReads", "UnitOfWork", "compose"]
+__all__ = ["VALIDATORS", "Chain", "Mutation", "Step", "TransactionReads", "UnitOfWork", "compose"]
 
 # Every item an apply writes passes these: no active Long-term item without its admission receipt
 # and graph assertion in the same transaction (docs/architecture.md, atomic admission).
@@ -172,6 +172,13 @@ class UnitOfWork:
                   for item in plan.items] + list(plan.outbox)
         return self._commit(view, plan, changes, outbox, deletion, moment)
 
+    def named_paths(self) -> list[str]:
+        """The documents the read step reads by path whatever its queries find: the control doc,
+        the switches, the wipe record, the operation doc, the named items and documents."""
+        m = self.mutation
+        fixed = [m.control_path, paths.CONTROLS_GLOBAL, paths.account_deletion(m.uid), m.op_path]
+        return list(dict.fromkeys([*fixed, *map(m.item_path, m.item_ids), *map(m.doc_path, m.doc_paths)]))
+
     # ------------------------------------------------------------------ steps
     def _read(self, reads: TransactionReads) -> _Read:
         m = self.mutation
@@ -188,9 +195,7 @@ class UnitOfWork:
         if m.follow_lineage:
             for mid in sorted(_lineage(found.values()) - set(item_paths)):
                 item_paths[mid] = m.item_path(mid)
-        fixed = [m.control_path, paths.CONTROLS_GLOBAL, paths.account_deletion(m.uid), m.op_path]
-        wanted = [p for p in dict.fromkeys([*fixed, *item_paths.values(), *map(m.doc_path, m.doc_paths)])
-                  if p not in found]
+        wanted = [p for p in dict.fromkeys([*self.named_paths(), *item_paths.values()]) if p not in found]
         data = dict(found)  # the queried items were read by their queries
         data.update(reads.get_all(wanted))
         return _Read(data, item_paths, queried, more)
@@ -285,6 +290,81 @@ class UnitOfWork:
             "changed_ids": changed_ids, "summary": plan.summary, "created_at": moment,
             "outbox_events": len(outbox)}))
         return ApplyResult(m.op_id, commit, sequence, False, changed_ids, plan.summary, len(outbox)), writes
+
+
+@dataclass(frozen=True)
+class Step:
+    """One apply of a :class:`Chain`: its unit of work, and whether it runs after the results of the
+    steps before it (``when``; always when None)."""
+
+    work: UnitOfWork
+    when: Callable[[list[ApplyResult]], bool] | None = None
+
+
+class Chain:
+    """Several applies in one store transaction: each is its own ledger commit (sequence, operation
+    journal, outbox events), exactly as if it ran alone right after the one before — it reads the
+    documents as the earlier steps left them — but all of them commit together or not at all, and
+    every document any step names is read in the transaction's first read (the steps must not
+    query). ``read_back`` documents are returned as the last step left them."""
+
+    def __init__(self, steps: Sequence[Step], *, read_back: Sequence[str] = ()) -> None:
+        if any(step.work.mutation.item_queries for step in steps[1:]):
+            raise StrataError("only the first step of a chain may query")
+        self.steps = steps
+        self.read_back = list(read_back)
+
+    def run(self, reads: TransactionReads) -> tuple[tuple[list[ApplyResult | None], dict[str, dict[str, Any] | None]],
+                                                   list[Write]]:
+        prefetch = [p for step in self.steps for p in step.work.named_paths()] + self.read_back
+        overlay = _Overlay(reads, prefetch)
+        results: list[ApplyResult | None] = []
+        writes: list[Write] = []
+        for step in self.steps:
+            done = [r for r in results if r is not None]
+            if step.when is not None and not step.when(done):
+                results.append(None)
+                continue
+            result, written = step.work.run(overlay)
+            overlay.written(written)
+            writes.extend(written)
+            results.append(result)
+        return (results, overlay.get_all(self.read_back)), writes
+
+
+class _Overlay(TransactionReads):
+    """A transaction's reads as the writes staged so far left them: the first read fetches
+    ``prefetch`` too, and a document fetched or written once is answered from here."""
+
+    def __init__(self, reads: TransactionReads, prefetch: Sequence[str]) -> None:
+        self.reads, self.prefetch = reads, list(prefetch)
+        self.known: dict[str, dict[str, Any] | None] = {}
+
+    def get_all(self, paths: Sequence[str]) -> dict[str, dict[str, Any] | None]:
+        missing = [p for p in dict.fromkeys([*paths, *self.prefetch]) if p not in self.known]
+        self.prefetch = []
+        if missing:
+            self.known.update(self.reads.get_all(missing))
+        return {p: _copy(self.known[p]) for p in paths}
+
+    def query(self, name: str, params: Mapping[str, Any], *, parent: str, limit: int,
+              after: str | None) -> list[tuple[str, dict[str, Any]]]:
+        return self.reads.query(name, params, parent=parent, limit=limit, after=after)  # first step only
+
+    def written(self, writes: Sequence[Write]) -> None:
+        for write in writes:
+            if write.op == "delete":
+                self.known[write.path] = None
+            elif write.op == "set" and not write.merge:
+                self.known[write.path] = _copy(write.data or {})
+            else:
+                raise StrataError(f"a chain cannot follow a {write.op} of {write.path}")
+
+
+def _copy(data: dict[str, Any] | None) -> dict[str, Any] | None:
+    import copy
+
+    return None if data is None else copy.deepcopy(data)
 
 
 def _lineage(found: Iterable[dict[str, Any] | None]) -> set[str]:

@@ -90,11 +90,17 @@ def delete_memory(ctx: Ports, uid: str, memory_id: str, request_key: str | None 
     transaction; if it grew since the scan, it rescans the union and tries again. The tombstones are
     marked as the user's delete, so re-extracting the same words from the same source does not bring
     the fact back. Deleting a deleted memory is 404 and writes nothing."""
-    key = {"memory_id": memory_id, **intent(ctx, uid, request_key)}
-    if request_key and (done := ctx.store.journaled(uid, "delete.memory", key)) is not None:
-        return _memory_receipt(ctx, uid, key, {"deleted": done.get("summary", {}).get("tombstoned", []),
-                                               "commit_id": done.get("commit_id")})
-    first = _item(ctx, uid, memory_id)
+    if request_key:
+        key = {"memory_id": memory_id, **intent(ctx, uid, request_key)}
+        if (done := ctx.store.journaled(uid, "delete.memory", key)) is not None:
+            return _memory_receipt(ctx, uid, key, {"deleted": done.get("summary", {}).get("tombstoned", []),
+                                                   "commit_id": done.get("commit_id")})
+        first = _item(ctx, uid, memory_id)
+    else:  # the ledger head (intent's key) and the item in one round trip
+        item_path = paths.doc(uid, "memory_items", memory_id)
+        found = ctx.store.get_all([paths.control(uid), item_path])
+        key = {"memory_id": memory_id, "head": int((found[paths.control(uid)] or {}).get("sequence", 0))}
+        first = MemoryItem.from_store(data) if (data := found[item_path]) is not None else None
     if first is None:
         if legacy.get(ctx, uid, memory_id) is None:
             raise NotFound("no such memory")

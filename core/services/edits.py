@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.domain import ids
+from core.domain import ids, paths
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import PRIMARY_CATEGORIES, Evidence, MemoryItem, QuoteRef, short_term_deadline
@@ -100,16 +100,21 @@ def edit_content(ctx: Ports, uid: str, memory_id: str, content: str) -> MemoryIt
     # The revision edited from is part of the key: editing back to an earlier text (A → B → A) is a
     # new operation, while a retried request against the same revision still replays.
     key = {"id": memory_id, "content_hash": ids.content_hash(content), "from_revision": current.revision if current else 0}
-    result = ctx.store.apply(uid, "edit.content", key, plan, item_ids=item_ids,
-                              doc_paths=[*doc_paths, *legacy.paths(memory_id)], actor="user")
-    _cleanup(ctx, uid, result.summary)
-    if result.commit_id is not None:
-        # Required processing (normalised, sensitivity-labelled, secret-checked) in this request, as
-        # for an explicit create: the edited memory stays listed with its new words, as Short-term,
-        # while consolidation re-admits it (a former Long-term item has no receipt until then). An
-        # edit that changed nothing (the same text again, e.g. a client retry) processes nothing.
-        intake.process_pending(ctx, uid, [memory_id], token=result.operation_id)
-    return _fetch(ctx, uid, memory_id)
+    edit = ctx.store.step(uid, "edit.content", key, plan, item_ids=item_ids,
+                          doc_paths=[*doc_paths, *legacy.paths(memory_id)], actor="user")
+    # Required processing (normalised, sensitivity-labelled, secret-checked) in the same transaction,
+    # its own ledger commit, as for an explicit create: the edited memory stays listed with its new
+    # words, as Short-term, while consolidation re-admits it (a former Long-term item has no receipt
+    # until then). An edit that changed nothing (the same text again, e.g. a client retry) processes
+    # nothing.
+    process = intake.process_step(ctx, uid, [memory_id], token=edit.work.mutation.op_id,
+                                  when=lambda done: done[0].commit_id is not None)
+    item_path = paths.doc(uid, "memory_items", memory_id)
+    (result, _), docs = ctx.store.apply_steps(uid, [edit, process], read_back=[item_path])
+    if result is not None:
+        _cleanup(ctx, uid, result.summary)
+    data = docs.get(item_path)
+    return MemoryItem.from_store(data) if data is not None else _fetch(ctx, uid, memory_id)
 
 
 def _leave_lineage(view: ApplyView, plan: Plan, item: MemoryItem) -> None:

@@ -1,19 +1,20 @@
 """Explicit intake (API, import, plugin): every new memory enters Short-term, pending.
 
 Required processing (normalisation, sensitivity labelling) then settles it ``processed`` through a
-second apply, so the ledger shows both steps. Secrets are refused before anything is written.
+second apply — its own ledger commit, in the creation's transaction — so the ledger shows both steps. Secrets are refused before anything is written.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.domain import ids, paths
 from core.domain.plan import ApplyResult, ApplyView, Plan
 from core.domain.records import Evidence, MemoryItem, QuoteRef, short_term_deadline
 from core.domain.states import Layer, ProcessingState, Status
-from core.errors import BadRequest
-from core.ports import Ports
+from core.errors import BadRequest, Conflict, StrataError
+from core.ports import Ports, Step
 
 
 @dataclass(frozen=True)
@@ -51,18 +52,38 @@ def refuse_secrets(content: str) -> None:
         raise BadRequest("memories may not contain passwords, keys or other secrets", code="secret_content")
 
 
+# An explicit memory's first id names a deleted memory: its id needs the salted search (caught here).
+_READDED = "explicit_readded"
+
+
 def create_explicit(ctx: Ports, uid: str, requests: list[ExplicitMemory]) -> list[MemoryItem]:
     """Create each request as a Short-term pending item, then process it. Returns the processed items.
-    Every request is checked (content limit, secrets) before anything is written."""
+    Every request is checked (content limit, secrets) before anything is written.
+
+    The creation and its processing are two applies — two ledger commits, as the ledger shows them —
+    in one transaction (:meth:`core.ports.Store.apply_steps`), which also reads back what they left.
+    The ids are the unsalted ones, checked in that transaction; only when one names a deleted memory
+    is each id searched for first (:func:`_free_id`) and the transaction run again with those."""
     for request in requests:
         refuse_secrets(checked_content(ctx, request.content))
-    memory_ids = [_free_id(ctx, uid, r) for r in requests]
-    key = {"ids": memory_ids}
+    try:
+        return _create(ctx, uid, requests, [ids.explicit_memory_id(uid, r.content, r.idempotency_key, 0)
+                                             for r in requests], first=True)
+    except Conflict as exc:
+        if exc.code != _READDED:
+            raise
+        return _create(ctx, uid, requests, [_free_id(ctx, uid, r) for r in requests], first=False)
 
+
+def _create(ctx: Ports, uid: str, requests: list[ExplicitMemory], memory_ids: list[str], *,
+            first: bool) -> list[MemoryItem]:
     def plan(view: ApplyView) -> Plan:
         out = Plan(summary={"created": 0})
         for request, memory_id in zip(requests, memory_ids, strict=True):
-            if view.items.get(memory_id) is not None:
+            current = view.items.get(memory_id)
+            if first and current is not None and current.record_status == Status.TOMBSTONED:
+                raise Conflict("this memory was deleted; it gets a new id", code=_READDED)
+            if current is not None:
                 continue  # the same explicit memory already exists: a replay, not a new fact
             content = " ".join(request.content.split())
             evidence = Evidence(
@@ -82,9 +103,15 @@ def create_explicit(ctx: Ports, uid: str, requests: list[ExplicitMemory]) -> lis
             out.summary["created"] += 1
         return out
 
-    ctx.store.apply(uid, "intake.explicit", key, plan, item_ids=memory_ids, actor="user")
-    process_pending(ctx, uid, memory_ids)
-    return [item for item in (get_item(ctx, uid, mid) for mid in memory_ids) if item is not None]
+    item_paths = [paths.doc(uid, "memory_items", mid) for mid in memory_ids]
+    _, docs = ctx.store.apply_steps(uid, [
+        ctx.store.step(uid, "intake.explicit", {"ids": memory_ids}, plan, item_ids=memory_ids, actor="user"),
+        process_step(ctx, uid, memory_ids),
+    ], read_back=item_paths)
+    items = [MemoryItem.from_store(data) for path in item_paths if (data := docs.get(path)) is not None]
+    if first and any(item.record_status == Status.TOMBSTONED for item in items):
+        raise Conflict("this memory was deleted; it gets a new id", code=_READDED)  # the journaled creation replayed (nothing written): deleted since
+    return items
 
 
 def _free_id(ctx: Ports, uid: str, request: ExplicitMemory) -> str:
@@ -111,8 +138,10 @@ def processed(item: MemoryItem) -> MemoryItem:
     return item
 
 
-def process_pending(ctx: Ports, uid: str, memory_ids: list[str], token: str = "") -> ApplyResult:
-    """Required processing: normalise content, label sensitivity, settle ``processed``."""
+def process_step(ctx: Ports, uid: str, memory_ids: list[str], token: str = "",
+                 when: Callable[[list[ApplyResult]], bool] | None = None) -> Step:
+    """Required processing as a step of :meth:`core.ports.Store.apply_steps`: normalise content,
+    label sensitivity, settle ``processed``."""
 
     def plan(view: ApplyView) -> Plan:
         out = Plan(summary={"processed": 0})
@@ -124,8 +153,16 @@ def process_pending(ctx: Ports, uid: str, memory_ids: list[str], token: str = ""
             out.summary["processed"] += 1
         return out
 
-    return ctx.store.apply(uid, "intake.process", {"ids": sorted(memory_ids), "token": token}, plan,
-                           item_ids=memory_ids)
+    return ctx.store.step(uid, "intake.process", {"ids": sorted(memory_ids), "token": token}, plan,
+                          item_ids=memory_ids, when=when)
+
+
+def process_pending(ctx: Ports, uid: str, memory_ids: list[str], token: str = "") -> ApplyResult:
+    """Required processing in an apply of its own (:func:`process_step`)."""
+    (result,), _ = ctx.store.apply_steps(uid, [process_step(ctx, uid, memory_ids, token)])
+    if result is None:  # a step without a condition always runs
+        raise StrataError("the processing step did not run")
+    return result
 
 
 def get_item(ctx: Ports, uid: str, memory_id: str) -> MemoryItem | None:

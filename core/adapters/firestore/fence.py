@@ -28,25 +28,20 @@ def write(client: Any, uid: str, writes: Sequence[tuple[Any, dict[str, Any], boo
     through the apply transaction, e.g. a capture's workflow rows and its marker). With ``guard`` (a
     document reference) and ``refuse``, the guard is read in the same transaction and nothing is
     written when ``refuse(its data or None)`` is true. True when written."""
-    from google.cloud import firestore
+    from core.adapters.firestore import transactions
 
     fence_ref = Paths(client).account_deletion(uid)
 
-    @firestore.transactional
-    def run(transaction: Any) -> bool:
-        refs = [fence_ref, *([guard] if guard is not None else [])]
-        snaps = {snap.reference.path: snap for snap in client.get_all(refs, transaction=transaction)}
-        wipe = snaps[fence_ref.path]
-        record = wipe.to_dict() if wipe.exists else None
+    def run(transaction: Any, reads: Any) -> bool:
+        found = reads.get_all([fence_ref.path, *([guard.path] if guard is not None else [])])
+        record = found[fence_ref.path]
         check(uid, record)
         if of(record).deleting:
             raise WritesBlocked("this account is being deleted; writes are refused")
-        if guard is not None and refuse is not None:
-            guarded = snaps[guard.path]
-            if refuse(guarded.to_dict() if guarded.exists else None):
-                return False
+        if guard is not None and refuse is not None and refuse(found[guard.path]):
+            return False
         for ref, data, merge in writes:
             transaction.set(ref, data, merge=merge)
         return True
 
-    return bool(run(client.transaction()))
+    return bool(transactions.run(client, run))

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from core.adapters.firestore import fence, leases
+from core.adapters.firestore import fence, leases, transactions
 from core.adapters.firestore.client import stream_docs
 from core.adapters.firestore.queries import QUERIES, build
 from core.domain.fence import AccountFence
@@ -46,29 +46,6 @@ def _stage(writer: Any, ref: Any, write: Write, option: Any = None) -> None:
         writer.update(ref, write.data or {}, option=option)
     else:
         writer.delete(ref, option=option)
-
-
-class _Reads(TransactionReads):
-    """The reads of one Firestore transaction, as the unit of work asks for them."""
-
-    def __init__(self, client: Any, transaction: Any) -> None:
-        self.client, self.transaction = client, transaction
-
-    def get_all(self, paths: Sequence[str]) -> dict[str, dict[str, Any] | None]:
-        from core.adapters.firestore.wire import get_all
-
-        out: dict[str, dict[str, Any] | None] = dict.fromkeys(paths)
-        if paths:
-            for snap in get_all(self.client, [self.client.document(p) for p in paths], self.transaction):
-                out[snap.reference.path] = snap.to_dict() if snap.exists else None
-        return out
-
-    def query(self, name: str, params: Mapping[str, Any], *, parent: str, limit: int,
-              after: str | None) -> list[tuple[str, dict[str, Any]]]:
-        base = self.client.collection(f"{parent}/{QUERIES[name].collection}")
-        cursor = {"__name__": after} if after else None
-        found = self.transaction.get(build(base, name, params, limit=limit, start_after=cursor))
-        return [(snap.reference.path, snap.to_dict() or {}) for snap in found]
 
 
 class FirestoreStore(Store):
@@ -179,19 +156,13 @@ class FirestoreStore(Store):
 
     def update_if(self, path: str, condition: Callable[[dict[str, Any] | None], bool],
                   data: dict[str, Any]) -> bool:
-        from google.cloud import firestore
-
-        ref = self._ref(path)
-
-        @firestore.transactional
-        def run(transaction: Any) -> bool:
-            snap = ref.get(transaction=transaction)
-            if not condition((snap.to_dict() or {}) if snap.exists else None):
+        def run(transaction: Any, reads: TransactionReads) -> bool:
+            if not condition(reads.get_all([path])[path]):
                 return False
-            transaction.set(ref, data, merge=True)
+            transaction.set(self._ref(path), data, merge=True)
             return True
 
-        return bool(run(self.client.transaction()))
+        return bool(transactions.run(self.client, run))
 
     def delete_tree(self, path: str) -> None:
         self.client.recursive_delete(self._ref(path))
@@ -240,39 +211,36 @@ class FirestoreStore(Store):
 
     def commit_if(self, guards: Mapping[str, Callable[[dict[str, Any] | None], bool]],
                   writes: Sequence[Write]) -> bool:
-        from google.cloud import firestore
-
-        @firestore.transactional
-        def run(transaction: Any) -> bool:
-            found = _Reads(self.client, transaction).get_all(list(guards))
+        def run(transaction: Any, reads: TransactionReads) -> bool:
+            found = reads.get_all(list(guards))
             if not all(holds(found.get(path)) for path, holds in guards.items()):
                 return False
             for write in writes:
                 _stage(transaction, self._ref(write.path), write)
             return True
 
-        return bool(run(self.client.transaction()))
+        return bool(transactions.run(self.client, run))
 
     # ------------------------------------------------------------------ the apply's mechanics
-    def transact(self, uid: str, body: Callable[[TransactionReads], tuple[T, Sequence[Write]]], *,
-                 what: str = "apply") -> T:
-        """``body`` in one Firestore transaction, one at a time per user in this process."""
-        from google.cloud import firestore
-
-        @firestore.transactional
-        def run(transaction: Any) -> T:
-            value, writes = body(_Reads(self.client, transaction))
+    def _stage_body(self, body: Callable[[TransactionReads], tuple[T, Sequence[Write]]]) -> Callable[[Any, Any], T]:
+        def staged(transaction: Any, reads: TransactionReads) -> T:
+            value, writes = body(reads)
             for write in writes:
                 _stage(transaction, self._ref(write.path), write)
             return value
 
+        return staged
+
+    def transact(self, uid: str, body: Callable[[TransactionReads], tuple[T, Sequence[Write]]], *,
+                 what: str = "apply") -> T:
+        """``body`` in one Firestore transaction, one at a time per user in this process."""
         try:
             with self._user_locks[zlib.crc32(uid.encode()) % len(self._user_locks)]:
-                return run(self.client.transaction(max_attempts=self.max_attempts))
+                return transactions.run(self.client, self._stage_body(body), self.max_attempts)
         except StrataError:
             raise
         except Exception as exc:
-            # Contention the SDK gave up on (Aborted, "Failed to commit transaction in N attempts")
+            # Contention the store gave up on (Aborted, "Failed to commit transaction in N attempts")
             # or a transient RPC failure: nothing was committed, the caller may retry.
             from google.api_core import exceptions as gexc
 

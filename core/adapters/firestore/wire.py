@@ -139,3 +139,56 @@ def get_all(client: Any, refs: list[Any], transaction: Any = None) -> list[Any]:
         else:
             raise ValueError(f"a BatchGetDocuments response with neither found nor missing ({kind})")
     return out
+
+
+def get_all_beginning(client: Any, refs: list[Any], transaction: Any, retry_id: bytes | None) -> list[Any]:
+    """The first read of read-write ``transaction`` (not begun yet): one BatchGetDocuments that also
+    begins it (the API's ``new_transaction`` option; the SDK's ``Transaction`` always spends a
+    BeginTransaction round trip first). Sets the transaction's id from the answer; ``retry_id`` names
+    the attempt this one retries, as the SDK's own retries do."""
+    options = _begin_options(retry_id)
+    by_path = {ref._document_path: ref for ref in refs}
+    request = {"database": client._database_string, "documents": list(by_path), "new_transaction": options}
+    out: list[Any] = []
+    for response in client._firestore_api.batch_get_documents(request=request, metadata=client._rpc_metadata):
+        pb = response._pb
+        if pb.transaction:
+            transaction._id = pb.transaction
+        kind = pb.WhichOneof("result")
+        if kind == "found":
+            out.append(Snapshot(by_path[pb.found.name], pb.found, client))
+        elif kind == "missing":
+            out.append(Snapshot(by_path[pb.missing], None, client))
+        elif kind is not None:
+            raise ValueError(f"a BatchGetDocuments response with neither found nor missing ({kind})")
+    if not transaction._id:
+        raise ValueError("BatchGetDocuments began no transaction")
+    return out
+
+
+def run_query_beginning(client: Any, query: Any, transaction: Any, retry_id: bytes | None) -> list[tuple[str, dict[str, Any]]]:
+    """The first read of read-write ``transaction`` when it is a query: one RunQuery that also begins
+    it (``new_transaction``), as :func:`get_all_beginning` does for a lookup. (slash path, data) of
+    each document found."""
+    from core.adapters.firestore.client import decode_fields
+
+    parent, _ = query._parent._parent_info()
+    request = {"parent": parent, "structured_query": query._to_protobuf(),
+               "new_transaction": _begin_options(retry_id)}
+    root = client._database_string + "/documents/"
+    out: list[tuple[str, dict[str, Any]]] = []
+    for response in client._firestore_api.run_query(request=request, metadata=client._rpc_metadata):
+        pb = response._pb
+        if pb.transaction:
+            transaction._id = pb.transaction
+        if pb.HasField("document"):
+            out.append((pb.document.name[len(root):], decode_fields(pb.document.fields, client)))
+    if not transaction._id:
+        raise ValueError("RunQuery began no transaction")
+    return out
+
+
+def _begin_options(retry_id: bytes | None) -> Any:
+    from google.cloud.firestore_v1.types import common
+
+    return common.TransactionOptions(read_write=common.TransactionOptions.ReadWrite(retry_transaction=retry_id or b""))

@@ -1,0 +1,61 @@
+"""Sequential Firestore round trips of the API's writes, counted on the emulator (issue 33's targets:
+an explicit create or a content edit in at most 3), with the ledger they leave: still two commits
+each (the intake, then its required processing), committed by one transaction."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from core import config
+from core.bootstrap import Context
+from strata_dev.bench.counting import counting_client
+from strata_dev.bench.roundtrips import counted_dispatch
+
+pytestmark = pytest.mark.integration
+
+
+class _Quiet:
+    def publish(self, topic: str, data: dict[str, Any]) -> None:
+        return None
+
+
+def _kinds(ctx: Context, uid: str) -> list[str]:
+    commits = [s.to_dict() for s in ctx.paths.col(uid, "memory_commits").stream()]
+    return [c["kind"] for c in sorted(commits, key=lambda c: c["sequence"])]
+
+
+def test_create_and_edit_take_at_most_three_sequential_round_trips(
+        stack: dict[str, Any], make_token: Callable[[str], str]) -> None:
+    client = counting_client(config.load().project_id)
+    ctx = Context(client=client, publisher=_Quiet())
+    uid = f"rtt-{uuid.uuid4().hex[:10]}"
+    token = make_token(uid)
+
+    created = counted_dispatch(ctx, "POST", "/v1/memories", token, body={"content": "I keep bees"})
+    assert created["status"] == 201, created
+    assert created["sequential_rpcs"] <= 3, created["chain"]
+    assert created["body"]["content"] == "I keep bees" and created["body"]["layer"] == "short_term"
+    assert _kinds(ctx, uid) == ["intake.explicit", "intake.process"]
+    memory_id = created["body"]["id"]
+
+    edited = counted_dispatch(ctx, "PATCH", f"/v1/memories/{memory_id}", token, body={"content": "I keep wasps"})
+    assert edited["status"] == 200, edited
+    assert edited["sequential_rpcs"] <= 3, edited["chain"]
+    assert edited["body"]["content"] == "I keep wasps"
+    assert _kinds(ctx, uid) == ["intake.explicit", "intake.process", "edit.content", "intake.process"]
+
+    # The same create again replays: nothing written, the memory answered as it is now.
+    again = counted_dispatch(ctx, "POST", "/v1/memories", token, body={"content": "I keep bees"})
+    assert again["status"] == 201 and again["body"]["id"] == memory_id and again["writes"] == 0, again
+    assert len(_kinds(ctx, uid)) == 4
+
+    deleted = counted_dispatch(ctx, "DELETE", f"/v1/memories/{memory_id}", token)
+    assert deleted["status"] == 200, deleted
+    # Created again after its delete: a new memory under the next id, never the tombstone.
+    readded = counted_dispatch(ctx, "POST", "/v1/memories", token, body={"content": "I keep bees"})
+    assert readded["status"] == 201 and readded["body"]["id"] != memory_id, readded
+    assert _kinds(ctx, uid)[-2:] == ["intake.explicit", "intake.process"]
