@@ -67,16 +67,22 @@ def free_ports(count: int) -> list[int]:
             sock.close()
 
 
-def gunicorn_runtime_env(name: str) -> dict[str, str]:
+def gunicorn_runtime_env(name: str, parent: str | None = None) -> dict[str, str]:
     """An ``XDG_RUNTIME_DIR`` of its own for one functions-framework server.
 
     gunicorn (25.1 and later) binds a control socket at ``$XDG_RUNTIME_DIR/gunicorn.ctl``, else at
     ``~/.gunicorn/gunicorn.ctl``: every function server of every stack on the machine would contend
     for that one path, and each loser logs a plain-text "Address already in use" line. A short
-    directory per server (a Unix socket path must stay under 108 bytes) keeps them apart.
+    directory per server (a Unix socket path must stay under 108 bytes) keeps them apart. Under
+    ``parent`` (one short directory that its owner removes when the servers stop) the directory is
+    ``parent/<name>``; without it, a new temporary directory that the caller removes.
     """
     safe = "".join(c if c.isalnum() else "-" for c in name)
-    return {"XDG_RUNTIME_DIR": tempfile.mkdtemp(prefix=f"strata-{safe}-")}
+    if parent is None:
+        return {"XDG_RUNTIME_DIR": tempfile.mkdtemp(prefix=f"strata-{safe}-")}
+    path = Path(parent) / safe
+    path.mkdir(parents=True, exist_ok=True)
+    return {"XDG_RUNTIME_DIR": str(path)}
 
 
 def spawn(name: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, log: Path, port: int) -> Proc:

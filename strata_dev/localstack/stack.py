@@ -22,6 +22,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -194,6 +195,8 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path, suite: str = "defau
         "tasks_queue": catalog.queue_path(project),
         "projection_topic": f"projects/{project}/topics/{catalog.PROJECTION_TOPIC}",
         "state_dir": str(state_dir),
+        # gunicorn's control sockets, one directory per function server; removed by `down`.
+        "runtime_dir": tempfile.mkdtemp(prefix="strata-rt-"),
         "embedder": os.environ.get("STRATA_EMBEDDER") or local_embedder(),
     }
     data = state_dir / "data"
@@ -302,7 +305,7 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path, suite: str = "defau
              "--port", str(ports["fn:" + fn.name])],
             ports["fn:" + fn.name],
             _function_ready(url),
-            env=keys | gunicorn_runtime_env(fn.name),
+            env=keys | gunicorn_runtime_env(fn.name, info["runtime_dir"]),
         ))
     tick = Component(
         "tick",
@@ -471,7 +474,7 @@ def _start(state_dir: Path, functions_dir: Path, timeout_s: float, suite: str = 
         wiring.typesense_keys(info["typesense_url"], info["typesense_api_key"], info["typesense_search_key"])
         procs[tick.name] = spawn(tick.name, tick.argv, env=env, cwd=REPO_ROOT, log=logs / "tick.log", port=0)
     except BaseException:
-        _stop_all({"processes": [p.to_json() for p in procs.values()]})
+        _stop_all({"processes": [p.to_json() for p in procs.values()], "info": info})
         (state_dir / STATE_FILE).unlink(missing_ok=True)
         raise
     elapsed = time.monotonic() - started
@@ -504,6 +507,9 @@ def _stop_all(state: dict[str, Any]) -> list[str]:
         proc = Proc.from_json(raw)
         if not stop_group(proc):
             survivors.append(f"{proc.name} (pgid {proc.pgid}: {group_members(proc.pgid)})")
+    runtime_dir = (state.get("info") or {}).get("runtime_dir")
+    if runtime_dir and not survivors:
+        shutil.rmtree(runtime_dir, ignore_errors=True)
     return survivors
 
 

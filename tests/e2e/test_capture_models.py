@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import sys
 import uuid
 from collections.abc import Iterator
@@ -85,6 +86,7 @@ def _model_capture_function(server: OpenAIProtocolServer, tmp: Path, on_failure:
         yield url
     finally:
         stop_group(proc)
+        shutil.rmtree(env["XDG_RUNTIME_DIR"], ignore_errors=True)
 
 
 def _deliver(url: str, uid: str, doc: dict[str, Any]) -> list[int]:
