@@ -2,7 +2,8 @@
 design says (docs/data-model.md: *Layers and legal states*, a review nobody answers within 72 hours
 archives the item and Long-term items not updated for the configured time move to Archive; *What
 each delete removes*, a conversation delete withdraws its evidence page by page, retracting what is
-left without any and keeping its progress in the capture marker)."""
+left without any and keeping its progress in the capture marker). Each later section says where its
+expectations come from."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from core.domain import planners
 from core.domain.documents import ApplyControl
 from core.domain.plan import ApplyView
 from core.domain.records import Evidence, MemoryItem, QuoteRef
-from core.errors import CohortMoved
+from core.errors import CohortMoved, Conflict, ConversationDeleted
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 PATH = "memory_review_queue/review:m1:2:m0"
@@ -129,3 +130,106 @@ def test_a_cohort_that_moved_since_it_was_read_is_refused() -> None:
                                            more=False, marker=None),
                               conversation_id="c1", run_id="r", seen=frozenset({"a"}), reviews={},
                               remove_document=False)
+
+
+# ------------------------------------------------------------------ complete-source replacement (capture)
+# The spec (domain model, Q7 and canonical capture): a successful extraction replaces the source's live
+# cohort, walked in bounded pages; an unchanged fact keeps its id, a vanished one loses this source's
+# evidence and is retracted (a scrubbed tombstone) when no evidence survives; a fact the user deleted
+# stays deleted (docs/data-model.md, ``deleted_by_user``); a conversation being deleted gets no writes.
+
+def candidate(memory_id: str, source: str = "c1", quote: str | None = None) -> MemoryItem:
+    text = quote or f"fact {memory_id}"
+    return MemoryItem(id=memory_id, uid="u", content=f"fact {memory_id}", processing_state="processed",
+                      evidence=[Evidence(evidence_id=f"ev_{memory_id}_{source}_{text}", source_id=source,
+                                         quote_refs=[QuoteRef(segment_id="s0", quote=text)])])
+
+
+def replace_view(cohort: list[str], items: dict[str, MemoryItem | None], *, more: bool = False,
+                 marker: dict | None = None) -> ApplyView:
+    out = view(items, {"capture_runs/c1": marker})
+    out.queried, out.more = {"cohort": cohort}, {"cohort": more}
+    return out
+
+
+MARKER = {"revision": "r1", "jobs": {"memories": True, "action_items": True, "goals": True}, "captures": 1,
+          "updated_at": NOW}
+
+
+def test_a_first_capture_creates_every_candidate_and_carries_its_riders() -> None:
+    riders = {"capture_runs/c1": {"revision": "r2"}, "action_items/a1": {"description": "call"}}
+    out = planners.replace_page(view({"new": None}, {"capture_runs/c1": None}), conversation_id="c1",
+                                candidates={"new": candidate("new")}, first=True, riders=riders)
+    assert [(i.id, i.status) for i in out.items] == [("new", "active")]
+    assert out.summary == {"created": 1, "kept": 0, "retracted": 0, "suppressed": 0, "after": None, "last": True}
+    assert out.docs == riders
+
+
+def test_a_first_capture_that_writes_nothing_leaves_its_riders_to_the_caller() -> None:
+    deleted = supported("gone", "c1").model_copy(update={"deleted_by_user": True})
+    out = planners.replace_page(view({"gone": deleted}, {"capture_runs/c1": None}), conversation_id="c1",
+                                candidates={"gone": candidate("gone")}, first=True,
+                                riders={"capture_runs/c1": {"revision": "r2"}})
+    assert out.empty and out.summary["suppressed"] == 1
+
+
+def test_a_marker_that_appeared_since_the_first_capture_read_is_a_race() -> None:
+    with pytest.raises(Conflict) as raised:
+        planners.replace_page(view({"new": None}, {"capture_runs/c1": MARKER}), conversation_id="c1",
+                              candidates={"new": candidate("new")}, first=True)
+    assert raised.value.code == "capture_raced"
+
+
+def test_a_conversation_being_deleted_is_not_captured() -> None:
+    deleting = {"captures": 1, "cascade": {"state": "running", "intent": "r", "pages": 1, "summary": {}}}
+    with pytest.raises(ConversationDeleted):
+        planners.replace_page(replace_view([], {}, marker=deleting), conversation_id="c1", candidates={},
+                              first=False)
+
+
+def test_the_last_page_keeps_unchanged_facts_withdraws_vanished_ones_and_suppresses_deleted_ones() -> None:
+    items: dict[str, MemoryItem | None] = {
+        "same": supported("same", "c1"),  # said again, in the same words
+        "other": supported("other", "c1", "c2"),  # no longer said here, still said by c2
+        "gone": supported("gone", "c1"),  # no longer said anywhere
+        "deleted": supported("deleted", "c1").model_copy(update={"deleted_by_user": True, "status": "tombstoned"}),
+    }
+    same = candidate("same", quote="fact same")
+    same.evidence[0].evidence_id = items["same"].evidence[0].evidence_id  # type: ignore[union-attr]
+    out = planners.replace_page(replace_view(["gone", "other", "same"], items, marker=MARKER), conversation_id="c1",
+                                candidates={"same": same, "deleted": candidate("deleted")}, first=False,
+                                seen=frozenset({"gone", "other", "same"}))
+    assert out.summary == {"created": 0, "kept": 1, "retracted": 1, "suppressed": 1, "after": "same", "last": True}
+    by_id = {i.id: i for i in out.items}
+    assert set(by_id) == {"gone", "other"}  # the unchanged fact is not rewritten
+    assert by_id["gone"].status == "tombstoned" and by_id["gone"].content == "" and not by_id["gone"].deleted_by_user
+    assert by_id["other"].status == "active"
+    assert {e.source_id: e.status for e in by_id["other"].evidence} == {"c1": "tombstoned", "c2": "active"}
+    assert out.docs == {"memory_graph_assertions/gone": None}
+
+
+def test_a_kept_fact_with_new_quotes_takes_this_sources_new_evidence() -> None:
+    existing = supported("same", "c1", "c2")
+    out = planners.replace_page(replace_view(["same"], {"same": existing}, marker=MARKER), conversation_id="c1",
+                                candidates={"same": candidate("same", quote="said anew")}, first=False,
+                                seen=frozenset({"same"}))
+    [item] = out.items
+    assert [(e.source_id, e.quote_refs[0].quote) for e in item.evidence] == [("c2", "fact same"), ("c1", "said anew")]
+    assert out.summary["kept"] == 1
+
+
+def test_a_middle_page_only_withdraws_and_names_its_cursor() -> None:
+    out = planners.replace_page(replace_view(["a", "b"], {"a": supported("a", "c1"), "b": supported("b", "c1"),
+                                                          "new": None}, more=True, marker=MARKER),
+                                conversation_id="c1", candidates={"new": candidate("new")}, first=False,
+                                seen=frozenset({"a", "b"}), riders={"x/y": {}})
+    assert out.summary == {"created": 0, "kept": 0, "retracted": 2, "suppressed": 0, "after": "b", "last": False}
+    assert sorted(i.id for i in out.items) == ["a", "b"] and "x/y" not in out.docs
+
+
+def test_a_cohort_that_moved_since_the_page_was_read_is_refused() -> None:
+    with pytest.raises(CohortMoved):
+        planners.replace_page(replace_view(["a", "new"], {"a": supported("a", "c1"), "new": supported("new", "c1")},
+                                           marker=MARKER), conversation_id="c1", candidates={}, first=False,
+                              seen=frozenset({"a"}))
+
