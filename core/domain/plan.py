@@ -66,7 +66,8 @@ class Plan:
     items: list[MemoryItem] = field(default_factory=list)
     docs: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # "collection/id" → data | None
     outbox: list[OutboxAction] = field(default_factory=list)
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: dict[str, Any] = field(default_factory=dict)  # journaled: a replay returns it
+    notes: dict[str, Any] = field(default_factory=dict)  # for the caller only: neither written nor replayed
 
     @property
     def empty(self) -> bool:
@@ -82,6 +83,7 @@ class ApplyResult:
     changed_ids: list[str]
     summary: dict[str, Any]
     outbox_events: int = 0
+    notes: dict[str, Any] = field(default_factory=dict)  # the plan's notes (empty on a replay)
 
 
 @dataclass(frozen=True)
