@@ -9,15 +9,18 @@ says (docs/data-model.md, *Layers and legal states*).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
-from core.domain import review_queue
+from core.domain import ids, review_queue
+from core.domain.admission import admit
 from core.domain.documents import CaptureRun, CascadeProgress, ReviewRow
 from core.domain.plan import ApplyView, Plan
-from core.domain.records import MemoryItem
+from core.domain.processing import processed
+from core.domain.records import Evidence, MemoryItem, QuoteRef
 from core.domain.states import Layer, ProcessingState, Status
 from core.domain.withdrawal import apply_withdrawal, scrubbed, withdraw_source
-from core.errors import CohortMoved, Conflict, ConversationDeleted
+from core.errors import CohortMoved, Conflict, ConversationDeleted, NotFound
 
 REVIEW_EXPIRY = "consolidation/review-expiry"
 
@@ -177,3 +180,53 @@ def _merge_evidence(existing: MemoryItem, fresh: MemoryItem) -> MemoryItem | Non
     updated.evidence = [e for e in updated.evidence if e.source_id != source] + new
     return updated
 
+
+def resolve_review(view: ApplyView, *, review_id: str, memory_id: str, decision: str,
+                   correction: str | None = None) -> Plan:
+    """The user's answer to review ``review_id`` of ``memory_id``: ``accept`` and ``correct`` (with
+    the corrected text, which becomes the content, cited as the user's own words) admit the item to
+    Long-term with a fresh receipt and graph assertion; ``reject`` hides it. The entry must still be
+    open, within its deadline and bound to the item's current revision, commit and content
+    (``stale_review``, ``already_resolved`` otherwise); it is closed keeping the decision, not the text."""
+    path = review_queue.row_path(review_id)
+    stored, current = view.docs.get(path), view.items.get(memory_id)
+    if stored is None or current is None:
+        raise NotFound("no such review")
+    row = ReviewRow.from_store(stored)
+    if row.status == review_queue.SUPERSEDED:  # the memory moved to another revision
+        raise Conflict("the memory changed since this review was opened", code="stale_review")
+    if row.status != "open":
+        raise Conflict("this review was already resolved", code="already_resolved")
+    if (current.revision != row.revision or current.ledger_commit_id != row.commit_id
+            or current.content_hash != row.content_hash or current.review_id != review_id):
+        raise Conflict("the memory changed since this review was opened", code="stale_review")
+    if row.past_deadline(view.now):
+        raise Conflict("this review expired", code="stale_review")
+    item = current.model_copy(deep=True)
+    out = Plan(summary={"decision": decision, "memory_id": memory_id})
+    if decision == "reject":
+        item.status, item.route = "hidden", "reject"
+    else:
+        if decision == "correct" and correction:
+            item = _corrected(item, correction, view.now)
+        item.route = "promote"
+        out.docs[f"memory_graph_assertions/{memory_id}"] = admit(
+            item, revision=view.next_revision(memory_id), commit_id=view.commit_id, now=view.now,
+            planner=f"review/{decision}")
+    item.reviewed, item.user_review = True, decision != "reject"
+    out.items.append(item)
+    # A resolved row keeps the decision, not the text: the item holds the words that stand.
+    out.docs[path] = row.closed("resolved", "resolved_at", view.now, decision=decision).to_store()
+    return out
+
+
+def _corrected(item: MemoryItem, correction: str, now: datetime) -> MemoryItem:
+    """``item`` stating ``correction`` instead, cited as the user's correction and labelled like any
+    new content."""
+    item.content, item.edited = correction, True
+    item.evidence.append(Evidence(
+        evidence_id=ids.evidence_id(item.id, "explicit", "review_correction", "review", "1",
+                                    {"content_hash": ids.content_hash(correction)}),
+        source_type="explicit", source_id=item.id, source_signal="review_correction", extractor_id="review",
+        extractor_version="1", quote_refs=[QuoteRef(segment_id="explicit", quote=correction)], captured_at=now))
+    return processed(item)

@@ -371,10 +371,6 @@ def apply_routes(ctx: Ports, uid: str, revisions: dict[str, int],
     summary.untouched += int(result.summary.get("untouched", 0))
 
 
-def _doc_id(review_id: str) -> str:
-    return review_queue.doc_id(review_id)
-
-
 # ---------------------------------------------------------------------------------- review expiry
 def expire_reviews(ctx: Ports, uid: str, limit: int = 100) -> int:
     """A review nobody answered within 72 h settles the item in Archive (a non-durable route never

@@ -13,9 +13,9 @@ import pytest
 
 from core.domain import planners
 from core.domain.documents import ApplyControl
-from core.domain.plan import ApplyView
+from core.domain.plan import ApplyView, Plan
 from core.domain.records import Evidence, MemoryItem, QuoteRef
-from core.errors import CohortMoved, Conflict, ConversationDeleted
+from core.errors import CohortMoved, Conflict, ConversationDeleted, NotFound
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 PATH = "memory_review_queue/review:m1:2:m0"
@@ -232,4 +232,81 @@ def test_a_cohort_that_moved_since_the_page_was_read_is_refused() -> None:
         planners.replace_page(replace_view(["a", "new"], {"a": supported("a", "c1"), "new": supported("new", "c1")},
                                            marker=MARKER), conversation_id="c1", candidates={}, first=False,
                               seen=frozenset({"a"}))
+
+
+# ------------------------------------------------------------------------------ review resolution
+# docs/api.md and the domain model: accept and correct admit the item to Long-term with a fresh
+# receipt and graph assertion (a correction's words become the content, cited as the user's own);
+# reject hides it without it ever reaching Long-term; the entry must be open, within its deadline and
+# bound to the item's current revision (stale_review / already_resolved otherwise); a resolved entry
+# keeps the decision, not the text.
+
+REVIEW = "review:m1:2:m0"
+ROW = f"memory_review_queue/{REVIEW}"
+
+
+def reviewed_item(**changes: object) -> MemoryItem:
+    fields: dict = {"id": "m1", "uid": "u", "content": "User lives in Porto", "processing_state": "processed",
+                    "route": "review", "review_id": REVIEW, "revision": 2, "ledger_commit_id": "c2",
+                    "evidence": [Evidence(evidence_id="ev1", source_id="c1",
+                                          quote_refs=[QuoteRef(segment_id="s0", quote="I live in Porto")])]}
+    return MemoryItem(**{**fields, **changes}).settle()
+
+
+def review_row(**changes: object) -> dict:
+    row = open_row(NOW + timedelta(hours=1))
+    row["content_hash"] = reviewed_item().content_hash
+    return {**row, **changes}
+
+
+def resolve(decision: str, item: MemoryItem | None = None, row: dict | None = None,
+            correction: str | None = None) -> Plan:
+    return planners.resolve_review(view({"m1": item or reviewed_item()}, {ROW: row or review_row()}),
+                                   review_id=REVIEW, memory_id="m1", decision=decision, correction=correction)
+
+
+def test_accepting_a_review_admits_the_item_and_closes_the_entry_without_text() -> None:
+    out = resolve("accept")
+    [item] = out.items
+    assert (item.layer, item.route, item.reviewed, item.user_review) == ("long_term", "promote", True, True)
+    assert item.promotion is not None and item.promotion["admission_receipt"]["revision"] == 3
+    assert out.docs["memory_graph_assertions/m1"] is not None
+    row = out.docs[ROW]
+    assert row is not None
+    assert (row["status"], row["decision"], row["content"], row["resolved_at"]) == ("resolved", "accept", "", NOW)
+    assert out.summary == {"decision": "accept", "memory_id": "m1"}
+
+
+def test_rejecting_a_review_hides_the_item_outside_long_term() -> None:
+    out = resolve("reject")
+    [item] = out.items
+    assert (item.status, item.route, item.layer, item.user_review) == ("hidden", "reject", "short_term", False)
+    assert "memory_graph_assertions/m1" not in out.docs
+
+
+def test_a_correction_becomes_the_content_cited_as_the_users_words_and_is_labelled() -> None:
+    out = resolve("correct", correction="User lives in Lisbon and has diabetes")
+    [item] = out.items
+    assert (item.content, item.edited, item.layer) == ("User lives in Lisbon and has diabetes", True, "long_term")
+    correction = item.evidence[-1]
+    assert (correction.source_type, correction.source_signal, correction.quote_refs[0].quote) == (
+        "explicit", "review_correction", "User lives in Lisbon and has diabetes")
+    assert "health" in item.sensitivity_labels
+
+
+def test_a_review_that_cannot_be_answered_any_more_is_refused() -> None:
+    cases = [(reviewed_item(revision=3), review_row(), "stale_review"),
+             (reviewed_item(), review_row(status="superseded"), "stale_review"),
+             (reviewed_item(), review_row(status="resolved"), "already_resolved"),
+             (reviewed_item(), review_row(expires_at=NOW), "stale_review")]
+    for item, row, code in cases:
+        with pytest.raises(Conflict) as raised:
+            resolve("accept", item, row)
+        assert raised.value.code == code
+
+
+def test_a_review_of_a_missing_item_is_not_found() -> None:
+    with pytest.raises(NotFound):
+        planners.resolve_review(view({"m1": None}, {ROW: review_row()}), review_id=REVIEW, memory_id="m1",
+                                decision="accept")
 
