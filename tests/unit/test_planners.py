@@ -13,7 +13,7 @@ import pytest
 
 from core.domain import planners
 from core.domain.documents import ApplyControl
-from core.domain.plan import ApplyView, Plan
+from core.domain.plan import ApplyView, Plan, schedule_event
 from core.domain.records import Evidence, MemoryItem, QuoteRef
 from core.errors import CohortMoved, Conflict, ConversationDeleted, NotFound
 
@@ -309,4 +309,23 @@ def test_a_review_of_a_missing_item_is_not_found() -> None:
     with pytest.raises(NotFound):
         planners.resolve_review(view({"m1": None}, {ROW: review_row()}), review_id=REVIEW, memory_id="m1",
                                 decision="accept")
+
+
+# ------------------------------------------------------------- what every plan carries: scheduling
+# docs/architecture.md: a plan that makes an item pending (new, or not pending before) carries one
+# schedule_consolidation outbox event, which the drain turns into the user's consolidation task.
+
+def test_a_plan_that_makes_an_item_pending_asks_for_consolidation_once() -> None:
+    fresh = MemoryItem(id="n", uid="u", content="new fact", processing_state="processed")
+    out = schedule_event(view({"n": None}), Plan(items=[fresh]))
+    assert [(a.memory_id, a.action, a.reason) for a in out.outbox] == [("", "schedule_consolidation",
+                                                                         "consolidation_due")]
+    assert schedule_event(view({"n": None}), out).outbox == out.outbox  # never twice
+
+
+def test_a_plan_that_leaves_pending_items_pending_or_settles_them_asks_nothing() -> None:
+    before = MemoryItem(id="p", uid="u", content="fact", processing_state="processed").settle()
+    settled = before.model_copy(update={"route": "archive", "layer": "archive"})
+    assert schedule_event(view({"p": before}), Plan(items=[before.model_copy()])).outbox == []
+    assert schedule_event(view({"p": before}), Plan(items=[settled])).outbox == []
 
