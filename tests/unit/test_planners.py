@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core.domain import planners
+from core.domain import ids, planners, review_queue
 from core.domain.documents import ApplyControl
 from core.domain.plan import ApplyView, Plan, schedule_event
 from core.domain.records import Evidence, MemoryItem, QuoteRef
@@ -329,3 +329,35 @@ def test_a_plan_that_leaves_pending_items_pending_or_settles_them_asks_nothing()
     assert schedule_event(view({"p": before}), Plan(items=[before.model_copy()])).outbox == []
     assert schedule_event(view({"p": before}), Plan(items=[settled])).outbox == []
 
+
+# ------------------------------------------------------------ what every plan carries: review re-issue
+# docs/architecture.md: a plan that writes a new revision of an item in review re-issues its review
+# entry for that revision (same question, conflicting memories and deadline, the current text) and
+# closes the old one without its text; it closes the entry when the item leaves review, and leaves
+# alone an entry the plan writes itself.
+
+def test_a_new_revision_of_an_item_in_review_reissues_its_entry() -> None:
+    before = in_review(promotion={"reason": "conflict", "review_expires_at": (NOW + timedelta(hours=5)).isoformat()})
+    revised = before.model_copy(update={"visibility": "public"})
+    out = review_queue.reissue_reviews(view({"m1": before}), Plan(items=[revised]))
+    new_id = ids.review_id("m1", 3, ["m0"])
+    [item] = out.items
+    assert item.review_id == new_id and revised.review_id == "review:m1:2:m0"  # the given plan is not changed
+    assert out.docs[review_queue.row_path(new_id)] == {
+        "review_id": new_id, "memory_id": "m1", "revision": 3, "commit_id": "c5",
+        "content_hash": ids.content_hash("User lives in Porto"), "content": "User lives in Porto",
+        "conflicting": ["m0"], "reason": "conflict", "status": "open", "created_at": NOW,
+        "expires_at": NOW + timedelta(hours=5)}
+    assert out.docs[PATH] == {"review_id": "review:m1:2:m0", "memory_id": "m1", "status": "superseded",
+                              "superseded_by": new_id, "content": "", "conflicting": [], "closed_at": NOW}
+
+
+def test_an_item_leaving_review_closes_its_entry_and_a_plan_that_settles_it_is_left_alone() -> None:
+    before = in_review()
+    edited = before.model_copy(update={"route": None, "processing_state": "pending", "content": "User lives in Faro"})
+    out = review_queue.reissue_reviews(view({"m1": before}), Plan(items=[edited]))
+    assert out.items == [edited]
+    assert out.docs == {PATH: {"review_id": "review:m1:2:m0", "memory_id": "m1", "status": "superseded",
+                               "superseded_by": None, "content": "", "conflicting": [], "closed_at": NOW}}
+    own = Plan(items=[before.model_copy()], docs={PATH: {"status": "resolved"}})
+    assert review_queue.reissue_reviews(view({"m1": before}), own).docs == own.docs
