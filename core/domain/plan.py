@@ -9,8 +9,9 @@ of it, so they live here, below the ports.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import partial
 from typing import Any, Literal
 
 from core.domain import ids
@@ -66,7 +67,8 @@ class Plan:
     items: list[MemoryItem] = field(default_factory=list)
     docs: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # "collection/id" → data | None
     outbox: list[OutboxAction] = field(default_factory=list)
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: dict[str, Any] = field(default_factory=dict)  # journaled: a replay returns it
+    notes: dict[str, Any] = field(default_factory=dict)  # for the caller only: neither written nor replayed
 
     @property
     def empty(self) -> bool:
@@ -82,6 +84,7 @@ class ApplyResult:
     changed_ids: list[str]
     summary: dict[str, Any]
     outbox_events: int = 0
+    notes: dict[str, Any] = field(default_factory=dict)  # the plan's notes (empty on a replay)
 
 
 @dataclass(frozen=True)
@@ -145,18 +148,24 @@ def split_doc_path(path: str) -> tuple[str, str]:
     return collection, doc_id
 
 
+def extended(view: ApplyView, planner: Planner, addition: Callable[[ApplyView, Plan], Plan]) -> Plan:
+    """``planner``'s plan for ``view`` with what ``addition`` adds to it (bind both with
+    ``functools.partial`` to get a planner)."""
+    return addition(view, planner(view))
+
+
 def with_schedule_event(planner: Planner) -> Planner:
-    """``planner``, plus one ``schedule_consolidation`` outbox event when its plan makes an item
-    pending (new, or not pending before); the drain turns it into the user's consolidation task."""
+    """``planner``, plus :func:`schedule_event`."""
+    return partial(extended, planner=planner, addition=schedule_event)
 
-    def plan(view: ApplyView) -> Plan:
-        out = planner(view)
-        if (any(_newly_pending(view, item) for item in out.items)
-                and not any(a.action == SCHEDULE_ACTION for a in out.outbox)):
-            out.outbox.append(OutboxAction("", SCHEDULE_ACTION, "consolidation_due"))
+
+def schedule_event(view: ApplyView, out: Plan) -> Plan:
+    """``out`` plus one ``schedule_consolidation`` outbox event when it makes an item pending (new,
+    or not pending before) and has none; the drain turns it into the user's consolidation task."""
+    if (not any(_newly_pending(view, item) for item in out.items)
+            or any(a.action == SCHEDULE_ACTION for a in out.outbox)):
         return out
-
-    return plan
+    return replace(out, outbox=[*out.outbox, OutboxAction("", SCHEDULE_ACTION, "consolidation_due")])
 
 
 def _newly_pending(view: ApplyView, item: MemoryItem) -> bool:

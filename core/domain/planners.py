@@ -9,15 +9,18 @@ says (docs/data-model.md, *Layers and legal states*).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
-from core.domain import review_queue
+from core.domain import ids, review_queue
+from core.domain.admission import admit
 from core.domain.documents import CaptureRun, CascadeProgress, ReviewRow
 from core.domain.plan import ApplyView, Plan
-from core.domain.records import MemoryItem
+from core.domain.processing import processed
+from core.domain.records import Evidence, MemoryItem, QuoteRef
 from core.domain.states import Layer, ProcessingState, Status
 from core.domain.withdrawal import apply_withdrawal, scrubbed, withdraw_source
-from core.errors import CohortMoved
+from core.errors import CohortMoved, Conflict, ConversationDeleted, NotFound
 
 REVIEW_EXPIRY = "consolidation/review-expiry"
 
@@ -98,3 +101,132 @@ def cascade_page(view: ApplyView, *, conversation_id: str, run_id: str, seen: fr
         out.docs[conversation_path] = None
     out.summary.update(last=last)
     return out
+
+
+def replace_page(view: ApplyView, *, conversation_id: str, candidates: Mapping[str, MemoryItem], first: bool,
+                 seen: frozenset[str] = frozenset(), reviews: Mapping[str, dict[str, Any]] | None = None,
+                 riders: Mapping[str, dict[str, Any]] | None = None) -> Plan:
+    """One page of a complete-source replacement (capture): the page of the source's live cohort
+    (``seen``: the ids read before the transaction; the cohort moving since is a
+    :class:`CohortMoved`) loses this source's evidence where the extraction no longer says it,
+    retracting items left without any; the last page also keeps or creates every candidate (a fact
+    the user deleted stays deleted). ``first``: the caller saw no capture marker and read no cohort
+    (one page, the last), and a marker that appeared since is a ``capture_raced`` :class:`Conflict`.
+    A conversation being deleted (``cascade`` in its marker) is refused. ``riders`` (documents to
+    commit with the memories) are written on the last page when it writes an item."""
+    marker = CaptureRun.from_store(view.docs.get(f"capture_runs/{conversation_id}"))
+    if first and marker.applied:
+        raise Conflict("another capture of this conversation committed first", code="capture_raced")
+    if marker.deleting:
+        raise ConversationDeleted("the conversation is being deleted", code="conversation_deleted")
+    cohort_ids = view.queried.get("cohort", [])
+    if not first and not set(cohort_ids) <= seen:
+        raise CohortMoved("the source's cohort changed since it was read")
+    last = first or not view.more.get("cohort")
+    out = Plan(summary={"created": 0, "kept": 0, "retracted": 0, "suppressed": 0,
+                        "after": cohort_ids[-1] if cohort_ids else None, "last": last})
+    changed: dict[str, MemoryItem] = {}
+    if last:
+        _keep_or_create(view, candidates, changed, out)
+    _withdraw_cohort(view, cohort_ids, candidates, conversation_id, changed, out)
+    apply_withdrawal(view, out, changed, "capture", dict(reviews or {}))
+    if last and out.items and riders:
+        out.docs.update(riders)
+    return out
+
+
+def _keep_or_create(view: ApplyView, candidates: Mapping[str, MemoryItem], changed: dict[str, MemoryItem],
+                    out: Plan) -> None:
+    """Each candidate is created, or kept (absorbing the new evidence) when its fact exists; a fact
+    the user deleted stays deleted."""
+    for memory_id, fresh in candidates.items():
+        existing = view.items.get(memory_id)
+        if existing is not None and existing.deleted_by_user:
+            out.summary["suppressed"] += 1  # the user deleted this very fact: it stays deleted
+            continue
+        if existing is not None and not scrubbed(existing):
+            updated = _merge_evidence(existing, fresh)
+            if updated is not None:
+                changed[memory_id] = updated
+            out.summary["kept"] += 1
+            continue
+        changed[memory_id] = fresh.model_copy(deep=True)
+        out.summary["created"] += 1
+
+
+def _withdraw_cohort(view: ApplyView, cohort_ids: list[str], candidates: Mapping[str, MemoryItem],
+                     conversation_id: str, changed: dict[str, MemoryItem], out: Plan) -> None:
+    """The source withdraws its active evidence from the cohort items it no longer says."""
+    for memory_id in cohort_ids:
+        existing = view.items.get(memory_id)
+        if memory_id in candidates or existing is None:
+            continue
+        if not any(e.source_id == conversation_id and e.status == "active" for e in existing.evidence):
+            continue
+        withdrawn = withdraw_source(existing, conversation_id)
+        changed[memory_id] = withdrawn
+        if scrubbed(withdrawn):
+            out.summary["retracted"] += 1
+
+
+def _merge_evidence(existing: MemoryItem, fresh: MemoryItem) -> MemoryItem | None:
+    """An unchanged fact keeps its id; refresh this source's evidence only when it differs."""
+    mine = {e.evidence_id for e in existing.evidence if e.status == "active"}
+    new = [e for e in fresh.evidence if e.evidence_id not in mine]
+    if not new:
+        return None
+    updated = existing.model_copy(deep=True)
+    source = fresh.evidence[0].source_id
+    updated.evidence = [e for e in updated.evidence if e.source_id != source] + new
+    return updated
+
+
+def resolve_review(view: ApplyView, *, review_id: str, memory_id: str, decision: str,
+                   correction: str | None = None) -> Plan:
+    """The user's answer to review ``review_id`` of ``memory_id``: ``accept`` and ``correct`` (with
+    the corrected text, which becomes the content, cited as the user's own words) admit the item to
+    Long-term with a fresh receipt and graph assertion; ``reject`` hides it. The entry must still be
+    open, within its deadline and bound to the item's current revision, commit and content
+    (``stale_review``, ``already_resolved`` otherwise); it is closed keeping the decision, not the text."""
+    path = review_queue.row_path(review_id)
+    stored, current = view.docs.get(path), view.items.get(memory_id)
+    if stored is None or current is None:
+        raise NotFound("no such review")
+    row = ReviewRow.from_store(stored)
+    if row.status == review_queue.SUPERSEDED:  # the memory moved to another revision
+        raise Conflict("the memory changed since this review was opened", code="stale_review")
+    if row.status != "open":
+        raise Conflict("this review was already resolved", code="already_resolved")
+    if (current.revision != row.revision or current.ledger_commit_id != row.commit_id
+            or current.content_hash != row.content_hash or current.review_id != review_id):
+        raise Conflict("the memory changed since this review was opened", code="stale_review")
+    if row.past_deadline(view.now):
+        raise Conflict("this review expired", code="stale_review")
+    item = current.model_copy(deep=True)
+    out = Plan(summary={"decision": decision, "memory_id": memory_id})
+    if decision == "reject":
+        item.status, item.route = "hidden", "reject"
+    else:
+        if decision == "correct" and correction:
+            item = _corrected(item, correction, view.now)
+        item.route = "promote"
+        out.docs[f"memory_graph_assertions/{memory_id}"] = admit(
+            item, revision=view.next_revision(memory_id), commit_id=view.commit_id, now=view.now,
+            planner=f"review/{decision}")
+    item.reviewed, item.user_review = True, decision != "reject"
+    out.items.append(item)
+    # A resolved row keeps the decision, not the text: the item holds the words that stand.
+    out.docs[path] = row.closed("resolved", "resolved_at", view.now, decision=decision).to_store()
+    return out
+
+
+def _corrected(item: MemoryItem, correction: str, now: datetime) -> MemoryItem:
+    """``item`` stating ``correction`` instead, cited as the user's correction and labelled like any
+    new content."""
+    item.content, item.edited = correction, True
+    item.evidence.append(Evidence(
+        evidence_id=ids.evidence_id(item.id, "explicit", "review_correction", "review", "1",
+                                    {"content_hash": ids.content_hash(correction)}),
+        source_type="explicit", source_id=item.id, source_signal="review_correction", extractor_id="review",
+        extractor_version="1", quote_refs=[QuoteRef(segment_id="explicit", quote=correction)], captured_at=now))
+    return processed(item)

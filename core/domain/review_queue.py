@@ -7,9 +7,9 @@ withdrawal of one of its sources that keeps it alive — would leave that entry 
 not resolvable, skipped by expiry, while the item (routed ``review``) is never selected by
 consolidation again. Stranded for ever.
 
-:func:`with_review_reissue` wraps every planner so that cannot happen. When a plan writes a new
-revision of an item that is in review and stays in review, the same transaction re-issues the
-review: a new open entry for the new revision (same question, same conflicting memories, same
+:func:`reissue_reviews`, added to every plan (:func:`with_review_reissue`), keeps that from
+happening. When a plan writes a new revision of an item that is in review and stays in review, the
+same transaction re-issues the review: a new open entry for the new revision (same question, same conflicting memories, same
 deadline, the current text) and the old entry closed (``superseded``, its text dropped). When the
 revision takes the item out of review (a content edit sends it back to pending, a retraction) and
 the planner did not settle the entry itself, the old entry is closed the same way. Either way every
@@ -19,11 +19,13 @@ expiry settles.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from core.domain import ids
-from core.domain.plan import ApplyView, Plan, Planner
+from core.domain.plan import ApplyView, Plan, Planner, extended
 from core.domain.records import MemoryItem
 from core.domain.states import Layer, Status
 
@@ -79,29 +81,34 @@ def _closed(previous: MemoryItem, now: datetime, successor: str | None) -> dict[
 
 
 def with_review_reissue(planner: Planner) -> Planner:
-    """``planner``, plus the re-issue (or close) of the review entry of every item in review it
-    writes a new revision of, unless the plan writes that entry itself (resolution, expiry,
-    redaction)."""
+    """``planner``, plus :func:`reissue_reviews`."""
+    return partial(extended, planner=planner, addition=reissue_reviews)
 
-    def plan(view: ApplyView) -> Plan:
-        out = planner(view)
-        for item in out.items:
-            previous = view.items.get(item.id)
-            if previous is None or not in_review(previous) or previous.review_id is None:
-                continue
-            old_path = row_path(previous.review_id)
-            if old_path in out.docs:
-                continue
-            if in_review(item) and item.review_id == previous.review_id:
-                revision = view.next_revision(item.id)
-                new_id = ids.review_id(item.id, revision, conflicting_of(previous.review_id))
-                item.review_id = new_id
-                out.docs[row_path(new_id)] = open_row(
-                    item, new_id, revision, view.commit_id, conflicting_of(previous.review_id),
-                    str((previous.promotion or {}).get("reason") or ""), view.now, deadline(previous, view.now))
-                out.docs[old_path] = _closed(previous, view.now, new_id)
-            else:
-                out.docs[old_path] = _closed(previous, view.now, None)
-        return out
 
-    return plan
+def reissue_reviews(view: ApplyView, out: Plan) -> Plan:
+    """``out`` plus the re-issue (or close) of the review entry of every item in review it writes a
+    new revision of, unless it writes that entry itself (resolution, expiry, redaction)."""
+    docs = dict(out.docs)
+    items = [_reissued(view, item, docs) for item in out.items]
+    return replace(out, items=items, docs=docs)
+
+
+def _reissued(view: ApplyView, item: MemoryItem, docs: dict[str, dict[str, Any] | None]) -> MemoryItem:
+    """``item`` bound to its re-issued entry (added to ``docs`` with the old one closed), or as it is."""
+    previous = view.items.get(item.id)
+    if previous is None or not in_review(previous) or previous.review_id is None:
+        return item
+    old_path = row_path(previous.review_id)
+    if old_path in docs:
+        return item
+    if not (in_review(item) and item.review_id == previous.review_id):
+        docs[old_path] = _closed(previous, view.now, None)
+        return item
+    revision = view.next_revision(item.id)
+    new_id = ids.review_id(item.id, revision, conflicting_of(previous.review_id))
+    item = item.model_copy(update={"review_id": new_id})
+    docs[row_path(new_id)] = open_row(
+        item, new_id, revision, view.commit_id, conflicting_of(previous.review_id),
+        str((previous.promotion or {}).get("reason") or ""), view.now, deadline(previous, view.now))
+    docs[old_path] = _closed(previous, view.now, new_id)
+    return item

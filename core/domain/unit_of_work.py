@@ -240,7 +240,7 @@ class UnitOfWork:
         writes = [Write("set", m.op_path, {"operation_id": m.op_id, "kind": m.kind, "commit_id": None,
                                            "sequence": None, "changed_ids": [], "summary": plan.summary,
                                            "created_at": moment, "noop": True})] if journal else []
-        return ApplyResult(m.op_id, None, None, False, [], plan.summary), writes
+        return ApplyResult(m.op_id, None, None, False, [], plan.summary, notes=plan.notes), writes
 
     def _change(self, item: MemoryItem, read: _Read, view: ApplyView, plan: Plan,
                 moment: datetime) -> dict[str, Any]:
@@ -289,7 +289,8 @@ class UnitOfWork:
             "operation_id": m.op_id, "kind": m.kind, "commit_id": commit, "sequence": sequence,
             "changed_ids": changed_ids, "summary": plan.summary, "created_at": moment,
             "outbox_events": len(outbox)}))
-        return ApplyResult(m.op_id, commit, sequence, False, changed_ids, plan.summary, len(outbox)), writes
+        return ApplyResult(m.op_id, commit, sequence, False, changed_ids, plan.summary, len(outbox),
+                           plan.notes), writes
 
 
 @dataclass(frozen=True)

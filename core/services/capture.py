@@ -30,9 +30,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time
+from functools import partial
 from typing import Any
 
-from core.domain import fence, ids, paths
+from core.domain import fence, ids, paths, planners
 from core.domain.documents import CaptureRun
 from core.domain.extraction import (
     ExtractionResult,
@@ -41,12 +42,11 @@ from core.domain.extraction import (
     ground_then_drop_secrets,
     source_from_conversation,
 )
-from core.domain.plan import MAX_ITEMS_PER_APPLY, ApplyView, Page, Plan
+from core.domain.plan import MAX_ITEMS_PER_APPLY, Page
 from core.domain.records import Evidence, MemoryItem, short_term_deadline
 from core.domain.rule_extractor import RuleExtractor
 from core.domain.sensitivity import label_sensitivity
 from core.domain.states import Layer, ProcessingState, Status
-from core.domain.withdrawal import apply_withdrawal, scrubbed, withdraw_source
 from core.errors import (
     CohortMoved,
     Conflict,
@@ -451,9 +451,10 @@ def replace_source(ctx: Ports, uid: str, conversation_id: str, revision: str,
                    device_id: str | None, result: CaptureResult, *, first: bool = False,
                    riders: dict[str, dict[str, Any]] | None = None, captures: int = 0,
                    valid_from: datetime | None = None) -> bool:
-    """Replace the source's cohort with ``grounded``; True when ``riders`` (extra documents) were
-    committed with it. ``first`` (the caller saw no capture marker) skips the cohort reads; the
-    transaction re-checks the marker and raises ``capture_raced`` if a capture got there first.
+    """Replace the source's cohort with ``grounded``; True when ``riders`` (extra documents, on a
+    ``first`` capture) were committed with it. ``first`` (the caller saw no capture marker) skips the
+    cohort reads; the transaction re-checks the marker and raises ``capture_raced`` if a capture got
+    there first. Each transaction's plan is :func:`core.domain.planners.replace_page`.
 
     The source's live cohort (items its active evidence supports) is walked in cursor pages, one
     bounded control-fenced transaction each; the last page also creates and keeps the candidates,
@@ -462,7 +463,6 @@ def replace_source(ctx: Ports, uid: str, conversation_id: str, revision: str,
     resumes after them. A fact the user deleted is not brought back by its re-extraction."""
     now = ctx.now()
     marker_path = f"capture_runs/{conversation_id}"
-    rode = False
     candidates: dict[str, MemoryItem] = {}
     for g in grounded:
         item = _candidate_item(uid, conversation_id, g, extraction, signal, device_id, now,
@@ -470,49 +470,26 @@ def replace_source(ctx: Ports, uid: str, conversation_id: str, revision: str,
         candidates.setdefault(item.id, item)
     size = max(10, min(COHORT_PAGE, MAX_ITEMS_PER_APPLY - len(candidates)))
 
-    def plan(view: ApplyView, page_ids: frozenset[str] = frozenset()) -> Plan:
-        nonlocal rode
-        marker = CaptureRun.from_store(view.docs.get(marker_path))
-        if first and marker.applied:
-            raise Conflict("another capture of this conversation committed first", code="capture_raced")
-        if marker.deleting:
-            raise ConversationDeleted("the conversation is being deleted", code="conversation_deleted")
-        cohort_ids = view.queried.get("cohort", [])
-        if not first and not set(cohort_ids) <= page_ids:
-            raise CohortMoved("the source's cohort changed since it was read")
-        last = first or not view.more.get("cohort")
-        out = Plan(summary={"created": 0, "kept": 0, "retracted": 0, "suppressed": 0,
-                            "after": cohort_ids[-1] if cohort_ids else None, "last": last})
-        changed: dict[str, MemoryItem] = {}
-        if last:
-            _keep_or_create(view, candidates, changed, out)
-        _withdraw_cohort(view, cohort_ids, candidates, conversation_id, changed, out)
-        apply_withdrawal(view, out, changed, "capture", reviews)
-        rode = bool(last and out.items and riders)
-        if rode:
-            out.docs.update(riders or {})
-        return out
-
     if first:
-        reviews: dict[str, dict[str, Any]] = {}
         applied = ctx.store.apply(
-            uid, "capture.replace", {"source": conversation_id, "revision": revision, "captures": captures}, plan,
+            uid, "capture.replace", {"source": conversation_id, "revision": revision, "captures": captures},
+            partial(planners.replace_page, conversation_id=conversation_id, candidates=candidates, first=True,
+                    riders=riders),
             item_ids=candidates, follow_lineage=True, doc_paths=[marker_path])
         _add(result, applied)
-        return rode and applied.commit_id is not None and not applied.replayed
+        # The riders were committed when the page wrote an item (it is the last page).
+        return bool(riders) and bool(applied.changed_ids) and applied.commit_id is not None and not applied.replayed
     after: str | None = None
     for _page in range(MAX_PAGES):
         for _attempt in range(6):
             page_ids = live_page(ctx, uid, conversation_id, size, after)
             reviews = review_rows(ctx, uid, [*page_ids, *candidates])
             key = {"source": conversation_id, "revision": revision, "captures": captures, "after": after}
-
-            def page_plan(view: ApplyView, seen: frozenset[str] = frozenset(page_ids)) -> Plan:
-                return plan(view, seen)
-
+            plan = partial(planners.replace_page, conversation_id=conversation_id, candidates=candidates,
+                           first=False, seen=frozenset(page_ids), reviews=reviews)
             try:
                 applied = ctx.store.apply(
-                    uid, "capture.replace", key, page_plan, item_ids=candidates,
+                    uid, "capture.replace", key, plan, item_ids=candidates,
                     item_queries={"cohort": ("items_by_active_source", {"active_source_ids": conversation_id},
                                              Page(size, after))},
                     follow_lineage=True, doc_paths=[marker_path, *(f"memory_review_queue/{r}" for r in reviews)])
@@ -528,40 +505,6 @@ def replace_source(ctx: Ports, uid: str, conversation_id: str, revision: str,
     raise Conflict("the conversation has more derived memories than one replacement walks", code="too_many_items")
 
 
-def _keep_or_create(view: ApplyView, candidates: dict[str, MemoryItem], changed: dict[str, MemoryItem],
-                    out: Plan) -> None:
-    """Each candidate is created, or kept (absorbing the new evidence) when its fact exists; a fact
-    the user deleted stays deleted."""
-    for memory_id, fresh in candidates.items():
-        existing = view.items.get(memory_id)
-        if existing is not None and existing.deleted_by_user:
-            out.summary["suppressed"] += 1  # the user deleted this very fact: it stays deleted
-            continue
-        if existing is not None and not scrubbed(existing):
-            updated = _merge_evidence(existing, fresh)
-            if updated is not None:
-                changed[memory_id] = updated
-            out.summary["kept"] += 1
-            continue
-        changed[memory_id] = fresh.model_copy(deep=True)
-        out.summary["created"] += 1
-
-
-def _withdraw_cohort(view: ApplyView, cohort_ids: list[str], candidates: dict[str, MemoryItem],
-                     conversation_id: str, changed: dict[str, MemoryItem], out: Plan) -> None:
-    """The source withdraws its active evidence from the cohort items it no longer says."""
-    for memory_id in cohort_ids:
-        existing = view.items.get(memory_id)
-        if memory_id in candidates or existing is None:
-            continue
-        if not any(e.source_id == conversation_id and e.status == "active" for e in existing.evidence):
-            continue
-        withdrawn = withdraw_source(existing, conversation_id)
-        changed[memory_id] = withdrawn
-        if scrubbed(withdrawn):
-            out.summary["retracted"] += 1
-
-
 def _add(result: CaptureResult, applied: Any) -> None:
     summary = applied.summary
     result.created += summary.get("created", 0)
@@ -571,16 +514,6 @@ def _add(result: CaptureResult, applied: Any) -> None:
     result.commit_id = applied.commit_id or result.commit_id
 
 
-def _merge_evidence(existing: MemoryItem, fresh: MemoryItem) -> MemoryItem | None:
-    """An unchanged fact keeps its id; refresh this source's evidence only when it differs."""
-    mine = {e.evidence_id for e in existing.evidence if e.status == "active"}
-    new = [e for e in fresh.evidence if e.evidence_id not in mine]
-    if not new:
-        return None
-    updated = existing.model_copy(deep=True)
-    source = fresh.evidence[0].source_id
-    updated.evidence = [e for e in updated.evidence if e.source_id != source] + new
-    return updated
 
 
 def _workflow_rows(ctx: Ports, uid: str, conversation_id: str, revision: str, collection: str,

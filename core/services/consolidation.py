@@ -22,10 +22,9 @@ from functools import partial
 from typing import Any
 
 from core.domain import fence, ids, paths, planners, review_queue
-from core.domain.admission import admit
+from core.domain.consolidation import settle_routes
 from core.domain.documents import ReviewRow
-from core.domain.plan import ApplyView, Plan
-from core.domain.records import MemoryItem, expired, valid_since
+from core.domain.records import MemoryItem, expired
 from core.domain.routing import (
     Neighbour,
     RouteCandidate,
@@ -33,13 +32,10 @@ from core.domain.routing import (
     Router,
     changes_subject,
     fact_key,
-    pass_survivors,
 )
-from core.domain.states import Layer, ProcessingState, Status
 from core.errors import GenerationChanged, InvalidRouterOutput, StrataError, WritesBlocked
 from core.ports import Ports
 from core.services import projection, scheduling
-from core.services.intake import processed
 
 log = logging.getLogger(__name__)
 
@@ -350,176 +346,29 @@ def apply_routes(ctx: Ports, uid: str, revisions: dict[str, int],
                  decisions: dict[str, tuple[str, list[str], str | None, str]], summary: PassSummary,
                  planner: str, *, survivors: dict[str, str] | None = None,
                  facts: dict[str, str] | None = None) -> None:
-    """Apply one batch's validated decisions. Items that state the same fact (``facts``: memory id →
-    fact key) end as one Long-term memory: the one already stating it (``survivors``: fact key →
-    memory id, Long-term before the pass or settled by an earlier batch; updated here), else the
-    first one promoted here, survives, and every other promoted or archived copy merges into it
-    exactly as a duplicate the router recognised does — the survivor absorbs its evidence and is
-    re-admitted, the copy becomes an alias in its lineage."""
+    """Apply one batch's validated decisions (:func:`core.domain.consolidation.settle_routes`). Items
+    that state the same fact (``facts``: memory id → fact key) end as one Long-term memory: the one
+    already stating it (``survivors``: fact key → memory id, Long-term before the pass or settled by
+    an earlier batch; updated here), else the first one promoted here, survives, and every other
+    promoted or archived copy merges into it exactly as a duplicate the router recognised does — the
+    survivor absorbs its evidence and is re-admitted, the copy becomes an alias in its lineage."""
     survivors = survivors if survivors is not None else {}
     facts = facts or {}
     earlier = {key: survivors[key] for key in {facts.get(m) for m in revisions} if key in survivors}
     linked = {n for route, sup, dup, _ in decisions.values() for n in [*sup, *([dup] if dup else [])]}
     read_ids = set(revisions) | linked | set(earlier.values())
-    settled: dict[str, str] = {}
-
-    def plan(view: ApplyView) -> Plan:
-        out = Plan(summary={"routes": {}, "untouched": 0})
-        changed: dict[str, MemoryItem] = {}
-        routable = _routable(view, revisions, changed, out)
-        # Promotions first, so a copy that is archived can still merge into this pass's survivor.
-        routable.sort(key=lambda i: (decisions[i.id][0] != "promote", i.id))
-        known = {key: mid for key, mid in earlier.items() if _usable_neighbour(view, changed, mid) is not None}
-        merges = pass_survivors([(i.id, _fact(i), decisions[i.id][0]) for i in routable], known)
-        for item in routable:
-            route, supersedes, duplicate_of, reason = decisions[item.id]
-            if item.id in merges:
-                target = merges[item.id]
-                into = changed.get(target)
-                if into is not None and into.canonical_memory_id:  # the survivor itself merged on
-                    target = into.canonical_memory_id
-                supersedes, duplicate_of = [], target
-            _settle(view, out, changed, item, route, supersedes, duplicate_of, reason, planner)
-            out.summary["routes"][route] = out.summary["routes"].get(route, 0) + 1
-        settled.clear()
-        settled.update(_settled_facts(routable, changed, decisions, merges))
-        out.items = list(changed.values())
-        return out
-
-    result = ctx.store.apply(uid, "consolidation.route", {"revisions": revisions, "decisions": decisions}, plan,
-                             item_ids=read_ids)
+    result = ctx.store.apply(uid, "consolidation.route", {"revisions": revisions, "decisions": decisions},
+                             partial(settle_routes, revisions=revisions, decisions=decisions, earlier=earlier,
+                                     planner=planner), item_ids=read_ids)
     if result.replayed:
         # The same decisions on the same revisions were already applied (by another pass or an
         # earlier delivery of this task): this pass routed nothing itself.
         summary.untouched += len(revisions)
         return
-    survivors.update(settled)
+    survivors.update(result.notes.get("settled", {}))
     for route, count in result.summary.get("routes", {}).items():
         summary.routes[route] += count
     summary.untouched += int(result.summary.get("untouched", 0))
-
-
-def _routable(view: ApplyView, revisions: dict[str, int], changed: dict[str, MemoryItem], out: Plan
-              ) -> list[MemoryItem]:
-    """The items still pending their route at the decided revision, processed; one that held a
-    secret is rejected here (hidden, never routed on), the others are returned to route."""
-    routable: list[MemoryItem] = []
-    for memory_id, revision in sorted(revisions.items()):
-        item = view.items.get(memory_id)
-        if item is None or not item.pending_route or item.revision != revision:
-            out.summary["untouched"] += 1  # routed or changed by someone else: never twice
-            continue
-        item = item.model_copy(deep=True)
-        if item.processing_state == ProcessingState.PENDING:
-            item = processed(item)  # required processing before any route (admission needs it)
-            if item.record_status != Status.ACTIVE:  # it held a secret: hidden, never routed on
-                item.route = "reject"
-                changed[item.id] = item
-                out.summary["routes"]["reject"] = out.summary["routes"].get("reject", 0) + 1
-                continue
-        routable.append(item)
-    return routable
-
-
-def _settled_facts(routable: list[MemoryItem], changed: dict[str, MemoryItem],
-                   decisions: dict[str, tuple[str, list[str], str | None, str]], merges: dict[str, str]
-                   ) -> dict[str, str]:
-    """Fact key → the Long-term memory that states it after this batch (for the later batches)."""
-    settled: dict[str, str] = {}
-    for item in routable:
-        final = changed.get(item.id)
-        if final is None or decisions[item.id][0] != "promote" or item.id in merges:
-            continue
-        if final.layer == Layer.LONG_TERM and final.record_status == Status.ACTIVE:
-            settled[_fact(item)] = item.id
-        elif final.canonical_memory_id:
-            settled[_fact(item)] = final.canonical_memory_id
-    return settled
-
-
-def _usable_neighbour(view: ApplyView, changed: dict[str, MemoryItem], memory_id: str | None) -> MemoryItem | None:
-    if memory_id is None:
-        return None
-    other = changed.get(memory_id) or view.items.get(memory_id)
-    if other is None or other.layer != Layer.LONG_TERM or other.record_status != Status.ACTIVE:
-        return None
-    return other.model_copy(deep=True)
-
-
-def _settle(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: MemoryItem, route: str,
-            supersedes: list[str], duplicate_of: str | None, reason: str, planner: str) -> None:
-    item.route = route
-    item.promotion = {"route": route, "reason": reason, "decided_at": view.now.isoformat(), "planner": planner}
-    survivor = _usable_neighbour(view, changed, duplicate_of)
-    if survivor is not None and route in ("promote", "archive"):
-        _merge_into(view, plan, changed, item, survivor, route, planner)
-        return
-    if route == "promote":
-        _promote(view, plan, changed, item, supersedes, planner)
-    elif route == "archive":
-        item.layer = Layer.ARCHIVE.value
-    elif route == "review":
-        _open_review(view, plan, item, supersedes + ([duplicate_of] if duplicate_of else []), reason)
-    elif route == "reject":
-        item.status = "hidden"
-    changed[item.id] = item
-
-
-def _merge_into(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: MemoryItem,
-                survivor: MemoryItem, route: str, planner: str) -> None:
-    """A duplicate of a Long-term fact corroborates it: the survivor absorbs the evidence (and is
-    re-admitted, since its evidence changed); the item becomes an alias in its lineage."""
-    known = {e.evidence_id for e in survivor.evidence}
-    survivor.evidence.extend(e for e in item.evidence if e.evidence_id not in known and e.status == "active")
-    if survivor.conversation_id is None:
-        survivor.conversation_id = item.conversation_id
-    plan.docs[f"memory_graph_assertions/{survivor.id}"] = admit(
-        survivor, revision=view.next_revision(survivor.id), commit_id=view.commit_id, now=view.now,
-        planner=planner + ".merge")
-    changed[survivor.id] = survivor
-    item.canonical_memory_id = survivor.id
-    if route == "promote":
-        item.status = Status.SUPERSEDED.value  # short_term superseded: an alias of the survivor
-        item.superseded_by = survivor.id
-    else:
-        item.layer = Layer.ARCHIVE.value
-    changed[item.id] = item
-
-
-def _promote(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: MemoryItem,
-             supersedes: list[str], planner: str) -> None:
-    """The item enters Long-term; the Long-term memories it supersedes are kept as history."""
-    replaced = [o for o in (_usable_neighbour(view, changed, mid) for mid in supersedes) if o is not None]
-    item.supersedes = sorted(o.id for o in replaced)
-    plan.docs[f"memory_graph_assertions/{item.id}"] = admit(
-        item, revision=view.next_revision(item.id), commit_id=view.commit_id, now=view.now, planner=planner)
-    ended = valid_since(item) or view.now
-    for old in replaced:
-        old.status = Status.SUPERSEDED.value
-        old.superseded_by = item.id
-        # Kept as history: true from its own beginning until the statement that ended it.
-        began = valid_since(old)
-        old.valid_to = max(ended, began) if began is not None else ended
-        old.canonical_memory_id = item.id
-        old.graph_ready = False
-        plan.docs[f"memory_graph_assertions/{old.id}"] = None
-        changed[old.id] = old
-
-
-def _open_review(view: ApplyView, plan: Plan, item: MemoryItem, conflicting: list[str], reason: str) -> None:
-    """The user decides: a review entry naming the memories the item conflicts with."""
-    review = ids.review_id(item.id, view.next_revision(item.id), conflicting)
-    item.review_id = review
-    expires_at = view.now + REVIEW_TTL
-    promotion = item.promotion if item.promotion is not None else {}
-    promotion["review_expires_at"] = expires_at.isoformat()  # a re-issued entry keeps the deadline
-    item.promotion = promotion
-    plan.docs[review_queue.row_path(review)] = review_queue.open_row(
-        item, review, view.next_revision(item.id), view.commit_id, conflicting, reason, view.now, expires_at)
-
-
-def _doc_id(review_id: str) -> str:
-    return review_queue.doc_id(review_id)
 
 
 # ---------------------------------------------------------------------------------- review expiry

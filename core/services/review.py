@@ -9,17 +9,14 @@ fresh receipt and graph assertion; reject hides it without it ever reaching Long
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 from typing import Any
 
-from core.domain import ids, paths, review_queue
-from core.domain.admission import admit
+from core.domain import paths, planners, review_queue
 from core.domain.documents import ReviewRow
-from core.domain.plan import ApplyView, Plan
-from core.domain.records import Evidence, QuoteRef
 from core.errors import BadRequest, Conflict, NotFound
 from core.ports import Ports
 from core.services import intake
-from core.services.consolidation import _doc_id
 from core.services.reads import hydrate
 
 
@@ -60,51 +57,10 @@ def resolve(ctx: Ports, uid: str, review_id: str, decision: str, correction: str
     if len(parts) < 3 or parts[0] != "review":
         raise NotFound("no such review")
     memory_id = parts[1]
-    doc_path = f"memory_review_queue/{_doc_id(review_id)}"
-
-    def plan(view: ApplyView) -> Plan:
-        stored = view.docs.get(doc_path)
-        item = view.items.get(memory_id)
-        if stored is None or item is None:
-            raise NotFound("no such review")
-        row = ReviewRow.from_store(stored)
-        if row.status == review_queue.SUPERSEDED:  # the memory moved to another revision
-            raise Conflict("the memory changed since this review was opened", code="stale_review")
-        if row.status != "open":
-            raise Conflict("this review was already resolved", code="already_resolved")
-        if (item.revision != row.revision or item.ledger_commit_id != row.commit_id
-                or item.content_hash != row.content_hash or item.review_id != review_id):
-            raise Conflict("the memory changed since this review was opened", code="stale_review")
-        if row.past_deadline(view.now):
-            raise Conflict("this review expired", code="stale_review")
-        item = item.model_copy(deep=True)
-        out = Plan(summary={"decision": decision, "memory_id": memory_id})
-        if decision == "reject":
-            item.status = "hidden"
-            item.route = "reject"
-        else:
-            if decision == "correct" and correction:
-                item.content = correction
-                item.edited = True
-                item.evidence.append(Evidence(
-                    evidence_id=ids.evidence_id(memory_id, "explicit", "review_correction", "review", "1",
-                                                {"content_hash": ids.content_hash(correction)}),
-                    source_type="explicit", source_id=memory_id, source_signal="review_correction",
-                    extractor_id="review", extractor_version="1",
-                    quote_refs=[QuoteRef(segment_id="explicit", quote=correction)], captured_at=view.now))
-                item = intake.processed(item)  # the corrected text is labelled like any new content
-            item.route = "promote"
-            out.docs[f"memory_graph_assertions/{memory_id}"] = admit(
-                item, revision=view.next_revision(memory_id), commit_id=view.commit_id, now=view.now,
-                planner=f"review/{decision}")
-        item.reviewed, item.user_review = True, decision != "reject"
-        out.items.append(item)
-        # A resolved row keeps the decision, not the text: the item holds the words that stand.
-        out.docs[doc_path] = row.closed("resolved", "resolved_at", view.now, decision=decision).to_store()
-        return out
-
+    plan = partial(planners.resolve_review, review_id=review_id, memory_id=memory_id, decision=decision,
+                   correction=correction)
     result = ctx.store.apply(uid, "review.resolve", {"review_id": review_id}, plan, item_ids=[memory_id],
-                             doc_paths=[doc_path], actor="user")
+                             doc_paths=[review_queue.row_path(review_id)], actor="user")
     if result.replayed:
         raise Conflict("this review was already resolved", code="already_resolved")
     return {"review_id": review_id, **result.summary}

@@ -88,10 +88,9 @@ MUTATIONS = (
         "resolved_review_keeps_text",
         "a resolved review row keeps the fact's text (a corrected fact's original wording outlives the "
         "conversation it came from)",
-        "core/services/review.py",
-        '        out.docs[doc_path] = {**row, "content": "", "conflicting": [], "status": "resolved", '
-        '"decision": decision,',
-        '        out.docs[doc_path] = {**row, "status": "resolved", "decision": decision,',
+        "core/domain/planners.py",
+        '    out.docs[path] = row.closed("resolved", "resolved_at", view.now, decision=decision).to_store()',
+        '    out.docs[path] = {**stored, "status": "resolved", "resolved_at": view.now, "decision": decision}',
         ("tests/e2e/test_privacy.py::test_a_corrected_review_keeps_no_original_text_after_its_conversation_is_deleted",),
     ),
     Mutation(
@@ -99,8 +98,8 @@ MUTATIONS = (
         "a revision of an item in review (a visibility or review-flag edit) closes its review entry "
         "without re-issuing it for the new revision, so the item can never be resolved",
         "core/domain/review_queue.py",
-        "            if in_review(item) and item.review_id == previous.review_id:",
-        "            if False:",
+        "    if not (in_review(item) and item.review_id == previous.review_id):",
+        "    if True:",
         ("tests/e2e/test_review_reissue.py::test_metadata_edits_of_an_item_in_review_keep_it_answerable",),
     ),
     Mutation(
