@@ -11,7 +11,7 @@ import uuid
 from functools import partial
 from typing import Any
 
-from core.domain import fence, paths, planners
+from core.domain import fence, legacy_rows, paths, planners
 from core.domain.documents import CaptureRun, CascadeProgress, ReviewRow
 from core.domain.plan import MAX_ITEMS_PER_APPLY, ApplyView, Page, Plan
 from core.domain.records import MemoryItem
@@ -20,6 +20,7 @@ from core.errors import (
     CohortMoved,
     Conflict,
     GenerationChanged,
+    LegacyCollision,
     LineageMoved,
     Locked,
     NotFound,
@@ -166,7 +167,7 @@ def _delete_historical(ctx: Ports, uid: str, memory_id: str, key: dict[str, Any]
     def plan(view: ApplyView) -> Plan:
         if view.items.get(memory_id) is not None:
             raise LineageMoved("the memory was materialised during the delete")
-        item = legacy.successor(uid, memory_id, view.docs)
+        item = legacy_rows.successor(uid, memory_id, view.docs)
         if item is None:
             raise NotFound("no such memory")
         if item.locked:
@@ -175,7 +176,7 @@ def _delete_historical(ctx: Ports, uid: str, memory_id: str, key: dict[str, Any]
         return Plan(items=[item], summary={"tombstoned": [memory_id]})
 
     result = ctx.store.apply(uid, "delete.memory", key, plan, item_ids=[memory_id],
-                             doc_paths=legacy.paths(memory_id), actor="user")
+                             doc_paths=legacy_rows.paths(memory_id), actor="user")
     legacy.cleanup(ctx, uid, [memory_id])
     return {"deleted": result.summary.get("tombstoned", []), "commit_id": result.commit_id}
 
@@ -193,8 +194,8 @@ def tombstone_historical(ctx: Ports, uid: str, memory_ids: list[str], kind: str,
             if view.items.get(mid) is not None:
                 continue  # canonical already: its own delete path covers it; the row is only cleaned
             try:
-                item = legacy.successor(uid, mid, {p: view.docs.get(p) for p in legacy.paths(mid)})
-            except legacy.LegacyCollision:
+                item = legacy_rows.successor(uid, mid, {p: view.docs.get(p) for p in legacy_rows.paths(mid)})
+            except LegacyCollision:
                 item = None  # ambiguous rows are withheld from every read; a bulk delete removes them
             if item is None:
                 continue
@@ -204,7 +205,7 @@ def tombstone_historical(ctx: Ports, uid: str, memory_ids: list[str], kind: str,
         return out
 
     result = ctx.store.apply(uid, kind, key, plan, item_ids=memory_ids,
-                             doc_paths=[p for mid in memory_ids for p in legacy.paths(mid)], actor="user")
+                             doc_paths=[p for mid in memory_ids for p in legacy_rows.paths(mid)], actor="user")
     if not legacy.cleanup(ctx, uid, memory_ids):
         raise RetryableError("historical memories were deleted but their rows could not be removed yet; "
                              "call again", code="legacy_cleanup_pending")

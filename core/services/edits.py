@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.domain import ids, paths
+from core.domain import ids, legacy_rows, paths
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import PRIMARY_CATEGORIES, Evidence, MemoryItem, QuoteRef, short_term_deadline
@@ -31,14 +31,14 @@ MAX_CATEGORY = 64
 
 def _editable(view: ApplyView, memory_id: str, plan: Plan, ttl_days: int) -> MemoryItem:
     """The item to edit: the canonical one, else the historical row's successor (same id, same
-    ``created_at``), built from the legacy rows this transaction read (``legacy.paths``); a
+    ``created_at``), built from the legacy rows this transaction read (``legacy_rows.paths``); a
     canonical tombstone suppresses the row. When a legacy row is still there (materialised now, or
     earlier with a cleanup that failed), ``plan`` is marked so the caller removes it."""
-    if any(view.docs.get(path) is not None for path in legacy.paths(memory_id)):
+    if any(view.docs.get(path) is not None for path in legacy_rows.paths(memory_id)):
         plan.summary["legacy_rows"] = memory_id
     item = view.items.get(memory_id)
     if item is None:
-        item = legacy.successor(view.uid, memory_id, view.docs, ttl_days)
+        item = legacy_rows.successor(view.uid, memory_id, view.docs, ttl_days)
         if item is None:
             raise NotFound("no such memory")
         return item
@@ -101,7 +101,7 @@ def edit_content(ctx: Ports, uid: str, memory_id: str, content: str) -> MemoryIt
     # new operation, while a retried request against the same revision still replays.
     key = {"id": memory_id, "content_hash": ids.content_hash(content), "from_revision": current.revision if current else 0}
     edit = ctx.store.step(uid, "edit.content", key, plan, item_ids=item_ids,
-                          doc_paths=[*doc_paths, *legacy.paths(memory_id)], actor="user")
+                          doc_paths=[*doc_paths, *legacy_rows.paths(memory_id)], actor="user")
     # Required processing (normalised, sensitivity-labelled, secret-checked) in the same transaction,
     # its own ledger commit, as for an explicit create: the edited memory stays listed with its new
     # words, as Short-term, while consolidation re-admits it (a former Long-term item has no receipt
@@ -214,7 +214,7 @@ def _metadata_edit(ctx: Ports, uid: str, memory_id: str, kind: str, value: objec
     # The head sequence in the key makes a repeated flip after another change a new operation,
     # while a retried request at the same head stays a replay.
     result = ctx.store.apply(uid, kind, {"id": memory_id, "value": value, "head": sequence}, plan,
-                             item_ids=[memory_id], doc_paths=[assertion_path, *legacy.paths(memory_id)], actor="user")
+                             item_ids=[memory_id], doc_paths=[assertion_path, *legacy_rows.paths(memory_id)], actor="user")
     _cleanup(ctx, uid, result.summary)
     return _fetch(ctx, uid, memory_id)
 
