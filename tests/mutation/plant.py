@@ -62,9 +62,9 @@ MUTATIONS = (
     Mutation(
         "stale_receipt_on_long_term_edit",
         "a metadata edit of a Long-term memory keeps the old admission receipt and graph assertion",
-        "core/services/edits.py",
-        "        out.summary[kind.split(\".\", 1)[1]] = value\n        if keeps_admission(item):",
-        "        out.summary[kind.split(\".\", 1)[1]] = value\n        if False and keeps_admission(item):",
+        "core/domain/edit_planners.py",
+        "    out.summary[kind.split(\".\", 1)[1]] = value\n    if keeps_admission(item):",
+        "    out.summary[kind.split(\".\", 1)[1]] = value\n    if False and keeps_admission(item):",
         ("tests/e2e/test_edits_http.py::test_metadata_edits_of_a_long_term_memory_are_legal_revisions",),
     ),
     Mutation(

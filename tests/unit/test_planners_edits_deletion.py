@@ -12,12 +12,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core.domain import intake_planners
+from core.domain import edit_planners, intake_planners
 from core.domain.documents import ApplyControl
 from core.domain.intake_planners import ExplicitMemory
 from core.domain.plan import ApplyView
-from core.domain.records import MemoryItem
-from core.errors import Conflict
+from core.domain.records import Evidence, MemoryItem, QuoteRef
+from core.errors import Conflict, NotFound, RetryableError
 from tests.support import spec_model
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
@@ -99,4 +99,124 @@ def test_content_holding_a_secret_is_hidden_and_cleared_when_processed() -> None
     [item] = out.items
     assert (item.status, item.content, item.processing_state) == ("hidden", "", "processed")
     assert legal(item) and not spec_model.default_visible(item.to_store())
+
+
+# ------------------------------------------------------------------------------------------- edits
+RECEIPT = {"receipt_id": "rcpt-old", "revision": 3, "planner": "consolidation"}
+
+
+def long_term(memory_id: str = "m1", **changes: object) -> MemoryItem:
+    fields: dict = {"id": memory_id, "uid": "u", "content": "I live in Porto", "layer": "long_term",
+                    "processing_state": "processed", "revision": 3, "graph_ready": True,
+                    "graph_assertion_id": f"ga_{memory_id}", "graph_plan_hash": "gp",
+                    "promotion": {"route": "promote", "admission_receipt": dict(RECEIPT), "graph_plan": {}},
+                    "evidence": [Evidence(evidence_id=f"ev_{memory_id}", source_id="c1",
+                                          quote_refs=[QuoteRef(segment_id="s0", quote="I live in Porto")])]}
+    return MemoryItem(**{**fields, **changes})
+
+
+ASSERTION = {"assertion_id": "ga_m1", "memory_id": "m1", "revision": 3, "status": "active"}
+
+
+def test_a_content_edit_of_a_long_term_memory_is_a_new_short_term_assertion_without_its_receipt() -> None:
+    out = edit_planners.edit_content(view({"m1": long_term()}, {"memory_graph_assertions/m1": ASSERTION}),
+                                     memory_id="m1", content="I live in Lisbon", ttl_days=TTL_DAYS)
+    assert out.summary == {"edited": "m1", "was_long_term": True}
+    [item] = out.items
+    assert (item.content, item.layer, item.status, item.processing_state) == (
+        "I live in Lisbon", "short_term", "active", "pending")
+    assert item.edited and item.manually_added
+    assert (item.promotion, item.graph_ready, item.graph_assertion_id, item.route) == (None, False, None, None)
+    assert item.expires_at == NOW + timedelta(days=TTL_DAYS)
+    assert [(e.source_signal, [r.quote for r in e.quote_refs]) for e in item.evidence][-1] == (
+        "user_edit", ["I live in Lisbon"])
+    assert out.docs == {"memory_graph_assertions/m1": None}
+    assert legal(item)
+
+
+def test_the_same_text_again_writes_nothing() -> None:
+    out = edit_planners.edit_content(view({"m1": long_term()}), memory_id="m1", content="I live in Porto",
+                                     ttl_days=TTL_DAYS)
+    assert out.empty and out.summary == {}
+
+
+def test_a_deleted_or_unknown_memory_cannot_be_edited() -> None:
+    tombstone = MemoryItem(id="m1", uid="u", content="", status="tombstoned", processing_state="processed")
+    for items in ({"m1": tombstone}, {"m1": None}):
+        with pytest.raises(NotFound):
+            edit_planners.edit_content(view(items), memory_id="m1", content="x", ttl_days=TTL_DAYS)
+        with pytest.raises(NotFound):
+            edit_planners.edit_metadata(view(items), memory_id="m1", kind="edit.visibility", value="public",
+                                        ttl_days=TTL_DAYS)
+
+
+LEGACY_ROW = {"content": "I sail on weekends", "category": "hobbies", "created_at": NOW - timedelta(days=900)}
+
+
+def test_editing_a_historical_row_materialises_its_successor_and_marks_the_row_for_removal() -> None:
+    # spec: "Editing or deleting an old row first creates its deterministic canonical successor"
+    out = edit_planners.edit_content(view({"m1": None}, {"memories/m1": LEGACY_ROW, "short_term/m1": None}),
+                                     memory_id="m1", content="I sail on Sundays", ttl_days=TTL_DAYS)
+    [item] = out.items
+    assert (item.id, item.content, item.created_at, item.layer) == ("m1", "I sail on Sundays", LEGACY_ROW["created_at"],
+                                                                   "short_term")
+    assert not item.grandfathered_long_term and item.subject_attribution == "user"
+    assert out.summary["legacy_rows"] == "m1" and legal(item)
+
+
+def test_an_edited_alias_leaves_its_lineage_and_its_long_term_survivor_is_re_admitted() -> None:
+    alias = MemoryItem(id="a", uid="u", content="I live in Porto", status="superseded", processing_state="processed",
+                       superseded_by="m1", canonical_memory_id="m1")
+    survivor = long_term(supersedes=["a"])
+    out = edit_planners.edit_content(view({"a": alias, "m1": survivor}), memory_id="a", content="I lived in Braga",
+                                     ttl_days=TTL_DAYS)
+    by_id = {item.id: item for item in out.items}
+    assert (by_id["a"].superseded_by, by_id["a"].canonical_memory_id, by_id["a"].status) == (None, None, "active")
+    assert by_id["m1"].supersedes == [] and by_id["m1"].layer == "long_term"
+    assertion = out.docs["memory_graph_assertions/m1"]
+    assert assertion is not None and assertion["revision"] == 4 and assertion["status"] == "active"
+    assert by_id["m1"].promotion["admission_receipt"]["supersedes"] == []  # type: ignore[index]
+    assert all(legal(item) for item in out.items)
+
+
+def test_an_alias_whose_survivor_was_not_read_is_a_retry() -> None:
+    alias = MemoryItem(id="a", uid="u", content="x", status="superseded", processing_state="processed",
+                       superseded_by="m1")
+    with pytest.raises(RetryableError):
+        edit_planners.edit_content(view({"a": alias}), memory_id="a", content="y", ttl_days=TTL_DAYS)
+
+
+@pytest.mark.parametrize(("kind", "value", "field", "expected"), [
+    ("edit.visibility", "private", "visibility", "private"),
+    ("edit.category", "system", "category", "system"),
+    ("edit.user_review", False, "user_review", False),
+])
+def test_a_metadata_edit_keeps_long_term_and_re_issues_the_receipt_for_the_new_revision(
+        kind: str, value: object, field: str, expected: object) -> None:
+    out = edit_planners.edit_metadata(view({"m1": long_term(visibility="public")}), memory_id="m1", kind=kind,
+                                      value=value, ttl_days=TTL_DAYS)
+    [item] = out.items
+    assert getattr(item, field) == expected and out.summary == {kind.split(".")[1]: value}
+    assert (item.layer, item.status, item.revision) == ("long_term", "active", 4)
+    receipt = item.promotion["admission_receipt"]  # type: ignore[index]
+    assert (receipt["revision"], receipt["planner"], receipt["commit_id"]) == (4, kind, "c5")
+    assert item.promotion["reissued_from"] == "rcpt-old"  # type: ignore[index]
+    assertion = out.docs["memory_graph_assertions/m1"]
+    assert assertion is not None and (assertion["revision"], assertion["source_commit_id"]) == (4, "c5")
+    assert legal(item)
+
+
+def test_a_metadata_edit_of_a_short_term_memory_keeps_its_layer_and_writes_no_receipt() -> None:
+    item = MemoryItem(id="m1", uid="u", content="I like tea", processing_state="processed")
+    out = edit_planners.edit_metadata(view({"m1": item}), memory_id="m1", kind="edit.user_review", value=True,
+                                      ttl_days=TTL_DAYS)
+    [edited] = out.items
+    assert (edited.layer, edited.reviewed, edited.user_review, edited.promotion) == ("short_term", True, True, None)
+    assert out.docs == {}
+
+
+def test_a_metadata_edit_to_the_value_it_has_writes_nothing() -> None:
+    out = edit_planners.edit_metadata(view({"m1": long_term(visibility="public")}), memory_id="m1",
+                                      kind="edit.visibility", value="public", ttl_days=TTL_DAYS)
+    assert out.empty
 
