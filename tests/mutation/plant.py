@@ -51,12 +51,12 @@ MUTATIONS = (
     Mutation(
         "cascade_skips_hidden",
         "the conversation cascade leaves hidden (rejected) items alone",
-        "core/services/deletion.py",
-        "                item = view.items.get(mid)\n                if item is None:\n                    continue\n"
-        "                changed[mid] = withdraw_source(item, conversation_id, by_user=True)",
-        "                item = view.items.get(mid)\n                if item is None or item.status == \"hidden\":\n"
-        "                    continue\n"
-        "                changed[mid] = withdraw_source(item, conversation_id, by_user=True)",
+        "core/domain/planners.py",
+        "        item = view.items.get(mid)\n        if item is None:\n            continue\n"
+        "        changed[mid] = withdraw_source(item, conversation_id, by_user=True)",
+        "        item = view.items.get(mid)\n        if item is None or item.status == \"hidden\":\n"
+        "            continue\n"
+        "        changed[mid] = withdraw_source(item, conversation_id, by_user=True)",
         ("tests/e2e/test_lifecycle_deletes.py::test_a_rejected_fact_is_scrubbed_by_every_delete",),
     ),
     Mutation(

@@ -12,12 +12,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core.domain import edit_planners, intake_planners
+from core.domain import deletion_planners, edit_planners, intake_planners
 from core.domain.documents import ApplyControl
 from core.domain.intake_planners import ExplicitMemory
 from core.domain.plan import ApplyView
 from core.domain.records import Evidence, MemoryItem, QuoteRef
-from core.errors import Conflict, NotFound, RetryableError
+from core.errors import Conflict, LineageMoved, Locked, NotFound, RetryableError
 from tests.support import spec_model
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
@@ -220,3 +220,112 @@ def test_a_metadata_edit_to_the_value_it_has_writes_nothing() -> None:
                                       kind="edit.visibility", value="public", ttl_days=TTL_DAYS)
     assert out.empty
 
+
+# ----------------------------------------------------------------------------------------- deletes
+def member(memory_id: str, **changes: object) -> MemoryItem:
+    return MemoryItem(**{"id": memory_id, "uid": "u", "content": f"fact {memory_id}", "processing_state": "processed",
+                         "evidence": [Evidence(evidence_id=f"ev_{memory_id}", source_id="c1",
+                                               quote_refs=[QuoteRef(segment_id="s0", quote=f"fact {memory_id}")])],
+                         **changes})
+
+
+def review_row(review_id: str, memory_id: str) -> dict:
+    return {"review_id": review_id, "memory_id": memory_id, "revision": 1, "commit_id": "c1", "content_hash": "h",
+            "content": f"fact {memory_id}", "conflicting": ["x"], "reason": "conflict", "status": "open",
+            "created_at": NOW - timedelta(hours=1), "expires_at": NOW + timedelta(hours=71)}
+
+
+def retracted(item: MemoryItem) -> bool:
+    """A retracted memory as docs/data-model.md describes it: tombstoned, the user's delete, and no
+    text left (content, evidence quotes, promotion record)."""
+    quotes = [ref.quote for evidence in item.evidence for ref in evidence.quote_refs if ref.quote]
+    return (item.status == "tombstoned" and item.deleted_by_user and item.content == "" and quotes == []
+            and item.promotion is None and legal(item))
+
+
+def lineage_view() -> ApplyView:
+    # m1 survives; a is an alias merged into it; old is a version it superseded, hidden since
+    items: dict[str, MemoryItem | None] = {
+        "m1": member("m1", layer="long_term", supersedes=["old"]),
+        "a": member("a", status="superseded", superseded_by="m1", canonical_memory_id="m1"),
+        "old": member("old", status="hidden", superseded_by="m1"),
+    }
+    return view(items, queried={"aliases": ["a"]})
+
+
+def test_a_memory_delete_retracts_its_whole_lineage_and_redacts_its_review_rows() -> None:
+    reviews = {"r1": review_row("r1", "a")}
+    out = deletion_planners.delete_lineage(lineage_view(), memory_id="m1", lineage=frozenset({"m1", "a", "old"}),
+                                           reviews=reviews)
+    assert sorted(out.summary["tombstoned"]) == ["a", "m1", "old"]
+    assert all(retracted(item) for item in out.items) and len(out.items) == 3
+    for mid in ("m1", "a", "old"):
+        assert out.docs[f"memory_graph_assertions/{mid}"] is None
+    row = out.docs["memory_review_queue/r1"]
+    assert row is not None and (row["status"], row["content"], row["conflicting"]) == ("redacted", "", [])
+
+
+def test_a_lineage_that_grew_since_it_was_scanned_is_refused_for_a_rescan() -> None:
+    stale = lineage_view()
+    del stale.items["old"]  # the apply reads the scanned lineage only, but m1 names a version outside it
+    with pytest.raises(LineageMoved):
+        deletion_planners.delete_lineage(stale, memory_id="m1", lineage=frozenset({"m1", "a"}), reviews={})
+    grown = lineage_view()
+    grown.queried["aliases"] = ["a", "b"]  # an alias merged into m1 after the scan
+    with pytest.raises(LineageMoved):
+        deletion_planners.delete_lineage(grown, memory_id="m1", lineage=frozenset({"m1", "a", "old"}), reviews={})
+
+
+def test_deleting_a_deleted_memory_is_not_found() -> None:
+    gone = view({"m1": MemoryItem(id="m1", uid="u", content="", status="tombstoned", processing_state="processed",
+                                  deleted_by_user=True)})
+    with pytest.raises(NotFound):
+        deletion_planners.delete_lineage(gone, memory_id="m1", lineage=frozenset({"m1"}), reviews={})
+
+
+def test_a_historical_row_is_deleted_as_a_canonical_tombstone_of_the_same_id() -> None:
+    out = deletion_planners.delete_historical(view({"m1": None}, {"memories/m1": LEGACY_ROW}), memory_id="m1")
+    [item] = out.items
+    assert item.id == "m1" and retracted(item) and out.summary == {"tombstoned": ["m1"]}
+
+
+def test_a_historical_delete_refuses_a_locked_row_and_yields_to_a_canonical_item() -> None:
+    with pytest.raises(Locked):  # docs/data-model.md: refused for a locked memory (402)
+        deletion_planners.delete_historical(view({"m1": None}, {"memories/m1": {**LEGACY_ROW, "is_locked": True}}),
+                                            memory_id="m1")
+    with pytest.raises(LineageMoved):
+        deletion_planners.delete_historical(view({"m1": member("m1")}, {"memories/m1": LEGACY_ROW}), memory_id="m1")
+    with pytest.raises(NotFound):
+        deletion_planners.delete_historical(view({"m1": None}, {"memories/m1": None}), memory_id="m1")
+
+
+def test_bulk_tombstoning_of_historical_rows_covers_locked_rows_and_skips_canonical_and_colliding_ones() -> None:
+    docs = {"memories/locked": {**LEGACY_ROW, "is_locked": True},
+            "memories/twice": {"content": "I live in Ghent"}, "short_term/twice": {"content": "I live in Bruges"},
+            "memories/canon": LEGACY_ROW}
+    items: dict[str, MemoryItem | None] = {"locked": None, "twice": None, "canon": member("canon"), "none": None}
+    out = deletion_planners.tombstone_historical(view(items, docs), memory_ids=["locked", "twice", "canon", "none"],
+                                                 by_user=True)
+    assert [item.id for item in out.items] == ["locked"] and out.summary == {"tombstoned": 1}
+    assert retracted(out.items[0])
+    # a reprocess's retraction is not the user's delete
+    again = deletion_planners.tombstone_historical(view(items, docs), memory_ids=["locked"], by_user=False)
+    assert again.items[0].status == "tombstoned" and not again.items[0].deleted_by_user
+
+
+def test_a_delete_all_batch_retracts_every_live_item_it_read_whatever_its_status() -> None:
+    items: dict[str, MemoryItem | None] = {
+        "st": member("st"), "lt": member("lt", layer="long_term"), "hidden": member("hidden", status="hidden"),
+        "done": MemoryItem(id="done", uid="u", content="", status="tombstoned", processing_state="processed"),
+        "missing": None,
+    }
+    out = deletion_planners.tombstone_batch(view(items), reviews={"r1": review_row("r1", "st")})
+    assert sorted(item.id for item in out.items) == ["hidden", "lt", "st"] and out.summary == {"tombstoned": 3}
+    assert all(retracted(item) for item in out.items)
+    assert sorted(out.docs) == ["memory_graph_assertions/hidden", "memory_graph_assertions/lt",
+                                "memory_graph_assertions/st", "memory_review_queue/r1"]
+
+
+def test_delete_alls_answer_is_journaled_without_writing_anything() -> None:
+    out = deletion_planners.answer_only(view({}), summary={"deleted": 3, "stable_at_sequence": 9})
+    assert out.empty and out.summary == {"deleted": 3, "stable_at_sequence": 9}
