@@ -11,11 +11,11 @@ import uuid
 from functools import partial
 from typing import Any
 
-from core.domain import fence, paths, planners
-from core.domain.documents import CaptureRun, CascadeProgress, ReviewRow
-from core.domain.plan import MAX_ITEMS_PER_APPLY, ApplyView, Page, Plan
+from core.domain import deletion_planners, fence, legacy_rows, paths, planners
+from core.domain.documents import CaptureRun, CascadeProgress
+from core.domain.plan import MAX_ITEMS_PER_APPLY, Page
 from core.domain.records import MemoryItem
-from core.domain.withdrawal import retract, scrubbed
+from core.domain.withdrawal import scrubbed
 from core.errors import (
     CohortMoved,
     Conflict,
@@ -80,10 +80,6 @@ def scan_lineage(ctx: Ports, uid: str, memory_id: str) -> set[str]:
     return seen
 
 
-def _redacted(row: dict[str, Any], now: Any) -> dict[str, Any]:
-    return ReviewRow.from_store(row).closed("redacted", "redacted_at", now).to_store()
-
-
 def delete_memory(ctx: Ports, uid: str, memory_id: str, request_key: str | None = None) -> dict[str, Any]:
     """Tombstone the whole lineage of ``memory_id``, whatever the status of its members (a hidden,
     i.e. rejected, item is scrubbed too). A privacy delete re-checks the lineage inside the
@@ -115,29 +111,8 @@ def delete_memory(ctx: Ports, uid: str, memory_id: str, request_key: str | None 
     lineage = scan_lineage(ctx, uid, memory_id)
     for _ in range(MAX_RESCANS):
         reviews = review_rows(ctx, uid, lineage)
-        fixed = frozenset(lineage)
-
-        def plan(view: ApplyView, fixed: frozenset[str] = fixed, reviews: dict = reviews) -> Plan:
-            out = Plan(summary={"tombstoned": []})
-            for member in view.items.values():
-                if member is None:
-                    continue
-                linked = set(member.supersedes) | {x for x in (member.canonical_memory_id, member.superseded_by) if x}
-                if not linked <= fixed:
-                    raise LineageMoved("the lineage changed during the delete")
-            for alias in view.queried.get("aliases", []):
-                if alias not in fixed:
-                    raise LineageMoved("the lineage changed during the delete")
-            target = view.items.get(memory_id)
-            if target is None or scrubbed(target):
-                raise NotFound("no such memory")
-            for mid in sorted(fixed):
-                member = view.items.get(mid)
-                if member is not None and not scrubbed(member):
-                    out.summary["tombstoned"].append(_tombstone(out, member))
-            _redact_reviews(out, reviews, view.now)
-            return out
-
+        plan = partial(deletion_planners.delete_lineage, memory_id=memory_id, lineage=frozenset(lineage),
+                       reviews=reviews)
         try:
             result = ctx.store.apply(
                 uid, "delete.memory", key, plan, item_ids=lineage,
@@ -163,19 +138,9 @@ def _delete_historical(ctx: Ports, uid: str, memory_id: str, key: dict[str, Any]
     written through the apply from the rows read in the same transaction, then the row is removed
     (idempotent; the tombstone suppresses it whether or not that succeeds, and the tombstone's
     outbox delete removes any provider row of the id, the old vector included)."""
-    def plan(view: ApplyView) -> Plan:
-        if view.items.get(memory_id) is not None:
-            raise LineageMoved("the memory was materialised during the delete")
-        item = legacy.successor(uid, memory_id, view.docs)
-        if item is None:
-            raise NotFound("no such memory")
-        if item.locked:
-            raise Locked("this memory is locked; unlock it to delete it")
-        retract(item, by_user=True)
-        return Plan(items=[item], summary={"tombstoned": [memory_id]})
-
+    plan = partial(deletion_planners.delete_historical, memory_id=memory_id)
     result = ctx.store.apply(uid, "delete.memory", key, plan, item_ids=[memory_id],
-                             doc_paths=legacy.paths(memory_id), actor="user")
+                             doc_paths=legacy_rows.paths(memory_id), actor="user")
     legacy.cleanup(ctx, uid, [memory_id])
     return {"deleted": result.summary.get("tombstoned", []), "commit_id": result.commit_id}
 
@@ -187,24 +152,9 @@ def tombstone_historical(ctx: Ports, uid: str, memory_ids: list[str], kind: str,
     Returns how many were tombstoned; a failed row cleanup is a retryable error, since the caller
     pages by the rows that are left. ``by_user``: the tombstones are the user's delete (a
     reprocess's retraction is not)."""
-    def plan(view: ApplyView) -> Plan:
-        out = Plan(summary={"tombstoned": 0})
-        for mid in memory_ids:
-            if view.items.get(mid) is not None:
-                continue  # canonical already: its own delete path covers it; the row is only cleaned
-            try:
-                item = legacy.successor(uid, mid, {p: view.docs.get(p) for p in legacy.paths(mid)})
-            except legacy.LegacyCollision:
-                item = None  # ambiguous rows are withheld from every read; a bulk delete removes them
-            if item is None:
-                continue
-            retract(item, by_user=by_user)
-            out.items.append(item)
-            out.summary["tombstoned"] += 1
-        return out
-
+    plan = partial(deletion_planners.tombstone_historical, memory_ids=memory_ids, by_user=by_user)
     result = ctx.store.apply(uid, kind, key, plan, item_ids=memory_ids,
-                             doc_paths=[p for mid in memory_ids for p in legacy.paths(mid)], actor="user")
+                             doc_paths=[p for mid in memory_ids for p in legacy_rows.paths(mid)], actor="user")
     if not legacy.cleanup(ctx, uid, memory_ids):
         raise RetryableError("historical memories were deleted but their rows could not be removed yet; "
                              "call again", code="legacy_cleanup_pending")
@@ -223,36 +173,12 @@ def _delete_all_historical(ctx: Ports, uid: str, request_key: str | None) -> int
     raise Conflict("more historical memories than one delete-all walks; call again", code="delete_all_contended")
 
 
-def _tombstone(out: Plan, member: MemoryItem) -> str:
-    """Add to ``out`` a copy of ``member`` retracted as the user's delete, and the removal of its
-    graph assertion; returns its id."""
-    member = member.model_copy(deep=True)
-    retract(member, by_user=True)
-    out.items.append(member)
-    out.docs[f"memory_graph_assertions/{member.id}"] = None
-    return member.id
-
-
-def _redact_reviews(out: Plan, reviews: dict[str, dict[str, Any]], now: Any) -> None:
-    for review_id, row in reviews.items():
-        out.docs[f"memory_review_queue/{review_id}"] = _redacted(row, now)
-
-
 def _tombstone_batch(ctx: Ports, uid: str, batch_ids: list[str], request_key: str | None, round_no: int,
                      batch_no: int) -> tuple[int, int]:
     """One bounded delete-all transaction: tombstone ``batch_ids`` (those still live when it reads
     them), drop their graph assertions, redact their review rows. Returns (tombstoned, commits)."""
     reviews = review_rows(ctx, uid, batch_ids)
-
-    def plan(view: ApplyView) -> Plan:
-        out = Plan(summary={"tombstoned": 0})
-        for member in view.items.values():
-            if member is not None and not scrubbed(member):
-                _tombstone(out, member)
-                out.summary["tombstoned"] += 1
-        _redact_reviews(out, reviews, view.now)
-        return out
-
+    plan = partial(deletion_planners.tombstone_batch, reviews=reviews)
     key = {"ids": sorted(batch_ids), "head": ctx.store.head_sequence(uid), "request": request_key,
            "round": round_no, "batch": batch_no}
     result = ctx.store.apply(uid, "delete.all", key, plan, item_ids=batch_ids,
@@ -297,10 +223,8 @@ def delete_all(ctx: Ports, uid: str, request_key: str | None = None) -> dict[str
         if not remaining and head_after == head_before + ours:
             summary = {"deleted": total, "stable_at_sequence": head_after}
             if request_key:  # an empty plan journals the answer without a commit
-                def record(view: ApplyView, summary: dict[str, Any] = summary) -> Plan:
-                    return Plan(summary=summary)
-
-                ctx.store.apply(uid, "delete.all", done_key, record, actor="user")
+                ctx.store.apply(uid, "delete.all", done_key, partial(deletion_planners.answer_only, summary=summary),
+                                actor="user")
             return _all_receipt(ctx, uid, request_key, summary)
     raise Conflict("memories kept being written during delete-all; nothing was reported deleted that is not, "
                    "but some memories may remain — try again", code="delete_all_contended")

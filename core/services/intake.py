@@ -7,30 +7,17 @@ second apply — its own ledger commit, in the creation's transaction — so the
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from functools import partial
 
-from core.domain import ids, paths
-from core.domain.plan import ApplyResult, ApplyView, Plan
-from core.domain.records import Evidence, MemoryItem, QuoteRef, short_term_deadline
-from core.domain.states import Layer, ProcessingState, Status
+from core.domain import ids, intake_planners, paths
+from core.domain.intake_planners import READDED, ExplicitMemory
+from core.domain.plan import ApplyResult
+from core.domain.processing import processed as processed  # review's correction labels its text with it
+from core.domain.records import MemoryItem
+from core.domain.sensitivity import contains_secret
+from core.domain.states import Status
 from core.errors import BadRequest, Conflict, StrataError
 from core.ports import Ports, Step
-
-
-@dataclass(frozen=True)
-class ExplicitMemory:
-    content: str
-    category: str = "manual"
-    visibility: str = "private"
-    source_type: str = "explicit"
-    client_device_id: str | None = None
-    idempotency_key: str = ""
-
-
-def _sensitivity(text: str) -> tuple[list[str], bool]:
-    from core.domain.sensitivity import contains_secret, label_sensitivity
-
-    return sorted(label_sensitivity(text)), contains_secret(text)
 
 
 def checked_content(ctx: Ports, text: str | None, name: str = "content") -> str:
@@ -47,13 +34,8 @@ def checked_content(ctx: Ports, text: str | None, name: str = "content") -> str:
 
 
 def refuse_secrets(content: str) -> None:
-    _, secret = _sensitivity(content)
-    if secret:
+    if contains_secret(content):
         raise BadRequest("memories may not contain passwords, keys or other secrets", code="secret_content")
-
-
-# An explicit memory's first id names a deleted memory: its id needs the salted search (caught here).
-_READDED = "explicit_readded"
 
 
 def create_explicit(ctx: Ports, uid: str, requests: list[ExplicitMemory]) -> list[MemoryItem]:
@@ -70,39 +52,15 @@ def create_explicit(ctx: Ports, uid: str, requests: list[ExplicitMemory]) -> lis
         return _create(ctx, uid, requests, [ids.explicit_memory_id(uid, r.content, r.idempotency_key, 0)
                                              for r in requests], first=True)
     except Conflict as exc:
-        if exc.code != _READDED:
+        if exc.code != READDED:
             raise
         return _create(ctx, uid, requests, [_free_id(ctx, uid, r) for r in requests], first=False)
 
 
 def _create(ctx: Ports, uid: str, requests: list[ExplicitMemory], memory_ids: list[str], *,
             first: bool) -> list[MemoryItem]:
-    def plan(view: ApplyView) -> Plan:
-        out = Plan(summary={"created": 0})
-        for request, memory_id in zip(requests, memory_ids, strict=True):
-            current = view.items.get(memory_id)
-            if first and current is not None and current.record_status == Status.TOMBSTONED:
-                raise Conflict("this memory was deleted; it gets a new id", code=_READDED)
-            if current is not None:
-                continue  # the same explicit memory already exists: a replay, not a new fact
-            content = " ".join(request.content.split())
-            evidence = Evidence(
-                evidence_id=ids.evidence_id(memory_id, request.source_type, "user_submission", "api", "1",
-                                            {"content_hash": ids.content_hash(content)}),
-                source_type=request.source_type, source_id=memory_id, source_signal="user_submission",
-                extractor_id="api", extractor_version="1",
-                quote_refs=[QuoteRef(segment_id="explicit", quote=content)],
-                client_device_id=request.client_device_id, captured_at=view.now,
-            )
-            out.items.append(MemoryItem(
-                id=memory_id, uid=uid, content=content, layer=Layer.SHORT_TERM, status=Status.ACTIVE,
-                processing_state=ProcessingState.PENDING, category=request.category or "manual",
-                visibility=request.visibility, evidence=[evidence], manually_added=True, kind="fact",
-                subject_attribution="user", expires_at=short_term_deadline(view.now, ctx.settings.short_term_ttl_days),
-            ))
-            out.summary["created"] += 1
-        return out
-
+    plan = partial(intake_planners.create_explicit, requests=requests, memory_ids=memory_ids, first=first,
+                   ttl_days=ctx.settings.short_term_ttl_days)
     item_paths = [paths.doc(uid, "memory_items", mid) for mid in memory_ids]
     _, docs = ctx.store.apply_steps(uid, [
         ctx.store.step(uid, "intake.explicit", {"ids": memory_ids}, plan, item_ids=memory_ids, actor="user"),
@@ -110,7 +68,7 @@ def _create(ctx: Ports, uid: str, requests: list[ExplicitMemory], memory_ids: li
     ], read_back=item_paths)
     items = [MemoryItem.from_store(data) for path in item_paths if (data := docs.get(path)) is not None]
     if first and any(item.record_status == Status.TOMBSTONED for item in items):
-        raise Conflict("this memory was deleted; it gets a new id", code=_READDED)  # the journaled creation replayed (nothing written): deleted since
+        raise Conflict("this memory was deleted; it gets a new id", code=READDED)  # the journaled creation replayed (nothing written): deleted since
     return items
 
 
@@ -125,34 +83,11 @@ def _free_id(ctx: Ports, uid: str, request: ExplicitMemory) -> str:
     raise BadRequest("this memory was deleted too many times to be added again", code="too_many_readds")
 
 
-def processed(item: MemoryItem) -> MemoryItem:
-    """A copy of a pending item after required processing (normalised, labelled, ``processed``);
-    content that turns out to hold a secret is hidden and cleared instead of stored."""
-    labels, secret = _sensitivity(item.content)
-    item = item.model_copy(deep=True)
-    item.content = " ".join(item.content.split())
-    item.sensitivity_labels = sorted(set(item.sensitivity_labels) | set(labels))
-    if secret:
-        item.status, item.content = "hidden", ""
-    item.processing_state = ProcessingState.PROCESSED
-    return item
-
-
 def process_step(ctx: Ports, uid: str, memory_ids: list[str], token: str = "",
                  when: Callable[[list[ApplyResult]], bool] | None = None) -> Step:
     """Required processing as a step of :meth:`core.ports.Store.apply_steps`: normalise content,
-    label sensitivity, settle ``processed``."""
-
-    def plan(view: ApplyView) -> Plan:
-        out = Plan(summary={"processed": 0})
-        for memory_id in memory_ids:
-            item = view.items.get(memory_id)
-            if item is None or item.processing_state != ProcessingState.PENDING or item.record_status != Status.ACTIVE:
-                continue
-            out.items.append(processed(item))
-            out.summary["processed"] += 1
-        return out
-
+    label sensitivity, settle ``processed`` (:func:`core.domain.intake_planners.process_pending`)."""
+    plan = partial(intake_planners.process_pending, memory_ids=memory_ids)
     return ctx.store.step(uid, "intake.process", {"ids": sorted(memory_ids), "token": token}, plan,
                           item_ids=memory_ids, when=when)
 

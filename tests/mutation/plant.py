@@ -51,20 +51,20 @@ MUTATIONS = (
     Mutation(
         "cascade_skips_hidden",
         "the conversation cascade leaves hidden (rejected) items alone",
-        "core/services/deletion.py",
-        "                item = view.items.get(mid)\n                if item is None:\n                    continue\n"
-        "                changed[mid] = withdraw_source(item, conversation_id, by_user=True)",
-        "                item = view.items.get(mid)\n                if item is None or item.status == \"hidden\":\n"
-        "                    continue\n"
-        "                changed[mid] = withdraw_source(item, conversation_id, by_user=True)",
+        "core/domain/planners.py",
+        "        item = view.items.get(mid)\n        if item is None:\n            continue\n"
+        "        changed[mid] = withdraw_source(item, conversation_id, by_user=True)",
+        "        item = view.items.get(mid)\n        if item is None or item.status == \"hidden\":\n"
+        "            continue\n"
+        "        changed[mid] = withdraw_source(item, conversation_id, by_user=True)",
         ("tests/e2e/test_lifecycle_deletes.py::test_a_rejected_fact_is_scrubbed_by_every_delete",),
     ),
     Mutation(
         "stale_receipt_on_long_term_edit",
         "a metadata edit of a Long-term memory keeps the old admission receipt and graph assertion",
-        "core/services/edits.py",
-        "        out.summary[kind.split(\".\", 1)[1]] = value\n        if keeps_admission(item):",
-        "        out.summary[kind.split(\".\", 1)[1]] = value\n        if False and keeps_admission(item):",
+        "core/domain/edit_planners.py",
+        "    out.summary[kind.split(\".\", 1)[1]] = value\n    if keeps_admission(item):",
+        "    out.summary[kind.split(\".\", 1)[1]] = value\n    if False and keeps_admission(item):",
         ("tests/e2e/test_edits_http.py::test_metadata_edits_of_a_long_term_memory_are_legal_revisions",),
     ),
     Mutation(

@@ -1,0 +1,130 @@
+"""The user's deletes as planners: module-level pure functions from what a delete's apply read to
+what it writes (``core.services.deletion`` scans, pages, binds the arguments and applies them;
+the conversation cascade's page is :func:`core.domain.planners.cascade_page`).
+
+A deleted memory is *retracted* (docs/data-model.md, *What each delete removes*): tombstoned, its
+content, quotes, promotion record and subject label cleared, ``deleted_by_user`` set, whatever its
+status was; its graph assertion is deleted and its review rows are redacted (closed, without text)
+in the same plan. The outbox events that clear the indexes follow from the tombstones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from core.domain import legacy_rows
+from core.domain.documents import ReviewRow
+from core.domain.plan import ApplyView, Plan
+from core.domain.records import MemoryItem
+from core.domain.withdrawal import retract, scrubbed
+from core.errors import LegacyCollision, LineageMoved, Locked, NotFound
+
+
+def _redacted(row: dict[str, Any], now: datetime) -> dict[str, Any]:
+    return ReviewRow.from_store(row).closed("redacted", "redacted_at", now).to_store()
+
+
+def tombstone(out: Plan, member: MemoryItem) -> str:
+    """Add to ``out`` a copy of ``member`` retracted as the user's delete, and the removal of its
+    graph assertion; returns its id."""
+    member = member.model_copy(deep=True)
+    retract(member, by_user=True)
+    out.items.append(member)
+    out.docs[f"memory_graph_assertions/{member.id}"] = None
+    return member.id
+
+
+def redact_reviews(out: Plan, reviews: Mapping[str, dict[str, Any]], now: datetime) -> None:
+    """Add to ``out`` each review row of ``reviews`` (review id → the row read before the apply)
+    closed as ``redacted``, without its text."""
+    for review_id, row in reviews.items():
+        out.docs[f"memory_review_queue/{review_id}"] = _redacted(row, now)
+
+
+def _linked(item: MemoryItem) -> set[str]:
+    return set(item.supersedes) | {x for x in (item.canonical_memory_id, item.superseded_by) if x}
+
+
+def _lineage_moved(view: ApplyView, lineage: frozenset[str]) -> bool:
+    """True when the lineage read before the apply (``lineage``) no longer holds all of it: a member
+    links to an id outside it, or an alias (the ``aliases`` query) joined since."""
+    if any(member is not None and not _linked(member) <= lineage for member in view.items.values()):
+        return True
+    return any(alias not in lineage for alias in view.queried.get("aliases", []))
+
+
+def delete_lineage(view: ApplyView, *, memory_id: str, lineage: frozenset[str],
+                   reviews: Mapping[str, dict[str, Any]]) -> Plan:
+    """Delete ``memory_id`` with its whole lineage (its survivor, the aliases merged into it, the
+    versions it superseded: ``lineage``, scanned before the apply): every member not yet scrubbed
+    is tombstoned, whatever its status, and the lineage's review rows are redacted. A lineage that
+    grew since the scan is :class:`LineageMoved` (the caller rescans the union); a memory already
+    deleted is :class:`NotFound`."""
+    if _lineage_moved(view, lineage):
+        raise LineageMoved("the lineage changed during the delete")
+    target = view.items.get(memory_id)
+    if target is None or scrubbed(target):
+        raise NotFound("no such memory")
+    out = Plan(summary={"tombstoned": []})
+    for mid in sorted(lineage):
+        member = view.items.get(mid)
+        if member is not None and not scrubbed(member):
+            out.summary["tombstoned"].append(tombstone(out, member))
+    redact_reviews(out, reviews, view.now)
+    return out
+
+
+def delete_historical(view: ApplyView, *, memory_id: str) -> Plan:
+    """Delete the historical row ``memory_id``: its canonical tombstone (same id, the user's delete),
+    built from the rows the apply read. A canonical item written meanwhile is
+    :class:`LineageMoved` (the caller deletes that instead); a locked row is refused."""
+    if view.items.get(memory_id) is not None:
+        raise LineageMoved("the memory was materialised during the delete")
+    item = legacy_rows.successor(view.uid, memory_id, view.docs)
+    if item is None:
+        raise NotFound("no such memory")
+    if item.locked:
+        raise Locked("this memory is locked; unlock it to delete it")
+    retract(item, by_user=True)
+    return Plan(items=[item], summary={"tombstoned": [memory_id]})
+
+
+def tombstone_historical(view: ApplyView, *, memory_ids: Iterable[str], by_user: bool) -> Plan:
+    """Tombstone the historical rows ``memory_ids`` that no canonical item suppresses yet, locked
+    ones included (a bulk or privacy delete is not a paywalled action); rows whose two collections
+    disagree are withheld from every read and tombstoned by nobody here (the caller removes them).
+    ``by_user``: the tombstones are the user's delete (a reprocess's retraction is not)."""
+    out = Plan(summary={"tombstoned": 0})
+    for mid in memory_ids:
+        if view.items.get(mid) is not None:
+            continue  # canonical already: its own delete path covers it; the row is only cleaned
+        try:
+            item = legacy_rows.successor(view.uid, mid, view.docs)
+        except LegacyCollision:
+            item = None
+        if item is None:
+            continue
+        retract(item, by_user=by_user)
+        out.items.append(item)
+        out.summary["tombstoned"] += 1
+    return out
+
+
+def tombstone_batch(view: ApplyView, *, reviews: Mapping[str, dict[str, Any]]) -> Plan:
+    """One delete-all batch: every item the apply read that is not yet scrubbed is tombstoned with
+    its graph assertion, and the batch's review rows are redacted."""
+    out = Plan(summary={"tombstoned": 0})
+    for member in view.items.values():
+        if member is not None and not scrubbed(member):
+            tombstone(out, member)
+            out.summary["tombstoned"] += 1
+    redact_reviews(out, reviews, view.now)
+    return out
+
+
+def answer_only(view: ApplyView, *, summary: Mapping[str, Any]) -> Plan:
+    """A plan that writes nothing and answers ``summary``: the operation journals the answer
+    without a ledger commit (delete-all's final answer, replayed to a retried request)."""
+    return Plan(summary=dict(summary))
