@@ -9,7 +9,8 @@ For each of the six functions, packaged as it deploys (``strata_dev.packaging``:
 - ``ready_ms``: a fresh ``functions_framework`` process, from spawn until it answers HTTP.
 - ``first_request_ms``: that process's first real request, the one that builds the clients
   (api: a list page for a new user; capture: a conversation's ``document.written`` event; drain: a
-  projection push; consolidate: a pass; cascade: a ``document.deleted`` event).
+  projection push; consolidate: a pass; cascade: a ``document.deleted`` event; deliver_webhook: a
+  well-formed delivery task for a user without a webhook, which it records as cancelled).
 - ``cold_start_ms`` = ``ready_ms`` + ``first_request_ms``; ``peak_rss_mb``: the largest peak
   resident size (``VmHWM``) in the server's process tree after its first request.
 - ``*_cpu_ms``: the CPU seconds (user + system) the server's process tree used for the same spans.
@@ -19,7 +20,8 @@ For each of the six functions, packaged as it deploys (``strata_dev.packaging``:
 interpreter: starting the interpreter, importing functions-framework, importing the Firestore SDK,
 and the first query on a new channel.
 
-Targets: the api and capture functions start in under 1 s and stay under 256 MB.
+Targets (issue 33): every function answers its first request within 800 ms of its spawn and stays
+under 256 MB.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ from strata_dev.bench import harness
 from strata_dev.bench.procs import cpu_seconds, tree
 from strata_dev.localstack.processes import gunicorn_runtime_env
 
-TARGETS = {"api": (1000.0, 256.0), "on_conversation_complete": (1000.0, 256.0)}
+TARGETS = {name: (800.0, 256.0) for name in ("api", "on_conversation_complete", "delete_cascade", "outbox_drain",
+                                             "consolidate", "deliver_webhook")}
 
 
 def _free_port() -> int:
@@ -152,6 +155,11 @@ def first_request(function: str, url: str, project: str) -> httpx.Response:
             data = base64.b64encode(json.dumps({"uid": uid}).encode()).decode()
             return http.post(url + "/", json={"message": {"data": data, "messageId": uuid.uuid4().hex},
                                               "subscription": f"projects/{project}/subscriptions/startup"})
+        if function == "deliver_webhook":
+            from core.domain.webhooks import MEMORY_CREATED
+
+            # A well-formed delivery task; the user has no webhook, so it is cancelled (and recorded).
+            return http.post(url + "/", json={"uid": uid, "webhook": MEMORY_CREATED, "conversation_id": "startup-c0"})
         return http.post(url + "/", json={"uid": uid})
 
 
@@ -214,7 +222,7 @@ def cold_start(function: str, entry: str, signature: str, project: str, tree: Pa
     if function in TARGETS:
         limit_ms, limit_mb = TARGETS[function]
         out["targets"] = {"cold_start_ms": limit_ms, "peak_rss_mb": limit_mb,
-                          "met": cold_ms < limit_ms and rss is not None and rss < limit_mb}
+                          "met": cold_ms <= limit_ms and rss is not None and rss < limit_mb}
     return out
 
 
