@@ -5,7 +5,8 @@ For each of the six functions, packaged as it deploys (``strata_dev.packaging``:
 
 - ``import_ms``: a fresh interpreter imports the function's ``main.py`` (functions-framework, the
   core package and everything they import at module level); ``import_rss_mb`` is that process's
-  peak resident size afterwards (``VmHWM``).
+  peak resident size afterwards (``VmHWM``), ``import_modules`` the number of modules it then holds
+  (``sys.modules``: exact, where the times depend on the machine's load).
 - ``ready_ms``: a fresh ``functions_framework`` process, from spawn until it answers HTTP.
 - ``first_request_ms``: that process's first real request, the one that builds the clients
   (api: a list page for a new user; capture: a conversation's ``document.written`` event; drain: a
@@ -73,16 +74,16 @@ assert core.__file__.startswith(os.path.dirname(sys.argv[1])), "core came from "
 # VmHWM is this image's own peak; ru_maxrss would also keep the peak of the process it was forked from
 with open("/proc/self/status") as status:
     hwm_kb = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
-print(elapsed, hwm_kb)
+print(elapsed, hwm_kb, len(sys.modules))
 """
 
 
-def import_time(source: Path) -> tuple[float, float]:
-    """(seconds, peak RSS MB) of importing ``source`` in a fresh interpreter."""
+def import_time(source: Path) -> tuple[float, float, int]:
+    """(seconds, peak RSS MB, modules loaded) of importing ``source`` in a fresh interpreter."""
     done = subprocess.run([sys.executable, "-c", IMPORT_PROBE, str(source)], env=_env(source.parent),
                           cwd=source.parent, capture_output=True, text=True, timeout=120, check=True)
-    seconds, rss_kb = done.stdout.split()
-    return float(seconds), int(rss_kb) / 1024
+    seconds, rss_kb, modules = done.stdout.split()
+    return float(seconds), int(rss_kb) / 1024, int(modules)
 
 
 PHASE_PROBE = """
@@ -179,7 +180,7 @@ def _peak_rss_mb(pid: int) -> float | None:
 def cold_start(function: str, entry: str, signature: str, project: str, tree: Path) -> dict[str, Any]:
     """One fresh start of the function packaged in ``tree`` (what ``make package`` deploys)."""
     source = tree / "main.py"
-    imported_s, imported_rss = import_time(source)
+    imported_s, imported_rss, imported_modules = import_time(source)
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     started = time.perf_counter()
@@ -214,6 +215,7 @@ def cold_start(function: str, entry: str, signature: str, project: str, tree: Pa
     cold_ms = (ready_s + first_s) * 1000
     out: dict[str, Any] = {
         "import_ms": round(imported_s * 1000, 1), "import_rss_mb": round(imported_rss, 1),
+        "import_modules": imported_modules,
         "ready_ms": round(ready_s * 1000, 1), "first_request_ms": round(first_s * 1000, 1),
         "first_request_status": answer.status_code, "second_request_ms": round(second_s * 1000, 1),
         "cold_start_ms": round(cold_ms, 1), "peak_rss_mb": None if rss is None else round(rss, 1),
