@@ -30,9 +30,8 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.config import Settings
@@ -57,6 +56,9 @@ from core.errors import (
     LLMTruncatedReply,
     LLMUnavailable,
 )
+
+if TYPE_CHECKING:  # httpx is imported when a model client is built: the rule extractor never needs it
+    import httpx
 
 log = logging.getLogger(__name__)
 RESPONSE_FORMATS = ("json_schema", "json_object", "none")
@@ -89,6 +91,8 @@ class ChatClient:
         self.response_format = response_format
         self.send_temperature = send_temperature
         self.usage = Usage()
+        import httpx
+
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.Client(base_url=base_url.rstrip("/"), headers=headers,
                                   timeout=httpx.Timeout(timeout_s), transport=transport)
@@ -125,6 +129,8 @@ class ChatClient:
         return body
 
     def complete_json(self, *, system: str, user: str, schema_name: str, schema: dict[str, Any]) -> Any:
+        import httpx
+
         self.usage.calls += 1
         try:
             response = self._http.post("/chat/completions", json=self._body(system, user, schema_name, schema))

@@ -44,7 +44,6 @@ from core.domain.extraction import (
 )
 from core.domain.plan import MAX_ITEMS_PER_APPLY, Page
 from core.domain.records import Evidence, MemoryItem, short_term_deadline
-from core.domain.rule_extractor import RuleExtractor
 from core.domain.sensitivity import label_sensitivity
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import (
@@ -348,6 +347,10 @@ def _model_extraction(ctx: Ports, uid: str, conversation_id: str, run_ref: str, 
     log.error("model extraction of %s/%s gave up after %d attempt(s) (%s); captured with the rule extractor",
               uid, conversation_id, turn.attempts["count"], code)
     turn.fell_back = {"reason": code, "attempts": turn.attempts["count"], "at": ctx.now()}
+    # Imported here: the rule extractor's patterns cost every importer of this module (the api's
+    # conversation routes read JOBS from it) about 40 ms of CPU at a cold start.
+    from core.domain.rule_extractor import RuleExtractor
+
     return RuleExtractor().extract(source)
 
 

@@ -31,6 +31,15 @@ log(seconds) against log(size) along each axis; ``touched`` says how the data an
 touch grows along that axis (1: with the size, 0: not at all), so an exponent near ``touched`` is
 as good as the operation can be.
 
+``--rtt-ms N`` (the stack's latency proxy, see docs/benchmarks.md "Under network latency"): every
+point of the memories axis is measured a second time with each Firestore, Typesense and vector-index
+request delayed by N ms, on a user of its own seeded the same way (a pass routes the items it takes,
+so the first user has none left pending), and reported under ``under_rtt`` beside the zero-delay
+figures: each figure at N, its zero-delay value, and the sequential round trips the difference
+implies (``(at N − at 0) / N``: p50 for latencies, seconds otherwise); for the consolidation pass
+also the counted sequential Firestore round trips at both levels (``firestore.sequential_rpcs``,
+the RPC-counting client). The users axis is measured at zero delay only.
+
 Seeding bypasses capture (as the read benchmark does): finished items in the apply path's shape are
 batch-written to ``memory_items`` and projected with the adapters (background users with the raw
 provider calls). The stack's scheduled jobs are paused for the run.
@@ -398,6 +407,31 @@ def measure_point(ctx: Any, uid: str, size: int, repeats: int, pass_items: int =
     return out
 
 
+def beside(zero: dict[str, Any], delayed: dict[str, Any], rtt_ms: float) -> dict[str, Any]:
+    """Each figure under ``rtt_ms`` beside its zero-delay value, with the sequential round trips the
+    difference implies; the consolidation pass's counted sequential Firestore round trips at both."""
+    out: dict[str, Any] = {"rtt_ms": rtt_ms}
+    for name in FIGURES:
+        a, b = zero[name], delayed[name]
+        if name in LATENCY_FIGURES:
+            row: dict[str, Any] = {"p50_ms": b["ours"]["p50_ms"], "p95_ms": b["ours"]["p95_ms"],
+                                   "zero_delay_p50_ms": a["ours"]["p50_ms"], "zero_delay_p95_ms": a["ours"]["p95_ms"]}
+            base, under = a["ours"]["p50_ms"], b["ours"]["p50_ms"]
+        else:
+            row = {"ours_s": b["ours_s"], "zero_delay_ours_s": a["ours_s"]}
+            base = a["ours_s"] * 1000 if a["ours_s"] is not None else None
+            under = b["ours_s"] * 1000 if b["ours_s"] is not None else None
+        if base is not None and under is not None and rtt_ms:
+            row["estimated_sequential_round_trips"] = round((under - base) / rtt_ms, 1)
+        if name == "consolidation":
+            row["firestore_sequential_rpcs"] = b["firestore"]["sequential_rpcs"]
+            row["zero_delay_firestore_sequential_rpcs"] = a["firestore"]["sequential_rpcs"]
+            row["firestore_rpcs"] = b["firestore"]["rpcs"]
+            row["selected"] = b["selected"]
+        out[name] = row
+    return out
+
+
 # ------------------------------------------------------------------------------------ fits
 def slope(xs: list[float], ys: list[float]) -> float | None:
     """Least-squares slope of log(y) against log(x); None with fewer than two usable points."""
@@ -536,9 +570,16 @@ def run(args: Any) -> dict[str, Any]:
             _progress(f"one user, {size} memories seeded in {seeded:.1f} s")
             started = time.monotonic()
             figures = measure_point(ctx, uid, size, repeats, pass_items)
-            result["memories"]["runs"].append({"memories": size, "seed_seconds": round(seeded, 2),
-                                               "measure_seconds": round(time.monotonic() - started, 2),
-                                               "figures": figures})
+            point: dict[str, Any] = {"memories": size, "seed_seconds": round(seeded, 2),
+                                     "measure_seconds": round(time.monotonic() - started, 2), "figures": figures}
+            for rtt_ms in harness.rtt_levels(args)[1:]:
+                delayed_uid = harness.new_uid("scale-rtt")
+                seed_user(ctx, delayed_uid, size)
+                _progress(f"one user, {size} memories: measuring under {rtt_ms:g} ms per request")
+                with harness.rtt(args.stack_info, rtt_ms):
+                    delayed = measure_point(ctx, delayed_uid, size, repeats, pass_items)
+                point["under_rtt"] = beside(figures, delayed, rtt_ms)
+            result["memories"]["runs"].append(point)
             save()
     finally:
         for name in paused:

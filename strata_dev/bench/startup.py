@@ -5,11 +5,13 @@ For each of the six functions, packaged as it deploys (``strata_dev.packaging``:
 
 - ``import_ms``: a fresh interpreter imports the function's ``main.py`` (functions-framework, the
   core package and everything they import at module level); ``import_rss_mb`` is that process's
-  peak resident size afterwards (``VmHWM``).
+  peak resident size afterwards (``VmHWM``), ``import_modules`` the number of modules it then holds
+  (``sys.modules``: exact, where the times depend on the machine's load).
 - ``ready_ms``: a fresh ``functions_framework`` process, from spawn until it answers HTTP.
 - ``first_request_ms``: that process's first real request, the one that builds the clients
   (api: a list page for a new user; capture: a conversation's ``document.written`` event; drain: a
-  projection push; consolidate: a pass; cascade: a ``document.deleted`` event).
+  projection push; consolidate: a pass; cascade: a ``document.deleted`` event; deliver_webhook: a
+  well-formed delivery task for a user without a webhook, which it records as cancelled).
 - ``cold_start_ms`` = ``ready_ms`` + ``first_request_ms``; ``peak_rss_mb``: the largest peak
   resident size (``VmHWM``) in the server's process tree after its first request.
 - ``*_cpu_ms``: the CPU seconds (user + system) the server's process tree used for the same spans.
@@ -19,7 +21,8 @@ For each of the six functions, packaged as it deploys (``strata_dev.packaging``:
 interpreter: starting the interpreter, importing functions-framework, importing the Firestore SDK,
 and the first query on a new channel.
 
-Targets: the api and capture functions start in under 1 s and stay under 256 MB.
+Targets (issue 33): every function answers its first request within 800 ms of its spawn and stays
+under 256 MB.
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ from strata_dev.bench import harness
 from strata_dev.bench.procs import cpu_seconds, tree
 from strata_dev.localstack.processes import gunicorn_runtime_env
 
-TARGETS = {"api": (1000.0, 256.0), "on_conversation_complete": (1000.0, 256.0)}
+TARGETS = {name: (800.0, 256.0) for name in ("api", "on_conversation_complete", "delete_cascade", "outbox_drain",
+                                             "consolidate", "deliver_webhook")}
 
 
 def _free_port() -> int:
@@ -70,16 +74,16 @@ assert core.__file__.startswith(os.path.dirname(sys.argv[1])), "core came from "
 # VmHWM is this image's own peak; ru_maxrss would also keep the peak of the process it was forked from
 with open("/proc/self/status") as status:
     hwm_kb = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
-print(elapsed, hwm_kb)
+print(elapsed, hwm_kb, len(sys.modules))
 """
 
 
-def import_time(source: Path) -> tuple[float, float]:
-    """(seconds, peak RSS MB) of importing ``source`` in a fresh interpreter."""
+def import_time(source: Path) -> tuple[float, float, int]:
+    """(seconds, peak RSS MB, modules loaded) of importing ``source`` in a fresh interpreter."""
     done = subprocess.run([sys.executable, "-c", IMPORT_PROBE, str(source)], env=_env(source.parent),
                           cwd=source.parent, capture_output=True, text=True, timeout=120, check=True)
-    seconds, rss_kb = done.stdout.split()
-    return float(seconds), int(rss_kb) / 1024
+    seconds, rss_kb, modules = done.stdout.split()
+    return float(seconds), int(rss_kb) / 1024, int(modules)
 
 
 PHASE_PROBE = """
@@ -152,6 +156,11 @@ def first_request(function: str, url: str, project: str) -> httpx.Response:
             data = base64.b64encode(json.dumps({"uid": uid}).encode()).decode()
             return http.post(url + "/", json={"message": {"data": data, "messageId": uuid.uuid4().hex},
                                               "subscription": f"projects/{project}/subscriptions/startup"})
+        if function == "deliver_webhook":
+            from core.domain.webhooks import MEMORY_CREATED
+
+            # A well-formed delivery task; the user has no webhook, so it is cancelled (and recorded).
+            return http.post(url + "/", json={"uid": uid, "webhook": MEMORY_CREATED, "conversation_id": "startup-c0"})
         return http.post(url + "/", json={"uid": uid})
 
 
@@ -171,7 +180,7 @@ def _peak_rss_mb(pid: int) -> float | None:
 def cold_start(function: str, entry: str, signature: str, project: str, tree: Path) -> dict[str, Any]:
     """One fresh start of the function packaged in ``tree`` (what ``make package`` deploys)."""
     source = tree / "main.py"
-    imported_s, imported_rss = import_time(source)
+    imported_s, imported_rss, imported_modules = import_time(source)
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     started = time.perf_counter()
@@ -206,6 +215,7 @@ def cold_start(function: str, entry: str, signature: str, project: str, tree: Pa
     cold_ms = (ready_s + first_s) * 1000
     out: dict[str, Any] = {
         "import_ms": round(imported_s * 1000, 1), "import_rss_mb": round(imported_rss, 1),
+        "import_modules": imported_modules,
         "ready_ms": round(ready_s * 1000, 1), "first_request_ms": round(first_s * 1000, 1),
         "first_request_status": answer.status_code, "second_request_ms": round(second_s * 1000, 1),
         "cold_start_ms": round(cold_ms, 1), "peak_rss_mb": None if rss is None else round(rss, 1),
@@ -214,7 +224,7 @@ def cold_start(function: str, entry: str, signature: str, project: str, tree: Pa
     if function in TARGETS:
         limit_ms, limit_mb = TARGETS[function]
         out["targets"] = {"cold_start_ms": limit_ms, "peak_rss_mb": limit_mb,
-                          "met": cold_ms < limit_ms and rss is not None and rss < limit_mb}
+                          "met": cold_ms <= limit_ms and rss is not None and rss < limit_mb}
     return out
 
 

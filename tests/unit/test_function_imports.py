@@ -1,0 +1,99 @@
+"""What each function's entry module loads at import time (issue 33, cold start).
+
+A cold start pays for every module a function imports before it answers, so an entry module must
+not load what its first request does not need: the embedder stack, the provider adapters, the
+model client, the rule extractor's patterns (only capture extracts), the MCP server. Each
+``functions/<name>/main.py`` is imported in a fresh interpreter, as the runtime imports it, and its
+``sys.modules`` is checked against the deny-list below. This is an import check, not a timing.
+
+A function that never embeds (not in :data:`core.start_check.EMBEDS`) must not load the embedder
+stack on its request path either: the service modules its entry point imports when an event
+arrives are imported too and checked the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.start_check import EMBEDS
+from strata_dev.packaging import FUNCTIONS
+
+REPO = Path(__file__).resolve().parents[2]
+
+# The embedder stack: numerical and model libraries, and the adapter that loads them.
+EMBEDDER_STACK = ("numpy", "sentence_transformers", "transformers", "torch", "onnxruntime", "tokenizers",
+                  "core.adapters.embeddings")
+# Loaded at first use, by the requests that need them, in every function.
+NOT_AT_LOAD = (*EMBEDDER_STACK,
+               "httpx", "typesense",                 # HTTP clients: providers, webhooks, model APIs
+               "google.cloud.pubsub_v1", "google.cloud.tasks_v2",  # the nudge and the task queue
+               "core.adapters.typesense_index", "core.adapters.pinecone_index", "core.adapters.llm",
+               "core.adapters.pubsub", "core.adapters.tasks", "core.adapters.webhook_http",
+               "core.domain.rule_extractor",         # capture's extractor: about 40 ms of patterns
+               "core.api.mcp", "mcp")                # the MCP server, on the first /mcp request only
+
+# The service modules each entry point imports when its event arrives (core/functions_entry.py).
+REQUEST_PATH = {
+    "api": ("core.api.app",),
+    "on_conversation_complete": ("core.services.capture", "core.services.webhooks", "core.adapters.llm"),
+    "delete_cascade": ("core.services.conversations",),
+    "outbox_drain": ("core.services.accounts", "core.services.projection"),
+    "consolidate": ("core.services.consolidation", "core.services.webhooks", "core.api.auth"),
+    "deliver_webhook": ("core.services.webhooks", "core.api.auth"),
+}
+
+# Beyond the embedder stack: capture builds its extractor through core.adapters.llm, and the rule
+# extractor (the default) needs no HTTP client; a model client imports httpx when it is built.
+REQUEST_DENIED = {"on_conversation_complete": ("httpx",)}
+
+PROBE = """
+import importlib, importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("main", "main.py")
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+loaded = sorted(sys.modules)
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+print(json.dumps({"load": loaded, "request": sorted(sys.modules)}))
+"""
+
+
+def _modules(function: str) -> dict[str, list[str]]:
+    """The modules loaded by importing the function's ``main.py`` (``load``), then its request
+    path's service modules as well (``request``), in a fresh interpreter with default settings."""
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run([sys.executable, "-c", PROBE, *REQUEST_PATH[function]], cwd=REPO / "functions" / function,
+                          env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    loaded: dict[str, list[str]] = json.loads(done.stdout)
+    return loaded
+
+
+def _matches(loaded: list[str], denied: tuple[str, ...]) -> list[str]:
+    return sorted({name for name in loaded for prefix in denied if name == prefix or name.startswith(prefix + ".")})
+
+
+def test_every_function_is_checked() -> None:
+    assert set(REQUEST_PATH) == set(FUNCTIONS)
+    assert EMBEDS.issubset(FUNCTIONS)
+
+
+@pytest.mark.parametrize("function", sorted(FUNCTIONS))
+def test_entry_module_loads_nothing_its_first_request_does_not_need(function: str) -> None:
+    modules = _modules(function)
+    # the probe really imported the function (a broken probe would pass everything)
+    assert "functions_framework" in modules["load"] and "core.config" in modules["load"]
+    assert _matches(modules["load"], NOT_AT_LOAD) == []
+
+
+@pytest.mark.parametrize("function", sorted(set(FUNCTIONS) - EMBEDS))
+def test_a_function_that_never_embeds_never_loads_the_embedder(function: str) -> None:
+    modules = _modules(function)
+    assert set(REQUEST_PATH[function]) <= set(modules["request"])
+    assert _matches(modules["request"], (*EMBEDDER_STACK, *REQUEST_DENIED.get(function, ()))) == []
