@@ -31,6 +31,7 @@ import base64
 import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -183,10 +184,11 @@ def cold_start(function: str, entry: str, signature: str, project: str, tree: Pa
     imported_s, imported_rss, imported_modules = import_time(source)
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
+    runtime = gunicorn_runtime_env(function)
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "functions_framework", "--source", str(source), "--target", entry,
                              "--signature-type", signature, "--host", "127.0.0.1", "--port", str(port)],
-                            env=_env(tree) | gunicorn_runtime_env(function), cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            env=_env(tree) | runtime, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -212,6 +214,7 @@ def cold_start(function: str, entry: str, signature: str, project: str, tree: Pa
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+        shutil.rmtree(runtime["XDG_RUNTIME_DIR"], ignore_errors=True)
     cold_ms = (ready_s + first_s) * 1000
     out: dict[str, Any] = {
         "import_ms": round(imported_s * 1000, 1), "import_rss_mb": round(imported_rss, 1),
