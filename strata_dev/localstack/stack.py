@@ -155,7 +155,7 @@ def _check_functions(functions_dir: Path) -> None:
         raise StackError("functions missing (every row of catalog.FUNCTIONS must exist): " + ", ".join(missing))
 
 
-def _plan(state_dir: Path, functions_dir: Path, rules: Path, suite: str = "default",
+def _plan(state_dir: Path, functions_dir: Path, rules: Path, runtime_dir: str, suite: str = "default",
           latency: bool = False) -> tuple[dict[str, Any], list[Component], Component]:
     """Ports, the stack description, the components to start together, and the tick (started last).
 
@@ -195,8 +195,6 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path, suite: str = "defau
         "tasks_queue": catalog.queue_path(project),
         "projection_topic": f"projects/{project}/topics/{catalog.PROJECTION_TOPIC}",
         "state_dir": str(state_dir),
-        # gunicorn's control sockets, one directory per function server; removed by `down`.
-        "runtime_dir": tempfile.mkdtemp(prefix="strata-rt-"),
         "embedder": os.environ.get("STRATA_EMBEDDER") or local_embedder(),
     }
     data = state_dir / "data"
@@ -305,7 +303,7 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path, suite: str = "defau
              "--port", str(ports["fn:" + fn.name])],
             ports["fn:" + fn.name],
             _function_ready(url),
-            env=keys | gunicorn_runtime_env(fn.name, info["runtime_dir"]),
+            env=keys | gunicorn_runtime_env(fn.name, runtime_dir),
         ))
     tick = Component(
         "tick",
@@ -451,10 +449,13 @@ def _start(state_dir: Path, functions_dir: Path, timeout_s: float, suite: str = 
         (state_dir / "data" / sub).mkdir(parents=True, exist_ok=True)
     logs = state_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    info: dict[str, Any] = {}
+    # gunicorn's control sockets, one directory per function server, all removed with this one.
+    runtime_dir = tempfile.mkdtemp(prefix="strata-rt-")
+    info: dict[str, Any] = {"runtime_dir": runtime_dir}
     procs: dict[str, Proc] = {}
     try:
-        info, comps, tick = _plan(state_dir, functions_dir, rules, suite, latency)
+        info, comps, tick = _plan(state_dir, functions_dir, rules, runtime_dir, suite, latency)
+        info["runtime_dir"] = runtime_dir
         env = _process_env(dict(os.environ), stack_env(info))
         for comp in comps:
             procs[comp.name] = spawn(comp.name, comp.argv, env={**env, **comp.env}, cwd=comp.cwd or REPO_ROOT,
