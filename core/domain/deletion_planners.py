@@ -43,14 +43,15 @@ def redact_reviews(out: Plan, reviews: Mapping[str, dict[str, Any]], now: dateti
         out.docs[f"memory_review_queue/{review_id}"] = _redacted(row, now)
 
 
-def _linked(item: MemoryItem) -> set[str]:
+def linked(item: MemoryItem) -> set[str]:
+    """The ids ``item`` names as its lineage: what it supersedes, its canonical, its successor."""
     return set(item.supersedes) | {x for x in (item.canonical_memory_id, item.superseded_by) if x}
 
 
 def _lineage_moved(view: ApplyView, lineage: frozenset[str]) -> bool:
     """True when the lineage read before the apply (``lineage``) no longer holds all of it: a member
     links to an id outside it, or an alias (the ``aliases`` query) joined since."""
-    if any(member is not None and not _linked(member) <= lineage for member in view.items.values()):
+    if any(member is not None and not linked(member) <= lineage for member in view.items.values()):
         return True
     return any(alias not in lineage for alias in view.queried.get("aliases", []))
 

@@ -67,7 +67,7 @@ def _new_item(view: ApplyView, request: ExplicitMemory, memory_id: str, ttl_days
     )
 
 
-def process_pending(view: ApplyView, *, memory_ids: Sequence[str]) -> Plan:
+def settle_pending(view: ApplyView, *, memory_ids: Sequence[str]) -> Plan:
     """Required processing of ``memory_ids``: each active item still pending is settled
     :func:`processed`; anything else (gone, processed already, hidden, tombstoned) is left alone."""
     out = Plan(summary={"processed": 0})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.domain.records import MemoryItem
-from core.domain.sensitivity import contains_secret, label_sensitivity
+from core.domain.sensitivity import SECRET_LABELS, label_sensitivity
 from core.domain.states import ProcessingState
 
 
@@ -11,7 +11,8 @@ def processed(item: MemoryItem) -> MemoryItem:
     """A copy of a pending item after required processing (normalised, labelled, ``processed``);
     content that turns out to hold a secret is hidden and cleared instead of stored."""
     item = item.model_copy(deep=True)
-    labels, secret = sorted(label_sensitivity(item.content)), contains_secret(item.content)
+    labels = label_sensitivity(item.content)
+    secret = bool(labels & SECRET_LABELS)  # what contains_secret answers, without a second scan
     item.content = " ".join(item.content.split())
     item.sensitivity_labels = sorted(set(item.sensitivity_labels) | set(labels))
     if secret:

@@ -88,9 +88,16 @@ def with_review_reissue(planner: Planner) -> Planner:
 def reissue_reviews(view: ApplyView, out: Plan) -> Plan:
     """``out`` plus the re-issue (or close) of the review entry of every item in review it writes a
     new revision of, unless it writes that entry itself (resolution, expiry, redaction)."""
+    if not any(_needs_reissue(view.items.get(item.id)) for item in out.items):
+        return out
     docs = dict(out.docs)
     items = [_reissued(view, item, docs) for item in out.items]
     return replace(out, items=items, docs=docs)
+
+
+def _needs_reissue(previous: MemoryItem | None) -> bool:
+    """Whether a new revision of ``previous`` moves a review entry along (it is in review, with one)."""
+    return previous is not None and in_review(previous) and previous.review_id is not None
 
 
 def _reissued(view: ApplyView, item: MemoryItem, docs: dict[str, dict[str, Any] | None]) -> MemoryItem:

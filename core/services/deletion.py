@@ -68,11 +68,7 @@ def scan_lineage(ctx: Ports, uid: str, memory_id: str) -> set[str]:
         item = _item(ctx, uid, current)
         if item is None:
             continue
-        linked = set(item.supersedes)
-        if item.canonical_memory_id:
-            linked.add(item.canonical_memory_id)
-        if item.superseded_by:
-            linked.add(item.superseded_by)
+        linked = deletion_planners.linked(item)
         for row in ctx.store.query("items_by_canonical", {"canonical_memory_id": current}, parent=paths.user(uid),
                                    limit=200, keys_only=True):
             linked.add(row.id)

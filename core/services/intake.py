@@ -12,7 +12,6 @@ from functools import partial
 from core.domain import ids, intake_planners, paths
 from core.domain.intake_planners import READDED, ExplicitMemory
 from core.domain.plan import ApplyResult
-from core.domain.processing import processed as processed  # review's correction labels its text with it
 from core.domain.records import MemoryItem
 from core.domain.sensitivity import contains_secret
 from core.domain.states import Status
@@ -86,8 +85,8 @@ def _free_id(ctx: Ports, uid: str, request: ExplicitMemory) -> str:
 def process_step(ctx: Ports, uid: str, memory_ids: list[str], token: str = "",
                  when: Callable[[list[ApplyResult]], bool] | None = None) -> Step:
     """Required processing as a step of :meth:`core.ports.Store.apply_steps`: normalise content,
-    label sensitivity, settle ``processed`` (:func:`core.domain.intake_planners.process_pending`)."""
-    plan = partial(intake_planners.process_pending, memory_ids=memory_ids)
+    label sensitivity, settle ``processed`` (:func:`core.domain.intake_planners.settle_pending`)."""
+    plan = partial(intake_planners.settle_pending, memory_ids=memory_ids)
     return ctx.store.step(uid, "intake.process", {"ids": sorted(memory_ids), "token": token}, plan,
                           item_ids=memory_ids, when=when)
 

@@ -83,7 +83,7 @@ def test_required_processing_settles_pending_items_processed_and_labels_them() -
         "gone": pending("gone", "", status="tombstoned"),
         "missing": None,
     }
-    out = intake_planners.process_pending(view(items), memory_ids=list(items))
+    out = intake_planners.settle_pending(view(items), memory_ids=list(items))
     assert out.summary == {"processed": 2}
     by_id = {item.id: item for item in out.items}
     assert set(by_id) == {"plain", "health"}
@@ -94,7 +94,7 @@ def test_required_processing_settles_pending_items_processed_and_labels_them() -
 
 
 def test_content_holding_a_secret_is_hidden_and_cleared_when_processed() -> None:
-    out = intake_planners.process_pending(view({"s": pending("s", "my password is hunter2-Zebra!")}),
+    out = intake_planners.settle_pending(view({"s": pending("s", "my password is hunter2-Zebra!")}),
                                           memory_ids=["s"])
     [item] = out.items
     assert (item.status, item.content, item.processing_state) == ("hidden", "", "processed")
