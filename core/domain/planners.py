@@ -132,6 +132,7 @@ def replace_page(view: ApplyView, *, conversation_id: str, candidates: Mapping[s
     apply_withdrawal(view, out, changed, "capture", dict(reviews or {}))
     if last and out.items and riders:
         out.docs.update(riders)
+        out.notes["riders"] = True  # the caller learns from the plan itself that they ride along
     return out
 
 

@@ -480,8 +480,8 @@ def replace_source(ctx: Ports, uid: str, conversation_id: str, revision: str,
                     riders=riders),
             item_ids=candidates, follow_lineage=True, doc_paths=[marker_path])
         _add(result, applied)
-        # The riders were committed when the page wrote an item (it is the last page).
-        return bool(riders) and bool(applied.changed_ids) and applied.commit_id is not None and not applied.replayed
+        # The plan notes whether the riders went with it (notes are empty on a replay).
+        return bool(applied.notes.get("riders")) and applied.commit_id is not None and not applied.replayed
     after: str | None = None
     for _page in range(MAX_PAGES):
         for _attempt in range(6):

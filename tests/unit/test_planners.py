@@ -163,6 +163,7 @@ def test_a_first_capture_creates_every_candidate_and_carries_its_riders() -> Non
     assert [(i.id, i.status) for i in out.items] == [("new", "active")]
     assert out.summary == {"created": 1, "kept": 0, "retracted": 0, "suppressed": 0, "after": None, "last": True}
     assert out.docs == riders
+    assert out.notes == {"riders": True}
 
 
 def test_a_first_capture_that_writes_nothing_leaves_its_riders_to_the_caller() -> None:
@@ -171,6 +172,7 @@ def test_a_first_capture_that_writes_nothing_leaves_its_riders_to_the_caller() -
                                 candidates={"gone": candidate("gone")}, first=True,
                                 riders={"capture_runs/c1": {"revision": "r2"}})
     assert out.empty and out.summary["suppressed"] == 1
+    assert "riders" not in out.notes
 
 
 def test_a_marker_that_appeared_since_the_first_capture_read_is_a_race() -> None:
