@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from core.adapters.firestore import codec
 from core.config import Settings
 
 CONTROLS_GLOBAL = ("memory_controls", "global")
@@ -85,38 +86,12 @@ def stream_docs(query: Any) -> list[tuple[Any, dict[str, Any], Any]]:
         return [(snap.reference, snap.to_dict() or {}, snap.update_time) for snap in query.stream()]
     from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 
+    reference = codec.client_references(client)
     out = []
     for response in api.run_query(request=request, metadata=metadata):
         pb = response._pb
         if pb.HasField("document"):
             path = pb.document.name.split("/documents/", 1)[1]
-            out.append((client.document(path), decode_fields(pb.document.fields, client),
+            out.append((client.document(path), codec.decode_fields(pb.document.fields, reference),
                         DatetimeWithNanoseconds.from_timestamp_pb(pb.document.update_time)))
     return out
-
-
-def decode_fields(fields: Any, client: Any) -> dict[str, Any]:
-    """A document's ``fields`` protobuf map as the dict the SDK's ``to_dict()`` would return."""
-    return {k: _value(v, client) for k, v in fields.items()}
-
-
-def _value(value: Any, client: Any) -> Any:
-    """One Firestore ``Value`` protobuf as the Python value the SDK would return."""
-    kind = value.WhichOneof("value_type")
-    if kind == "map_value":
-        return {k: _value(v, client) for k, v in value.map_value.fields.items()}
-    if kind == "array_value":
-        return [_value(v, client) for v in value.array_value.values]
-    if kind == "timestamp_value":
-        from google.api_core.datetime_helpers import DatetimeWithNanoseconds
-
-        return DatetimeWithNanoseconds.from_timestamp_pb(value.timestamp_value)
-    if kind == "null_value" or kind is None:
-        return None
-    if kind == "reference_value":
-        return client.document(value.reference_value.split("/documents/", 1)[1])
-    if kind == "geo_point_value":
-        from google.cloud.firestore_v1 import GeoPoint
-
-        return GeoPoint(value.geo_point_value.latitude, value.geo_point_value.longitude)
-    return getattr(value, kind)  # boolean, integer, double, string, bytes
