@@ -14,6 +14,7 @@ from typing import Any
 from google.events.cloud.firestore_v1.types import data as events
 
 from core.adapters.firestore import codec
+from core.domain import paths
 
 
 def encode_value(value: Any) -> events.Value:
@@ -38,7 +39,7 @@ def conversation_event(project: str, uid: str, conversation_id: str, doc: dict[s
                        event_prefix: str = "redelivery") -> tuple[bytes, dict[str, str]]:
     """(protobuf body, CloudEvent headers) of a ``kind`` event (``written`` or ``deleted``) for the
     conversation: ``doc`` is the new value (None for a delete), ``old`` the previous one."""
-    name = f"projects/{project}/databases/(default)/documents/users/{uid}/conversations/{conversation_id}"
+    name = f"projects/{project}/databases/(default)/documents/{paths.conversation(uid, conversation_id)}"
     payload = events.DocumentEventData.pb()()
     if doc is not None:
         payload.value.CopyFrom(_document(name, doc))
@@ -48,8 +49,8 @@ def conversation_event(project: str, uid: str, conversation_id: str, doc: dict[s
         "ce-id": f"{event_prefix}-{uuid.uuid4().hex}", "ce-specversion": "1.0",
         "ce-source": f"//firestore.googleapis.com/projects/{project}/databases/(default)",
         "ce-type": f"google.cloud.firestore.document.v1.{kind}",
-        "ce-subject": f"documents/users/{uid}/conversations/{conversation_id}",
-        "ce-document": f"users/{uid}/conversations/{conversation_id}",
+        "ce-subject": f"documents/{paths.conversation(uid, conversation_id)}",
+        "ce-document": paths.conversation(uid, conversation_id),
         "content-type": "application/protobuf",
     }
     return payload.SerializeToString(), headers

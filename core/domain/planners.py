@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from core.domain import review_queue
+from core.domain import paths, review_queue
 from core.domain.documents import CaptureRun, CascadeProgress, ReviewRow
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem
@@ -56,7 +56,7 @@ def age_out(view: ApplyView, memory_ids: Iterable[str]) -> Plan:
         item = item.model_copy(deep=True)
         item.layer, item.processing_state = Layer.ARCHIVE.value, ProcessingState.PROCESSED.value
         item.graph_ready = False
-        out.docs[f"memory_graph_assertions/{mid}"] = None
+        out.docs[paths.rel(paths.GRAPH_ASSERTIONS, mid)] = None
         out.items.append(item)
     return out
 
@@ -69,7 +69,7 @@ def cascade_page(view: ApplyView, *, conversation_id: str, run_id: str, seen: fr
     record (the capture marker) counts the page. The page that holds the rest of the cohort is the
     last: the record says done and, with ``remove_document``, the conversation document goes in the
     same commit."""
-    marker_path, conversation_path = f"capture_runs/{conversation_id}", f"conversations/{conversation_id}"
+    marker_path, conversation_path = paths.rel(paths.CAPTURE_RUNS, conversation_id), paths.rel(paths.CONVERSATIONS, conversation_id)
     marker = CaptureRun.from_store(view.docs.get(marker_path))
     progress = marker.progress
     cohort = view.queried.get("cohort", [])

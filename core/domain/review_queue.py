@@ -22,7 +22,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.domain import ids
+from core.domain import ids, paths
 from core.domain.plan import ApplyView, Plan, Planner
 from core.domain.records import MemoryItem
 from core.domain.states import Layer, Status
@@ -37,7 +37,7 @@ def doc_id(review_id: str) -> str:
 
 
 def row_path(review_id: str) -> str:
-    return f"memory_review_queue/{doc_id(review_id)}"
+    return paths.rel(paths.REVIEW_QUEUE, doc_id(review_id))
 
 
 def conflicting_of(review_id: str) -> list[str]:

@@ -93,7 +93,7 @@ def _controls(ctx: Ports) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------- lease
 def _lease_ref(uid: str) -> str:
-    return paths.doc(uid, "memory_state", "consolidation_lease")
+    return paths.consolidation_lease(uid)
 
 
 # -------------------------------------------------------------------------------------------- pass
@@ -167,7 +167,7 @@ def record_pass(ctx: Ports, uid: str, summary: dict[str, Any], trigger: dict[str
     operators and tests can tell a scheduled (Cloud Tasks) pass from a manual one. Fenced like the
     pass: a wipe since the pass started (``generation``, read by the caller first) drops it."""
     record = ({**summary, "trigger": trigger, "finished_at": ctx.now()})
-    ref = paths.doc(uid, "memory_state", "last_consolidation")
+    ref = paths.last_consolidation(uid)
     try:
         with fence.expect(uid, ctx.store.read_fence(uid).generation if generation is None else generation):
             ctx.store.fenced_write(uid, [(ref, record, False)])
@@ -188,7 +188,7 @@ def _long_term(ctx: Ports, uid: str, limit: int = 500) -> list[MemoryItem]:
 
 
 def _attempts(ctx: Ports, uid: str, memory_ids: list[str]) -> dict[str, int]:
-    refs = [paths.doc(uid, "consolidation_attempts", mid) for mid in memory_ids]
+    refs = [paths.doc(uid, paths.CONSOLIDATION_ATTEMPTS, mid) for mid in memory_ids]
     return {paths.doc_id(p): int(d.get("attempts", 0)) for p, d in ctx.store.get_all(refs).items() if d is not None}
 
 
@@ -196,7 +196,7 @@ def _record_retry(ctx: Ports, uid: str, items: list[MemoryItem], attempts: dict[
     writes = []
     for item in items:
         attempts[item.id] = attempts.get(item.id, 0) + 1
-        writes.append((paths.doc(uid, "consolidation_attempts", item.id),
+        writes.append((paths.doc(uid, paths.CONSOLIDATION_ATTEMPTS, item.id),
                        {"attempts": attempts[item.id], "revision": item.revision, "last_error": reason[:500],
                         "updated_at": ctx.now()}, False))
     ctx.store.fenced_write(uid, writes)  # fenced: a pass of a wiped account records nothing
@@ -473,7 +473,7 @@ def _merge_into(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], ite
     survivor.evidence.extend(e for e in item.evidence if e.evidence_id not in known and e.status == "active")
     if survivor.conversation_id is None:
         survivor.conversation_id = item.conversation_id
-    plan.docs[f"memory_graph_assertions/{survivor.id}"] = admit(
+    plan.docs[paths.rel(paths.GRAPH_ASSERTIONS, survivor.id)] = admit(
         survivor, revision=view.next_revision(survivor.id), commit_id=view.commit_id, now=view.now,
         planner=planner + ".merge")
     changed[survivor.id] = survivor
@@ -491,7 +491,7 @@ def _promote(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: 
     """The item enters Long-term; the Long-term memories it supersedes are kept as history."""
     replaced = [o for o in (_usable_neighbour(view, changed, mid) for mid in supersedes) if o is not None]
     item.supersedes = sorted(o.id for o in replaced)
-    plan.docs[f"memory_graph_assertions/{item.id}"] = admit(
+    plan.docs[paths.rel(paths.GRAPH_ASSERTIONS, item.id)] = admit(
         item, revision=view.next_revision(item.id), commit_id=view.commit_id, now=view.now, planner=planner)
     ended = valid_since(item) or view.now
     for old in replaced:
@@ -502,7 +502,7 @@ def _promote(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: 
         old.valid_to = max(ended, began) if began is not None else ended
         old.canonical_memory_id = item.id
         old.graph_ready = False
-        plan.docs[f"memory_graph_assertions/{old.id}"] = None
+        plan.docs[paths.rel(paths.GRAPH_ASSERTIONS, old.id)] = None
         changed[old.id] = old
 
 

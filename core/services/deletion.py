@@ -43,7 +43,7 @@ LEGACY_BATCH = 100
 
 
 def _item(ctx: Ports, uid: str, memory_id: str) -> MemoryItem | None:
-    data = ctx.store.get(paths.doc(uid, "memory_items", memory_id))
+    data = ctx.store.get(paths.memory_item(uid, memory_id))
     return MemoryItem.from_store(data) if data is not None else None
 
 
@@ -97,7 +97,7 @@ def delete_memory(ctx: Ports, uid: str, memory_id: str, request_key: str | None 
                                                    "commit_id": done.get("commit_id")})
         first = _item(ctx, uid, memory_id)
     else:  # the ledger head (intent's key) and the item in one round trip
-        item_path = paths.doc(uid, "memory_items", memory_id)
+        item_path = paths.memory_item(uid, memory_id)
         found = ctx.store.get_all([paths.control(uid), item_path])
         key = {"memory_id": memory_id, "head": int((found[paths.control(uid)] or {}).get("sequence", 0))}
         first = MemoryItem.from_store(data) if (data := found[item_path]) is not None else None
@@ -142,7 +142,7 @@ def delete_memory(ctx: Ports, uid: str, memory_id: str, request_key: str | None 
             result = ctx.store.apply(
                 uid, "delete.memory", key, plan, item_ids=lineage,
                 item_queries={"aliases": ("items_by_canonical", {"canonical_memory_id": memory_id})},
-                doc_paths=[f"memory_review_queue/{r}" for r in reviews], actor="user")
+                doc_paths=[paths.rel(paths.REVIEW_QUEUE, r) for r in reviews], actor="user")
         except LineageMoved:
             lineage |= set().union(*(scan_lineage(ctx, uid, m) for m in list(lineage)))
             continue
@@ -229,13 +229,13 @@ def _tombstone(out: Plan, member: MemoryItem) -> str:
     member = member.model_copy(deep=True)
     retract(member, by_user=True)
     out.items.append(member)
-    out.docs[f"memory_graph_assertions/{member.id}"] = None
+    out.docs[paths.rel(paths.GRAPH_ASSERTIONS, member.id)] = None
     return member.id
 
 
 def _redact_reviews(out: Plan, reviews: dict[str, dict[str, Any]], now: Any) -> None:
     for review_id, row in reviews.items():
-        out.docs[f"memory_review_queue/{review_id}"] = _redacted(row, now)
+        out.docs[paths.rel(paths.REVIEW_QUEUE, review_id)] = _redacted(row, now)
 
 
 def _tombstone_batch(ctx: Ports, uid: str, batch_ids: list[str], request_key: str | None, round_no: int,
@@ -256,7 +256,7 @@ def _tombstone_batch(ctx: Ports, uid: str, batch_ids: list[str], request_key: st
     key = {"ids": sorted(batch_ids), "head": ctx.store.head_sequence(uid), "request": request_key,
            "round": round_no, "batch": batch_no}
     result = ctx.store.apply(uid, "delete.all", key, plan, item_ids=batch_ids,
-                             doc_paths=[f"memory_review_queue/{r}" for r in reviews], actor="user")
+                             doc_paths=[paths.rel(paths.REVIEW_QUEUE, r) for r in reviews], actor="user")
     return int(result.summary.get("tombstoned", 0)), 0 if result.replayed or result.commit_id is None else 1
 
 
@@ -318,7 +318,7 @@ def _all_receipt(ctx: Ports, uid: str, request_key: str | None, summary: dict[st
 
 # ------------------------------------------------------------------------------ conversation cascade
 def _marker_path(conversation_id: str) -> str:
-    return f"capture_runs/{conversation_id}"
+    return paths.rel(paths.CAPTURE_RUNS, conversation_id)
 
 
 def cascade_conversation(ctx: Ports, uid: str, conversation_id: str, *,
@@ -366,7 +366,7 @@ def _derived_ids(ctx: Ports, uid: str, conversation_id: str) -> list[str]:
 
 def _cascade(ctx: Ports, uid: str, conversation_id: str, remove_document: bool) -> dict[str, Any]:
     historical = _cascade_historical(ctx, uid, conversation_id)
-    stored = ctx.store.get(paths.doc(uid, "capture_runs", conversation_id))
+    stored = ctx.store.get(paths.capture_run(uid, conversation_id))
     state = CaptureRun.from_store(stored).progress
     if state.state == "done":
         summary = dict(state.summary)
@@ -386,7 +386,7 @@ def _cascade(ctx: Ports, uid: str, conversation_id: str, remove_document: bool) 
         raced = _record_early_delete(ctx, uid, conversation_id, run_id) and live_page(ctx, uid, conversation_id, 1, None)
         if not raced:
             if remove_document:
-                ctx.store.delete(paths.doc(uid, "conversations", conversation_id))
+                ctx.store.delete(paths.conversation(uid, conversation_id))
             return {"withdrawn": historical, "retracted": historical,
                     "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None,
                     "intent": run_id}
@@ -429,7 +429,7 @@ def _record_early_delete(ctx: Ports, uid: str, conversation_id: str, run_id: str
 
 
 def _marker_path_full(uid: str, conversation_id: str) -> str:
-    return paths.doc(uid, "capture_runs", conversation_id)
+    return paths.capture_run(uid, conversation_id)
 
 
 def _cascade_historical(ctx: Ports, uid: str, conversation_id: str) -> int:
@@ -457,7 +457,7 @@ def retract_historical(ctx: Ports, uid: str, conversation_id: str, kind: str, *,
 
 def _cascade_page(ctx: Ports, uid: str, conversation_id: str, run_id: str, remove_document: bool) -> Any:
     marker_path = _marker_path(conversation_id)
-    conversation_path = f"conversations/{conversation_id}"
+    conversation_path = paths.rel(paths.CONVERSATIONS, conversation_id)
     for _attempt in range(6):
         page_ids = live_page(ctx, uid, conversation_id, CASCADE_PAGE, None)
         reviews = review_rows(ctx, uid, page_ids)
@@ -473,17 +473,17 @@ def _cascade_page(ctx: Ports, uid: str, conversation_id: str, run_id: str, remov
                 item_queries={"cohort": ("items_by_active_source", {"active_source_ids": conversation_id},
                                          Page(CASCADE_PAGE))},
                 follow_lineage=True, actor="user",
-                doc_paths=[marker_path, conversation_path, *(f"memory_review_queue/{r}" for r in reviews)])
+                doc_paths=[marker_path, conversation_path, *(paths.rel(paths.REVIEW_QUEUE, r) for r in reviews)])
         except CohortMoved:
             continue
     raise CohortMoved("the conversation's memories kept changing during the delete; try again")
 
 
 def _pages_done(ctx: Ports, uid: str, conversation_id: str) -> int:
-    return CaptureRun.from_store(ctx.store.get(paths.doc(uid, "capture_runs", conversation_id))).progress.pages
+    return CaptureRun.from_store(ctx.store.get(paths.capture_run(uid, conversation_id))).progress.pages
 
 
-WORKFLOW = (("action_items", "action_items_by_conversation"), ("goals", "goals_by_conversation"))
+WORKFLOW = ((paths.ACTION_ITEMS, "action_items_by_conversation"), (paths.GOALS, "goals_by_conversation"))
 
 
 def _remove_workflow(ctx: Ports, uid: str, conversation_id: str) -> int:

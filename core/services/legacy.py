@@ -50,12 +50,13 @@ from core.ports import Ports, StoredDoc, Write
 
 log = logging.getLogger(__name__)
 
-COLLECTIONS = ("memories", "short_term")  # precedence order: a ``memories`` row wins a same-text tie
-QUERY = {"memories": "legacy_memories_by_created", "short_term": "legacy_short_term_by_created"}
+COLLECTIONS = (store_paths.LEGACY_MEMORIES, store_paths.LEGACY_SHORT_TERM)  # precedence order: a ``memories`` row wins a same-text tie
+QUERY = {store_paths.LEGACY_MEMORIES: "legacy_memories_by_created",
+         store_paths.LEGACY_SHORT_TERM: "legacy_short_term_by_created"}
 # Retired Short-term rows in these states were settled away from the user in the original.
 SHORT_TERM_GONE = frozenset({"rejected", "discarded", "deleted", "pruned", "archived", "expired"})
 VISIBILITIES = ("public", "private")
-LAYER_OF = {"memories": Layer.LONG_TERM.value, "short_term": Layer.SHORT_TERM.value}  # without ``memory_tier``
+LAYER_OF = {store_paths.LEGACY_MEMORIES: Layer.LONG_TERM.value, store_paths.LEGACY_SHORT_TERM: Layer.SHORT_TERM.value}  # without ``memory_tier``
 TIERS = frozenset(layer.value for layer in Layer)
 # The Short-term TTL's default, for callers without settings at hand (deletes: a tombstone keeps no deadline).
 DEFAULT_TTL_DAYS = int(Settings.model_fields["short_term_ttl_days"].default)
@@ -66,7 +67,7 @@ _PREFETCH = ThreadPoolExecutor(max_workers=4, thread_name_prefix="legacy-prefetc
 
 def paths(memory_id: str) -> list[str]:
     """The legacy document paths (relative to the user) that may hold ``memory_id``."""
-    return [f"{collection}/{memory_id}" for collection in COLLECTIONS]
+    return [store_paths.rel(collection, memory_id) for collection in COLLECTIONS]
 
 
 def _when(value: Any) -> datetime | None:
@@ -81,7 +82,7 @@ def adapt(uid: str, memory_id: str, data: dict[str, Any], collection: str,
     content = data.get("content")
     if not isinstance(content, str) or not content.strip() or data.get("deleted") is True:
         return None
-    if collection == "short_term" and (data.get("soft_pruned_at") or str(data.get("status", "")) in SHORT_TERM_GONE):
+    if collection == store_paths.LEGACY_SHORT_TERM and (data.get("soft_pruned_at") or str(data.get("status", "")) in SHORT_TERM_GONE):
         return None
     created = _when(data.get("created_at"))
     updated = _when(data.get("updated_at")) or created
@@ -106,7 +107,7 @@ def _lifecycle(memory_id: str, data: dict[str, Any], collection: str) -> tuple[s
     superseding id or invalidation date of the wrong type)."""
     layer = LAYER_OF[collection]
     tier = data.get("memory_tier")
-    if collection == "memories" and tier is not None:
+    if collection == store_paths.LEGACY_MEMORIES and tier is not None:
         if tier not in TIERS:
             raise ValueError(f"memory_tier {tier!r} is not a layer")
         layer = str(tier)
@@ -177,7 +178,7 @@ def successor(uid: str, memory_id: str, docs: dict[str, dict[str, Any] | None],
     """For a planner: the legacy memory ``memory_id`` from the documents an apply read through
     ``doc_paths`` (:func:`paths`), as the canonical successor's starting point (revision 0, same
     id and timestamps, same layer: a retired Short-term row stays Short-term)."""
-    rows = {collection: docs.get(f"{collection}/{memory_id}") for collection in COLLECTIONS}
+    rows = {collection: docs.get(store_paths.rel(collection, memory_id)) for collection in COLLECTIONS}
     return resolve(uid, memory_id, rows, ttl_days)
 
 
@@ -258,13 +259,13 @@ def _checked(ctx: Ports, uid: str, window: list[tuple[str, MemoryItem]]) -> Iter
     if not window:
         return
     memory_ids = list(dict.fromkeys(item.id for _, item in window))
-    keys = {store_paths.doc(uid, name, mid): (name, mid) for mid in memory_ids for name in ("memory_items", *COLLECTIONS)}
+    keys = {store_paths.doc(uid, name, mid): (name, mid) for mid in memory_ids for name in (store_paths.MEMORY_ITEMS, *COLLECTIONS)}
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for path, data in ctx.store.get_all(list(keys)).items():
         if data is not None:
             found[keys[path]] = data
     for collection, item in window:
-        if ("memory_items", item.id) in found:
+        if (store_paths.MEMORY_ITEMS, item.id) in found:
             continue  # canonical state (a successor, an override or a tombstone) wins
         rows = {name: found.get((name, item.id)) for name in COLLECTIONS}
         try:

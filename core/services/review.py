@@ -60,7 +60,7 @@ def resolve(ctx: Ports, uid: str, review_id: str, decision: str, correction: str
     if len(parts) < 3 or parts[0] != "review":
         raise NotFound("no such review")
     memory_id = parts[1]
-    doc_path = f"memory_review_queue/{_doc_id(review_id)}"
+    doc_path = paths.rel(paths.REVIEW_QUEUE, _doc_id(review_id))
 
     def plan(view: ApplyView) -> Plan:
         stored = view.docs.get(doc_path)
@@ -94,7 +94,7 @@ def resolve(ctx: Ports, uid: str, review_id: str, decision: str, correction: str
                     quote_refs=[QuoteRef(segment_id="explicit", quote=correction)], captured_at=view.now))
                 item = intake.processed(item)  # the corrected text is labelled like any new content
             item.route = "promote"
-            out.docs[f"memory_graph_assertions/{memory_id}"] = admit(
+            out.docs[paths.rel(paths.GRAPH_ASSERTIONS, memory_id)] = admit(
                 item, revision=view.next_revision(memory_id), commit_id=view.commit_id, now=view.now,
                 planner=f"review/{decision}")
         item.reviewed, item.user_review = True, decision != "reject"

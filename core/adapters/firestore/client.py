@@ -1,4 +1,4 @@
-"""Firestore client construction and the path layout of the contract (section 5)."""
+"""Firestore client construction, and SDK references for the paths of :mod:`core.domain.paths`."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ from typing import Any
 
 from core.adapters.firestore import codec
 from core.config import Settings
-
-CONTROLS_GLOBAL = ("memory_controls", "global")
-APPLY_CONTROL = ("memory_state", "apply_control")
+from core.domain import paths
 
 
 @functools.lru_cache(maxsize=4)
@@ -35,22 +33,22 @@ class Paths:
         self.client = client
 
     def user(self, uid: str) -> Any:
-        return self.client.collection("users").document(uid)
+        return self.client.document(paths.user(uid))
 
     def col(self, uid: str, name: str) -> Any:
-        return self.user(uid).collection(name)
+        return self.client.collection(paths.col(uid, name))
 
     def doc(self, uid: str, collection: str, doc_id: str) -> Any:
-        return self.col(uid, collection).document(doc_id)
+        return self.client.document(paths.doc(uid, collection, doc_id))
 
     def control(self, uid: str) -> Any:
-        return self.doc(uid, *APPLY_CONTROL)
+        return self.client.document(paths.control(uid))
 
     def global_controls(self) -> Any:
-        return self.client.collection(CONTROLS_GLOBAL[0]).document(CONTROLS_GLOBAL[1])
+        return self.client.document(paths.CONTROLS_GLOBAL)
 
     def account_deletion(self, uid: str) -> Any:
-        return self.client.collection("account_deletions").document(uid)
+        return self.client.document(paths.account_deletion(uid))
 
 
 def delete_refs(client: Any, refs: list[Any]) -> int:
