@@ -28,16 +28,14 @@ from typing import Any
 from core import logs
 from core.adapters.cloudevents import DocumentEvent, decode_document_event, decode_pubsub_json
 from core.bootstrap import default_context
+from core.domain import paths
 from core.errors import StrataError
 
 log = logging.getLogger("strata")  # configured by core.logs when an entry point first runs
 
 
 def _conversation_path(path: str) -> tuple[str, str] | None:
-    parts = path.split("/")
-    if len(parts) == 4 and parts[0] == "users" and parts[2] == "conversations":
-        return parts[1], parts[3]
-    return None
+    return paths.conversation_of(path)
 
 
 def _conversation_event(cloud_event: Any) -> tuple[DocumentEvent, str, str] | None:

@@ -192,8 +192,7 @@ class StoredDoc:
     @property
     def owner(self) -> str:
         """The uid of a document under ``users/{uid}/`` ('' elsewhere)."""
-        parts = self.path.split("/")
-        return parts[1] if len(parts) > 2 and parts[0] == "users" else ""
+        return paths.owner(self.path) or ""
 
 
 Cursor = StoredDoc | Mapping[str, Any]
@@ -392,7 +391,7 @@ class Store(ABC):
 
     def journaled(self, uid: str, kind: str, key: Any) -> dict[str, Any] | None:
         """The journal entry of operation (``kind``, ``key``) when it already ran, else None."""
-        return self.get(paths.doc(uid, "memory_operations", ids.operation_id(uid, kind, key)))
+        return self.get(paths.operation(uid, ids.operation_id(uid, kind, key)))
 
 
 # --------------------------------------------------------------------------- what a service may use

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from core.domain import paths
 from core.errors import ConfigurationError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -36,13 +37,8 @@ BEGIN = "// BEGIN strata (inserted by `strata rules merge`; edit infra/rules/str
 END = "// END strata"
 
 # Collections (and documents) the backend writes; an app's rule matching any of them would open it.
-STRATA_USER_COLLECTIONS = (
-    "memory_items", "capture_runs", "memory_commits", "memory_operations", "memory_state",
-    "memory_graph_assertions", "memory_outbox", "memory_review_queue", "knowledge_nodes", "knowledge_edges",
-    "action_items", "goals", "client_devices", "developer_webhooks", "webhook_deliveries", "memories",
-    "short_term", "consolidation_attempts",
-)
-STRATA_TOP_LEVEL = ("account_deletions", "memory_controls", "consolidation_schedule", "projection_rebuilds")
+STRATA_USER_COLLECTIONS = paths.USER_COLLECTIONS
+STRATA_TOP_LEVEL = paths.TOP_LEVEL_COLLECTIONS
 
 EMPTY_APP = """rules_version = '2';
 
@@ -123,7 +119,7 @@ def check_app_rules(app: str) -> None:
             if third.startswith("{"):
                 raise ConfigurationError(f"{where}: a wildcard collection under users/{{uid}} reaches Strata's "
                                          "per-user collections; match your own collections by name instead.")
-            if third in STRATA_USER_COLLECTIONS or third == "conversations":
+            if third in STRATA_USER_COLLECTIONS or third == paths.CONVERSATIONS:
                 raise ConfigurationError(f"{where}: users/{{uid}}/{third} is Strata's; remove this match "
                                          "(Strata's fragment guards conversations).")
 

@@ -20,11 +20,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core.domain import paths
 from core.errors import UnknownJob
 
 # Terraform job name → the variable holding its cron (and the tick's job key).
 JOBS = {"strata-consolidation-fanout": "consolidation_schedule", "strata-outbox-sweep": "outbox_sweep_schedule"}
-COLLECTION = "scheduler_jobs"
+COLLECTION = paths.SCHEDULER_JOBS
 
 
 def job_name(name: str) -> str:

@@ -29,6 +29,7 @@ from typing import Any
 
 import httpx
 
+from core.adapters.firestore import codec
 from strata_dev.cli.output import Output
 
 LINES = ("I moved to Porto in May.", "I'm vegetarian and stopped eating meat about two years ago.")
@@ -48,25 +49,6 @@ class Target:
     local: bool
     web_api_key: str = ""
     identity_url: str = IDENTITY_TOOLKIT
-
-
-def _value(v: Any) -> dict[str, Any]:
-    """A JSON value as a Firestore REST ``Value``."""
-    if v is None:
-        return {"nullValue": None}
-    if isinstance(v, bool):
-        return {"booleanValue": v}
-    if isinstance(v, int):
-        return {"integerValue": str(v)}
-    if isinstance(v, float):
-        return {"doubleValue": v}
-    if isinstance(v, str):
-        return {"stringValue": v}
-    if isinstance(v, list):
-        return {"arrayValue": {"values": [_value(x) for x in v]}}
-    if isinstance(v, dict):
-        return {"mapValue": {"fields": {k: _value(x) for k, x in v.items()}}}
-    raise TypeError(f"cannot encode {type(v).__name__}")
 
 
 def conversation(conversation_id: str) -> dict[str, Any]:
@@ -118,7 +100,7 @@ def run(target: Target, *, timeout_s: float = 180.0, report: Callable[[dict[str,
         step("signed_in", uid=uid)
         conversation_id = "smoke-" + uuid.uuid4().hex[:10]
         doc_url = f"{target.firestore_url}/users/{uid}/conversations/{conversation_id}"
-        fields = {k: _value(v) for k, v in conversation(conversation_id).items()}
+        fields = codec.fields_to_rest(conversation(conversation_id))
         written = http.patch(doc_url, headers=auth, json={"fields": fields})
         if written.status_code != 200:
             raise SmokeFailed(f"writing the conversation as the user failed ({written.status_code}): {written.text[:300]}")

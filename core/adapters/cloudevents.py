@@ -5,10 +5,10 @@ Firestore triggers (Eventarc in production, the emulator locally) deliver
 ``google-events`` package); Pub/Sub deliveries carry ``{"message": {"data": base64}}``. Only these
 two shapes are decoded here.
 
-Document fields decode to the Python values the Firestore client returns for the same document
-(``DatetimeWithNanoseconds``, ``GeoPoint``, lists, dicts), except that a reference decodes to its
-document path (``users/u1/...``), no client being at hand to make it a ``DocumentReference``, and
-typed maps (vectors, BSON values) stay plain maps.
+Document fields decode with :mod:`core.adapters.firestore.codec` to the Python values the
+Firestore client returns for the same document (``DatetimeWithNanoseconds``, ``GeoPoint``, lists,
+dicts), except that a reference decodes to its document path (``users/u1/...``), no client being at
+hand to make it a ``DocumentReference``, and typed maps (vectors, BSON values) stay plain maps.
 """
 
 from __future__ import annotations
@@ -19,10 +19,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from google.api_core.datetime_helpers import DatetimeWithNanoseconds
-from google.cloud.firestore_v1 import GeoPoint
 from google.events.cloud.firestore_v1.types.data import DocumentEventData
 
+from core.adapters.firestore import codec
 from core.errors import BadRequest
 
 
@@ -39,31 +38,8 @@ class DocumentEvent:
         return self.path.split("/")
 
 
-def _value(pb: Any) -> Any:
-    """One ``google.events.cloud.firestore.v1.Value`` (raw protobuf) as a Python value."""
-    kind = pb.WhichOneof("value_type")
-    if kind is None or kind == "null_value":
-        return None
-    if kind == "timestamp_value":
-        return DatetimeWithNanoseconds.from_timestamp_pb(pb.timestamp_value)
-    if kind == "geo_point_value":
-        return GeoPoint(pb.geo_point_value.latitude, pb.geo_point_value.longitude)
-    if kind == "reference_value":
-        ref: str = pb.reference_value
-        return ref.split("/documents/", 1)[1] if "/documents/" in ref else ref
-    if kind == "array_value":
-        return [_value(element) for element in pb.array_value.values]
-    if kind == "map_value":
-        return _fields(pb.map_value.fields)
-    return getattr(pb, kind)  # boolean, integer, double, string, bytes
-
-
-def _fields(fields: Any) -> dict[str, Any]:
-    return {name: _value(value) for name, value in fields.items()}
-
-
 def _doc(doc: Any) -> dict[str, Any] | None:
-    return _fields(doc.fields) if doc.name else None
+    return codec.decode_fields(doc.fields) if doc.name else None
 
 
 def decode_document_event(cloud_event: Any) -> DocumentEvent:
@@ -83,7 +59,7 @@ def decode_document_event(cloud_event: Any) -> DocumentEvent:
     value, old = _doc(pb.value), _doc(pb.old_value)
     name = pb.value.name or pb.old_value.name
     subject = cloud_event.get("document") or ""
-    path = name.split("/documents/", 1)[1] if "/documents/" in name else subject.removeprefix("documents/")
+    path = codec.document_path(name) if "/documents/" in name else subject.removeprefix("documents/")
     return DocumentEvent(
         event_id=str(cloud_event.get("id") or ""), event_type=str(cloud_event.get("type") or ""), path=path,
         value=value, old_value=old, updated_fields=tuple(pb.update_mask.field_paths),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from core.domain import ids
+from core.domain import ids, paths
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem
 from core.domain.states import Layer, ProcessingState, Status
@@ -130,7 +130,7 @@ def grandfather_problems(item: MemoryItem, view: ApplyView) -> list[str]:
     previous = view.items.get(item.id)
     if previous is not None and previous.grandfathered_long_term and previous.layer == Layer.LONG_TERM:
         return []
-    row = view.docs.get(f"memories/{item.id}")
+    row = view.docs.get(paths.rel(paths.LEGACY_MEMORIES, item.id))
     if row is not None and row.get("memory_tier") in (None, Layer.LONG_TERM.value):
         return []
     return ["grandfathered Long-term without the historical memories row it materialises"]
@@ -140,7 +140,7 @@ def admission_validator(item: MemoryItem, view: ApplyView, plan: Plan) -> None:
     """The apply's item validator: refuse an active Long-term write without its receipt and graph
     assertion for that very revision in the same transaction (atomic admission, docs/architecture.md), and one that
     claims the historical exemption without a historical Long-term row to claim it for."""
-    assertion = plan.docs.get(f"memory_graph_assertions/{item.id}")
+    assertion = plan.docs.get(paths.rel(paths.GRAPH_ASSERTIONS, item.id))
     problems = receipt_problems(item, assertion) + grandfather_problems(item, view)
     if problems:
         raise AdmissionRefused(f"Long-term write of {item.id} refused: {'; '.join(problems)}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from core.domain import ids, review_queue
+from core.domain import ids, paths, review_queue
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
 from core.domain.processing import processed
@@ -129,7 +129,7 @@ def _merge_into(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], ite
     survivor.evidence.extend(e for e in item.evidence if e.evidence_id not in known and e.status == "active")
     if survivor.conversation_id is None:
         survivor.conversation_id = item.conversation_id
-    plan.docs[f"memory_graph_assertions/{survivor.id}"] = admit(
+    plan.docs[paths.rel(paths.GRAPH_ASSERTIONS, survivor.id)] = admit(
         survivor, revision=view.next_revision(survivor.id), commit_id=view.commit_id, now=view.now,
         planner=planner + ".merge")
     changed[survivor.id] = survivor
@@ -147,7 +147,7 @@ def _promote(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: 
     """The item enters Long-term; the Long-term memories it supersedes are kept as history."""
     replaced = [o for o in (_usable_neighbour(view, changed, mid) for mid in supersedes) if o is not None]
     item.supersedes = sorted(o.id for o in replaced)
-    plan.docs[f"memory_graph_assertions/{item.id}"] = admit(
+    plan.docs[paths.rel(paths.GRAPH_ASSERTIONS, item.id)] = admit(
         item, revision=view.next_revision(item.id), commit_id=view.commit_id, now=view.now, planner=planner)
     ended = valid_since(item) or view.now
     for old in replaced:
@@ -158,7 +158,7 @@ def _promote(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: 
         old.valid_to = max(ended, began) if began is not None else ended
         old.canonical_memory_id = item.id
         old.graph_ready = False
-        plan.docs[f"memory_graph_assertions/{old.id}"] = None
+        plan.docs[paths.rel(paths.GRAPH_ASSERTIONS, old.id)] = None
         changed[old.id] = old
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from core.domain import legacy_rows
+from core.domain import legacy_rows, paths
 from core.domain.documents import ReviewRow
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem
@@ -32,7 +32,7 @@ def tombstone(out: Plan, member: MemoryItem) -> str:
     member = member.model_copy(deep=True)
     retract(member, by_user=True)
     out.items.append(member)
-    out.docs[f"memory_graph_assertions/{member.id}"] = None
+    out.docs[paths.rel(paths.GRAPH_ASSERTIONS, member.id)] = None
     return member.id
 
 
@@ -40,7 +40,7 @@ def redact_reviews(out: Plan, reviews: Mapping[str, dict[str, Any]], now: dateti
     """Add to ``out`` each review row of ``reviews`` (review id → the row read before the apply)
     closed as ``redacted``, without its text."""
     for review_id, row in reviews.items():
-        out.docs[f"memory_review_queue/{review_id}"] = _redacted(row, now)
+        out.docs[paths.rel(paths.REVIEW_QUEUE, review_id)] = _redacted(row, now)
 
 
 def linked(item: MemoryItem) -> set[str]:

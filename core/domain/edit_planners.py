@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from core.domain import ids, legacy_rows
+from core.domain import ids, legacy_rows, paths
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import Evidence, MemoryItem, QuoteRef, short_term_deadline
@@ -28,7 +28,7 @@ from core.errors import NotFound, RetryableError
 
 
 def assertion_path(memory_id: str) -> str:
-    return f"memory_graph_assertions/{memory_id}"
+    return paths.rel(paths.GRAPH_ASSERTIONS, memory_id)
 
 
 def keeps_admission(item: MemoryItem) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 
 from core.config import Settings
 from core.domain import ids
+from core.domain import paths as store_paths
 from core.domain.records import Evidence, MemoryItem
 from core.domain.sensitivity import label_sensitivity
 from core.domain.states import Layer, ProcessingState, Status
@@ -24,11 +25,11 @@ from core.errors import LegacyCollision
 
 log = logging.getLogger(__name__)
 
-COLLECTIONS = ("memories", "short_term")  # precedence order: a ``memories`` row wins a same-text tie
+COLLECTIONS = (store_paths.LEGACY_MEMORIES, store_paths.LEGACY_SHORT_TERM)  # precedence order: a ``memories`` row wins a same-text tie
 # Retired Short-term rows in these states were settled away from the user in the original.
 SHORT_TERM_GONE = frozenset({"rejected", "discarded", "deleted", "pruned", "archived", "expired"})
 VISIBILITIES = ("public", "private")
-LAYER_OF = {"memories": Layer.LONG_TERM.value, "short_term": Layer.SHORT_TERM.value}  # without ``memory_tier``
+LAYER_OF = {store_paths.LEGACY_MEMORIES: Layer.LONG_TERM.value, store_paths.LEGACY_SHORT_TERM: Layer.SHORT_TERM.value}  # without ``memory_tier``
 TIERS = frozenset(layer.value for layer in Layer)
 # The Short-term TTL's default, for callers without settings at hand (deletes: a tombstone keeps no deadline).
 DEFAULT_TTL_DAYS = int(Settings.model_fields["short_term_ttl_days"].default)
@@ -36,7 +37,7 @@ DEFAULT_TTL_DAYS = int(Settings.model_fields["short_term_ttl_days"].default)
 
 def paths(memory_id: str) -> list[str]:
     """The legacy document paths (relative to the user) that may hold ``memory_id``."""
-    return [f"{collection}/{memory_id}" for collection in COLLECTIONS]
+    return [store_paths.rel(collection, memory_id) for collection in COLLECTIONS]
 
 
 def _when(value: Any) -> datetime | None:
@@ -51,7 +52,7 @@ def adapt(uid: str, memory_id: str, data: dict[str, Any], collection: str,
     content = data.get("content")
     if not isinstance(content, str) or not content.strip() or data.get("deleted") is True:
         return None
-    if collection == "short_term" and (data.get("soft_pruned_at") or str(data.get("status", "")) in SHORT_TERM_GONE):
+    if collection == store_paths.LEGACY_SHORT_TERM and (data.get("soft_pruned_at") or str(data.get("status", "")) in SHORT_TERM_GONE):
         return None
     created = _when(data.get("created_at"))
     updated = _when(data.get("updated_at")) or created
@@ -76,7 +77,7 @@ def _lifecycle(memory_id: str, data: dict[str, Any], collection: str) -> tuple[s
     superseding id or invalidation date of the wrong type)."""
     layer = LAYER_OF[collection]
     tier = data.get("memory_tier")
-    if collection == "memories" and tier is not None:
+    if collection == store_paths.LEGACY_MEMORIES and tier is not None:
         if tier not in TIERS:
             raise ValueError(f"memory_tier {tier!r} is not a layer")
         layer = str(tier)
@@ -149,5 +150,5 @@ def successor(uid: str, memory_id: str, docs: dict[str, dict[str, Any] | None],
     """For a planner: the legacy memory ``memory_id`` from the documents an apply read through
     ``doc_paths`` (:func:`paths`), as the canonical successor's starting point (revision 0, same
     id and timestamps, same layer: a retired Short-term row stays Short-term)."""
-    rows = {collection: docs.get(f"{collection}/{memory_id}") for collection in COLLECTIONS}
+    rows = {collection: docs.get(store_paths.rel(collection, memory_id)) for collection in COLLECTIONS}
     return resolve(uid, memory_id, rows, ttl_days)

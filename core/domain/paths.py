@@ -1,14 +1,68 @@
-"""Document paths of the store layout (contract section 5), as slash-separated strings.
+"""The store layout (contract section 5): every collection Strata reads or writes and every document
+path, as slash-separated strings, named once.
 
-Services name documents by these paths and hand them to :class:`core.ports.Store`; only the store
-adapter turns them into SDK references.
+Services, the unit of work, the queries and the adapters name documents only through this module
+and hand the paths to :class:`core.ports.Store`; only the store adapter turns them into SDK
+references. ``tests/unit/test_path_layout.py`` fails on a collection name spelled as a string
+anywhere else in ``core``.
 """
 
 from __future__ import annotations
 
+# -- collections under users/{uid} ---------------------------------------------------------------
+
 USERS = "users"
-CONTROLS_GLOBAL = "memory_controls/global"
-APPLY_CONTROL = ("memory_state", "apply_control")
+CONVERSATIONS = "conversations"  # written by the app; the capture trigger's source
+MEMORY_ITEMS = "memory_items"  # the canonical memory records
+CAPTURE_RUNS = "capture_runs"  # one marker per conversation: capture progress, cascade state
+COMMITS = "memory_commits"  # the ledger: one journal entry per applied change, gapless per user
+OPERATIONS = "memory_operations"  # replay records of applied operations (idempotency)
+STATE = "memory_state"  # per-user singletons: the apply control (head, fence), leases, markers
+OUTBOX = "memory_outbox"  # projection events the drain delivers to the indexes and the graph
+REVIEW_QUEUE = "memory_review_queue"  # review rows
+GRAPH_ASSERTIONS = "memory_graph_assertions"  # the admitted graph plan of each Long-term fact
+KNOWLEDGE_NODES = "knowledge_nodes"  # the graph projection's entities
+KNOWLEDGE_EDGES = "knowledge_edges"  # and its edges
+CONSOLIDATION_ATTEMPTS = "consolidation_attempts"  # router failures per item
+DELETION_RECEIPTS = "deletion_receipts"  # receipts of deletes (also top level, hashed, for a wipe)
+WEBHOOK_CONFIGS = "developer_webhooks"
+WEBHOOK_DELIVERIES = "webhook_deliveries"
+CLIENT_DEVICES = "client_devices"
+API_KEYS = "api_keys"
+LEGACY_MEMORIES = "memories"  # the original system's rows, read and migrated in place
+LEGACY_SHORT_TERM = "short_term"
+ACTION_ITEMS = "action_items"  # the original system's conversation-derived rows, removed with it
+GOALS = "goals"
+
+USER_COLLECTIONS = (
+    MEMORY_ITEMS, CAPTURE_RUNS, COMMITS, OPERATIONS, STATE, GRAPH_ASSERTIONS, OUTBOX, REVIEW_QUEUE,
+    KNOWLEDGE_NODES, KNOWLEDGE_EDGES, ACTION_ITEMS, GOALS, CLIENT_DEVICES, WEBHOOK_CONFIGS,
+    WEBHOOK_DELIVERIES, LEGACY_MEMORIES, LEGACY_SHORT_TERM, CONSOLIDATION_ATTEMPTS,
+)
+"""The collections under ``users/{uid}`` the backend writes (the app writes ``conversations``)."""
+
+# -- top-level collections -------------------------------------------------------------------------
+
+ACCOUNT_DELETIONS = "account_deletions"  # the account fence: one per uid while or after a wipe
+CONTROLS = "memory_controls"  # the global incident switches (one document, ``global``)
+CONSOLIDATION_SCHEDULE = "consolidation_schedule"  # the per-user registry of scheduled passes
+PROJECTION_REBUILDS = "projection_rebuilds"  # a ``rebuild --all`` run per provider
+API_KEY_LOOKUP = "api_key_hashes"  # a personal key by its secret's SHA-256
+SCHEDULER_JOBS = "scheduler_jobs"  # the local stack's pause switches (``strata scheduler``)
+CONSOLIDATION_WALK = "consolidation_walk"  # the safety-net walk's cursor (one document, ``cursor``)
+
+TOP_LEVEL_COLLECTIONS = (ACCOUNT_DELETIONS, CONTROLS, CONSOLIDATION_SCHEDULE, PROJECTION_REBUILDS)
+"""The top-level collections the backend writes besides ``api_key_hashes`` and
+``deletion_receipts`` (both readable by no client)."""
+
+CONTROLS_GLOBAL = f"{CONTROLS}/global"
+WALK_CURSOR = f"{CONSOLIDATION_WALK}/cursor"
+APPLY_CONTROL = (STATE, "apply_control")
+CONSOLIDATION_LEASE = "consolidation_lease"
+PROJECTION_LEASE = "projection_lease"
+LAST_CONSOLIDATION = "last_consolidation"
+
+# -- paths -------------------------------------------------------------------------------------------
 
 
 def user(uid: str) -> str:
@@ -23,12 +77,93 @@ def doc(uid: str, collection: str, doc_id: str) -> str:
     return f"{USERS}/{uid}/{collection}/{doc_id}"
 
 
+def rel(collection: str, doc_id: str) -> str:
+    """``collection/doc_id``: a top-level document, or one under the user's root as a plan names it
+    (``memory_graph_assertions/m1``)."""
+    return f"{collection}/{doc_id}"
+
+
+def memory_item(uid: str, memory_id: str) -> str:
+    return doc(uid, MEMORY_ITEMS, memory_id)
+
+
+def conversation(uid: str, conversation_id: str) -> str:
+    return doc(uid, CONVERSATIONS, conversation_id)
+
+
+def capture_run(uid: str, conversation_id: str) -> str:
+    return doc(uid, CAPTURE_RUNS, conversation_id)
+
+
+def commit(uid: str, commit_id: str) -> str:
+    """A ledger (journal) entry."""
+    return doc(uid, COMMITS, commit_id)
+
+
+def operation(uid: str, op_id: str) -> str:
+    return doc(uid, OPERATIONS, op_id)
+
+
+def outbox_event(uid: str, event_id: str) -> str:
+    return doc(uid, OUTBOX, event_id)
+
+
+def review_row(uid: str, review_id: str) -> str:
+    return doc(uid, REVIEW_QUEUE, review_id)
+
+
+def graph_assertion(uid: str, memory_id: str) -> str:
+    return doc(uid, GRAPH_ASSERTIONS, memory_id)
+
+
+def state(uid: str, name: str) -> str:
+    """A per-user singleton under ``memory_state`` (a lease, a marker)."""
+    return doc(uid, STATE, name)
+
+
 def control(uid: str) -> str:
+    """The apply control document: the ledger head and the user's fence."""
     return doc(uid, *APPLY_CONTROL)
 
 
+def consolidation_lease(uid: str) -> str:
+    return state(uid, CONSOLIDATION_LEASE)
+
+
+def projection_lease(uid: str) -> str:
+    return state(uid, PROJECTION_LEASE)
+
+
+def last_consolidation(uid: str) -> str:
+    return state(uid, LAST_CONSOLIDATION)
+
+
+def rebuild_marker(uid: str, provider: str) -> str:
+    """Where a user's rebuild for ``provider`` resumes."""
+    return state(uid, f"rebuild_{provider}")
+
+
+def rebuild_run(provider: str) -> str:
+    """A ``rebuild --all`` run for ``provider``."""
+    return rel(PROJECTION_REBUILDS, provider)
+
+
+def deletion_receipt(uid: str, receipt_id: str) -> str:
+    return doc(uid, DELETION_RECEIPTS, receipt_id)
+
+
+def account_receipt(hashed: str) -> str:
+    """The wipe's receipt, top level, keyed by a hash that names neither uid nor receipt id."""
+    return rel(DELETION_RECEIPTS, hashed)
+
+
 def account_deletion(uid: str) -> str:
-    return f"account_deletions/{uid}"
+    return rel(ACCOUNT_DELETIONS, uid)
+
+
+def schedule_entry(uid: str) -> str:
+    """The user's entry in the consolidation registry."""
+    return rel(CONSOLIDATION_SCHEDULE, uid)
 
 
 def doc_id(path: str) -> str:
@@ -42,14 +177,19 @@ def owner(path: str) -> str | None:
     return parts[1] if len(parts) > 2 and parts[0] == USERS else None
 
 
-API_KEY_LOOKUP = "api_key_hashes"
+def conversation_of(path: str) -> tuple[str, str] | None:
+    """(uid, conversation id) of a conversation document's path, else None."""
+    parts = path.split("/")
+    if len(parts) == 4 and parts[0] == USERS and parts[2] == CONVERSATIONS:
+        return parts[1], parts[3]
+    return None
 
 
 def api_key(uid: str, key_id: str) -> str:
     """A personal API key's record (name, scope, times, the secret's hash), listed by its owner."""
-    return doc(uid, "api_keys", key_id)
+    return doc(uid, API_KEYS, key_id)
 
 
 def api_key_lookup(digest: str) -> str:
     """The global lookup of a key by its secret's SHA-256 (hex): verifying a key is one read."""
-    return f"{API_KEY_LOOKUP}/{digest}"
+    return rel(API_KEY_LOOKUP, digest)

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from core.domain import ids, review_queue
+from core.domain import ids, paths, review_queue
 from core.domain.admission import admit
 from core.domain.documents import CaptureRun, CascadeProgress, ReviewRow
 from core.domain.plan import ApplyView, Plan
@@ -59,7 +59,7 @@ def age_out(view: ApplyView, memory_ids: Iterable[str]) -> Plan:
         item = item.model_copy(deep=True)
         item.layer, item.processing_state = Layer.ARCHIVE.value, ProcessingState.PROCESSED.value
         item.graph_ready = False
-        out.docs[f"memory_graph_assertions/{mid}"] = None
+        out.docs[paths.rel(paths.GRAPH_ASSERTIONS, mid)] = None
         out.items.append(item)
     return out
 
@@ -72,7 +72,7 @@ def cascade_page(view: ApplyView, *, conversation_id: str, run_id: str, seen: fr
     record (the capture marker) counts the page. The page that holds the rest of the cohort is the
     last: the record says done and, with ``remove_document``, the conversation document goes in the
     same commit."""
-    marker_path, conversation_path = f"capture_runs/{conversation_id}", f"conversations/{conversation_id}"
+    marker_path, conversation_path = paths.rel(paths.CAPTURE_RUNS, conversation_id), paths.rel(paths.CONVERSATIONS, conversation_id)
     marker = CaptureRun.from_store(view.docs.get(marker_path))
     progress = marker.progress
     cohort = view.queried.get("cohort", [])
@@ -114,7 +114,7 @@ def replace_page(view: ApplyView, *, conversation_id: str, candidates: Mapping[s
     (one page, the last), and a marker that appeared since is a ``capture_raced`` :class:`Conflict`.
     A conversation being deleted (``cascade`` in its marker) is refused. ``riders`` (documents to
     commit with the memories) are written on the last page when it writes an item."""
-    marker = CaptureRun.from_store(view.docs.get(f"capture_runs/{conversation_id}"))
+    marker = CaptureRun.from_store(view.docs.get(paths.rel(paths.CAPTURE_RUNS, conversation_id)))
     if first and marker.applied:
         raise Conflict("another capture of this conversation committed first", code="capture_raced")
     if marker.deleting:
@@ -211,7 +211,7 @@ def resolve_review(view: ApplyView, *, review_id: str, memory_id: str, decision:
         if decision == "correct" and correction:
             item = _corrected(item, correction, view.now)
         item.route = "promote"
-        out.docs[f"memory_graph_assertions/{memory_id}"] = admit(
+        out.docs[paths.rel(paths.GRAPH_ASSERTIONS, memory_id)] = admit(
             item, revision=view.next_revision(memory_id), commit_id=view.commit_id, now=view.now,
             planner=f"review/{decision}")
     item.reviewed, item.user_review = True, decision != "reject"

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from core.domain import paths
+
 Scope = Literal["COLLECTION", "COLLECTION_GROUP"]
 Direction = Literal["ASCENDING", "DESCENDING"]
 EQUALITY_OPS = frozenset({"==", "in"})
@@ -94,86 +96,86 @@ QUERIES: Mapping[str, QuerySpec] = {
         # Reads: the list endpoint (and include_archive via `in`), newest created first. The cursor
         # orders on keys that never change (created_at is kept by every revision, then the id), so
         # an item edited or routed between two pages keeps its place: never skipped, never repeated.
-        _q("list_by_read_class", "memory_items", "COLLECTION",
+        _q("list_by_read_class", paths.MEMORY_ITEMS, "COLLECTION",
            [Clause("read_class", "in")], [Order("created_at", DESC), Order("__name__", DESC)]),
-        _q("list_by_read_class_and_layer", "memory_items", "COLLECTION",
+        _q("list_by_read_class_and_layer", paths.MEMORY_ITEMS, "COLLECTION",
            [Clause("read_class", "in"), Clause("layer", "==")], [Order("created_at", DESC), Order("__name__", DESC)]),
         # The list under a device scope (the retrieval filter on capture_device_ids): one read class,
         # up to 30 devices, in the list order.
-        _q("list_by_device", "memory_items", "COLLECTION",
+        _q("list_by_device", paths.MEMORY_ITEMS, "COLLECTION",
            [Clause("capture_device_ids", "array_contains_any"), Clause("read_class", "==")],
            [Order("created_at", DESC), Order("__name__", DESC)]),
-        _q("list_by_device_and_layer", "memory_items", "COLLECTION",
+        _q("list_by_device_and_layer", paths.MEMORY_ITEMS, "COLLECTION",
            [Clause("capture_device_ids", "array_contains_any"), Clause("read_class", "=="), Clause("layer", "==")],
            [Order("created_at", DESC), Order("__name__", DESC)]),
         # Most recently updated first: consolidation's Long-term neighbours, archive search.
-        _q("items_by_read_class", "memory_items", "COLLECTION",
+        _q("items_by_read_class", paths.MEMORY_ITEMS, "COLLECTION",
            [Clause("read_class", "in")], [Order("updated_at", DESC), Order("__name__", DESC)]),
-        _q("items_by_read_class_and_layer", "memory_items", "COLLECTION",
+        _q("items_by_read_class_and_layer", paths.MEMORY_ITEMS, "COLLECTION",
            [Clause("read_class", "in"), Clause("layer", "==")], [Order("updated_at", DESC), Order("__name__", DESC)]),
         # Complete-source replacement and conversation delete: the source's cohort, paged.
-        _q("items_by_source", "memory_items", "COLLECTION",
+        _q("items_by_source", paths.MEMORY_ITEMS, "COLLECTION",
            [Clause("source_ids", "array_contains")], [Order("__name__", ASC)]),
         # A source's live cohort (items its active evidence still supports), paged by id: replacement
         # and cascade walk it in bounded pages, and a withdrawn item leaves it.
-        _q("items_by_active_source", "memory_items", "COLLECTION",
+        _q("items_by_active_source", paths.MEMORY_ITEMS, "COLLECTION",
            [Clause("active_source_ids", "array_contains")], [Order("__name__", ASC)]),
         # Lineage: aliases and superseded ancestors of a survivor.
-        _q("items_by_canonical", "memory_items", "COLLECTION",
+        _q("items_by_canonical", paths.MEMORY_ITEMS, "COLLECTION",
            [Clause("canonical_memory_id", "==")], [Order("__name__", ASC)]),
         # Every item not yet tombstoned (active, superseded, hidden): the delete-all scan, paged.
-        _q("items_by_status", "memory_items", "COLLECTION",
+        _q("items_by_status", paths.MEMORY_ITEMS, "COLLECTION",
            [Clause("status", "in")], [Order("__name__", ASC)]),
         # Consolidation: a user's pending Short-term items, nearest deadline first.
-        _q("pending_route_items", "memory_items", "COLLECTION",
+        _q("pending_route_items", paths.MEMORY_ITEMS, "COLLECTION",
            [Clause("pending_route", "==")], [Order("expires_at", ASC), Order("__name__", ASC)]),
         # Consolidation fan-out: which users have pending items (deadline first).
-        _q("pending_route_items_all_users", "memory_items", "COLLECTION_GROUP",
+        _q("pending_route_items_all_users", paths.MEMORY_ITEMS, "COLLECTION_GROUP",
            [Clause("pending_route", "==")], [Order("expires_at", ASC)]),
         # Consolidation safety net: the users the schedule registry holds as pending, by id.
-        _q("scheduled_users_pending", "consolidation_schedule", "COLLECTION",
+        _q("scheduled_users_pending", paths.CONSOLIDATION_SCHEDULE, "COLLECTION",
            [Clause("pending", "==")], [Order("__name__", ASC)]),
         # Long-term age-out to Archive.
-        _q("long_term_by_age", "memory_items", "COLLECTION",
+        _q("long_term_by_age", paths.MEMORY_ITEMS, "COLLECTION",
            [Clause("read_class", "=="), Clause("layer", "=="), Clause("updated_at", "<")],
            [Order("updated_at", ASC)]),
         # Outbox: a user's due events.
-        _q("outbox_due", "memory_outbox", "COLLECTION",
+        _q("outbox_due", paths.OUTBOX, "COLLECTION",
            [Clause("state", "in"), Clause("due_at", "<=")], [Order("due_at", ASC)]),
         # Outbox: any event still held (leased), for the account purge fence.
-        _q("outbox_by_state", "memory_outbox", "COLLECTION",
+        _q("outbox_by_state", paths.OUTBOX, "COLLECTION",
            [Clause("state", "in")], [Order("__name__", ASC)]),
         # Outbox operations: dead-lettered events across users (list, redrive), paged by path.
-        _q("outbox_by_state_all_users", "memory_outbox", "COLLECTION_GROUP",
+        _q("outbox_by_state_all_users", paths.OUTBOX, "COLLECTION_GROUP",
            [Clause("state", "in")], [Order("__name__", ASC)]),
         # Outbox sweep: users with due events anywhere.
-        _q("outbox_due_all_users", "memory_outbox", "COLLECTION_GROUP",
+        _q("outbox_due_all_users", paths.OUTBOX, "COLLECTION_GROUP",
            [Clause("state", "in"), Clause("due_at", "<=")], [Order("due_at", ASC)]),
         # Review queue: open entries, newest first.
-        _q("review_open", "memory_review_queue", "COLLECTION",
+        _q("review_open", paths.REVIEW_QUEUE, "COLLECTION",
            [Clause("status", "==")], [Order("created_at", DESC)]),
         # A memory's ledger history.
-        _q("commits_by_memory", "memory_commits", "COLLECTION",
+        _q("commits_by_memory", paths.COMMITS, "COLLECTION",
            [Clause("memory_ids", "array_contains")], [Order("sequence", ASC)]),
         # Review entries past their 72 h deadline (consolidation settles them in Archive).
-        _q("reviews_expiring", "memory_review_queue", "COLLECTION",
+        _q("reviews_expiring", paths.REVIEW_QUEUE, "COLLECTION",
            [Clause("status", "=="), Clause("expires_at", "<=")], [Order("expires_at", ASC)]),
         # Review rows that show any of up to 30 memories (privacy deletes redact them).
-        _q("reviews_by_memory", "memory_review_queue", "COLLECTION", [Clause("memory_id", "in")], []),
+        _q("reviews_by_memory", paths.REVIEW_QUEUE, "COLLECTION", [Clause("memory_id", "in")], []),
         # Knowledge-graph projection maintenance.
         # The edges citing any of up to 30 memories (a drain batch's citation pruning).
-        _q("edges_by_any_memory", "knowledge_edges", "COLLECTION", [Clause("memory_ids", "array_contains_any")], []),
-        _q("edges_by_source", "knowledge_edges", "COLLECTION", [Clause("source", "==")], []),
+        _q("edges_by_any_memory", paths.KNOWLEDGE_EDGES, "COLLECTION", [Clause("memory_ids", "array_contains_any")], []),
+        _q("edges_by_source", paths.KNOWLEDGE_EDGES, "COLLECTION", [Clause("source", "==")], []),
         # The historical adapter (core/services/legacy.py): legacy rows in the list order, and the
         # rows that cite a conversation under either of its field names (single-field indexes).
         *(_q(f"legacy_{collection}_by_created", collection, "COLLECTION", [],
-             [Order("created_at", DESC), Order("__name__", DESC)]) for collection in ("memories", "short_term")),
+             [Order("created_at", DESC), Order("__name__", DESC)]) for collection in (paths.LEGACY_MEMORIES, paths.LEGACY_SHORT_TERM)),
         *(_q(f"legacy_{collection}_by_{field}", collection, "COLLECTION", [Clause(field, "==")], [])
-          for collection in ("memories", "short_term") for field in ("conversation_id", "memory_id")),
+          for collection in (paths.LEGACY_MEMORIES, paths.LEGACY_SHORT_TERM) for field in ("conversation_id", "memory_id")),
         # Workflow rows of a conversation.
-        _q("action_items_by_conversation", "action_items", "COLLECTION",
+        _q("action_items_by_conversation", paths.ACTION_ITEMS, "COLLECTION",
            [Clause("conversation_id", "==")], []),
-        _q("goals_by_conversation", "goals", "COLLECTION",
+        _q("goals_by_conversation", paths.GOALS, "COLLECTION",
            [Clause("conversation_id", "==")], []),
     )
 }

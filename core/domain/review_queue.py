@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
-from core.domain import ids
+from core.domain import ids, paths
 from core.domain.plan import ApplyView, Plan, Planner, extended
 from core.domain.records import MemoryItem
 from core.domain.states import Layer, Status
@@ -39,7 +39,7 @@ def doc_id(review_id: str) -> str:
 
 
 def row_path(review_id: str) -> str:
-    return f"memory_review_queue/{doc_id(review_id)}"
+    return paths.rel(paths.REVIEW_QUEUE, doc_id(review_id))
 
 
 def conflicting_of(review_id: str) -> list[str]:

@@ -113,10 +113,10 @@ class Mutation:
 
     @property
     def op_path(self) -> str:
-        return paths.doc(self.uid, "memory_operations", self.op_id)
+        return paths.operation(self.uid, self.op_id)
 
     def item_path(self, memory_id: str) -> str:
-        return paths.doc(self.uid, "memory_items", memory_id)
+        return paths.memory_item(self.uid, memory_id)
 
     def doc_path(self, plan_path: str) -> str:
         return paths.doc(self.uid, *split_doc_path(plan_path))
@@ -274,9 +274,9 @@ class UnitOfWork:
         for action in outbox:
             event_id, event = outbox_event(m.uid, commit, sequence, action, items_by_id.get(action.memory_id),
                                            m.kind, moment)
-            writes.append(Write("set", paths.doc(m.uid, "memory_outbox", event_id), event))
+            writes.append(Write("set", paths.outbox_event(m.uid, event_id), event))
         changed_ids = [i.id for i in plan.items]
-        writes.append(Write("set", paths.doc(m.uid, "memory_commits", commit), {
+        writes.append(Write("set", paths.commit(m.uid, commit), {
             "commit_id": commit, "sequence": sequence, "parent_commit_id": view.control.head_commit_id,
             "operation_id": m.op_id, "kind": m.kind, "actor": m.actor, "changes": changes,
             "doc_writes": sorted(plan.docs), "created_at": moment, "memory_ids": changed_ids,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.domain import paths
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem
@@ -68,7 +69,7 @@ def apply_withdrawal(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem]
     they replaced come back when independent active evidence still supports them."""
     _redact_reviews(view, plan, changed, reviews or {})
     for item in list(changed.values()):
-        path = f"memory_graph_assertions/{item.id}"
+        path = paths.rel(paths.GRAPH_ASSERTIONS, item.id)
         if item.layer == Layer.LONG_TERM and item.record_status == Status.ACTIVE:
             plan.docs[path] = admit(item, revision=view.next_revision(item.id), commit_id=view.commit_id,
                                     now=view.now, planner="capture.readmit")
@@ -83,7 +84,7 @@ def _redact_reviews(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem],
     """Review entries of retracted survivors are redacted; settled entries of the others lose any
     text they still hold."""
     for review_id, row in reviews.items():
-        path = f"memory_review_queue/{review_id}"
+        path = paths.rel(paths.REVIEW_QUEUE, review_id)
         current = view.docs.get(path, row)
         retracted = changed.get((current or {}).get("memory_id", ""))
         if current and retracted is not None and retracted.record_status == Status.TOMBSTONED:
@@ -109,7 +110,7 @@ def _reactivate_ancestors(view: ApplyView, plan: Plan, changed: dict[str, Memory
         ancestor.superseded_by = None
         ancestor.valid_to = None  # current again: the statement that ended it is withdrawn
         ancestor.canonical_memory_id = None
-        plan.docs[f"memory_graph_assertions/{ancestor.id}"] = admit(
+        plan.docs[paths.rel(paths.GRAPH_ASSERTIONS, ancestor.id)] = admit(
             ancestor, revision=view.next_revision(ancestor.id), commit_id=view.commit_id, now=view.now,
             planner=planner + ".reactivate")
         changed[ancestor.id] = ancestor

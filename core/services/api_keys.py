@@ -40,7 +40,7 @@ SECRET_BYTES = 32
 SECRET_CHARS = len(PREFIX) + 43  # token_urlsafe(32): 43 base64url characters
 Scope = Literal["read", "read+write"]
 SCOPES: tuple[Scope, ...] = ("read", "read+write")
-COLLECTION = "api_keys"
+COLLECTION = paths.API_KEYS
 MAX_KEYS = 25  # per user: a listing is one bounded read, and so is the wipe's
 LAST_USED_EVERY = timedelta(minutes=1)
 

@@ -109,8 +109,8 @@ def capture_conversation(ctx: Ports, uid: str, conversation_id: str, doc: dict[s
     if not should_capture(doc):
         result.skipped = "not_completed"
         return result
-    run_ref = paths.doc(uid, "capture_runs", conversation_id)
-    conversation_ref = paths.doc(uid, "conversations", conversation_id)
+    run_ref = paths.capture_run(uid, conversation_id)
+    conversation_ref = paths.conversation(uid, conversation_id)
     refs = [run_ref, paths.account_deletion(uid), *([conversation_ref] if from_event else [])]
     found = ctx.store.get_all(refs)  # one lookup for all three
     account = fence.of(found[refs[1]])
@@ -175,7 +175,7 @@ def _capture(ctx: Ports, uid: str, conversation_id: str, doc: dict[str, Any], re
         riders: dict[str, dict[str, Any]] = {}
         if first:
             riders = _flatten(workflow)
-            riders[f"capture_runs/{conversation_id}"] = marker({**done, **{job: True for job in JOBS}})
+            riders[paths.rel(paths.CAPTURE_RUNS, conversation_id)] = marker({**done, **{job: True for job in JOBS}})
         outcome = _memories_step(ctx, uid, conversation_id, revision, source, raw, device_id, result, done,
                                  first=first, riders=riders, captures=captures)
         if outcome == "committed":
@@ -465,7 +465,7 @@ def replace_source(ctx: Ports, uid: str, conversation_id: str, revision: str,
     operation key carries the page's cursor: a redelivered capture replays the pages already done and
     resumes after them. A fact the user deleted is not brought back by its re-extraction."""
     now = ctx.now()
-    marker_path = f"capture_runs/{conversation_id}"
+    marker_path = paths.rel(paths.CAPTURE_RUNS, conversation_id)
     candidates: dict[str, MemoryItem] = {}
     for g in grounded:
         item = _candidate_item(uid, conversation_id, g, extraction, signal, device_id, now,
@@ -495,7 +495,7 @@ def replace_source(ctx: Ports, uid: str, conversation_id: str, revision: str,
                     uid, "capture.replace", key, plan, item_ids=candidates,
                     item_queries={"cohort": ("items_by_active_source", {"active_source_ids": conversation_id},
                                              Page(size, after))},
-                    follow_lineage=True, doc_paths=[marker_path, *(f"memory_review_queue/{r}" for r in reviews)])
+                    follow_lineage=True, doc_paths=[marker_path, *(paths.rel(paths.REVIEW_QUEUE, r) for r in reviews)])
                 break
             except CohortMoved:
                 continue
@@ -523,7 +523,7 @@ def _workflow_rows(ctx: Ports, uid: str, conversation_id: str, revision: str, co
                    extraction: ExtractionResult) -> dict[str, dict[str, Any]]:
     """Action items / goals ("collection/id" → row) go to their own workflow collections, never into
     memories; ids are derived from the description, so writing them again changes nothing."""
-    rows = extraction.action_items if collection == "action_items" else extraction.goals
+    rows = extraction.action_items if collection == paths.ACTION_ITEMS else extraction.goals
     now = ctx.now()
     out: dict[str, dict[str, Any]] = {}
     for row in rows:
@@ -532,12 +532,12 @@ def _workflow_rows(ctx: Ports, uid: str, conversation_id: str, revision: str, co
         data: dict[str, Any] = {"id": row_id, "conversation_id": conversation_id, "description": row.description,
                                 "quote": row.quote, "due": row.due, "created_at": now, "source": "conversation",
                                 "revision": revision}
-        if collection == "action_items":
+        if collection == paths.ACTION_ITEMS:
             data["completed"] = False
         else:
             data["status"] = "active"
             data["title"] = row.description
-        out[f"{collection}/{row_id}"] = data
+        out[paths.rel(collection, row_id)] = data
     return out
 
 

@@ -65,8 +65,8 @@ def _state(jobs: dict[str, Any], fell_back: dict[str, Any] | None, error: str | 
 
 
 def conversation_status(ctx: Ports, uid: str, conversation_id: str) -> dict[str, Any]:
-    conversation_ref = paths.doc(uid, "conversations", conversation_id)
-    run_ref = paths.doc(uid, "capture_runs", conversation_id)
+    conversation_ref = paths.conversation(uid, conversation_id)
+    run_ref = paths.capture_run(uid, conversation_id)
     found = ctx.store.get_all([conversation_ref, run_ref])
     doc, run = found[conversation_ref], CaptureRun.from_store(found[run_ref])
     if doc is None or run.deleting:

@@ -89,7 +89,7 @@ def _controls(ctx: Ports) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------- lease
 def _lease_ref(uid: str) -> str:
-    return paths.doc(uid, "memory_state", "consolidation_lease")
+    return paths.consolidation_lease(uid)
 
 
 # -------------------------------------------------------------------------------------------- pass
@@ -163,7 +163,7 @@ def record_pass(ctx: Ports, uid: str, summary: dict[str, Any], trigger: dict[str
     operators and tests can tell a scheduled (Cloud Tasks) pass from a manual one. Fenced like the
     pass: a wipe since the pass started (``generation``, read by the caller first) drops it."""
     record = ({**summary, "trigger": trigger, "finished_at": ctx.now()})
-    ref = paths.doc(uid, "memory_state", "last_consolidation")
+    ref = paths.last_consolidation(uid)
     try:
         with fence.expect(uid, ctx.store.read_fence(uid).generation if generation is None else generation):
             ctx.store.fenced_write(uid, [(ref, record, False)])
@@ -184,7 +184,7 @@ def _long_term(ctx: Ports, uid: str, limit: int = 500) -> list[MemoryItem]:
 
 
 def _attempts(ctx: Ports, uid: str, memory_ids: list[str]) -> dict[str, int]:
-    refs = [paths.doc(uid, "consolidation_attempts", mid) for mid in memory_ids]
+    refs = [paths.doc(uid, paths.CONSOLIDATION_ATTEMPTS, mid) for mid in memory_ids]
     return {paths.doc_id(p): int(d.get("attempts", 0)) for p, d in ctx.store.get_all(refs).items() if d is not None}
 
 
@@ -192,7 +192,7 @@ def _record_retry(ctx: Ports, uid: str, items: list[MemoryItem], attempts: dict[
     writes = []
     for item in items:
         attempts[item.id] = attempts.get(item.id, 0) + 1
-        writes.append((paths.doc(uid, "consolidation_attempts", item.id),
+        writes.append((paths.doc(uid, paths.CONSOLIDATION_ATTEMPTS, item.id),
                        {"attempts": attempts[item.id], "revision": item.revision, "last_error": reason[:500],
                         "updated_at": ctx.now()}, False))
     ctx.store.fenced_write(uid, writes)  # fenced: a pass of a wiped account records nothing

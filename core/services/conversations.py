@@ -24,7 +24,7 @@ def create(ctx: Ports, uid: str, body: dict[str, Any], device_id: str | None, pl
     doc.update({"created_at": _timestamp(created) if isinstance(created, str) else now,
                 "finished_at": doc.get("finished_at") or now, "status": "completed"})
     # Fenced like every API write: refused once a wipe of the account began or ran since the request did.
-    ctx.store.fenced_write(uid, [(paths.doc(uid, "conversations", conversation_id), doc, False)])
+    ctx.store.fenced_write(uid, [(paths.conversation(uid, conversation_id), doc, False)])
     return conversation_id
 
 
@@ -53,7 +53,7 @@ def reprocess(ctx: Ports, uid: str, conversation_id: str) -> capture.CaptureResu
     captured and does nothing (writing it first let the trigger win the race and this call report
     nothing kept or created)."""
     controls.require_writes(ctx)
-    ref = paths.doc(uid, "conversations", conversation_id)
+    ref = paths.conversation(uid, conversation_id)
     stored = ctx.store.get(ref)
     if stored is None:
         raise NotFound("no such conversation")
@@ -71,12 +71,12 @@ def delete(ctx: Ports, uid: str, conversation_id: str, cascade: bool = True) -> 
     document is deleted in the same transaction as the last page (a failure part-way leaves the
     document, and calling again resumes); the delete trigger then finds the cascade done."""
     controls.require_writes(ctx)  # the cascade could not apply: keep the conversation with its memories
-    ref = paths.doc(uid, "conversations", conversation_id)
+    ref = paths.conversation(uid, conversation_id)
     if ctx.store.get(ref) is None:
         raise NotFound("no such conversation")
     if not cascade:
         # the delete trigger honours the caller's choice (a fenced write: none lands in a wiped account)
-        ctx.store.fenced_write(uid, [(paths.doc(uid, "capture_runs", conversation_id), {"cascade": False}, True)])
+        ctx.store.fenced_write(uid, [(paths.capture_run(uid, conversation_id), {"cascade": False}, True)])
         ctx.store.delete(ref)
         return {"deleted": True, "cascade": False}
     cascaded = deletion.cascade_conversation(ctx, uid, conversation_id, remove_document=True, receipt=True)
@@ -84,10 +84,10 @@ def delete(ctx: Ports, uid: str, conversation_id: str, cascade: bool = True) -> 
 
 
 def cascade_from_trigger(ctx: Ports, uid: str, conversation_id: str) -> dict[str, Any] | None:
-    found = ctx.store.get_all([paths.account_deletion(uid), paths.doc(uid, "capture_runs", conversation_id)])
+    found = ctx.store.get_all([paths.account_deletion(uid), paths.capture_run(uid, conversation_id)])
     fence = found[paths.account_deletion(uid)]
     if fence is not None and fence.get("state") != "completed":
         return None  # the account wipe deleting this conversation removes everything a cascade would
-    if CaptureRun.from_store(found[paths.doc(uid, "capture_runs", conversation_id)]).cascade_declined:
+    if CaptureRun.from_store(found[paths.capture_run(uid, conversation_id)]).cascade_declined:
         return None
     return deletion.cascade_conversation(ctx, uid, conversation_id)

@@ -43,7 +43,7 @@ LEGACY_BATCH = 100
 
 
 def _item(ctx: Ports, uid: str, memory_id: str) -> MemoryItem | None:
-    data = ctx.store.get(paths.doc(uid, "memory_items", memory_id))
+    data = ctx.store.get(paths.memory_item(uid, memory_id))
     return MemoryItem.from_store(data) if data is not None else None
 
 
@@ -89,7 +89,7 @@ def delete_memory(ctx: Ports, uid: str, memory_id: str, request_key: str | None 
                                                    "commit_id": done.get("commit_id")})
         first = _item(ctx, uid, memory_id)
     else:  # the ledger head (intent's key) and the item in one round trip
-        item_path = paths.doc(uid, "memory_items", memory_id)
+        item_path = paths.memory_item(uid, memory_id)
         found = ctx.store.get_all([paths.control(uid), item_path])
         key = {"memory_id": memory_id, "head": int((found[paths.control(uid)] or {}).get("sequence", 0))}
         first = MemoryItem.from_store(data) if (data := found[item_path]) is not None else None
@@ -113,7 +113,7 @@ def delete_memory(ctx: Ports, uid: str, memory_id: str, request_key: str | None 
             result = ctx.store.apply(
                 uid, "delete.memory", key, plan, item_ids=lineage,
                 item_queries={"aliases": ("items_by_canonical", {"canonical_memory_id": memory_id})},
-                doc_paths=[f"memory_review_queue/{r}" for r in reviews], actor="user")
+                doc_paths=[paths.rel(paths.REVIEW_QUEUE, r) for r in reviews], actor="user")
         except LineageMoved:
             lineage |= set().union(*(scan_lineage(ctx, uid, m) for m in list(lineage)))
             continue
@@ -178,7 +178,7 @@ def _tombstone_batch(ctx: Ports, uid: str, batch_ids: list[str], request_key: st
     key = {"ids": sorted(batch_ids), "head": ctx.store.head_sequence(uid), "request": request_key,
            "round": round_no, "batch": batch_no}
     result = ctx.store.apply(uid, "delete.all", key, plan, item_ids=batch_ids,
-                             doc_paths=[f"memory_review_queue/{r}" for r in reviews], actor="user")
+                             doc_paths=[paths.rel(paths.REVIEW_QUEUE, r) for r in reviews], actor="user")
     return int(result.summary.get("tombstoned", 0)), 0 if result.replayed or result.commit_id is None else 1
 
 
@@ -238,7 +238,7 @@ def _all_receipt(ctx: Ports, uid: str, request_key: str | None, summary: dict[st
 
 # ------------------------------------------------------------------------------ conversation cascade
 def _marker_path(conversation_id: str) -> str:
-    return f"capture_runs/{conversation_id}"
+    return paths.rel(paths.CAPTURE_RUNS, conversation_id)
 
 
 def cascade_conversation(ctx: Ports, uid: str, conversation_id: str, *,
@@ -286,7 +286,7 @@ def _derived_ids(ctx: Ports, uid: str, conversation_id: str) -> list[str]:
 
 def _cascade(ctx: Ports, uid: str, conversation_id: str, remove_document: bool) -> dict[str, Any]:
     historical = _cascade_historical(ctx, uid, conversation_id)
-    stored = ctx.store.get(paths.doc(uid, "capture_runs", conversation_id))
+    stored = ctx.store.get(paths.capture_run(uid, conversation_id))
     state = CaptureRun.from_store(stored).progress
     if state.state == "done":
         summary = dict(state.summary)
@@ -306,7 +306,7 @@ def _cascade(ctx: Ports, uid: str, conversation_id: str, remove_document: bool) 
         raced = _record_early_delete(ctx, uid, conversation_id, run_id) and live_page(ctx, uid, conversation_id, 1, None)
         if not raced:
             if remove_document:
-                ctx.store.delete(paths.doc(uid, "conversations", conversation_id))
+                ctx.store.delete(paths.conversation(uid, conversation_id))
             return {"withdrawn": historical, "retracted": historical,
                     "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None,
                     "intent": run_id}
@@ -349,7 +349,7 @@ def _record_early_delete(ctx: Ports, uid: str, conversation_id: str, run_id: str
 
 
 def _marker_path_full(uid: str, conversation_id: str) -> str:
-    return paths.doc(uid, "capture_runs", conversation_id)
+    return paths.capture_run(uid, conversation_id)
 
 
 def _cascade_historical(ctx: Ports, uid: str, conversation_id: str) -> int:
@@ -377,7 +377,7 @@ def retract_historical(ctx: Ports, uid: str, conversation_id: str, kind: str, *,
 
 def _cascade_page(ctx: Ports, uid: str, conversation_id: str, run_id: str, remove_document: bool) -> Any:
     marker_path = _marker_path(conversation_id)
-    conversation_path = f"conversations/{conversation_id}"
+    conversation_path = paths.rel(paths.CONVERSATIONS, conversation_id)
     for _attempt in range(6):
         page_ids = live_page(ctx, uid, conversation_id, CASCADE_PAGE, None)
         reviews = review_rows(ctx, uid, page_ids)
@@ -393,17 +393,17 @@ def _cascade_page(ctx: Ports, uid: str, conversation_id: str, run_id: str, remov
                 item_queries={"cohort": ("items_by_active_source", {"active_source_ids": conversation_id},
                                          Page(CASCADE_PAGE))},
                 follow_lineage=True, actor="user",
-                doc_paths=[marker_path, conversation_path, *(f"memory_review_queue/{r}" for r in reviews)])
+                doc_paths=[marker_path, conversation_path, *(paths.rel(paths.REVIEW_QUEUE, r) for r in reviews)])
         except CohortMoved:
             continue
     raise CohortMoved("the conversation's memories kept changing during the delete; try again")
 
 
 def _pages_done(ctx: Ports, uid: str, conversation_id: str) -> int:
-    return CaptureRun.from_store(ctx.store.get(paths.doc(uid, "capture_runs", conversation_id))).progress.pages
+    return CaptureRun.from_store(ctx.store.get(paths.capture_run(uid, conversation_id))).progress.pages
 
 
-WORKFLOW = (("action_items", "action_items_by_conversation"), ("goals", "goals_by_conversation"))
+WORKFLOW = ((paths.ACTION_ITEMS, "action_items_by_conversation"), (paths.GOALS, "goals_by_conversation"))
 
 
 def _remove_workflow(ctx: Ports, uid: str, conversation_id: str) -> int:

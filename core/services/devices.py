@@ -61,7 +61,7 @@ def record_device(ctx: Ports, uid: str, device_id: str | None, platform: str | N
         return
     if controls.is_on(ctx, controls.WRITES):
         return
-    ref = paths.doc(uid, "client_devices", device_id)
+    ref = paths.doc(uid, paths.CLIENT_DEVICES, device_id)
     wipe_ref = paths.account_deletion(uid)
     found = ctx.store.get_all([ref, wipe_ref])  # one lookup for both
     account = fence.of(found[wipe_ref])

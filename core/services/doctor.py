@@ -116,7 +116,7 @@ def _pages(ctx: Ports, collection: str) -> Iterator[list[StoredDoc]]:
 def _canonical(ctx: Ports, uid: str) -> _Canonical:
     state = _Canonical(fenced=ctx.store.read_fence(uid).deleting)
     assertion_of: dict[str, str] = {}  # graph fact → the assertion its admission bound
-    for page in _pages(ctx, paths.col(uid, "memory_items")):
+    for page in _pages(ctx, paths.col(uid, paths.MEMORY_ITEMS)):
         for snap in page:
             item = MemoryItem.from_store(snap.data)
             state.items += 1
@@ -129,7 +129,7 @@ def _canonical(ctx: Ports, uid: str) -> _Canonical:
             if not state.fenced and graph.is_fact(item) and item.graph_assertion_id:
                 assertion_of[item.id] = item.graph_assertion_id
     if assertion_of:
-        for page in _pages(ctx, paths.col(uid, "memory_graph_assertions")):
+        for page in _pages(ctx, paths.col(uid, paths.GRAPH_ASSERTIONS)):
             for snap in page:
                 data = snap.data
                 if (data.get("status") == "active" and snap.id in assertion_of
@@ -171,7 +171,7 @@ def _check_index(name: str, index: KeywordIndex | VectorIndex, uid: str, state: 
 
 def _check_graph(ctx: Ports, uid: str, state: _Canonical, report: DoctorReport) -> None:
     cited: set[str] = set()
-    for page in _pages(ctx, paths.col(uid, "knowledge_edges")):
+    for page in _pages(ctx, paths.col(uid, paths.KNOWLEDGE_EDGES)):
         report.rows["graph"] += len(page)
         for snap in page:
             for memory_id in snap.data.get("memory_ids", []):
@@ -267,13 +267,13 @@ def repair(ctx: Ports, report: DoctorReport) -> DoctorReport:
 
 def _enqueue_repairs(ctx: Ports, uid: str, memory_ids: set[str], report: DoctorReport) -> None:
     """One user's repair events, in fenced batches (none lands once a wipe of the account began)."""
-    owned = ctx.store.scan(paths.col(uid, "memory_items"), limit=1, keys_only=True)
+    owned = ctx.store.scan(paths.col(uid, paths.MEMORY_ITEMS), limit=1, keys_only=True)
     targets = [(m, "repair") for m in sorted(memory_ids) if m] if owned else [("", "purge_user")]
     batch: list[Write] = []
     now = ctx.now()
     for memory_id, action in targets:
         event_id = ids.outbox_event_id("doctor", memory_id, action)
-        batch.append(Write("set", paths.doc(uid, "memory_outbox", event_id), {
+        batch.append(Write("set", paths.outbox_event(uid, event_id), {
             "event_id": event_id, "uid": uid, "memory_id": memory_id or None, "action": action,
             "revision": None, "content_hash": None, "reason": "doctor", "commit_id": None, "sequence": None,
             "state": "pending", "attempts": 0, "due_at": now, "lease_expires_at": None, "lease_epoch": 0,

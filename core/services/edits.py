@@ -63,7 +63,7 @@ def edit_content(ctx: Ports, uid: str, memory_id: str, content: str) -> MemoryIt
     # nothing.
     process = intake.process_step(ctx, uid, [memory_id], token=edit.work.mutation.op_id,
                                   when=lambda done: done[0].commit_id is not None)
-    item_path = paths.doc(uid, "memory_items", memory_id)
+    item_path = paths.memory_item(uid, memory_id)
     (result, _), docs = ctx.store.apply_steps(uid, [edit, process], read_back=[item_path])
     if result is not None:
         _cleanup(ctx, uid, result.summary)

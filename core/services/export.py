@@ -53,15 +53,15 @@ def export_lines(ctx: Ports, uid: str) -> Iterator[str]:
         # Every item document in id order, the hidden and tombstoned ones skipped here: a plain
         # ordered scan pages in time proportional to the page, where a status filter made the
         # emulator scan the whole collection for every page (quadratic in the memories).
-        ("memory", col("memory_items"), lambda data: _memory(data, now) if data.get("status") in VISIBLE else None),
-        ("conversation", col("conversations"), lambda data: _without(data, CONVERSATION_INTERNAL)),
-        ("action_item", col("action_items"), lambda data: _without(data, WORKFLOW_INTERNAL)),
-        ("goal", col("goals"), lambda data: _without(data, WORKFLOW_INTERNAL)),
-        ("knowledge_node", col("knowledge_nodes"), graph_view.node),
-        ("knowledge_edge", col("knowledge_edges"), graph_view.edge),
-        ("graph_assertion", col("memory_graph_assertions"), _assertion),
-        ("review", col("memory_review_queue"), lambda data: _pick(data, REVIEW_FIELDS)),
-        ("client_device", col("client_devices"), dict),
+        ("memory", col(paths.MEMORY_ITEMS), lambda data: _memory(data, now) if data.get("status") in VISIBLE else None),
+        ("conversation", col(paths.CONVERSATIONS), lambda data: _without(data, CONVERSATION_INTERNAL)),
+        ("action_item", col(paths.ACTION_ITEMS), lambda data: _without(data, WORKFLOW_INTERNAL)),
+        ("goal", col(paths.GOALS), lambda data: _without(data, WORKFLOW_INTERNAL)),
+        ("knowledge_node", col(paths.KNOWLEDGE_NODES), graph_view.node),
+        ("knowledge_edge", col(paths.KNOWLEDGE_EDGES), graph_view.edge),
+        ("graph_assertion", col(paths.GRAPH_ASSERTIONS), _assertion),
+        ("review", col(paths.REVIEW_QUEUE), lambda data: _pick(data, REVIEW_FIELDS)),
+        ("client_device", col(paths.CLIENT_DEVICES), dict),
     ]
     for kind, query, public in sections:
         for snap in _pages(query):

@@ -91,7 +91,7 @@ def plan(ctx: Ports, uid: str, memory_ids: list[str], items: Mapping[str, Memory
     removed_from = _prune_edges(writes, uid, edges, refs, kept)
     for source in sorted(set(removed_from) - kept_sources - {"user"}):
         if _orphaned(ctx, uid, source, removed_from[source]):
-            writes.delete(paths.doc(uid, "knowledge_nodes", source))
+            writes.delete(paths.doc(uid, paths.KNOWLEDGE_NODES, source))
     return writes
 
 
@@ -107,7 +107,7 @@ def _prune_edges(writes: Writes, uid: str, edges: dict[str, dict[str, Any]], ref
             writes.update(refs[edge_id], {"memory_ids": edge["memory_ids"]})
         else:
             writes.delete(refs[edge_id])
-            writes.delete(paths.doc(uid, "knowledge_nodes", edge["target"]))
+            writes.delete(paths.doc(uid, paths.KNOWLEDGE_NODES, edge["target"]))
             removed_from.setdefault(edge["source"], set()).add(edge_id)
     return removed_from
 
@@ -121,12 +121,12 @@ def _asserted(assertion: Mapping[str, Any], item: MemoryItem | None) -> bool:
 def _write_fact(writes: Writes, uid: str, memory_id: str, assertion: Mapping[str, Any]) -> None:
     """The subject and object nodes and the edge of an asserted fact, cited by ``memory_id``."""
     edge_id = assertion["edge_id"]
-    writes.set(paths.doc(uid, "knowledge_nodes", assertion["subject_entity_id"]),
+    writes.set(paths.doc(uid, paths.KNOWLEDGE_NODES, assertion["subject_entity_id"]),
                {"id": assertion["subject_entity_id"], "label": assertion["subject"],
                 "kind": "user" if assertion["subject"] == "user" else "entity"}, merge=True)
-    writes.set(paths.doc(uid, "knowledge_nodes", assertion["object_entity_id"]),
+    writes.set(paths.doc(uid, paths.KNOWLEDGE_NODES, assertion["object_entity_id"]),
                {"id": assertion["object_entity_id"], "label": assertion["object"], "kind": "fact"}, merge=True)
-    writes.set(paths.doc(uid, "knowledge_edges", edge_id), {
+    writes.set(paths.doc(uid, paths.KNOWLEDGE_EDGES, edge_id), {
         "id": edge_id, "source": assertion["subject_entity_id"], "target": assertion["object_entity_id"],
         "label": assertion["predicate"], "memory_ids": [memory_id]}, merge=False)
 
@@ -156,7 +156,7 @@ def purge(ctx: Ports, uid: str, page: int = 500) -> int:
     """Delete every edge and node of ``uid`` (a graph rebuild's purge), page by page; returns the
     number deleted. Only the drain calls it, and re-projects the user's facts after it."""
     deleted = 0
-    for collection in ("knowledge_edges", "knowledge_nodes"):
+    for collection in (paths.KNOWLEDGE_EDGES, paths.KNOWLEDGE_NODES):
         while True:
             rows = ctx.store.scan(paths.col(uid, collection), limit=page, keys_only=True)
             if not rows:
@@ -185,7 +185,7 @@ def read_page(ctx: Ports, uid: str, limit: int, after: str | None = None) -> dic
     walk serves every edge that exists throughout it exactly once.
     """
     limit = max(1, min(limit, MAX_PAGE))
-    edge_rows = ctx.store.scan(paths.col(uid, "knowledge_edges"), limit=limit + 1, after=after)
+    edge_rows = ctx.store.scan(paths.col(uid, paths.KNOWLEDGE_EDGES), limit=limit + 1, after=after)
     more = len(edge_rows) > limit
     edge_rows = edge_rows[:limit]
     asserted = _asserted_edges(ctx, uid, {m for row in edge_rows for m in row.data.get("memory_ids") or []})
@@ -206,7 +206,7 @@ def _citing(edge: dict[str, Any], edge_id: str, asserted: dict[str, str]) -> lis
 def _closed(ctx: Ports, uid: str, live: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The stored nodes the ``live`` edges end at (sorted by id), and the edges whose two nodes exist."""
     endpoints = sorted({end for edge in live for end in (edge["source"], edge["target"])})
-    stored = ctx.store.get_all([paths.doc(uid, "knowledge_nodes", node) for node in endpoints])
+    stored = ctx.store.get_all([paths.doc(uid, paths.KNOWLEDGE_NODES, node) for node in endpoints])
     nodes = [data for data in stored.values() if data is not None and data.get("id") in endpoints]
     present = {n["id"] for n in nodes}
     edges = [edge for edge in live if edge["source"] in present and edge["target"] in present]
@@ -220,7 +220,7 @@ def live_edges(ctx: Ports, uid: str, page: int = 500) -> dict[str, dict[str, Any
     out: dict[str, dict[str, Any]] = {}
     last = None
     while True:
-        rows = ctx.store.scan(paths.col(uid, "knowledge_edges"), limit=page, after=last)
+        rows = ctx.store.scan(paths.col(uid, paths.KNOWLEDGE_EDGES), limit=page, after=last)
         asserted = _asserted_edges(ctx, uid, {m for row in rows for m in row.data.get("memory_ids") or []})
         for row in rows:
             citing = _citing(row.data, row.id, asserted)
@@ -236,12 +236,12 @@ def _asserted_edges(ctx: Ports, uid: str, memory_ids: set[str]) -> dict[str, str
     graph facts now (active, unrestricted Long-term, assertion active and of the item's revision)."""
     wanted = sorted(memory_ids)
     items: dict[str, MemoryItem] = {}
-    for data in ctx.store.get_all([paths.doc(uid, "memory_items", m) for m in wanted]).values():
+    for data in ctx.store.get_all([paths.memory_item(uid, m) for m in wanted]).values():
         if data is not None:
             item = MemoryItem.from_store(data)
             if is_fact(item):
                 items[item.id] = item
-    refs = [paths.doc(uid, "memory_graph_assertions", m) for m in sorted(items)]
+    refs = [paths.graph_assertion(uid, m) for m in sorted(items)]
     out: dict[str, str] = {}
     for path, assertion in ctx.store.get_all(refs).items():
         fact = items.get(paths.doc_id(path))

@@ -60,7 +60,7 @@ def _create(ctx: Ports, uid: str, requests: list[ExplicitMemory], memory_ids: li
             first: bool) -> list[MemoryItem]:
     plan = partial(intake_planners.create_explicit, requests=requests, memory_ids=memory_ids, first=first,
                    ttl_days=ctx.settings.short_term_ttl_days)
-    item_paths = [paths.doc(uid, "memory_items", mid) for mid in memory_ids]
+    item_paths = [paths.memory_item(uid, mid) for mid in memory_ids]
     _, docs = ctx.store.apply_steps(uid, [
         ctx.store.step(uid, "intake.explicit", {"ids": memory_ids}, plan, item_ids=memory_ids, actor="user"),
         process_step(ctx, uid, memory_ids),
@@ -100,5 +100,5 @@ def process_pending(ctx: Ports, uid: str, memory_ids: list[str], token: str = ""
 
 
 def get_item(ctx: Ports, uid: str, memory_id: str) -> MemoryItem | None:
-    data = ctx.store.get(paths.doc(uid, "memory_items", memory_id))
+    data = ctx.store.get(paths.memory_item(uid, memory_id))
     return MemoryItem.from_store(data) if data is not None else None

@@ -131,13 +131,13 @@ def _checked(ctx: Ports, uid: str, window: list[tuple[str, MemoryItem]]) -> Iter
     if not window:
         return
     memory_ids = list(dict.fromkeys(item.id for _, item in window))
-    keys = {store_paths.doc(uid, name, mid): (name, mid) for mid in memory_ids for name in ("memory_items", *COLLECTIONS)}
+    keys = {store_paths.doc(uid, name, mid): (name, mid) for mid in memory_ids for name in (store_paths.MEMORY_ITEMS, *COLLECTIONS)}
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for path, data in ctx.store.get_all(list(keys)).items():
         if data is not None:
             found[keys[path]] = data
     for collection, item in window:
-        if ("memory_items", item.id) in found:
+        if (store_paths.MEMORY_ITEMS, item.id) in found:
             continue  # canonical state (a successor, an override or a tombstone) wins
         rows = {name: found.get((name, item.id)) for name in COLLECTIONS}
         try:

@@ -96,7 +96,7 @@ def backoff(attempts: int) -> timedelta:
 
 # ----------------------------------------------------------------------------------- user lease
 def _lease_ref(uid: str) -> str:
-    return paths.doc(uid, "memory_state", "projection_lease")
+    return paths.projection_lease(uid)
 
 
 def _release(ctx: Ports, uid: str, holder: str, *, force: bool = False) -> bool:
@@ -343,7 +343,7 @@ def _requeue(ctx: Ports, uid: str, chosen: Chosen, generation: int | None,
     for memory_id in sorted(set(orphaned)):
         event_id, doc = outbox_event(uid, f"repair:{holder}", 0, OutboxAction(memory_id, "repair"), None,
                                      "drain_lease_lost", now)
-        writes.append((paths.doc(uid, "memory_outbox", event_id), doc, False))
+        writes.append((paths.outbox_event(uid, event_id), doc, False))
     if writes:
         try:
             with fence.expect(uid, ctx.store.read_fence(uid).generation if generation is None else generation):
@@ -542,7 +542,7 @@ def _read_state(ctx: Ports, uid: str, memory_ids: list[str], generation: int | N
     fenced = False
     items: dict[str, MemoryItem] = {}
     schedule_refs = [scheduling.registry_path(uid), paths.CONTROLS_GLOBAL] if with_schedule else []
-    found = ctx.store.get_all([fence_ref, *schedule_refs, *(paths.doc(uid, "memory_items", mid) for mid in memory_ids)])
+    found = ctx.store.get_all([fence_ref, *schedule_refs, *(paths.memory_item(uid, mid) for mid in memory_ids)])
     registry = (found.pop(schedule_refs[0], None) or {}) if with_schedule else {}
     switches = (found.pop(schedule_refs[1], None) or {}) if with_schedule else {}
     for path, data in found.items():
@@ -554,7 +554,7 @@ def _read_state(ctx: Ports, uid: str, memory_ids: list[str], generation: int | N
         else:
             items[paths.doc_id(path)] = MemoryItem.from_store(data)
     facts = [] if fenced else [mid for mid in memory_ids if graph.is_fact(items.get(mid))]
-    refs = [paths.doc(uid, "memory_graph_assertions", mid) for mid in facts]
+    refs = [paths.graph_assertion(uid, mid) for mid in facts]
     assertions = ({paths.doc_id(p): d for p, d in ctx.store.get_all(refs).items() if d is not None}
                   if refs else {})
     disabled = bool(ctx.settings.consolidation_on_write and switches.get(controls.CONSOLIDATION))
@@ -639,7 +639,7 @@ def _outbox(ctx: Ports, uid: str, page: int = 500) -> Iterator[StoredDoc]:
     """Every event of the user's outbox, in id order, a page at a time."""
     after = None
     while True:
-        rows = ctx.store.scan(paths.col(uid, "memory_outbox"), limit=page, after=after)
+        rows = ctx.store.scan(paths.col(uid, paths.OUTBOX), limit=page, after=after)
         yield from rows
         if len(rows) < page:
             return

@@ -198,7 +198,7 @@ def get_memory(ctx: Ports, uid: str, memory_id: str, *, include_hidden: bool = F
 
 
 def _stored(ctx: Ports, uid: str, memory_id: str) -> MemoryItem | None:
-    stored = ctx.store.get(paths.doc(uid, "memory_items", memory_id))
+    stored = ctx.store.get(paths.memory_item(uid, memory_id))
     if stored is None:
         return legacy.get(ctx, uid, memory_id)
     return MemoryItem.from_store(stored)
@@ -254,7 +254,7 @@ def history(ctx: Ports, uid: str, memory_id: str) -> list[dict[str, Any]]:
 
 
 def hydrate(ctx: Ports, uid: str, memory_ids: Iterable[str]) -> dict[str, MemoryItem]:
-    refs = [paths.doc(uid, "memory_items", mid) for mid in dict.fromkeys(memory_ids)]
+    refs = [paths.memory_item(uid, mid) for mid in dict.fromkeys(memory_ids)]
     out: dict[str, MemoryItem] = {}
     for data in ctx.store.get_all(refs).values():
         if data is not None:

@@ -49,11 +49,11 @@ class RebuildReport:
 
 
 def _state_ref(ctx: Ports, uid: str, provider: str) -> str:
-    return paths.doc(uid, "memory_state", f"rebuild_{provider}")
+    return paths.rebuild_marker(uid, provider)
 
 
 def _run_ref(ctx: Ports, provider: str) -> str:
-    return f"projection_rebuilds/{provider}"
+    return paths.rebuild_run(provider)
 
 
 def _event(uid: str, run_id: str, memory_id: str | None, action: str, provider: str, now: Any) -> tuple[str, dict[str, Any]]:
@@ -112,19 +112,19 @@ def _rebuild_user(ctx: Ports, uid: str, provider: str, run_id: str, report: Rebu
         cursor, purge_due = None, ctx.now()
         event_id, event = _event(uid, run_id, None, "purge_user", provider, purge_due)
         _fenced(ctx, uid, [
-            Write("set", paths.doc(uid, "memory_outbox", event_id), event),
+            Write("set", paths.outbox_event(uid, event_id), event),
             Write("set", state_ref, {"run_id": run_id, "provider": provider, "cursor": None, "done": False,
                                      "started_at": purge_due, "purge_due_at": purge_due})])
         report.enqueued += 1
     while True:
-        snaps = ctx.store.scan(paths.col(uid, "memory_items"), limit=page, after=cursor or None)
+        snaps = ctx.store.scan(paths.col(uid, paths.MEMORY_ITEMS), limit=page, after=cursor or None)
         if not snaps:
             break
         writes, now, count = [], _after(ctx.now(), purge_due), 0
         for snap in snaps:
             if _wanted(MemoryItem.from_store(snap.data), provider):
                 event_id, event = _event(uid, run_id, snap.id, "rebuild", provider, now)
-                writes.append(Write("set", paths.doc(uid, "memory_outbox", event_id), event))
+                writes.append(Write("set", paths.outbox_event(uid, event_id), event))
                 count += 1
         cursor = snaps[-1].id
         writes.append(Write("set", state_ref, {"cursor": cursor}, merge=True))  # the events and the cursor land together

@@ -45,7 +45,7 @@ from core.domain import paths
 from core.errors import GenerationChanged, NotFound, WritesBlocked
 from core.ports import Ports
 
-COLLECTION = "deletion_receipts"  # under users/{uid}; the wipe's hashed receipts: the top-level one
+COLLECTION = paths.DELETION_RECEIPTS  # under users/{uid}; the wipe's hashed receipts: the top-level one
 RETENTION = timedelta(days=30)
 STORES = ("memory_items", "review_queue", "graph", "keyword_index", "vector_index")
 APPLIED = ("memory_items", "review_queue")  # confirmed by the delete's own commit
@@ -69,12 +69,12 @@ def new_id() -> str:
 
 
 def _path(uid: str, rid: str) -> str:
-    return paths.doc(uid, COLLECTION, rid)
+    return paths.deletion_receipt(uid, rid)
 
 
 def _account_path(uid: str, rid: str) -> str:
     """The wipe receipt's top-level document: keyed by a hash of (uid, receipt id), holding neither."""
-    return f"{COLLECTION}/{hashlib.sha256(f'{uid}:{rid}'.encode()).hexdigest()}"
+    return paths.account_receipt(hashlib.sha256(f'{uid}:{rid}'.encode()).hexdigest())
 
 
 def issue(ctx: Ports, uid: str, kind: str, rid: str, memory_ids: Iterable[str], *,
@@ -167,7 +167,7 @@ def _unconfirmed(ctx: Ports, uid: str, memory_ids: set[str], up_to_sequence: int
 
     after = None
     while True:
-        rows = ctx.store.scan(paths.col(uid, "memory_outbox"), limit=OUTBOX_PAGE, after=after)
+        rows = ctx.store.scan(paths.col(uid, paths.OUTBOX), limit=OUTBOX_PAGE, after=after)
         for row in rows:
             if not covered(row.data):
                 continue

@@ -32,8 +32,7 @@ from core.domain import ids, paths
 from core.domain.documents import OutboxEvent
 from core.services import controls
 
-REGISTRY = "consolidation_schedule"
-WALK_STATE = ("consolidation_walk", "cursor")
+REGISTRY = paths.CONSOLIDATION_SCHEDULE
 
 
 # ------------------------------------------------------------------------------------ task names
@@ -47,7 +46,7 @@ def task_id(uid: str, source: str, key: int) -> str:
 
 
 def _registry(uid: str) -> str:
-    return f"{REGISTRY}/{uid}"
+    return paths.schedule_entry(uid)
 
 
 def _enqueue(ctx: Any, uid: str, name: str, at: datetime) -> None:
@@ -131,7 +130,7 @@ def walk(ctx: Any) -> dict[str, Any]:
     if controls.is_on(ctx, controls.CONSOLIDATION):
         return {"users": 0, "enqueued": 0, "skipped": "consolidation_disabled"}
     settings = ctx.settings
-    state = "/".join(WALK_STATE)
+    state = paths.WALK_CURSOR
     after = (ctx.store.get(state) or {}).get("after")
     now = ctx.now()
     w = window(ctx, now)

@@ -45,8 +45,8 @@ log = logging.getLogger(__name__)
 
 def log_json(event: str, **fields: Any) -> None:
     log.info(json.dumps({"event": event, **fields}, default=str))
-CONFIG_COLLECTION = "developer_webhooks"
-DELIVERY_COLLECTION = "webhook_deliveries"
+CONFIG_COLLECTION = paths.WEBHOOK_CONFIGS
+DELIVERY_COLLECTION = paths.WEBHOOK_DELIVERIES
 FINAL_STATES = ("delivered", "failed", "refused", "cancelled")
 RECORD_DAYS = 30  # delivery records carry ``expire_at`` (a Firestore TTL policy in Terraform removes them)
 
@@ -174,7 +174,7 @@ def deliver_webhook(ctx: Ports, uid: str, webhook_type: str, conversation_id: st
     config = get_config(ctx, uid, webhook_type)
     if not (config["enabled"] and config["url"]):
         return finish("cancelled", reason="webhook_disabled")
-    conversation = ctx.store.get(paths.doc(uid, "conversations", conversation_id))
+    conversation = ctx.store.get(paths.conversation(uid, conversation_id))
     if conversation is None:
         return finish("cancelled", reason="conversation_deleted")
     url = config["url"]

@@ -17,6 +17,7 @@ import time
 import tracemalloc
 from typing import Any
 
+from core.domain import paths
 from strata_dev.bench import harness
 from strata_dev.bench.read import _seed
 
@@ -24,7 +25,7 @@ from strata_dev.bench.read import _seed
 def _bare_read(ctx: Any, uid: str) -> int:
     rows = 0
     cursor = None
-    collection = ctx.paths.col(uid, "memory_items")
+    collection = ctx.paths.col(uid, paths.MEMORY_ITEMS)
     while True:
         query = collection.order_by("__name__").limit(500)
         page = list((query.start_after(cursor) if cursor is not None else query).stream())

@@ -90,7 +90,7 @@ def _stored_citations(ctx: Any, uid: str, extractor: str | None = None) -> tuple
     from core.domain import paths
 
     count, cited = 0, set[str]()
-    for row in ctx.store.scan(paths.col(uid, "memory_items"), limit=10_000):
+    for row in ctx.store.scan(paths.col(uid, paths.MEMORY_ITEMS), limit=10_000):
         data = row.data or {}
         evidence = [e for e in data.get("evidence") or []
                     if extractor is None or e.get("extractor_id") == extractor]
@@ -137,7 +137,7 @@ def run(args: Any) -> dict[str, Any]:
             evidence |= {e for q in sample.questions for e in q.evidence if e in turns}
             before = len(recorder.outcomes)
             for name, ctx, uid in (("rules", rules_ctx, rules_uid), ("openai", llm_ctx, llm_uid)):
-                ctx.store.set(paths.doc(uid, "conversations", conversation_id), doc)
+                ctx.store.set(paths.doc(uid, paths.CONVERSATIONS, conversation_id), doc)
                 started = time.monotonic()
                 result = capture.capture_conversation(ctx, uid, conversation_id, doc)
                 seconds[name] += time.monotonic() - started

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from core.domain import paths
 from core.ports import Publisher
 from strata_dev.samples import load_samples
 
@@ -178,7 +179,7 @@ def drain(ctx: Any, uid: str, rounds: int = 50) -> Any:
     for _ in range(rounds):
         report = projection.drain_user(ctx, uid)
         total.add(report)
-        if count_docs(ctx, uid, "memory_outbox") == 0:
+        if count_docs(ctx, uid, paths.OUTBOX) == 0:
             break
         if report.skipped:
             time.sleep(0.2)
@@ -195,7 +196,7 @@ def write_item_rows(ctx: Any, uid: str, rows: list[dict[str, Any]], batch_size: 
     def write(chunk: list[dict[str, Any]]) -> None:
         batch = ctx.client.batch()
         for row in chunk:
-            set_document(batch, ctx.paths.doc(uid, "memory_items", row["id"]), row)
+            set_document(batch, ctx.paths.doc(uid, paths.MEMORY_ITEMS, row["id"]), row)
         batch.commit()
 
     with ThreadPoolExecutor(max_workers=4) as pool:

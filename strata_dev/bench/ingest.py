@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from core.domain import paths
 from strata_dev.bench import harness, stats
 from strata_dev.bench.counting import replay
 from strata_dev.bench.procs import CpuMeter
@@ -50,8 +51,8 @@ def _missing(ctx: Any, where: dict[str, str], cids: list[str]) -> str:
     """What the store says of conversations that were not captured in time (for the error)."""
     notes = []
     for cid in cids[:5]:
-        conversation = ctx.paths.doc(where[cid], "conversations", cid).get()
-        marker = ctx.paths.doc(where[cid], "capture_runs", cid).get()
+        conversation = ctx.paths.doc(where[cid], paths.CONVERSATIONS, cid).get()
+        marker = ctx.paths.doc(where[cid], paths.CAPTURE_RUNS, cid).get()
         state = (marker.to_dict() or {}) if marker.exists else None
         notes.append(f"{cid}: conversation {'stored' if conversation.exists else 'missing'}, capture marker "
                      + ("absent" if state is None else f"jobs={state.get('jobs')} errors={state.get('errors')}"))
@@ -72,11 +73,11 @@ def trigger_path(ctx: Any, uids: list[str], convs: list[tuple[str, dict[str, Any
     visible: dict[str, float] = {}
     started = time.time()
     for cid, doc in convs:
-        ctx.paths.doc(where[cid], "conversations", cid).set(doc)
+        ctx.paths.doc(where[cid], paths.CONVERSATIONS, cid).set(doc)
         written[cid] = time.time()
 
     def all_captured() -> bool:
-        refs = [ctx.paths.doc(where[cid], "capture_runs", cid) for cid, _ in convs if cid not in visible]
+        refs = [ctx.paths.doc(where[cid], paths.CAPTURE_RUNS, cid) for cid, _ in convs if cid not in visible]
         for snapshot in ctx.client.get_all(refs):
             at = _captured_at(snapshot)
             if at is not None:
@@ -91,7 +92,7 @@ def trigger_path(ctx: Any, uids: list[str], convs: list[tuple[str, dict[str, Any
                            f"{timeout_s:.0f} s ({_missing(ctx, where, missing)})") from None
     elapsed = max(visible.values()) - started
     return {"seconds": elapsed, "latencies": [visible[cid] - written[cid] for cid, _ in convs],
-            "memories": sum(harness.count_docs(ctx, uid, "memory_items") for uid in uids)}
+            "memories": sum(harness.count_docs(ctx, uid, paths.MEMORY_ITEMS) for uid in uids)}
 
 
 def one_at_a_time(ctx: Any, uid: str, convs: list[tuple[str, dict[str, Any]]]) -> list[float]:
@@ -177,7 +178,7 @@ def run(args: Any) -> dict[str, Any]:
 
     # Let the projections those captures started finish, so they do not slow what is timed next.
     def projected() -> bool:
-        return all(harness.count_docs(ctx, u, "memory_outbox") == 0 for u in [uid, *spread_uids])
+        return all(harness.count_docs(ctx, u, paths.OUTBOX) == 0 for u in [uid, *spread_uids])
 
     harness.wait_for(projected, 60.0, every=0.1)
 

@@ -19,6 +19,7 @@ import threading
 import time
 from typing import Any
 
+from core.domain import paths
 from strata_dev.bench import harness, stats
 
 
@@ -28,9 +29,9 @@ def _baseline(ctx: Any, uid: str) -> tuple[int, float]:
     from core.domain.records import MemoryItem
 
     started = time.monotonic()
-    events = list(ctx.paths.col(uid, "memory_outbox").stream())
+    events = list(ctx.paths.col(uid, paths.OUTBOX).stream())
     memory_ids: list[str] = sorted({str(m) for e in events if (m := (e.to_dict() or {}).get("memory_id"))})
-    refs = [ctx.paths.doc(uid, "memory_items", mid) for mid in memory_ids]
+    refs = [ctx.paths.doc(uid, paths.MEMORY_ITEMS, mid) for mid in memory_ids]
     items = [MemoryItem.from_store(s.to_dict()) for s in ctx.client.get_all(refs) if s.exists]
     rows = [{"id": ids.provider_id(uid, i.id), "uid": uid, "memory_id": i.id, "layer": i.layer,
              "revision": int(i.revision), "content": i.content, "category": i.category,
@@ -139,7 +140,7 @@ def _lag(size: int) -> dict[str, Any]:
         harness.capture_in_process(ctx, uid, harness.conversations(size, "lag"))
         stamps = {seq: at for who, seq, at in publisher.stamps if who == uid}
         expected: dict[str, float] = {}
-        for snap in ctx.paths.col(uid, "memory_commits").stream():
+        for snap in ctx.paths.col(uid, paths.COMMITS).stream():
             commit = snap.to_dict() or {}
             for change in commit.get("changes", []):
                 if commit.get("sequence") in stamps:
@@ -147,7 +148,7 @@ def _lag(size: int) -> dict[str, Any]:
         from core.domain.plan import is_projectable
         from core.domain.records import MemoryItem
 
-        projectable = {ids.provider_id(uid, s.id) for s in ctx.paths.col(uid, "memory_items").stream()
+        projectable = {ids.provider_id(uid, s.id) for s in ctx.paths.col(uid, paths.MEMORY_ITEMS).stream()
                        if is_projectable(MemoryItem.from_store(s.to_dict()))}
         expected = {pid: at for pid, at in expected.items() if pid in projectable}
         with contextlib.suppress(TimeoutError):  # never-seen projections are reported, not fatal
@@ -164,7 +165,7 @@ def _measured_drain(setup: Any, convs: list[Any], label: str) -> dict[str, Any]:
     """A fresh user's captures (nudges dropped), then ``drain_user`` on a warm counted context."""
     uid = harness.new_uid(label)
     harness.capture_in_process(setup, uid, convs)
-    events = harness.count_docs(setup, uid, "memory_outbox")
+    events = harness.count_docs(setup, uid, paths.OUTBOX)
     counted = harness.counted_context(publisher=harness.NullPublisher())
     _warm(counted, uid)
     with _rounds(counted.client.counts) as marks:

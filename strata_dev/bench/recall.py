@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from core.domain import paths
 from core.ports import Embedder
 from strata_dev.bench import harness, locomo, stats
 from strata_dev.bench.bm25 import BM25
@@ -55,10 +56,10 @@ def _ingest(ctx: Any, uid: str, sample: locomo.Sample, owner: str) -> None:
     for session in sample.sessions:
         cid = f"{sample.sample_id}-session-{session.index}"
         ids.append(cid)
-        ctx.paths.doc(uid, "conversations", cid).set(locomo.conversation_doc(sample, session, owner))
+        ctx.paths.doc(uid, paths.CONVERSATIONS, cid).set(locomo.conversation_doc(sample, session, owner))
 
     def captured() -> bool:
-        snaps = ctx.client.get_all([ctx.paths.doc(uid, "capture_runs", cid) for cid in ids])
+        snaps = ctx.client.get_all([ctx.paths.doc(uid, paths.CAPTURE_RUNS, cid) for cid in ids])
         return all(s.exists for s in snaps)
 
     harness.wait_for(captured, timeout_s=180, every=0.2)
@@ -79,7 +80,7 @@ def _settle(ctx: Any, uid: str) -> dict[str, int]:
             break
     harness.drain(ctx, uid)
     # A cold MiniLM model loads in the draining process first (a minute on a busy machine).
-    harness.wait_for(lambda: harness.count_docs(ctx, uid, "memory_outbox") == 0, timeout_s=600, every=0.2)
+    harness.wait_for(lambda: harness.count_docs(ctx, uid, paths.OUTBOX) == 0, timeout_s=600, every=0.2)
     return routes
 
 
@@ -146,12 +147,12 @@ def _owners(sample: locomo.Sample, args: Any) -> list[str]:
 def _paths(args: Any) -> list[str]:
     """``--data`` (one path or several, comma-separated) or every shipped file; ``--quick`` one file."""
     if args.data:
-        paths = [p.strip() for p in str(args.data).split(",") if p.strip()]
+        files = [p.strip() for p in str(args.data).split(",") if p.strip()]
     else:
-        paths = [str(p) for p in locomo.default_paths()]
+        files = [str(p) for p in locomo.default_paths()]
         if args.quick or args.size:
-            paths = [str(locomo.default_sample_path())]
-    return paths
+            files = [str(locomo.default_sample_path())]
+    return files
 
 
 def _run_file(ctx: Any, path: str, args: Any) -> dict[str, Any]:
@@ -174,7 +175,7 @@ def _run_file(ctx: Any, path: str, args: Any) -> dict[str, Any]:
             owners += 1
             uid = harness.new_uid("recall")
             _ingest(ctx, uid, sample, owner)
-            items = [harness_item(s) for s in ctx.paths.col(uid, "memory_items").stream()]
+            items = [harness_item(s) for s in ctx.paths.col(uid, paths.MEMORY_ITEMS).stream()]
             memories += len(items)
             tally.add(sample, {sid for item in items for sid in _cited(item)}, owner)
             for route, count in _settle(ctx, uid).items():

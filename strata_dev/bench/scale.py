@@ -55,6 +55,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from core.domain import paths
 from strata_dev.bench import harness, stats
 from strata_dev.bench.read import QUERIES, _items
 
@@ -123,7 +124,7 @@ def seed_background(ctx: Any, users: int, per_user: int) -> float:
     def write(chunk: list[tuple[str, dict[str, Any]]]) -> None:
         batch = ctx.client.batch()
         for uid, row in chunk:
-            set_document(batch, ctx.paths.doc(uid, "memory_items", row["id"]), row)
+            set_document(batch, ctx.paths.doc(uid, paths.MEMORY_ITEMS, row["id"]), row)
         batch.commit()
 
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -137,7 +138,7 @@ def _list_floor(ctx: Any, uid: str, after: Any) -> int:
     """The raw indexed query for the same page through the SDK, every document decoded."""
     from core.adapters.firestore.queries import build
 
-    collection = ctx.paths.col(uid, "memory_items")
+    collection = ctx.paths.col(uid, paths.MEMORY_ITEMS)
     start = None if after is None else {"created_at": after[0], "__name__": collection.document(after[1])}
     query = build(collection, "list_by_read_class", {"read_class": ["default"]}, limit=100, start_after=start)
     return sum(1 for snap in query.stream() if snap.to_dict() is not None)
@@ -147,7 +148,7 @@ def _list_wire(ctx: Any, uid: str, after: Any) -> int:
     """The same query's RunQuery RPC with its answer left encoded: the least any client does."""
     from core.adapters.firestore.queries import build
 
-    collection = ctx.paths.col(uid, "memory_items")
+    collection = ctx.paths.col(uid, paths.MEMORY_ITEMS)
     start = None if after is None else {"created_at": after[0], "__name__": collection.document(after[1])}
     query = build(collection, "list_by_read_class", {"read_class": ["default"]}, limit=100, start_after=start)
     parent, _ = query._parent._parent_info()
@@ -238,7 +239,7 @@ def _export(ctx: Any, uid: str) -> dict[str, Any]:
 
     def bare() -> int:
         rows, last = 0, None
-        query = ctx.paths.col(uid, "memory_items").order_by("__name__").limit(500)
+        query = ctx.paths.col(uid, paths.MEMORY_ITEMS).order_by("__name__").limit(500)
         while True:
             page = [(s, s.to_dict()) for s in (query.start_after(last) if last is not None else query).stream()]
             rows += len(page)
@@ -277,10 +278,10 @@ def _bare_drain(ctx: Any, uid: str) -> int:
     from core.domain.plan import is_projectable
     from core.domain.records import MemoryItem
 
-    events = list(ctx.paths.col(uid, "memory_outbox").stream())
+    events = list(ctx.paths.col(uid, paths.OUTBOX).stream())
     memory_ids = sorted({str(m) for e in events if (m := (e.to_dict() or {}).get("memory_id"))})
     items = [MemoryItem.from_store(s.to_dict()) for s in
-             ctx.client.get_all([ctx.paths.doc(uid, "memory_items", m) for m in memory_ids]) if s.exists]
+             ctx.client.get_all([ctx.paths.doc(uid, paths.MEMORY_ITEMS, m) for m in memory_ids]) if s.exists]
     rows = [{"id": ids.provider_id(uid, i.id), "uid": uid, "memory_id": i.id, "layer": i.layer,
              "revision": int(i.revision), "content": i.content, "category": i.category,
              "updated_at": i.updated_at.timestamp() if i.updated_at else 0.0} for i in items if is_projectable(i)]
@@ -297,7 +298,7 @@ def _bare_drain(ctx: Any, uid: str) -> int:
 def _drain(ctx: Any, uid: str) -> dict[str, Any]:
     from core.services import projection
 
-    events = [(s.reference, s.to_dict()) for s in ctx.paths.col(uid, "memory_outbox").stream()]
+    events = [(s.reference, s.to_dict()) for s in ctx.paths.col(uid, paths.OUTBOX).stream()]
     started = time.perf_counter()
     report = projection.DrainReport()
     for _ in range(50):
@@ -321,7 +322,7 @@ def _drain(ctx: Any, uid: str) -> dict[str, Any]:
 def _delete_all(ctx: Any, uid: str) -> dict[str, Any]:
     from core.services import deletion
 
-    refs = [ctx.paths.doc(uid, "memory_items", s.id) for s in ctx.paths.col(uid, "memory_items").select([]).stream()]
+    refs = [ctx.paths.doc(uid, paths.MEMORY_ITEMS, s.id) for s in ctx.paths.col(uid, paths.MEMORY_ITEMS).select([]).stream()]
     seconds, summary = _timed(deletion.delete_all, ctx, uid)
 
     def bare() -> None:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from core.domain import paths
 from strata_dev.bench import harness
 
 SIZES = (10, 100, 1000)
@@ -185,7 +186,7 @@ def sorts_last(items: int = 1000, interval: float = 60.0) -> dict[str, Any]:
     (item,) = intake.create_explicit(ctx, last, [ExplicitMemory(content="My last note is on the door",
                                                                 category="system")])
     projection.drain_user(ctx, last)
-    ref = ctx.paths.doc(last, "memory_items", item.id)
+    ref = ctx.paths.doc(last, paths.MEMORY_ITEMS, item.id)
     ticks = 0
     while ticks < 20 and not (ref.get().to_dict() or {}).get("route"):
         clock.at += timedelta(seconds=interval)

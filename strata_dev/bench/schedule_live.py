@@ -19,6 +19,8 @@ import time
 import uuid
 from typing import Any
 
+from core.domain import paths
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m strata_dev.bench.schedule_live")
@@ -54,14 +56,14 @@ def measure(items: int, tick: int, timeout: float) -> dict[str, Any]:
     (item,) = intake.create_explicit(ctx, last, [ExplicitMemory(content="My last note is on the door",
                                                                 category="system")])
     written = time.monotonic()
-    ref = ctx.paths.doc(last, "memory_items", item.id)
+    ref = ctx.paths.doc(last, paths.MEMORY_ITEMS, item.id)
     routed_at = None
     while time.monotonic() - written < timeout:
         if (ref.get().to_dict() or {}).get("route"):
             routed_at = time.monotonic()
             break
         time.sleep(1.0)
-    left = {uid: sum(1 for s in ctx.paths.col(uid, "memory_items").stream()
+    left = {uid: sum(1 for s in ctx.paths.col(uid, paths.MEMORY_ITEMS).stream()
                      if (s.to_dict() or {}).get("route") is None) for uid in first}
     waited = None if routed_at is None else round(routed_at - written, 1)
     return {"tick_s": tick, "users_first": len(first), "items_each": items, "seed_s": round(seeded_s, 1),

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from core.domain import paths
 from strata_dev.bench import harness, stats
 
 DATA = Path(__file__).parent / "data" / "update_pairs.json"
@@ -52,14 +53,14 @@ def conversation_doc(conv: dict[str, Any], tag: str) -> dict[str, Any]:
 def _items(ctx: Any, uid: str) -> list[Any]:
     from core.domain.records import MemoryItem
 
-    return [MemoryItem.from_store(s.to_dict()) for s in ctx.paths.col(uid, "memory_items").stream()]
+    return [MemoryItem.from_store(s.to_dict()) for s in ctx.paths.col(uid, paths.MEMORY_ITEMS).stream()]
 
 
 def _capture_and_settle(ctx: Any, uid: str, cid: str, doc: dict[str, Any]) -> None:
     from core.services import consolidation
 
-    ctx.paths.doc(uid, "conversations", cid).set(doc)
-    harness.wait_for(lambda: ctx.paths.doc(uid, "capture_runs", cid).get().exists, timeout_s=180, every=0.2)
+    ctx.paths.doc(uid, paths.CONVERSATIONS, cid).set(doc)
+    harness.wait_for(lambda: ctx.paths.doc(uid, paths.CAPTURE_RUNS, cid).get().exists, timeout_s=180, every=0.2)
     for _ in range(20):
         summary = consolidation.run_pass(ctx, uid)
         if summary.get("skipped") == "lease_held":

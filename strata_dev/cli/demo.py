@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 
+from core.domain import paths
 from strata_dev.samples import samples_dir
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,11 +66,11 @@ def run(info: dict[str, Any]) -> None:
         doc = json.loads(path.read_text())
         conversation_id = doc.pop("id")
         conversation_ids.append(conversation_id)
-        ctx.paths.doc(uid, "conversations", conversation_id).set(doc)
+        ctx.paths.doc(uid, paths.CONVERSATIONS, conversation_id).set(doc)
         print(f"  wrote {conversation_id}")
 
     def captured() -> bool:
-        runs = [ctx.paths.doc(uid, "capture_runs", c).get() for c in conversation_ids]
+        runs = [ctx.paths.doc(uid, paths.CAPTURE_RUNS, c).get() for c in conversation_ids]
         return all(r.exists for r in runs)
 
     _wait("trigger → extraction done for every conversation", captured)
@@ -78,21 +79,21 @@ def run(info: dict[str, Any]) -> None:
     created = http.post("/v3/memories", json={"content": "I prefer window seats on long flights"}).json()
     for commit in http.get(f"/v1/memories/{created['id']}/history").json()["commits"]:
         print(f"  commit {commit['sequence']:>3} {commit['kind']:<18} revision {commit['revision']}")
-    item = ctx.paths.doc(uid, "memory_items", created["id"]).get().to_dict()
+    item = ctx.paths.doc(uid, paths.MEMORY_ITEMS, created["id"]).get().to_dict()
     print(f"  stored: layer={item['layer']} processing_state={item['processing_state']}")
 
     print(f"\n== consolidation scheduled by the writes (outbox → the user's Cloud Task, due {DEMO_TICK_SECONDS} s "
           "later → per-user pass)")
 
     def settled() -> bool:
-        return not any(s.to_dict().get("pending_route") for s in ctx.paths.col(uid, "memory_items").stream())
+        return not any(s.to_dict().get("pending_route") for s in ctx.paths.col(uid, paths.MEMORY_ITEMS).stream())
 
     _wait("every pending Short-term item routed", settled, timeout_s=60.0 + 3 * DEMO_TICK_SECONDS)
     print("  safety-net walk (Cloud Scheduler's job):",
           httpx.post(info["consolidate_url"], json={"mode": "fanout"}, timeout=30).json())
 
     def drained() -> bool:
-        return not list(ctx.paths.col(uid, "memory_outbox").limit(1).stream())
+        return not list(ctx.paths.col(uid, paths.OUTBOX).limit(1).stream())
 
     _wait("outbox drained into Typesense, the vector index and the graph", drained, timeout_s=90)
 

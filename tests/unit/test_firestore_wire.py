@@ -12,7 +12,7 @@ from google.cloud.firestore_v1 import SERVER_TIMESTAMP, GeoPoint, _helpers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.adapters.firestore import wire
+from core.adapters.firestore import codec, wire
 
 PATH = "projects/p/databases/(default)/documents/users/u/memory_items/m"
 CLIENT = firestore.Client(project="p", credentials=AnonymousCredentials())
@@ -47,11 +47,10 @@ def test_encoded_writes_equal_the_sdks(data: dict[str, Any]) -> None:
 @settings(max_examples=200, deadline=None)
 @given(documents)
 def test_decoding_an_encoded_document_gives_what_the_sdk_decodes(data: dict[str, Any]) -> None:
-    from core.adapters.firestore.client import decode_fields
-
     write = wire.encode_document(PATH, data)
     [sdk_write] = _helpers.pbs_for_set_no_merge(PATH, data)
-    assert decode_fields(write.update.fields, CLIENT) == _helpers.decode_dict(sdk_write.update.fields, CLIENT)
+    decoded = codec.decode_fields(write.update.fields, codec.client_references(CLIENT))
+    assert decoded == _helpers.decode_dict(sdk_write.update.fields, CLIENT)
 
 
 class _Recorder:

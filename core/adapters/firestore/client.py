@@ -1,14 +1,13 @@
-"""Firestore client construction and the path layout of the contract (section 5)."""
+"""Firestore client construction, and SDK references for the paths of :mod:`core.domain.paths`."""
 
 from __future__ import annotations
 
 import functools
 from typing import Any
 
+from core.adapters.firestore import codec
 from core.config import Settings
-
-CONTROLS_GLOBAL = ("memory_controls", "global")
-APPLY_CONTROL = ("memory_state", "apply_control")
+from core.domain import paths
 
 
 @functools.lru_cache(maxsize=4)
@@ -34,22 +33,22 @@ class Paths:
         self.client = client
 
     def user(self, uid: str) -> Any:
-        return self.client.collection("users").document(uid)
+        return self.client.document(paths.user(uid))
 
     def col(self, uid: str, name: str) -> Any:
-        return self.user(uid).collection(name)
+        return self.client.collection(paths.col(uid, name))
 
     def doc(self, uid: str, collection: str, doc_id: str) -> Any:
-        return self.col(uid, collection).document(doc_id)
+        return self.client.document(paths.doc(uid, collection, doc_id))
 
     def control(self, uid: str) -> Any:
-        return self.doc(uid, *APPLY_CONTROL)
+        return self.client.document(paths.control(uid))
 
     def global_controls(self) -> Any:
-        return self.client.collection(CONTROLS_GLOBAL[0]).document(CONTROLS_GLOBAL[1])
+        return self.client.document(paths.CONTROLS_GLOBAL)
 
     def account_deletion(self, uid: str) -> Any:
-        return self.client.collection("account_deletions").document(uid)
+        return self.client.document(paths.account_deletion(uid))
 
 
 def delete_refs(client: Any, refs: list[Any]) -> int:
@@ -85,38 +84,12 @@ def stream_docs(query: Any) -> list[tuple[Any, dict[str, Any], Any]]:
         return [(snap.reference, snap.to_dict() or {}, snap.update_time) for snap in query.stream()]
     from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 
+    reference = codec.client_references(client)
     out = []
     for response in api.run_query(request=request, metadata=metadata):
         pb = response._pb
         if pb.HasField("document"):
             path = pb.document.name.split("/documents/", 1)[1]
-            out.append((client.document(path), decode_fields(pb.document.fields, client),
+            out.append((client.document(path), codec.decode_fields(pb.document.fields, reference),
                         DatetimeWithNanoseconds.from_timestamp_pb(pb.document.update_time)))
     return out
-
-
-def decode_fields(fields: Any, client: Any) -> dict[str, Any]:
-    """A document's ``fields`` protobuf map as the dict the SDK's ``to_dict()`` would return."""
-    return {k: _value(v, client) for k, v in fields.items()}
-
-
-def _value(value: Any, client: Any) -> Any:
-    """One Firestore ``Value`` protobuf as the Python value the SDK would return."""
-    kind = value.WhichOneof("value_type")
-    if kind == "map_value":
-        return {k: _value(v, client) for k, v in value.map_value.fields.items()}
-    if kind == "array_value":
-        return [_value(v, client) for v in value.array_value.values]
-    if kind == "timestamp_value":
-        from google.api_core.datetime_helpers import DatetimeWithNanoseconds
-
-        return DatetimeWithNanoseconds.from_timestamp_pb(value.timestamp_value)
-    if kind == "null_value" or kind is None:
-        return None
-    if kind == "reference_value":
-        return client.document(value.reference_value.split("/documents/", 1)[1])
-    if kind == "geo_point_value":
-        from google.cloud.firestore_v1 import GeoPoint
-
-        return GeoPoint(value.geo_point_value.latitude, value.geo_point_value.longitude)
-    return getattr(value, kind)  # boolean, integer, double, string, bytes

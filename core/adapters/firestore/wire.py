@@ -6,67 +6,22 @@ building those wrappers is most of the CPU a commit costs in this process (a del
 memories spent 8.9 of its 22.5 s in ``pbs_for_set_no_merge``). Here a document is encoded straight
 into the upb protobuf the RPC sends and decoded straight from the one it receives.
 
-The encoder covers the values the services write (``None``, ``bool``, ``int``, ``float``, ``str``,
-``bytes``, datetimes, lists, tuples, dicts, document references, geo points). Anything else — a
-sentinel such as ``SERVER_TIMESTAMP``, a vector, a BSON value — makes :func:`set_document` hand
-the document to the SDK's own ``set``, which keeps its exact semantics (and its errors).
+Values go through :mod:`core.adapters.firestore.codec` (``None``, ``bool``, ``int``, ``float``,
+``str``, ``bytes``, datetimes, lists, tuples, dicts, document references, geo points). Anything
+else — a sentinel such as ``SERVER_TIMESTAMP``, a vector, a BSON value — makes
+:func:`set_document` hand the document to the SDK's own ``set``, which keeps its exact semantics
+(and its errors).
 """
 
 from __future__ import annotations
 
-import datetime
 from typing import Any
 
-from google.api_core.datetime_helpers import DatetimeWithNanoseconds
-from google.cloud.firestore_v1 import GeoPoint
 from google.cloud.firestore_v1.types import write as write_types
 
+from core.adapters.firestore import codec
+
 _WRITE = write_types.Write.pb()
-
-
-def _fill(out: Any, value: Any) -> None:
-    """Encode ``value`` into the (empty) ``Value`` protobuf ``out``, as the SDK's ``encode_value`` would."""
-    if value is None:
-        out.null_value = 0
-    elif value is True or value is False:
-        out.boolean_value = value
-    elif isinstance(value, str):
-        out.string_value = value
-    elif isinstance(value, int):
-        out.integer_value = value
-    elif isinstance(value, float):
-        out.double_value = value
-    elif isinstance(value, dict):
-        fields = out.map_value.fields
-        out.map_value.SetInParent()  # an empty map is still a map
-        for key, member in value.items():
-            if not isinstance(key, str) or not key:
-                raise TypeError(f"map key {key!r}")
-            _fill(fields[key], member)
-    elif isinstance(value, list | tuple):
-        values = out.array_value.values
-        out.array_value.SetInParent()
-        for member in value:
-            _fill(values.add(), member)
-    elif isinstance(value, DatetimeWithNanoseconds):
-        out.timestamp_value.CopyFrom(value.timestamp_pb())
-    elif isinstance(value, datetime.datetime):
-        out.timestamp_value.CopyFrom(_timestamp(value))
-    elif type(value) is bytes:  # bytes carrying a BSON subtype are the SDK's
-        out.bytes_value = value
-    elif isinstance(value, GeoPoint):
-        out.geo_point_value.latitude = value.latitude
-        out.geo_point_value.longitude = value.longitude
-    elif isinstance(getattr(value, "_document_path", None), str):
-        out.reference_value = value._document_path
-    else:
-        raise TypeError(type(value).__name__)
-
-
-def _timestamp(value: datetime.datetime) -> Any:
-    from google.cloud._helpers import _datetime_to_pb_timestamp
-
-    return _datetime_to_pb_timestamp(value)
 
 
 def encode_document(path: str, data: dict[str, Any]) -> Any:
@@ -74,11 +29,7 @@ def encode_document(path: str, data: dict[str, Any]) -> Any:
     resource name); raises ``TypeError`` for a value only the SDK encodes."""
     write = _WRITE()
     write.update.name = path
-    fields = write.update.fields
-    for key, member in data.items():
-        if not isinstance(key, str) or not key:
-            raise TypeError(f"field name {key!r}")
-        _fill(fields[key], member)
+    codec.fill_fields(write.update.fields, data)
     return write
 
 
@@ -112,9 +63,9 @@ class Snapshot:
         return self._pb is not None
 
     def to_dict(self) -> dict[str, Any] | None:
-        from core.adapters.firestore.client import decode_fields
-
-        return None if self._pb is None else decode_fields(self._pb.fields, self._client)
+        if self._pb is None:
+            return None
+        return codec.decode_fields(self._pb.fields, codec.client_references(self._client))
 
 
 def get_all(client: Any, refs: list[Any], transaction: Any = None) -> list[Any]:
@@ -170,19 +121,18 @@ def run_query_beginning(client: Any, query: Any, transaction: Any, retry_id: byt
     """The first read of read-write ``transaction`` when it is a query: one RunQuery that also begins
     it (``new_transaction``), as :func:`get_all_beginning` does for a lookup. (slash path, data) of
     each document found."""
-    from core.adapters.firestore.client import decode_fields
-
     parent, _ = query._parent._parent_info()
     request = {"parent": parent, "structured_query": query._to_protobuf(),
                "new_transaction": _begin_options(retry_id)}
     root = client._database_string + "/documents/"
+    reference = codec.client_references(client)
     out: list[tuple[str, dict[str, Any]]] = []
     for response in client._firestore_api.run_query(request=request, metadata=client._rpc_metadata):
         pb = response._pb
         if pb.transaction:
             transaction._id = pb.transaction
         if pb.HasField("document"):
-            out.append((pb.document.name[len(root):], decode_fields(pb.document.fields, client)))
+            out.append((pb.document.name[len(root):], codec.decode_fields(pb.document.fields, reference)))
     if not transaction._id:
         raise ValueError("RunQuery began no transaction")
     return out
