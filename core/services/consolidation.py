@@ -49,8 +49,8 @@ LEASE = timedelta(seconds=LEASE_SECONDS)
 REVIEW_TTL = review_queue.REVIEW_TTL
 ROUTES = ("promote", "archive", "review", "reject")
 
-# A pass's independent reads (the fence re-read beside its first queries, the lease release beside
-# the schedule's settling) run at once: in a deployment each sequential round trip costs a network
+# A pass's independent requests (its first three queries; the lease's read and release beside the
+# schedule's settling) run at once: in a deployment each sequential round trip costs a network
 # round trip. Only leaf reads and writes run here, never work that submits more.
 _READS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="consolidation-reads")
 
