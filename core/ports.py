@@ -289,14 +289,19 @@ class Store(ABC):
 
     # ------------------------------------------------------------------ leases
     @abstractmethod
-    def take_lease(self, path: str, holder: str, ttl: timedelta, *, mark_dirty: bool = False) -> bool:
+    def take_lease(self, path: str, holder: str, ttl: timedelta, *, mark_dirty: bool = False,
+                   seen: Mapping[str, StoredDoc | None] | None = None) -> bool:
         """True when ``holder`` now holds the lease at ``path``; False when another live holder has
-        it (after leaving it a ``dirty`` note if asked)."""
+        it (after leaving it a ``dirty`` note if asked). ``seen``: documents the caller already read
+        with their versions (:meth:`get_all_versioned`); the lease's, when there, is decided on
+        instead of reading it again (a conditional write, so a stale one only costs a re-read)."""
 
     @abstractmethod
-    def release_lease(self, path: str, holder: str, ttl: timedelta, *, honour_dirty: bool = False) -> bool:
+    def release_lease(self, path: str, holder: str, ttl: timedelta, *, honour_dirty: bool = False,
+                      seen: Mapping[str, StoredDoc | None] | None = None) -> bool:
         """Release ``holder``'s lease; with ``honour_dirty`` and a note waiting, keep it (renewed),
-        clear the note and return True: the holder works once more."""
+        clear the note and return True: the holder works once more. ``seen`` as for
+        :meth:`take_lease`."""
 
     @abstractmethod
     def renew_lease(self, path: str, holder: str, ttl: timedelta) -> bool:
@@ -315,6 +320,11 @@ class Store(ABC):
         None), so :meth:`commit_unchanged` never applies to what it returns."""
         data = self.get(path)
         return None if data is None else StoredDoc(path, data)
+
+    def get_all_versioned(self, paths: Sequence[str]) -> dict[str, StoredDoc | None]:
+        """:meth:`get_all` with each document's version, in one round trip (the default knows no
+        versions, as :meth:`get_versioned`)."""
+        return {p: None if d is None else StoredDoc(p, d) for p, d in self.get_all(paths).items()}
 
     def commit_unchanged(self, expected: Mapping[str, Any], writes: Sequence[Write]) -> dict[str, Any] | None:
         """``writes`` in one commit, no transaction, each document named in ``expected`` (every one

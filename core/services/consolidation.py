@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
@@ -47,6 +48,11 @@ LEASE_SECONDS = 600
 LEASE = timedelta(seconds=LEASE_SECONDS)
 REVIEW_TTL = review_queue.REVIEW_TTL
 ROUTES = ("promote", "archive", "review", "reject")
+
+# A pass's independent requests (its first three queries; the lease's read and release beside the
+# schedule's settling) run at once: in a deployment each sequential round trip costs a network
+# round trip. Only leaf reads and writes run here, never work that submits more.
+_READS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="consolidation-reads")
 
 
 @dataclass
@@ -83,10 +89,6 @@ def fan_out(ctx: Ports) -> dict[str, Any]:
     return scheduling.walk(ctx)
 
 
-def _controls(ctx: Ports) -> dict[str, Any]:
-    return ctx.store.get(paths.CONTROLS_GLOBAL) or {}
-
-
 # ------------------------------------------------------------------------------------------- lease
 def _lease_ref(uid: str) -> str:
     return paths.consolidation_lease(uid)
@@ -102,49 +104,121 @@ def run_pass(ctx: Ports, uid: str, *, router: Router | None = None, max_selected
     (``settle_outbox``; the benchmarks that time the pass and the drain apart turn it off)."""
     summary = PassSummary(uid)
     started = ctx.now()
-    if _controls(ctx).get("consolidation_disabled"):
+    # The switches, the account generation and the lease in one lookup, before anything is written
+    # (the lease is the first write, conditional on the lease as read here). The generation is read
+    # again once the lease is held — in the lookup of the selected items' retry counts, or first
+    # when the outbox is settled (the drain writes) — since a wipe that ran in between would
+    # otherwise leave the lease document behind in the wiped account. Every apply of the pass then
+    # requires that generation.
+    lease = _lease_ref(uid)
+    found = ctx.store.get_all_versioned([paths.CONTROLS_GLOBAL, paths.account_deletion(uid), lease])
+    controls = found[paths.CONTROLS_GLOBAL]
+    if controls is not None and controls.data.get("consolidation_disabled"):
         summary.skipped = "consolidation_disabled"
         return summary.as_dict()
-    # The account generation is read before anything is written (the lease is the first write) and
-    # again once the lease is held: a wipe that ran in between would otherwise leave the lease
-    # document behind in the wiped account. Every apply of the pass then requires that generation.
-    account = ctx.store.read_fence(uid)
+    deletion = found[paths.account_deletion(uid)]
+    account = fence.of(deletion.data if deletion is not None else None)
     if account.deleting:
         summary.skipped = "account_deleting"
         scheduling.after_pass(ctx, uid, started, False)  # a wipe leaves nothing to route
         return summary.as_dict()
     holder = uuid.uuid4().hex
-    if not ctx.store.take_lease(_lease_ref(uid), holder, LEASE):
+    if not ctx.store.take_lease(lease, holder, LEASE, seen={lease: found[lease]}):
         summary.skipped = "lease_held"
         return summary.as_dict()
-    if ctx.store.read_fence(uid) != account:
-        ctx.store.delete(_lease_ref(uid))
-        summary.skipped = "account_generation_changed"
-        return summary.as_dict()
+    limit = ctx.settings.consolidation_pass_limit if max_selected is None else max_selected
+    moved = finished = False
     try:
         with fence.expect(uid, account.generation):
             if settle_outbox:
-                projection.settle(ctx, uid)  # existing outbox work first: the pass reads projected state
-            _pass(ctx, uid, router, ctx.settings.consolidation_pass_limit if max_selected is None else max_selected,
-                  summary)
-            if settle_outbox:
-                projection.settle(ctx, uid)  # then the events of the pass's own commits
+                moved = ctx.store.read_fence(uid) != account
+                if not moved:
+                    projection.settle(ctx, uid)  # existing outbox work first: the pass reads projected state
+            if not moved:
+                moved = not _pass(ctx, uid, router, account, limit, summary)
+                if not moved:
+                    if settle_outbox:
+                        projection.settle(ctx, uid)  # then the events of the pass's own commits
+                    finished = True
     except GenerationChanged:
         summary.skipped = "account_generation_changed"
     finally:
-        ctx.store.release_lease(_lease_ref(uid), holder, LEASE)
-    if summary.skipped is None:
-        scheduling.after_pass(ctx, uid, started, summary.overflow)
+        if moved:
+            ctx.store.delete(lease)
+            summary.skipped = "account_generation_changed"
+        elif finished and summary.skipped is None:
+            _release_and_reschedule(ctx, uid, holder, started, summary.overflow)
+        else:
+            ctx.store.release_lease(lease, holder, LEASE)
     return summary.as_dict()
 
 
-def _pass(ctx: Ports, uid: str, router: Router | None, max_selected: int, summary: PassSummary) -> None:
-    selected = select_pending(ctx, uid, max_selected + 1)
+def _release_and_reschedule(ctx: Ports, uid: str, holder: str, started: Any, overflow: bool) -> None:
+    """Release the lease and settle the user's schedule (:func:`scheduling.after_pass`), which touch
+    different documents: the lease is read beside the schedule's reads, and released beside its
+    write."""
+    lease = _lease_ref(uid)
+    read = _READS.submit(ctx.store.get_versioned, lease)
+    released: list[Future[bool]] = []
+
+    def release() -> None:
+        if not released:
+            released.append(_READS.submit(ctx.store.release_lease, lease, holder, LEASE,
+                                          seen={lease: read.result()}))
+
+    try:
+        scheduling.after_pass(ctx, uid, started, overflow, alongside=release)
+    finally:
+        release()  # (once: after_pass calls it before its write; here if it raised first)
+        released[0].result()
+
+
+@dataclass
+class _PassReads:
+    """The reads a pass starts with, sent at once: the pending items (one more than it may take,
+    to tell an overflow), the Long-term neighbours, and the reviews past their deadline (their
+    expiry re-reads every row and item in its own transaction, so rows read before the routing
+    are safe to use after it)."""
+
+    pending: Future[list[MemoryItem]]
+    long_term: Future[list[MemoryItem]]
+    reviews: Future[list[ReviewRow]]
+
+    @classmethod
+    def start(cls, ctx: Ports, uid: str, limit: int) -> _PassReads:
+        long_term = _READS.submit(_long_term, ctx, uid)
+        reviews = _READS.submit(_expiring_reviews, ctx, uid, 100)
+        pending: Future[list[MemoryItem]] = Future()
+        try:  # the calling thread sends the third while the pool sends those two
+            pending.set_result(select_pending(ctx, uid, limit + 1))
+        except Exception as exc:  # noqa: BLE001 - kept for whoever asks for it, as the pool would
+            pending.set_exception(exc)
+        return cls(pending, long_term, reviews)
+
+    def settle(self) -> None:
+        """Wait for every read (the pass was dropped: nothing is left running behind it)."""
+        reads: list[Future[Any]] = [self.pending, self.long_term, self.reviews]
+        wait(reads)
+
+
+def _pass(ctx: Ports, uid: str, router: Router | None, account: fence.AccountFence, max_selected: int,
+          summary: PassSummary) -> bool:
+    """Route what is pending; False, routing nothing, when the account's generation has moved
+    since ``account`` was read (re-read with the retry counts, before the pass's first write)."""
+    reads = _PassReads.start(ctx, uid, max_selected)
+    try:
+        selected = reads.pending.result()
+    except Exception:
+        reads.settle()
+        raise
     summary.overflow = len(selected) > max_selected
     selected = selected[:max_selected]
     summary.selected = len(selected)
-    neighbours = _long_term(ctx, uid)
-    attempts = _attempts(ctx, uid, [i.id for i in selected])
+    attempts, current = _attempts(ctx, uid, [i.id for i in selected])
+    if current != account:
+        reads.settle()
+        return False
+    neighbours = reads.long_term.result()
     # Fact key → the Long-term memory that states it: the ones already there (so a copy the router
     # did not recognise as a duplicate still merges), then those this pass settles.
     survivors: dict[str, str] = {}
@@ -154,7 +228,8 @@ def _pass(ctx: Ports, uid: str, router: Router | None, max_selected: int, summar
         route_batch(ctx, uid, selected[start:start + BATCH], neighbours, attempts, router or ctx.router, summary,
                     survivors)
     summary.aged_out = age_out(ctx, uid)
-    summary.reviews_expired = expire_reviews(ctx, uid)
+    summary.reviews_expired = expire_reviews(ctx, uid, rows=reads.reviews.result())
+    return True
 
 
 def record_pass(ctx: Ports, uid: str, summary: dict[str, Any], trigger: dict[str, Any],
@@ -183,9 +258,12 @@ def _long_term(ctx: Ports, uid: str, limit: int = 500) -> list[MemoryItem]:
     return [MemoryItem.from_store(row.data) for row in rows]
 
 
-def _attempts(ctx: Ports, uid: str, memory_ids: list[str]) -> dict[str, int]:
+def _attempts(ctx: Ports, uid: str, memory_ids: list[str]) -> tuple[dict[str, int], fence.AccountFence]:
+    """The retry counts of ``memory_ids``, and the account fence read in the same lookup."""
     refs = [paths.doc(uid, paths.CONSOLIDATION_ATTEMPTS, mid) for mid in memory_ids]
-    return {paths.doc_id(p): int(d.get("attempts", 0)) for p, d in ctx.store.get_all(refs).items() if d is not None}
+    found = ctx.store.get_all([paths.account_deletion(uid), *refs])
+    counts = {paths.doc_id(p): int(d.get("attempts", 0)) for p in refs if (d := found[p]) is not None}
+    return counts, fence.of(found[paths.account_deletion(uid)])
 
 
 def _record_retry(ctx: Ports, uid: str, items: list[MemoryItem], attempts: dict[str, int], reason: str) -> None:
@@ -372,14 +450,19 @@ def apply_routes(ctx: Ports, uid: str, revisions: dict[str, int],
 
 
 # ---------------------------------------------------------------------------------- review expiry
-def expire_reviews(ctx: Ports, uid: str, limit: int = 100) -> int:
+def _expiring_reviews(ctx: Ports, uid: str, limit: int) -> list[ReviewRow]:
+    return [ReviewRow.from_store(row.data) for row in ctx.store.query(
+        "reviews_expiring", {"status": "open", "expires_at": ctx.now()}, parent=paths.user(uid), limit=limit)]
+
+
+def expire_reviews(ctx: Ports, uid: str, limit: int = 100, *, rows: list[ReviewRow] | None = None) -> int:
     """A review nobody answered within 72 h settles the item in Archive (a non-durable route never
     reaches Long-term); the entry is marked ``expired`` and keeps no text. Items that moved on are left
     alone: the entry must still be the item's (its review id), and the item still in review. The
     revision is not compared: a later revision re-issues the entry under a new id, so an item whose
-    entry still names an older revision was stranded before re-issue existed, and expiry settles it."""
-    rows = [ReviewRow.from_store(row.data) for row in ctx.store.query(
-        "reviews_expiring", {"status": "open", "expires_at": ctx.now()}, parent=paths.user(uid), limit=limit)]
+    entry still names an older revision was stranded before re-issue existed, and expiry settles it.
+    ``rows``: the expiring rows already read (the pass reads them beside its first queries)."""
+    rows = _expiring_reviews(ctx, uid, limit) if rows is None else rows
     if not rows:
         return 0
     doc_paths = {r.review_id: review_queue.row_path(r.review_id) for r in rows if r.review_id}

@@ -25,6 +25,8 @@ users meanwhile, so the first walk after it is lifted schedules every one of the
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -33,6 +35,8 @@ from core.domain.documents import OutboxEvent
 from core.services import controls
 
 REGISTRY = paths.CONSOLIDATION_SCHEDULE
+# The look for items left pending runs beside the registry row's read (leaf reads only).
+_READS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="schedule-reads")
 
 
 # ------------------------------------------------------------------------------------ task names
@@ -101,27 +105,43 @@ def enqueue_for(ctx: Any, uid: str, events: list[OutboxEvent], row: dict[str, An
 
 
 # ------------------------------------------------------------------------------ after a pass
-def after_pass(ctx: Any, uid: str, started: datetime, overflow: bool) -> None:
+def after_pass(ctx: Any, uid: str, started: datetime, overflow: bool, *,
+               alongside: Callable[[], None] | None = None) -> None:
     """Continue an overflowing pass at once (named by the ledger head it left, so a second
     delivery of the same pass adds no second continuation); otherwise the user is done when
-    nothing is pending any more, unless marked again since the pass started."""
+    nothing is pending any more, unless marked again since the pass started. ``alongside`` is
+    called once, when the reads are in and before any write (the pass releases its lease there,
+    so that write and this one run at once)."""
     ref = _registry(uid)
     now = ctx.now()
+    done = alongside or (lambda: None)
     if overflow:
-        _enqueue(ctx, uid, task_id(uid, "more", ctx.store.head_sequence(uid)), now)
+        head = ctx.store.head_sequence(uid)
+        done()
+        _enqueue(ctx, uid, task_id(uid, "more", head), now)
         ctx.store.set(ref, {"uid": uid, "pending": True, "marked_at": now, "due_at": now}, merge=True)
         return
 
     # Items the pass left pending (a router failure records a retry and moves on) keep the user
-    # marked: its task is now past due, so the next walk enqueues another pass.
-    if ctx.store.query("pending_route_items", {"pending_route": True}, parent=paths.user(uid), limit=1,
-                       keys_only=True):
+    # marked: its task is now past due, so the next walk enqueues another pass. That look and the
+    # registry row are read at once; the row is cleared only if it has not moved since (else as one
+    # transaction that reads it again).
+    left = _READS.submit(ctx.store.query, "pending_route_items", {"pending_route": True},
+                         parent=paths.user(uid), limit=1, keys_only=True)
+    row = ctx.store.get_versioned(ref)
+    pending = left.result()
+    done()
+    if pending:
         return
 
     def unmarked_since(row: dict[str, Any] | None) -> bool:
         return bool(row and row.get("pending") and row.get("marked_at") and row["marked_at"] <= started)
 
-    ctx.store.update_if(ref, unmarked_since, {"pending": False, "cleared_at": now})
+    clear = {"pending": False, "cleared_at": now}
+    if row is None or not unmarked_since(row.data):
+        return  # marked again since the pass started (a mark only moves ``marked_at`` on), or gone
+    if row.version is None or not ctx.store.update_if_unchanged(row, clear):
+        ctx.store.update_if(ref, unmarked_since, clear)
 
 
 # --------------------------------------------------------------------------------- the walk

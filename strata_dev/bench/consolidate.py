@@ -45,6 +45,7 @@ def run(args: Any) -> dict[str, Any]:
         if not summary["overflow"]:
             break
     counts = counted.client.counts.snapshot()
+    chain = counted.client.counts.chain()
     recorded = counted.client.counts.recording or []
     routed_total = sum(p["routed"] for p in passes)
     pass_seconds = sum(p["seconds"] for p in passes)
@@ -60,7 +61,7 @@ def run(args: Any) -> dict[str, Any]:
         "conversations": size, "items_captured": captured, "passes": passes, "routes": dict(routes),
         "items_routed_per_s": throughput,
         "firestore": {"ops_per_promoted_item": stats.ratio(ops, promoted),
-                      "ops_per_routed_item": stats.ratio(ops, routed_total), **counts},
+                      "ops_per_routed_item": stats.ratio(ops, routed_total), **counts, "chain": chain},
         "baseline": {"what": "SDK transactions (begin + commit, no reads) writing, from Python dicts, the same "
                              "documents in the same grouping (one per commit the passes made)",
                      "transactions": replayed.transactions, "documents": replayed.documents,

@@ -265,7 +265,7 @@ def _consolidation(uid: str, selected: int) -> dict[str, Any]:
     seconds, summary = _timed(consolidation.run_pass, counted, uid, max_selected=selected,
                               settle_outbox=False)
     recorded = counted.client.counts.recording or []
-    counts = counted.client.counts.snapshot()
+    counts = {**counted.client.counts.snapshot(), "chain": counted.client.counts.chain()}
     replayed = replay(harness.context().client, recorded, uid, "scale-pass")
     return {"ours_s": seconds, "floor_s": replayed.floor_seconds, "sdk_writes_s": replayed.sdk_seconds,
             "selected": summary.get("selected"), "routes": summary.get("routes"), "skipped": summary.get("skipped"),

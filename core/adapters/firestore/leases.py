@@ -13,11 +13,41 @@ transactions on one hot document queue behind each other's locks.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from core.ports import StoredDoc
+
 ATTEMPTS = 20
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A lease document the caller already read (in a lookup of its own), shaped as the snapshot
+    the first attempt would otherwise read: decided on, then written conditionally on it."""
+
+    exists: bool
+    update_time: Any = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.data)
+
+
+def seen(docs: Mapping[str, StoredDoc | None] | None, path: str) -> Seen | None:
+    """``path`` as read in ``docs`` (None: not read there, or read without its version)."""
+    if docs is None or path not in docs:
+        return None
+    doc = docs[path]
+    if doc is None:
+        return Seen(False)
+    return None if doc.version is None else Seen(True, doc.version, dict(doc.data))
+
+
+def _snapshot(ref: Any, first: Seen | None, attempt: int) -> Any:
+    return first if attempt == 0 and first is not None else ref.get()
 
 
 def _conditional(client: Any, ref: Any, snap: Any, data: dict[str, Any]) -> bool:
@@ -35,11 +65,11 @@ def _conditional(client: Any, ref: Any, snap: Any, data: dict[str, Any]) -> bool
 
 
 def take(client: Any, ref: Any, holder: str, clock: Callable[[], datetime], ttl: timedelta, *,
-         mark_dirty: bool = False) -> bool:
+         mark_dirty: bool = False, first: Seen | None = None) -> bool:
     """True when ``holder`` now holds the lease; when another live holder has it, False (after
-    marking it dirty if asked)."""
-    for _ in range(ATTEMPTS):
-        snap = ref.get()
+    marking it dirty if asked). ``first``: the document as the caller already read it."""
+    for attempt in range(ATTEMPTS):
+        snap = _snapshot(ref, first, attempt)
         now = clock()
         data = snap.to_dict() if snap.exists else {}
         if data.get("holder") and data.get("expires_at") and data["expires_at"] > now:
@@ -66,11 +96,12 @@ def renew(client: Any, ref: Any, holder: str, clock: Callable[[], datetime], ttl
 
 
 def release(client: Any, ref: Any, holder: str, clock: Callable[[], datetime], ttl: timedelta, *,
-            honour_dirty: bool = False) -> bool:
+            honour_dirty: bool = False, first: Seen | None = None) -> bool:
     """Release ``holder``'s lease. With ``honour_dirty`` and a note waiting, keep it (renewed), clear
-    the note and return True: the holder should work once more before releasing again."""
-    for _ in range(ATTEMPTS):
-        snap = ref.get()
+    the note and return True: the holder should work once more before releasing again. ``first``:
+    the document as the caller already read it."""
+    for attempt in range(ATTEMPTS):
+        snap = _snapshot(ref, first, attempt)
         data = snap.to_dict() if snap.exists else {}
         if data.get("holder") != holder:
             return False

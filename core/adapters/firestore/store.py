@@ -177,11 +177,15 @@ class FirestoreStore(Store):
         return fence.write(self.client, uid, [(self._ref(p), data, merge) for p, data, merge in writes],
                            guard=self._ref(guard) if guard is not None else None, refuse=refuse)
 
-    def take_lease(self, path: str, holder: str, ttl: timedelta, *, mark_dirty: bool = False) -> bool:
-        return leases.take(self.client, self._ref(path), holder, self.clock, ttl, mark_dirty=mark_dirty)
+    def take_lease(self, path: str, holder: str, ttl: timedelta, *, mark_dirty: bool = False,
+                   seen: Mapping[str, StoredDoc | None] | None = None) -> bool:
+        return leases.take(self.client, self._ref(path), holder, self.clock, ttl, mark_dirty=mark_dirty,
+                           first=leases.seen(seen, path))
 
-    def release_lease(self, path: str, holder: str, ttl: timedelta, *, honour_dirty: bool = False) -> bool:
-        return leases.release(self.client, self._ref(path), holder, self.clock, ttl, honour_dirty=honour_dirty)
+    def release_lease(self, path: str, holder: str, ttl: timedelta, *, honour_dirty: bool = False,
+                      seen: Mapping[str, StoredDoc | None] | None = None) -> bool:
+        return leases.release(self.client, self._ref(path), holder, self.clock, ttl, honour_dirty=honour_dirty,
+                              first=leases.seen(seen, path))
 
     def renew_lease(self, path: str, holder: str, ttl: timedelta) -> bool:
         return leases.renew(self.client, self._ref(path), holder, self.clock, ttl)
@@ -189,6 +193,14 @@ class FirestoreStore(Store):
     def get_versioned(self, path: str) -> StoredDoc | None:
         snap = self._ref(path).get()
         return StoredDoc(path, snap.to_dict() or {}, snap.update_time) if snap.exists else None
+
+    def get_all_versioned(self, paths: Sequence[str]) -> dict[str, StoredDoc | None]:
+        out: dict[str, StoredDoc | None] = dict.fromkeys(paths)
+        if paths:
+            for snap in self.client.get_all([self._ref(p) for p in dict.fromkeys(paths)]):
+                if snap.exists:
+                    out[snap.reference.path] = StoredDoc(snap.reference.path, snap.to_dict() or {}, snap.update_time)
+        return out
 
     def commit_unchanged(self, expected: Mapping[str, Any], writes: Sequence[Write]) -> dict[str, Any] | None:
         from google.api_core import exceptions as gexc

@@ -210,7 +210,8 @@ class InMemoryStore(Store):
                 self._write(path, data, merge)
             return True
 
-    def take_lease(self, path: str, holder: str, ttl: timedelta, *, mark_dirty: bool = False) -> bool:
+    def take_lease(self, path: str, holder: str, ttl: timedelta, *, mark_dirty: bool = False,
+                   seen: Mapping[str, StoredDoc | None] | None = None) -> bool:
         with self._lock:
             now = self.clock()
             data = self.get(path) or {}
@@ -222,7 +223,8 @@ class InMemoryStore(Store):
                                "epoch": int(data.get("epoch", 0)) + 1}, merge=True)
             return True
 
-    def release_lease(self, path: str, holder: str, ttl: timedelta, *, honour_dirty: bool = False) -> bool:
+    def release_lease(self, path: str, holder: str, ttl: timedelta, *, honour_dirty: bool = False,
+                      seen: Mapping[str, StoredDoc | None] | None = None) -> bool:
         with self._lock:
             data = self.get(path) or {}
             if data.get("holder") != holder:
