@@ -265,6 +265,25 @@ def test_a_memory_delete_retracts_its_whole_lineage_and_redacts_its_review_rows(
     assert row is not None and (row["status"], row["content"], row["conflicting"]) == ("redacted", "", [])
 
 
+def test_a_deleted_memorys_review_row_is_the_row_the_apply_read_with_its_text_cleared() -> None:
+    """docs/data-model.md: a review row is ``memory_id``, ``content``, ``conflicting``, ``reason``,
+    ``status`` (open · resolved · expired · redacted), ``expires_at``; a delete redacts it (content
+    and conflicting ids cleared) and keeps the rest. The apply's own read of the row is what it
+    redacts: here the row was resolved between the scan and the apply."""
+    scanned = review_row("r1", "a")
+    resolved = {**scanned, "status": "resolved", "decision": "accept", "resolved_at": NOW - timedelta(minutes=1)}
+    lineage = lineage_view()
+    lineage.docs = {"memory_review_queue/r1": resolved, "memory_review_queue/r2": None}
+    out = deletion_planners.delete_lineage(lineage, memory_id="m1", lineage=frozenset({"m1", "a", "old"}),
+                                           reviews={"r1": scanned, "r2": review_row("r2", "m1")})
+    assert out.docs["memory_review_queue/r1"] == {
+        "review_id": "r1", "memory_id": "a", "revision": 1, "commit_id": "c1", "content_hash": "h",
+        "content": "", "conflicting": [], "reason": "conflict", "status": "redacted",
+        "created_at": NOW - timedelta(hours=1), "expires_at": NOW + timedelta(hours=71),
+        "decision": "accept", "resolved_at": NOW - timedelta(minutes=1), "redacted_at": NOW}
+    assert "memory_review_queue/r2" not in out.docs  # removed since the scan: left removed
+
+
 def test_a_lineage_that_grew_since_it_was_scanned_is_refused_for_a_rescan() -> None:
     stale = lineage_view()
     del stale.items["old"]  # the apply reads the scanned lineage only, but m1 names a version outside it
