@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from core.domain import ids, legacy_rows, paths
+from core.domain import legacy_rows, paths
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
-from core.domain.records import Evidence, MemoryItem, QuoteRef, short_term_deadline
+from core.domain.records import MemoryItem, short_term_deadline, user_words
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import NotFound, RetryableError
 
@@ -78,12 +78,7 @@ def edit_content(view: ApplyView, *, memory_id: str, content: str, ttl_days: int
     item.route, item.route_attempts, item.review_id = None, 0, None
     item.promotion, item.graph_ready, item.graph_assertion_id, item.graph_plan_hash = None, False, None, None
     item.expires_at = short_term_deadline(view.now, ttl_days)
-    item.evidence.append(Evidence(
-        evidence_id=ids.evidence_id(memory_id, "explicit", "user_edit", "api", "1",
-                                    {"content_hash": ids.content_hash(content)}),
-        source_type="explicit", source_id=memory_id, source_signal="user_edit", extractor_id="api",
-        extractor_version="1", quote_refs=[QuoteRef(segment_id="explicit", quote=content)], captured_at=view.now,
-    ))
+    item.evidence.append(user_words(memory_id, content, signal="user_edit", extractor_id="api", captured_at=view.now))
     out.items.insert(0, item)
     if was_long_term or view.docs.get(assertion_path(memory_id)) is not None:
         out.docs[assertion_path(memory_id)] = None

@@ -315,6 +315,10 @@ def test_a_correction_becomes_the_content_cited_as_the_users_words_and_is_labell
     correction = item.evidence[-1]
     assert (correction.source_type, correction.source_signal, correction.quote_refs[0].quote) == (
         "explicit", "review_correction", "User lives in Lisbon and has diabetes")
+    # Regression pin, from the id contract (core/domain/ids.py: "ev_" + sha256("evidence|" + canonical
+    # JSON of source_id, source_type, source_signal, "extractor/version" and the content hash)[:24],
+    # worked out by hand once): stored evidence ids must not change.
+    assert (correction.evidence_id, correction.source_id) == ("ev_0f2dea8d41b9233f0a581f9e", "m1")
     assert "health" in item.sensitivity_labels
 
 

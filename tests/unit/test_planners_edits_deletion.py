@@ -49,6 +49,10 @@ def test_an_explicit_memory_enters_short_term_pending_with_the_users_words_as_ev
     assert (evidence.source_type, evidence.source_id, evidence.client_device_id, evidence.captured_at) == (
         "explicit", "m1", "d1", NOW)
     assert [ref.quote for ref in evidence.quote_refs] == ["I keep bees"]
+    # Regression pin, from the id contract (core/domain/ids.py: "ev_" + sha256("evidence|" + canonical
+    # JSON of source_id, source_type, source_signal, "extractor/version" and the content hash)[:24],
+    # worked out by hand once): stored evidence ids must not change.
+    assert evidence.evidence_id == "ev_a62e567211773d4862ddb111"
     assert legal(item)
 
 
@@ -130,6 +134,8 @@ def test_a_content_edit_of_a_long_term_memory_is_a_new_short_term_assertion_with
     assert item.expires_at == NOW + timedelta(days=TTL_DAYS)
     assert [(e.source_signal, [r.quote for r in e.quote_refs]) for e in item.evidence][-1] == (
         "user_edit", ["I live in Lisbon"])
+    # Regression pin (the id contract, as for an explicit memory above): stored evidence ids must not change.
+    assert (item.evidence[-1].evidence_id, item.evidence[-1].source_id) == ("ev_20761b7ffef9959ed0f87c57", "m1")
     assert out.docs == {"memory_graph_assertions/m1": None}
     assert legal(item)
 
