@@ -17,6 +17,7 @@ id under ``legacy_rows`` so the service removes those rows afterwards.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from core.domain import legacy_rows, paths
@@ -108,17 +109,11 @@ def _leave_lineage(view: ApplyView, plan: Plan, item: MemoryItem) -> None:
     plan.items.append(survivor)
 
 
-def _visibility(item: MemoryItem, value: Any) -> bool:
-    if item.visibility == value:
+def _set(item: MemoryItem, value: Any, *, field: str) -> bool:
+    """Set ``field`` of ``item`` to ``value``; False when it holds that value already."""
+    if getattr(item, field) == value:
         return False
-    item.visibility = value
-    return True
-
-
-def _category(item: MemoryItem, value: Any) -> bool:
-    if item.category == value:
-        return False
-    item.category = value
+    setattr(item, field, value)
     return True
 
 
@@ -131,8 +126,8 @@ def _user_review(item: MemoryItem, value: Any) -> bool:
 
 # What each metadata edit changes on the item (True when it changed something).
 METADATA: dict[str, Callable[[MemoryItem, Any], bool]] = {
-    "edit.visibility": _visibility,
-    "edit.category": _category,
+    "edit.visibility": partial(_set, field="visibility"),
+    "edit.category": partial(_set, field="category"),
     "edit.user_review": _user_review,
 }
 
