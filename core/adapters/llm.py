@@ -93,6 +93,9 @@ class ChatClient:
         self.usage = Usage()
         import httpx
 
+        # The transport's errors, kept so that a call maps them without importing httpx again.
+        self._timeout_error: type[httpx.TimeoutException] = httpx.TimeoutException
+        self._transport_error: type[httpx.HTTPError] = httpx.HTTPError
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.Client(base_url=base_url.rstrip("/"), headers=headers,
                                   timeout=httpx.Timeout(timeout_s), transport=transport)
@@ -129,14 +132,12 @@ class ChatClient:
         return body
 
     def complete_json(self, *, system: str, user: str, schema_name: str, schema: dict[str, Any]) -> Any:
-        import httpx
-
         self.usage.calls += 1
         try:
             response = self._http.post("/chat/completions", json=self._body(system, user, schema_name, schema))
-        except httpx.TimeoutException as exc:
+        except self._timeout_error as exc:
             raise LLMTimeout(f"LLM request timed out: {exc}") from exc
-        except httpx.HTTPError as exc:
+        except self._transport_error as exc:
             raise LLMUnavailable(f"LLM request failed: {exc}") from exc
         if response.status_code == 429 or response.status_code >= 500:
             raise LLMUnavailable(f"LLM provider answered HTTP {response.status_code}")

@@ -11,19 +11,14 @@ in the same plan. The outbox events that clear the indexes follow from the tombs
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from typing import Any
 
 from core.domain import legacy_rows, paths
-from core.domain.documents import ReviewRow
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem
+from core.domain.review_queue import redact_reviews
 from core.domain.withdrawal import retract, scrubbed
 from core.errors import LegacyCollision, LineageMoved, Locked, NotFound
-
-
-def _redacted(row: dict[str, Any], now: datetime) -> dict[str, Any]:
-    return ReviewRow.from_store(row).closed("redacted", "redacted_at", now).to_store()
 
 
 def tombstone(out: Plan, member: MemoryItem) -> str:
@@ -34,13 +29,6 @@ def tombstone(out: Plan, member: MemoryItem) -> str:
     out.items.append(member)
     out.docs[paths.rel(paths.GRAPH_ASSERTIONS, member.id)] = None
     return member.id
-
-
-def redact_reviews(out: Plan, reviews: Mapping[str, dict[str, Any]], now: datetime) -> None:
-    """Add to ``out`` each review row of ``reviews`` (review id → the row read before the apply)
-    closed as ``redacted``, without its text."""
-    for review_id, row in reviews.items():
-        out.docs[paths.rel(paths.REVIEW_QUEUE, review_id)] = _redacted(row, now)
 
 
 def linked(item: MemoryItem) -> set[str]:
@@ -73,7 +61,7 @@ def delete_lineage(view: ApplyView, *, memory_id: str, lineage: frozenset[str],
         member = view.items.get(mid)
         if member is not None and not scrubbed(member):
             out.summary["tombstoned"].append(tombstone(out, member))
-    redact_reviews(out, reviews, view.now)
+    redact_reviews(view, out, reviews)
     return out
 
 
@@ -121,7 +109,7 @@ def tombstone_batch(view: ApplyView, *, reviews: Mapping[str, dict[str, Any]]) -
         if member is not None and not scrubbed(member):
             tombstone(out, member)
             out.summary["tombstoned"] += 1
-    redact_reviews(out, reviews, view.now)
+    redact_reviews(view, out, reviews)
     return out
 
 

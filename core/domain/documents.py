@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar, TypeVar
 
+from core.domain import ids
+
 D = TypeVar("D", bound="Document")
 
 _BOOK = frozenset({"extra", "nulls", "absent"})
@@ -219,6 +221,32 @@ class CaptureRun(Document):
     def jobs_done(self, revision: str) -> dict[str, Any]:
         """The jobs recorded for ``revision`` (none when the marker is of another revision)."""
         return dict(self.jobs or {}) if self.revision == revision else {}
+
+
+JOBS = ("memories", "action_items", "goals")  # a capture's jobs, each remembered in CaptureRun.jobs
+
+
+def conversation_revision(doc: Mapping[str, Any]) -> str:
+    """The revision of a conversation document a capture records (``CaptureRun.revision``): what
+    extraction depends on; unrelated edits (title, overview, app results) leave it unchanged."""
+    segments = [{"id": s.get("id"), "text": s.get("text"), "is_user": bool(s.get("is_user")),
+                 "speaker": s.get("speaker")} for s in doc.get("transcript_segments") or [] if isinstance(s, dict)]
+    external = doc.get("external_data") or {}
+    return ids.contract_hash("conversation.revision", {
+        "segments": segments, "external": external.get("text") if isinstance(external, dict) else None,
+        "reprocess_token": doc.get("reprocess_token"),
+    })[:32]
+
+
+def attempts_of(run: CaptureRun | Mapping[str, Any] | None, revision: str) -> dict[str, Any]:
+    """The marker's model-attempt record for ``revision`` (a fresh one for any other revision)."""
+    stored = (run if isinstance(run, CaptureRun) else CaptureRun.from_store(run)).attempts
+    if isinstance(stored, Mapping) and stored.get("revision") == revision:
+        return {"revision": revision, "count": int(stored.get("count") or 0), "last_error": stored.get("last_error"),
+                "last_error_at": stored.get("last_error_at"), "first_at": stored.get("first_at"),
+                "last_at": stored.get("last_at")}
+    return {"revision": revision, "count": 0, "last_error": None, "last_error_at": None, "first_at": None,
+            "last_at": None}
 
 
 # -------------------------------------------------------------------------------------- review row

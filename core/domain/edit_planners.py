@@ -17,12 +17,13 @@ id under ``legacy_rows`` so the service removes those rows afterwards.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-from core.domain import ids, legacy_rows, paths
+from core.domain import legacy_rows, paths
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
-from core.domain.records import Evidence, MemoryItem, QuoteRef, short_term_deadline
+from core.domain.records import MemoryItem, short_term_deadline, user_words
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import NotFound, RetryableError
 
@@ -78,12 +79,7 @@ def edit_content(view: ApplyView, *, memory_id: str, content: str, ttl_days: int
     item.route, item.route_attempts, item.review_id = None, 0, None
     item.promotion, item.graph_ready, item.graph_assertion_id, item.graph_plan_hash = None, False, None, None
     item.expires_at = short_term_deadline(view.now, ttl_days)
-    item.evidence.append(Evidence(
-        evidence_id=ids.evidence_id(memory_id, "explicit", "user_edit", "api", "1",
-                                    {"content_hash": ids.content_hash(content)}),
-        source_type="explicit", source_id=memory_id, source_signal="user_edit", extractor_id="api",
-        extractor_version="1", quote_refs=[QuoteRef(segment_id="explicit", quote=content)], captured_at=view.now,
-    ))
+    item.evidence.append(user_words(memory_id, content, signal="user_edit", extractor_id="api", captured_at=view.now))
     out.items.insert(0, item)
     if was_long_term or view.docs.get(assertion_path(memory_id)) is not None:
         out.docs[assertion_path(memory_id)] = None
@@ -113,17 +109,11 @@ def _leave_lineage(view: ApplyView, plan: Plan, item: MemoryItem) -> None:
     plan.items.append(survivor)
 
 
-def _visibility(item: MemoryItem, value: Any) -> bool:
-    if item.visibility == value:
+def _set(item: MemoryItem, value: Any, *, field: str) -> bool:
+    """Set ``field`` of ``item`` to ``value``; False when it holds that value already."""
+    if getattr(item, field) == value:
         return False
-    item.visibility = value
-    return True
-
-
-def _category(item: MemoryItem, value: Any) -> bool:
-    if item.category == value:
-        return False
-    item.category = value
+    setattr(item, field, value)
     return True
 
 
@@ -136,8 +126,8 @@ def _user_review(item: MemoryItem, value: Any) -> bool:
 
 # What each metadata edit changes on the item (True when it changed something).
 METADATA: dict[str, Callable[[MemoryItem, Any], bool]] = {
-    "edit.visibility": _visibility,
-    "edit.category": _category,
+    "edit.visibility": partial(_set, field="visibility"),
+    "edit.category": partial(_set, field="category"),
     "edit.user_review": _user_review,
 }
 

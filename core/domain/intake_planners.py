@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.domain import ids
 from core.domain.plan import ApplyView, Plan
 from core.domain.processing import processed
-from core.domain.records import Evidence, MemoryItem, QuoteRef, short_term_deadline
+from core.domain.records import MemoryItem, short_term_deadline, user_words
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import Conflict
 
@@ -51,14 +50,8 @@ def create_explicit(view: ApplyView, *, requests: Sequence[ExplicitMemory], memo
 
 def _new_item(view: ApplyView, request: ExplicitMemory, memory_id: str, ttl_days: int) -> MemoryItem:
     content = " ".join(request.content.split())
-    evidence = Evidence(
-        evidence_id=ids.evidence_id(memory_id, request.source_type, "user_submission", "api", "1",
-                                    {"content_hash": ids.content_hash(content)}),
-        source_type=request.source_type, source_id=memory_id, source_signal="user_submission",
-        extractor_id="api", extractor_version="1",
-        quote_refs=[QuoteRef(segment_id="explicit", quote=content)],
-        client_device_id=request.client_device_id, captured_at=view.now,
-    )
+    evidence = user_words(memory_id, content, signal="user_submission", extractor_id="api", captured_at=view.now,
+                          source_type=request.source_type, client_device_id=request.client_device_id)
     return MemoryItem(
         id=memory_id, uid=view.uid, content=content, layer=Layer.SHORT_TERM, status=Status.ACTIVE,
         processing_state=ProcessingState.PENDING, category=request.category or "manual",

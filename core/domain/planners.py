@@ -12,12 +12,12 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from core.domain import ids, paths, review_queue
+from core.domain import paths, review_queue
 from core.domain.admission import admit
 from core.domain.documents import CaptureRun, CascadeProgress, ReviewRow
 from core.domain.plan import ApplyView, Plan
 from core.domain.processing import processed
-from core.domain.records import Evidence, MemoryItem, QuoteRef
+from core.domain.records import MemoryItem, user_words
 from core.domain.states import Layer, ProcessingState, Status
 from core.domain.withdrawal import apply_withdrawal, scrubbed, withdraw_source
 from core.errors import CohortMoved, Conflict, ConversationDeleted, NotFound
@@ -225,9 +225,6 @@ def _corrected(item: MemoryItem, correction: str, now: datetime) -> MemoryItem:
     """``item`` stating ``correction`` instead, cited as the user's correction and labelled like any
     new content."""
     item.content, item.edited = correction, True
-    item.evidence.append(Evidence(
-        evidence_id=ids.evidence_id(item.id, "explicit", "review_correction", "review", "1",
-                                    {"content_hash": ids.content_hash(correction)}),
-        source_type="explicit", source_id=item.id, source_signal="review_correction", extractor_id="review",
-        extractor_version="1", quote_refs=[QuoteRef(segment_id="explicit", quote=correction)], captured_at=now))
+    item.evidence.append(user_words(item.id, correction, signal="review_correction", extractor_id="review",
+                                    captured_at=now))
     return processed(item)

@@ -69,6 +69,20 @@ class Evidence(BaseModel):
     captured_at: datetime | None = None
 
 
+def user_words(memory_id: str, content: str, *, signal: str, extractor_id: str, captured_at: datetime,
+               source_type: str = "explicit", client_device_id: str | None = None) -> Evidence:
+    """The user's own words as evidence for ``memory_id`` (an explicit memory, a content edit, a
+    review's correction): the memory is its own source and ``content`` its one quote. The id binds
+    the source, ``signal``, the extractor (version 1) and the content's hash, never the device, so
+    the same words stated the same way again give the same evidence."""
+    return Evidence(
+        evidence_id=ids.evidence_id(memory_id, source_type, signal, extractor_id, "1",
+                                    {"content_hash": ids.content_hash(content)}),
+        source_type=source_type, source_id=memory_id, source_signal=signal, extractor_id=extractor_id,
+        extractor_version="1", quote_refs=[QuoteRef(segment_id="explicit", quote=content)],
+        client_device_id=client_device_id, captured_at=captured_at)
+
+
 class MemoryItem(BaseModel):
     """One canonical memory. ``status`` may physically be ``hidden`` (maps to tombstoned)."""
 

@@ -19,12 +19,14 @@ expiry settles.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
 from core.domain import ids, paths
+from core.domain.documents import ReviewRow
 from core.domain.plan import ApplyView, Plan, Planner, extended
 from core.domain.records import MemoryItem
 from core.domain.states import Layer, Status
@@ -78,6 +80,25 @@ def deadline(item: MemoryItem, now: datetime) -> datetime:
 def _closed(previous: MemoryItem, now: datetime, successor: str | None) -> dict[str, Any]:
     return {"review_id": previous.review_id, "memory_id": previous.id, "status": SUPERSEDED,
             "superseded_by": successor, "content": "", "conflicting": [], "closed_at": now}
+
+
+def redact_reviews(view: ApplyView, out: Plan, reviews: Mapping[str, Mapping[str, Any]],
+                   retracted: Callable[[str | None], bool] = lambda memory_id: True) -> None:
+    """Add to ``out`` the redaction of ``reviews`` (review id → the row read before the apply; the
+    apply's own read of it, ``view.docs``, wins, and a row gone since is left gone): the row of a
+    retracted memory (``retracted(memory_id)``; every row by default) is closed as ``redacted``
+    without its text, and a settled row of any other memory that still holds text loses it (it was
+    written before settling cleared it; the withdrawn source's words go with it)."""
+    for review_id, read in reviews.items():
+        path = row_path(review_id)
+        current = view.docs.get(path, read)
+        if current is None:
+            continue
+        row = ReviewRow.from_store(current)
+        if retracted(row.memory_id):
+            out.docs[path] = row.closed("redacted", "redacted_at", view.now).to_store()
+        elif row.status != "open" and (row.content or row.conflicting):
+            out.docs[path] = row.but(content="", conflicting=()).to_store()
 
 
 def with_review_reissue(planner: Planner) -> Planner:

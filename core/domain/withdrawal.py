@@ -15,6 +15,7 @@ from core.domain import paths
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem
+from core.domain.review_queue import redact_reviews
 from core.domain.states import Layer, ProcessingState, Status
 
 
@@ -59,15 +60,13 @@ def retract(item: MemoryItem, *, by_user: bool = False) -> None:
         item.deleted_by_user = True
 
 
-
-
 def apply_withdrawal(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], planner: str,
                      reviews: dict[str, dict[str, Any]] | None = None) -> None:
     """Finish a plan that withdrew evidence: Long-term survivors are re-admitted (their evidence
     changed), retracted survivors lose their graph assertion and have their review entries redacted
     (settled entries of the others lose any text they still hold), and superseded Long-term items
     they replaced come back when independent active evidence still supports them."""
-    _redact_reviews(view, plan, changed, reviews or {})
+    redact_reviews(view, plan, reviews or {}, retracted=lambda memory_id: _retracted(changed, memory_id))
     for item in list(changed.values()):
         path = paths.rel(paths.GRAPH_ASSERTIONS, item.id)
         if item.layer == Layer.LONG_TERM and item.record_status == Status.ACTIVE:
@@ -79,20 +78,9 @@ def apply_withdrawal(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem]
     plan.items = list(changed.values())
 
 
-def _redact_reviews(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem],
-                    reviews: dict[str, dict[str, Any]]) -> None:
-    """Review entries of retracted survivors are redacted; settled entries of the others lose any
-    text they still hold."""
-    for review_id, row in reviews.items():
-        path = paths.rel(paths.REVIEW_QUEUE, review_id)
-        current = view.docs.get(path, row)
-        retracted = changed.get((current or {}).get("memory_id", ""))
-        if current and retracted is not None and retracted.record_status == Status.TOMBSTONED:
-            plan.docs[path] = {**current, "content": "", "conflicting": [], "status": "redacted",
-                               "redacted_at": view.now}
-        elif current and current.get("status") != "open" and (current.get("content") or current.get("conflicting")):
-            # A settled row written before settling cleared its text: the withdrawn source's words go.
-            plan.docs[path] = {**current, "content": "", "conflicting": []}
+def _retracted(changed: dict[str, MemoryItem], memory_id: str | None) -> bool:
+    item = changed.get(memory_id or "")
+    return item is not None and item.record_status == Status.TOMBSTONED
 
 
 def _reactivate_ancestors(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: MemoryItem,

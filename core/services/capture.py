@@ -34,7 +34,7 @@ from functools import partial
 from typing import Any
 
 from core.domain import fence, ids, paths, planners
-from core.domain.documents import CaptureRun
+from core.domain.documents import JOBS, CaptureRun, attempts_of, conversation_revision
 from core.domain.extraction import (
     ExtractionResult,
     GroundedCandidate,
@@ -60,7 +60,6 @@ from core.services import controls, deletion
 from core.services.withdrawal import live_page, review_rows
 
 log = logging.getLogger(__name__)
-JOBS = ("memories", "action_items", "goals")
 COHORT_PAGE = 100  # live-cohort items per replacement transaction (plus the candidates)
 MAX_PAGES = 2_000  # 200k derived items: far past any conversation; the loop stays bounded
 RELEVANT_FIELDS = ("transcript_segments", "external_data", "reprocess_token", "status", "discarded")
@@ -80,17 +79,6 @@ class CaptureResult:
     commit_id: str | None = None
     errors: dict[str, str] = field(default_factory=dict)
     retry: list[str] = field(default_factory=list)  # jobs that failed transiently
-
-
-def conversation_revision(doc: dict[str, Any]) -> str:
-    """What extraction depends on; unrelated edits (title, overview, app results) leave it unchanged."""
-    segments = [{"id": s.get("id"), "text": s.get("text"), "is_user": bool(s.get("is_user")),
-                 "speaker": s.get("speaker")} for s in doc.get("transcript_segments") or [] if isinstance(s, dict)]
-    external = doc.get("external_data") or {}
-    return ids.contract_hash("conversation.revision", {
-        "segments": segments, "external": external.get("text") if isinstance(external, dict) else None,
-        "reprocess_token": doc.get("reprocess_token"),
-    })[:32]
 
 
 def should_capture(doc: dict[str, Any] | None) -> bool:
@@ -264,17 +252,6 @@ class _ModelTurn:
     fell_back: dict[str, Any] | None = None
 
 
-def attempts_of(run: CaptureRun | dict[str, Any] | None, revision: str) -> dict[str, Any]:
-    """The marker's model-attempt record for ``revision`` (a fresh one for any other revision)."""
-    stored = (run if isinstance(run, CaptureRun) else CaptureRun.from_store(run)).attempts
-    if isinstance(stored, dict) and stored.get("revision") == revision:
-        return {"revision": revision, "count": int(stored.get("count") or 0), "last_error": stored.get("last_error"),
-                "last_error_at": stored.get("last_error_at"), "first_at": stored.get("first_at"),
-                "last_at": stored.get("last_at")}
-    return {"revision": revision, "count": 0, "last_error": None, "last_error_at": None, "first_at": None,
-            "last_at": None}
-
-
 def _reserve_attempt(ctx: Ports, uid: str, run_ref: str, revision: str, turn: _ModelTurn) -> bool | None:
     """Count one model call for ``revision`` on the marker before it is made (compare and set, so
     concurrent deliveries never call more often than the bound). True: reserved; False: the bound
@@ -347,8 +324,9 @@ def _model_extraction(ctx: Ports, uid: str, conversation_id: str, run_ref: str, 
     log.error("model extraction of %s/%s gave up after %d attempt(s) (%s); captured with the rule extractor",
               uid, conversation_id, turn.attempts["count"], code)
     turn.fell_back = {"reason": code, "attempts": turn.attempts["count"], "at": ctx.now()}
-    # Imported here: the rule extractor's patterns cost every importer of this module (the api's
-    # conversation routes read JOBS from it) about 40 ms of CPU at a cold start.
+    # Imported here: the rule extractor's patterns cost every importer of this module about 50 ms of
+    # CPU, and core.services.conversations imports it for reprocess, so the delete cascade and the
+    # api's conversation routes would pay them without ever extracting.
     from core.domain.rule_extractor import RuleExtractor
 
     return RuleExtractor().extract(source)

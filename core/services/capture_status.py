@@ -19,10 +19,9 @@ from datetime import datetime
 from typing import Any
 
 from core.domain import paths
-from core.domain.documents import CaptureRun
+from core.domain.documents import JOBS, CaptureRun, attempts_of, conversation_revision
 from core.errors import NotFound
 from core.ports import Ports
-from core.services.capture import JOBS, attempts_of, conversation_revision
 
 STATES = ("pending", "captured", "failed", "fell_back")
 COUNT_PAGE = 500

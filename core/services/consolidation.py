@@ -23,7 +23,7 @@ from functools import partial
 from typing import Any
 
 from core.domain import fence, ids, paths, planners, review_queue
-from core.domain.consolidation import settle_routes
+from core.domain.consolidation import Decision, settle_routes
 from core.domain.documents import ReviewRow
 from core.domain.records import MemoryItem, expired
 from core.domain.routing import (
@@ -46,7 +46,6 @@ NEIGHBOURS = 8
 MAX_ATTEMPTS = 3
 LEASE_SECONDS = 600
 LEASE = timedelta(seconds=LEASE_SECONDS)
-REVIEW_TTL = review_queue.REVIEW_TTL
 ROUTES = ("promote", "archive", "review", "reject")
 
 # A pass's independent requests (its first three queries; the lease's read and release beside the
@@ -296,7 +295,7 @@ def route_batch(ctx: Ports, uid: str, batch: list[MemoryItem], long_term: list[M
     now = ctx.now()
     forced = [i for i in batch if attempts.get(i.id, 0) >= MAX_ATTEMPTS]
     asked = [i for i in batch if attempts.get(i.id, 0) < MAX_ATTEMPTS]
-    decisions: dict[str, tuple[str, list[str], str | None, str]] = {
+    decisions: dict[str, Decision] = {
         i.id: ("review", [], None, "router failed three times") for i in forced}
     neighbour_refs: dict[str, str] = {}
     if asked:
@@ -350,7 +349,7 @@ def _candidates(items: list[MemoryItem], long_term: list[MemoryItem], batch: lis
 
 
 def validate(proposals: Any, item_refs: dict[str, str], neighbour_refs: dict[str, str],
-             candidates: list[RouteCandidate]) -> dict[str, tuple[str, list[str], str | None, str]]:
+             candidates: list[RouteCandidate]) -> dict[str, Decision]:
     """Server-side validation of router output: one known route per selected item, nothing else."""
     if not isinstance(proposals, list):
         raise InvalidRouterOutput("router output is not a list")
@@ -362,7 +361,7 @@ def validate(proposals: Any, item_refs: dict[str, str], neighbour_refs: dict[str
     missing = set(item_refs) - set(seen)
     if missing:
         raise InvalidRouterOutput(f"router left {len(missing)} item(s) without a route")
-    decisions: dict[str, tuple[str, list[str], str | None, str]] = {}
+    decisions: dict[str, Decision] = {}
     by_ref = {c.ref: c for c in candidates}
     for ref, p in seen.items():
         decisions[item_refs[ref]] = _decision(p, by_ref.get(ref), neighbour_refs)
@@ -393,7 +392,7 @@ def _check_proposal(proposal: Any, item_refs: dict[str, str], seen: dict[str, Ro
 
 
 def _decision(p: RouteProposal, candidate: RouteCandidate | None,
-              neighbour_refs: dict[str, str]) -> tuple[str, list[str], str | None, str]:
+              neighbour_refs: dict[str, str]) -> Decision:
     """A valid proposal as a decision on memory ids (route, supersedes, duplicate of, reason)."""
     shown = {n.ref: n for n in candidate.neighbours} if candidate is not None else {}
     linked = [shown[r] for r in [*p.supersedes, *([p.duplicate_of] if p.duplicate_of else [])] if r in shown]
@@ -421,7 +420,7 @@ def _fact(item: MemoryItem) -> str:
 
 
 def apply_routes(ctx: Ports, uid: str, revisions: dict[str, int],
-                 decisions: dict[str, tuple[str, list[str], str | None, str]], summary: PassSummary,
+                 decisions: dict[str, Decision], summary: PassSummary,
                  planner: str, *, survivors: dict[str, str] | None = None,
                  facts: dict[str, str] | None = None) -> None:
     """Apply one batch's validated decisions (:func:`core.domain.consolidation.settle_routes`). Items

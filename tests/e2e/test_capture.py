@@ -363,9 +363,9 @@ def test_device_provenance_from_headers_without_a_device_in_the_body(ctx: Contex
 WRITE_METHODS = {"set", "update", "create", "add"}
 WRITE_FUNCTIONS = {"set_document"}  # core/adapters/firestore/wire.py: set() through our own encoder
 # What builds the extra documents a plan writes: graph assertions (admit), review rows (the open
-# entry, a closed or redacted one; core/domain/review_queue.py, core/services/deletion.py).
+# entry, a closed one; core/domain/review_queue.py).
 # ``to_store``: a typed document of core/domain/documents.py (named, typed fields; no conversation field).
-SERVER_BUILT = {"admit", "_redacted", "open_row", "_closed", "to_store"}
+SERVER_BUILT = {"admit", "open_row", "_closed", "to_store"}
 
 
 def _functions(tree: ast.AST) -> Iterator[ast.FunctionDef]:

@@ -21,12 +21,12 @@ import pytest
 from core.api.auth import emulator_token
 from core.bootstrap import Context
 from core.domain import ids
+from core.domain.documents import conversation_revision
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import Evidence, MemoryItem, QuoteRef
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import RetryableError
 from core.services import capture, consolidation, conversations, deletion
-from core.services.capture import conversation_revision
 from tests.support import scale, trace
 from tests.support.firestore_checks import assert_ledger_gapless, canonical_snapshot, user_documents, wait_for
 

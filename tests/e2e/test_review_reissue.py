@@ -25,6 +25,7 @@ import pytest
 
 from core.api.auth import emulator_token
 from core.bootstrap import Context
+from core.domain import review_queue
 from core.domain.records import MemoryItem
 from core.services import consolidation, edits
 from tests.support.firestore_checks import (
@@ -133,7 +134,7 @@ def test_an_edited_item_in_review_still_expires_into_archive(http: httpx.Client,
     entry = _one_entry_for_the_current_revision(http, ctx, uid, memory_id)
     # Before the deadline nothing expires; after it (a clock 72 h and a minute on) the item settles.
     assert consolidation.expire_reviews(ctx, uid) == 0
-    later = Context(clock=lambda: ctx.now() + consolidation.REVIEW_TTL + timedelta(minutes=1))
+    later = Context(clock=lambda: ctx.now() + review_queue.REVIEW_TTL + timedelta(minutes=1))
     assert consolidation.expire_reviews(later, uid) == 1
     item = _item(ctx, uid, memory_id)
     assert (item.layer, item.status, item.route) == ("archive", "active", "archive")

@@ -11,6 +11,7 @@ import pytest
 
 from core.adapters.llm import LLMRejected, LLMUnavailable
 from core.bootstrap import Context
+from core.domain.documents import JOBS, conversation_revision
 from core.services import capture
 from tests.support.firestore_checks import canonical_snapshot
 
@@ -55,10 +56,10 @@ def test_permanent_extractor_refusal_is_recorded_and_acknowledged(stack: dict[st
     before = canonical_snapshot(ctx, uid)
     result = capture.capture_conversation(ctx, uid, "c1", EDITED)
     assert result.retry == [], "a permanent refusal must not be retried"
-    assert set(result.errors) == set(capture.JOBS)
+    assert set(result.errors) == set(JOBS)
     marker = ctx.paths.doc(uid, "capture_runs", "c1").get().to_dict()
-    assert marker["revision"] == capture.conversation_revision(EDITED)
-    assert all(str(marker["jobs"][job]).startswith("failed: llm_rejected") for job in capture.JOBS), marker
+    assert marker["revision"] == conversation_revision(EDITED)
+    assert all(str(marker["jobs"][job]).startswith("failed: llm_rejected") for job in JOBS), marker
     assert canonical_snapshot(ctx, uid) == before, "the earlier memories changed"
     # The redelivered event is acknowledged without calling the extractor again.
     again = capture.capture_conversation(ctx, uid, "c1", EDITED)
@@ -71,6 +72,6 @@ def test_transient_extractor_failure_is_retried_and_writes_nothing(stack: dict[s
     before = canonical_snapshot(ctx, uid)
     marker_before = ctx.paths.doc(uid, "capture_runs", "c1").get().to_dict()
     result = capture.capture_conversation(ctx, uid, "c1", EDITED)
-    assert sorted(result.retry) == sorted(capture.JOBS)
+    assert sorted(result.retry) == sorted(JOBS)
     assert canonical_snapshot(ctx, uid) == before
     assert ctx.paths.doc(uid, "capture_runs", "c1").get().to_dict() == marker_before

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from core.bootstrap import Context
+from core.domain.documents import conversation_revision
 from core.domain.extraction import drop_secret_candidates, source_from_conversation
 from core.services import capture, legacy
 from strata_dev.bench.counting import counting_client
@@ -80,7 +81,7 @@ def test_a_first_capture_that_lost_the_race_does_the_full_replacement(stack: dic
 
     # An edited transcript whose capture read "no marker" before the first one committed.
     edited = _conversation(FACTS[1])
-    revision = capture.conversation_revision(edited)
+    revision = conversation_revision(edited)
     source = source_from_conversation(uid, "c1", edited)
     extraction = drop_secret_candidates(ctx.extractor.extract(source))
     result = capture.CaptureResult("c1", revision)

@@ -21,7 +21,7 @@ import pytest
 
 from core.api.auth import emulator_token
 from core.bootstrap import Context
-from core.domain import ids
+from core.domain import ids, review_queue
 from core.domain.routing import RouteCandidate, RouteProposal
 from core.errors import Conflict, NotFound
 from core.services import consolidation, edits, review
@@ -255,7 +255,7 @@ def test_unanswered_review_settles_in_archive_after_72_hours(ctx: Context) -> No
     review.resolve(ctx, uid, answered, "accept")
     assert consolidation.expire_reviews(ctx, uid) == 0  # nothing is due yet
     later = Context(ctx.settings, client=ctx.client, publisher=ctx.publisher,
-                    clock=lambda: ctx.now() + consolidation.REVIEW_TTL + timedelta(minutes=1))
+                    clock=lambda: ctx.now() + review_queue.REVIEW_TTL + timedelta(minutes=1))
     assert consolidation.expire_reviews(later, uid) == 1
     items = {i.content: i for i in all_items(ctx, uid).values()}
     expired = items["enjoys sea kayaking"]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from core.domain import paths
+from core.domain.documents import attempts_of, conversation_revision
 from core.domain.extraction import Candidate, ExtractionResult, ExtractionSource
 from core.domain.rule_extractor import RuleExtractor
 from core.errors import LLMMalformedReply, LLMRejected, StrataError
@@ -129,8 +130,8 @@ def test_a_concurrent_delivery_cannot_take_an_attempt_already_taken() -> None:
     model = Model(LLMMalformedReply("not json"))
     w = _world(model, llm_max_attempts=1)
     run_ref = paths.doc(UID, "capture_runs", "c1")
-    revision = capture.conversation_revision(DOC)
-    stale = capture._ModelTurn(capture.attempts_of(None, revision))
+    revision = conversation_revision(DOC)
+    stale = capture._ModelTurn(attempts_of(None, revision))
     assert capture._reserve_attempt(w.ctx, UID, run_ref, revision, capture._ModelTurn(dict(stale.attempts)))
     assert capture._reserve_attempt(w.ctx, UID, run_ref, revision, stale) is False
     assert w.store.get(run_ref)["attempts"]["count"] == 1

@@ -50,7 +50,9 @@ REQUEST_PATH = {
 
 # Beyond the embedder stack: capture builds its extractor through core.adapters.llm, and the rule
 # extractor (the default) needs no HTTP client; a model client imports httpx when it is built.
-REQUEST_DENIED = {"on_conversation_complete": ("httpx",)}
+# The delete cascade imports capture (core.services.conversations reprocesses too) but never
+# extracts: the rule extractor stays behind capture's own lazy import.
+REQUEST_DENIED = {"on_conversation_complete": ("httpx",), "delete_cascade": ("core.domain.rule_extractor",)}
 
 PROBE = """
 import importlib, importlib.util, json, sys
@@ -97,3 +99,10 @@ def test_a_function_that_never_embeds_never_loads_the_embedder(function: str) ->
     modules = _modules(function)
     assert set(REQUEST_PATH[function]) <= set(modules["request"])
     assert _matches(modules["request"], (*EMBEDDER_STACK, *REQUEST_DENIED.get(function, ()))) == []
+
+
+def test_the_api_answers_a_capture_status_without_loading_the_capture_service() -> None:
+    """A capture's status needs the marker's pure parts (its jobs, the conversation's revision, the
+    model's attempts), which live in the domain beside ``CaptureRun``; the capture service loads on
+    the first reprocess only."""
+    assert _matches(_modules("api")["load"], ("core.services.capture",)) == []

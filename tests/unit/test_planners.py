@@ -112,6 +112,28 @@ def test_a_one_page_cascade_retracts_withdraws_records_done_and_removes_the_docu
     assert out.docs["memory_graph_assertions/only"] is None
 
 
+def test_a_cascade_redacts_the_review_rows_of_what_it_retracts_and_clears_settled_text() -> None:
+    """docs/data-model.md: a retracted memory's review rows are redacted (content and conflicting
+    ids cleared, the rest kept); a row of a memory another source keeps is left open, and a settled
+    one keeps its status but not the withdrawn words. The row redacted is the one the apply read."""
+    items: dict[str, MemoryItem | None] = {"only": supported("only", "c1"), "both": supported("both", "c1", "c2")}
+    scanned = {"review_id": "r_only", "memory_id": "only", "content": "fact only", "conflicting": ["x"],
+               "reason": "conflict", "status": "open", "expires_at": NOW + timedelta(hours=72)}
+    read = {**scanned, "reason": "conflict, re-issued"}
+    open_kept = {**scanned, "review_id": "r_both", "memory_id": "both", "content": "fact both"}
+    settled = {**open_kept, "review_id": "r_old", "status": "resolved", "resolved_at": NOW}
+    cascade = cascade_view(["both", "only"], items, more=False, marker=None)
+    cascade.docs.update({"memory_review_queue/r_only": read, "memory_review_queue/r_both": open_kept,
+                         "memory_review_queue/r_old": settled})
+    out = planners.cascade_page(cascade, conversation_id="c1", run_id="run1", seen=frozenset({"both", "only"}),
+                                reviews={"r_only": scanned, "r_both": open_kept, "r_old": settled},
+                                remove_document=False)
+    assert out.docs["memory_review_queue/r_only"] == {
+        **read, "content": "", "conflicting": [], "status": "redacted", "redacted_at": NOW}
+    assert "memory_review_queue/r_both" not in out.docs
+    assert out.docs["memory_review_queue/r_old"] == {**settled, "content": "", "conflicting": []}
+
+
 def test_a_middle_page_counts_on_from_the_recorded_progress_and_keeps_the_document() -> None:
     marker = {"captures": 1, "updated_at": NOW, "cascade": {"state": "running", "intent": "first", "pages": 2,
                                                              "summary": {"withdrawn": 5, "retracted": 4}}}
@@ -293,6 +315,10 @@ def test_a_correction_becomes_the_content_cited_as_the_users_words_and_is_labell
     correction = item.evidence[-1]
     assert (correction.source_type, correction.source_signal, correction.quote_refs[0].quote) == (
         "explicit", "review_correction", "User lives in Lisbon and has diabetes")
+    # Regression pin, from the id contract (core/domain/ids.py: "ev_" + sha256("evidence|" + canonical
+    # JSON of source_id, source_type, source_signal, "extractor/version" and the content hash)[:24],
+    # worked out by hand once): stored evidence ids must not change.
+    assert (correction.evidence_id, correction.source_id) == ("ev_0f2dea8d41b9233f0a581f9e", "m1")
     assert "health" in item.sensitivity_labels
 
 

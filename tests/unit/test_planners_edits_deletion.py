@@ -49,6 +49,10 @@ def test_an_explicit_memory_enters_short_term_pending_with_the_users_words_as_ev
     assert (evidence.source_type, evidence.source_id, evidence.client_device_id, evidence.captured_at) == (
         "explicit", "m1", "d1", NOW)
     assert [ref.quote for ref in evidence.quote_refs] == ["I keep bees"]
+    # Regression pin, from the id contract (core/domain/ids.py: "ev_" + sha256("evidence|" + canonical
+    # JSON of source_id, source_type, source_signal, "extractor/version" and the content hash)[:24],
+    # worked out by hand once): stored evidence ids must not change.
+    assert evidence.evidence_id == "ev_a62e567211773d4862ddb111"
     assert legal(item)
 
 
@@ -130,6 +134,8 @@ def test_a_content_edit_of_a_long_term_memory_is_a_new_short_term_assertion_with
     assert item.expires_at == NOW + timedelta(days=TTL_DAYS)
     assert [(e.source_signal, [r.quote for r in e.quote_refs]) for e in item.evidence][-1] == (
         "user_edit", ["I live in Lisbon"])
+    # Regression pin (the id contract, as for an explicit memory above): stored evidence ids must not change.
+    assert (item.evidence[-1].evidence_id, item.evidence[-1].source_id) == ("ev_20761b7ffef9959ed0f87c57", "m1")
     assert out.docs == {"memory_graph_assertions/m1": None}
     assert legal(item)
 
@@ -263,6 +269,25 @@ def test_a_memory_delete_retracts_its_whole_lineage_and_redacts_its_review_rows(
         assert out.docs[f"memory_graph_assertions/{mid}"] is None
     row = out.docs["memory_review_queue/r1"]
     assert row is not None and (row["status"], row["content"], row["conflicting"]) == ("redacted", "", [])
+
+
+def test_a_deleted_memorys_review_row_is_the_row_the_apply_read_with_its_text_cleared() -> None:
+    """docs/data-model.md: a review row is ``memory_id``, ``content``, ``conflicting``, ``reason``,
+    ``status`` (open · resolved · expired · redacted), ``expires_at``; a delete redacts it (content
+    and conflicting ids cleared) and keeps the rest. The apply's own read of the row is what it
+    redacts: here the row was resolved between the scan and the apply."""
+    scanned = review_row("r1", "a")
+    resolved = {**scanned, "status": "resolved", "decision": "accept", "resolved_at": NOW - timedelta(minutes=1)}
+    lineage = lineage_view()
+    lineage.docs = {"memory_review_queue/r1": resolved, "memory_review_queue/r2": None}
+    out = deletion_planners.delete_lineage(lineage, memory_id="m1", lineage=frozenset({"m1", "a", "old"}),
+                                           reviews={"r1": scanned, "r2": review_row("r2", "m1")})
+    assert out.docs["memory_review_queue/r1"] == {
+        "review_id": "r1", "memory_id": "a", "revision": 1, "commit_id": "c1", "content_hash": "h",
+        "content": "", "conflicting": [], "reason": "conflict", "status": "redacted",
+        "created_at": NOW - timedelta(hours=1), "expires_at": NOW + timedelta(hours=71),
+        "decision": "accept", "resolved_at": NOW - timedelta(minutes=1), "redacted_at": NOW}
+    assert "memory_review_queue/r2" not in out.docs  # removed since the scan: left removed
 
 
 def test_a_lineage_that_grew_since_it_was_scanned_is_refused_for_a_rescan() -> None:
