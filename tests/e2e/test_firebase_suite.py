@@ -36,6 +36,7 @@ DEFAULT_KEYS = {
     "typesense_url", "typesense_api_key", "typesense_search_key", "pinecone_host", "relay_url", "consolidate_url",
     "webhook_url",
     "function_urls", "tasks_queue", "projection_topic", "state_dir", "startup_seconds", "embedder",
+    "runtime_dir",  # the function servers' gunicorn runtime directories, removed by `down`
 }
 
 
