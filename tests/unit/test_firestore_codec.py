@@ -206,3 +206,13 @@ def test_encoder_spellings_that_decode_to_their_canonical_form() -> None:
     assert codec.to_rest(naive) == {"timestampValue": "2026-01-02T03:04:05.000006Z"}
     assert codec.to_rest((1, "a")) == {"arrayValue": {"values": [{"integerValue": "1"}, {"stringValue": "a"}]}}
     assert codec.to_rest(True) == {"booleanValue": True} and codec.to_rest(1) == {"integerValue": "1"}
+
+
+def test_a_datetime_with_nanoseconds_made_from_microseconds_keeps_its_fraction() -> None:
+    """A DatetimeWithNanoseconds built from microseconds (as a copy or ``replace`` makes one) has
+    ``nanosecond == 0``; its fraction is in ``microsecond`` and must reach the Timestamp, or a
+    re-written ``created_at`` moves to the whole second (and a list cursor's key moves with it)."""
+    value = DatetimeWithNanoseconds(2026, 12, 3, 16, 0, 0, 123456, tzinfo=UTC)
+    assert codec.to_rest(value) == {"timestampValue": "2026-12-03T16:00:00.123456Z"}
+    precise = DatetimeWithNanoseconds.from_rfc3339("2026-12-03T16:00:00.123456789Z")
+    assert codec.to_rest(precise) == {"timestampValue": "2026-12-03T16:00:00.123456789Z"}

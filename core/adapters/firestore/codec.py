@@ -97,7 +97,10 @@ def _fill_timestamp(out: Any, value: datetime.datetime) -> None:
     float toward zero and puts 1969-12-31T23:59:59.5Z a second late."""
     delta = (value if value.tzinfo is not None else value.replace(tzinfo=datetime.UTC)) - _EPOCH
     out.seconds = delta.days * 86_400 + delta.seconds
-    out.nanos = value.nanosecond if isinstance(value, DatetimeWithNanoseconds) else value.microsecond * 1000
+    # ``nanosecond`` is 0 on a DatetimeWithNanoseconds made from microseconds (a copy, a replace):
+    # its microseconds then carry the fraction, as ``timestamp_pb`` reads it.
+    nanos = value.nanosecond if isinstance(value, DatetimeWithNanoseconds) else 0
+    out.nanos = nanos or value.microsecond * 1000
 
 
 # -- protobuf to Python -------------------------------------------------------------------------
