@@ -62,6 +62,9 @@ def stack() -> Iterator[dict[str, Any]]:
     # Tests pin the dependency-free embedder (the local stack would pick MiniLM when it is installed):
     # no model load per function process, and vectors the tests can reason about.
     os.environ.setdefault("STRATA_EMBEDDER", "hashing")
+    # The hanging-receiver test waits for one cut-off POST and its retry; the 10 s default bound
+    # would spend most of its run waiting (receivers here answer at once, or hang on purpose).
+    os.environ.setdefault("STRATA_WEBHOOK_TIMEOUT_S", "4")
     try:
         info = localstack.up(state_dir)
         os.environ.update(localstack.stack_env(info))

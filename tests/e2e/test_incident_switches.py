@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -212,6 +212,11 @@ def test_outbox_drain_cli_reports_backoff_then_waits_it_out(stack: dict[str, Any
     assert datetime.fromisoformat(report["next_due_at"]) == due
     assert f"{len(written)} events still pending" in quick.stderr
 
+    # Time passes: every event becomes due two seconds from now instead of after the 30-second base,
+    # so the patient drain below still has a backoff to wait out but the suite does not sit through it.
+    soon = ctx.now() + timedelta(seconds=2)
+    for snap, _ in trace.outbox(ctx, uid):
+        snap.reference.update({"due_at": soon})
     patient = _strata("outbox", "drain", "--uid", uid, "--max-wait", str(projection.BACKOFF_BASE_S * 4))
     assert patient.returncode == 0, patient.stdout + patient.stderr
     report = json.loads(patient.stdout.splitlines()[-1])
