@@ -15,7 +15,7 @@ CLIENT_PY_VENV ?= .venv-client-python
 PYTEST_ARGS ?=
 SUITE ?= default
 
-.PHONY: firebase-setup client-js client-python setup test unit integration e2e lint typecheck complexity demo dev stack-up stack-down bench bench-schedule bench-schedule-live clean mutation lifecycle soak scale
+.PHONY: firebase-setup client-js client-python setup test suite fuzz unit integration e2e lint typecheck complexity demo dev stack-up stack-down bench bench-schedule bench-schedule-live clean mutation lifecycle soak scale
 
 setup: $(VENV)/.installed $(TASKS_VENV)/.installed firebase-setup $(CLIENT_JS)/node_modules/.installed \
        $(CLIENT_PY_VENV)/.installed
@@ -85,7 +85,7 @@ complexity: setup
 	$(VENV)/bin/radon cc -n D -s --show-closures core
 
 unit: setup
-	$(PY) -m pytest -q tests/unit $(PYTEST_ARGS)
+	$(PY) -m pytest -q -p no:cacheprovider tests/unit $(PYTEST_ARGS)
 
 integration: setup
 	$(PY) -m pytest -q tests/integration $(PYTEST_ARGS)
@@ -93,9 +93,23 @@ integration: setup
 e2e: setup
 	$(PY) -m pytest -q tests/e2e $(PYTEST_ARGS)
 
-# One pytest session: the local stack starts once (tests/conftest.py) and stops at the end.
-test: setup lint typecheck infra-test client-js client-python
-	$(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
+# `make test` runs the checks (lint, typecheck, infra-test) and the unit tests beside the stack's
+# pytest session (`suite`: integration and e2e; the local stack starts once, tests/conftest.py, and
+# stops at the end) rather than before it: most of that session waits on the emulators, so on two
+# cores the rest costs it little. Output is synchronised per line (-Oline); a failure ends with
+# make's "Error" line naming its target. `--durations` lists the slowest tests at the end (CI's
+# budget for the whole run is 25 minutes).
+test: setup
+	$(MAKE) --no-print-directory -j5 -Oline lint typecheck infra-test unit suite
+
+suite: setup client-js client-python
+	$(PY) -m pytest -q -p no:cacheprovider --durations=15 tests/integration tests/e2e $(PYTEST_ARGS)
+
+# The schema-driven fuzz of the API alone, with five times `make test`'s generated cases per
+# operation (STRATA_FUZZ_EXAMPLES; tests/e2e/test_fuzz.py).
+STRATA_FUZZ_EXAMPLES ?= 50
+fuzz: setup
+	STRATA_FUZZ_EXAMPLES=$(STRATA_FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider tests/e2e/test_fuzz.py $(PYTEST_ARGS)
 
 # Plants five known kinds of bug one at a time and checks the suite catches each (issue 19).
 mutation: setup
