@@ -256,14 +256,16 @@ def as_documents(client: Any, writes: list[Any]) -> list[tuple[Any, dict[str, An
     """Recorded ``Write`` messages back as (document reference, data or None for a delete, merge)."""
     from google.cloud.firestore_v1 import _helpers
 
+    from core.adapters.firestore.codec import document_path
+
     out: list[tuple[Any, dict[str, Any] | None, bool]] = []
     for w in writes:
         if w.HasField("update"):
-            path = w.update.name.split("/documents/", 1)[1]
+            path = document_path(w.update.name)
             data: dict[str, Any] = dict(_helpers.decode_dict(w.update.fields, client))  # type: ignore[arg-type]
             out.append((client.document(path), data, w.HasField("update_mask")))
         else:
-            out.append((client.document(w.delete.split("/documents/", 1)[1]), None, False))
+            out.append((client.document(document_path(w.delete)), None, False))
     return out
 
 

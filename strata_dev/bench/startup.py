@@ -31,7 +31,6 @@ import base64
 import contextlib
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -44,7 +43,7 @@ import httpx
 
 from strata_dev.bench import harness
 from strata_dev.bench.procs import cpu_seconds, tree
-from strata_dev.localstack.processes import gunicorn_runtime_env
+from strata_dev.localstack.processes import gunicorn_runtime
 
 TARGETS = {name: (800.0, 256.0) for name in ("api", "on_conversation_complete", "delete_cascade", "outbox_drain",
                                              "consolidate", "deliver_webhook")}
@@ -184,37 +183,36 @@ def cold_start(function: str, entry: str, signature: str, project: str, tree: Pa
     imported_s, imported_rss, imported_modules = import_time(source)
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    runtime = gunicorn_runtime_env(function)
-    started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "functions_framework", "--source", str(source), "--target", entry,
-                             "--signature-type", signature, "--host", "127.0.0.1", "--port", str(port)],
-                            env=_env(tree) | runtime, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                httpx.get(url + "/robots.txt", timeout=1.0)
-                break
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise RuntimeError(f"{function} did not start")
-            time.sleep(0.01)
-        ready_s = time.perf_counter() - started
-        ready_cpu = cpu_seconds(proc.pid)
-        request_started = time.perf_counter()
-        answer = first_request(function, url, project)
-        first_s = time.perf_counter() - request_started
-        first_cpu = cpu_seconds(proc.pid) - ready_cpu
-        second_started = time.perf_counter()
-        first_request(function, url, project)
-        second_s = time.perf_counter() - second_started
-        rss = _peak_rss_mb(proc.pid)
-    finally:
-        proc.terminate()
+    with gunicorn_runtime(function) as runtime:
+        started = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "functions_framework", "--source", str(source), "--target", entry,
+                                 "--signature-type", signature, "--host", "127.0.0.1", "--port", str(port)],
+                                env=_env(tree) | runtime, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        shutil.rmtree(runtime["XDG_RUNTIME_DIR"], ignore_errors=True)
+            deadline = time.monotonic() + 60
+            while True:
+                with contextlib.suppress(httpx.HTTPError):
+                    httpx.get(url + "/robots.txt", timeout=1.0)
+                    break
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError(f"{function} did not start")
+                time.sleep(0.01)
+            ready_s = time.perf_counter() - started
+            ready_cpu = cpu_seconds(proc.pid)
+            request_started = time.perf_counter()
+            answer = first_request(function, url, project)
+            first_s = time.perf_counter() - request_started
+            first_cpu = cpu_seconds(proc.pid) - ready_cpu
+            second_started = time.perf_counter()
+            first_request(function, url, project)
+            second_s = time.perf_counter() - second_started
+            rss = _peak_rss_mb(proc.pid)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
     cold_ms = (ready_s + first_s) * 1000
     out: dict[str, Any] = {
         "import_ms": round(imported_s * 1000, 1), "import_rss_mb": round(imported_rss, 1),

@@ -17,7 +17,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -67,22 +67,28 @@ def free_ports(count: int) -> list[int]:
             sock.close()
 
 
-def gunicorn_runtime_env(name: str, parent: str | None = None) -> dict[str, str]:
-    """An ``XDG_RUNTIME_DIR`` of its own for one functions-framework server.
+def gunicorn_runtime_env(name: str, parent: str | Path) -> dict[str, str]:
+    """An ``XDG_RUNTIME_DIR`` of its own for one functions-framework server: ``parent/<name>``.
 
     gunicorn (25.1 and later) binds a control socket at ``$XDG_RUNTIME_DIR/gunicorn.ctl``, else at
     ``~/.gunicorn/gunicorn.ctl``: every function server of every stack on the machine would contend
     for that one path, and each loser logs a plain-text "Address already in use" line. A short
-    directory per server (a Unix socket path must stay under 108 bytes) keeps them apart. Under
-    ``parent`` (one short directory that its owner removes when the servers stop) the directory is
-    ``parent/<name>``; without it, a new temporary directory that the caller removes.
+    directory per server (a Unix socket path must stay under 108 bytes) keeps them apart.
+    ``parent`` belongs to the caller, who removes it once the servers stop: the stack's
+    ``runtime_dir`` (removed by ``down``), or the temporary one of :func:`gunicorn_runtime`.
     """
     safe = "".join(c if c.isalnum() else "-" for c in name)
-    if parent is None:
-        return {"XDG_RUNTIME_DIR": tempfile.mkdtemp(prefix=f"strata-{safe}-")}
     path = Path(parent) / safe
     path.mkdir(parents=True, exist_ok=True)
     return {"XDG_RUNTIME_DIR": str(path)}
+
+
+@contextlib.contextmanager
+def gunicorn_runtime(name: str) -> Iterator[dict[str, str]]:
+    """:func:`gunicorn_runtime_env` for one server started outside a stack: the directory is made
+    under a new temporary one, and both are removed when the block ends (the server stopped first)."""
+    with tempfile.TemporaryDirectory(prefix="strata-rt-", ignore_cleanup_errors=True) as parent:
+        yield gunicorn_runtime_env(name, parent)
 
 
 def spawn(name: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, log: Path, port: int) -> Proc:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import sys
 import uuid
 from collections.abc import Iterator
@@ -35,7 +34,7 @@ from core.domain.extraction import normalize_text
 from core.services import capture
 from strata_dev.localstack.processes import (
     free_ports,
-    gunicorn_runtime_env,
+    gunicorn_runtime,
     http_responds,
     log_tail,
     spawn,
@@ -69,24 +68,23 @@ def _malformed(body: Any) -> Reply:
 def _model_capture_function(server: OpenAIProtocolServer, tmp: Path, on_failure: str) -> Iterator[str]:
     """The capture function in a process of its own, its extractor the server's model."""
     port = free_ports(1)[0]
-    env = dict(os.environ, STRATA_EXTRACTOR="openai", STRATA_LLM_BASE_URL=server.base_url,
-               STRATA_LLM_MODEL="test-model", STRATA_LLM_TIMEOUT_S="10",
-               STRATA_LLM_MAX_ATTEMPTS=str(MAX_ATTEMPTS), STRATA_LLM_ON_FAILURE=on_failure,
-               **gunicorn_runtime_env("model-capture"))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
-    proc = spawn("fn:model-capture", [
-        sys.executable, "-m", "functions_framework", "--source",
-        str(REPO / "functions" / "on_conversation_complete" / "main.py"), "--target", "on_conversation_complete",
-        "--signature-type", "cloudevent", "--host", "127.0.0.1", "--port", str(port)],
-        env=env, cwd=REPO, log=tmp / f"model-capture-{on_failure}.log", port=port)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_for(lambda: http_responds(url + "/robots.txt"), timeout=120, interval=0.2,
-                 what=f"the model-backed capture function ({log_tail(proc.log)})")
-        yield url
-    finally:
-        stop_group(proc)
-        shutil.rmtree(env["XDG_RUNTIME_DIR"], ignore_errors=True)
+    with gunicorn_runtime("model-capture") as runtime:
+        env = dict(os.environ, STRATA_EXTRACTOR="openai", STRATA_LLM_BASE_URL=server.base_url,
+                   STRATA_LLM_MODEL="test-model", STRATA_LLM_TIMEOUT_S="10",
+                   STRATA_LLM_MAX_ATTEMPTS=str(MAX_ATTEMPTS), STRATA_LLM_ON_FAILURE=on_failure, **runtime)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+        proc = spawn("fn:model-capture", [
+            sys.executable, "-m", "functions_framework", "--source",
+            str(REPO / "functions" / "on_conversation_complete" / "main.py"), "--target", "on_conversation_complete",
+            "--signature-type", "cloudevent", "--host", "127.0.0.1", "--port", str(port)],
+            env=env, cwd=REPO, log=tmp / f"model-capture-{on_failure}.log", port=port)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_for(lambda: http_responds(url + "/robots.txt"), timeout=120, interval=0.2,
+                     what=f"the model-backed capture function ({log_tail(proc.log)})")
+            yield url
+        finally:
+            stop_group(proc)
 
 
 def _deliver(url: str, uid: str, doc: dict[str, Any]) -> list[int]:

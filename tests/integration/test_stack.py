@@ -74,6 +74,7 @@ def test_up_status_down_leaves_nothing_behind(tmp_path: Path) -> None:
     assert [g for g in groups if group_members(g)] == []
     ps = subprocess.run(["ps", "-eo", "pid="], capture_output=True, text=True, check=True).stdout.split()
     assert not pids & {int(p) for p in ps if pid_alive(int(p))}
+    assert not Path(info["runtime_dir"]).exists()  # the function servers' gunicorn directories
     after = _cli(state_dir, "status", "--json")
     assert after.returncode == 3
     assert json.loads(after.stdout)["running"] is False

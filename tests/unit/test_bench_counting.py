@@ -34,3 +34,28 @@ def test_reset_forgets_intervals() -> None:
     counts = _counts((0, 1))
     counts.reset()
     assert counts.sequential() == 0 and counts.snapshot()["rpcs"] == 0
+
+
+def test_recorded_writes_come_back_as_documents_at_their_paths() -> None:
+    """A recorded ``Write`` names its document by full resource name
+    (``projects/{project}/databases/{database}/documents/{path}``); the replay writes the document
+    at that path, a delete as no data, a masked update as a merge."""
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import firestore
+    from google.cloud.firestore_v1.types import write as write_types
+
+    from strata_dev.bench.counting import as_documents, retarget
+
+    client = firestore.Client(project="p", credentials=AnonymousCredentials())
+    root = "projects/p/databases/(default)/documents/"
+    update = write_types.Write.pb(write_types.Write(update={"name": root + "users/u1/memory_items/m1",
+                                                            "fields": {"content": {"string_value": "Lisbon"}}}))
+    merge = write_types.Write.pb(write_types.Write(update={"name": root + "users/u1/documents/d1"},
+                                                   update_mask={"field_paths": ["x"]}))
+    delete = write_types.Write.pb(write_types.Write(delete=root + "users/u1/conversations/c1"))
+    documents = as_documents(client, retarget([update, merge, delete], "u1", "u2"))
+    assert [(ref.path, data, merged) for ref, data, merged in documents] == [
+        ("users/u2/memory_items/m1", {"content": "Lisbon"}, False),
+        ("users/u2/documents/d1", {}, True),
+        ("users/u2/conversations/c1", None, False),
+    ]

@@ -216,3 +216,13 @@ def test_a_datetime_with_nanoseconds_made_from_microseconds_keeps_its_fraction()
     assert codec.to_rest(value) == {"timestampValue": "2026-12-03T16:00:00.123456Z"}
     precise = DatetimeWithNanoseconds.from_rfc3339("2026-12-03T16:00:00.123456789Z")
     assert codec.to_rest(precise) == {"timestampValue": "2026-12-03T16:00:00.123456789Z"}
+
+
+def test_a_resource_name_gives_its_document_path() -> None:
+    """Firestore names a document ``projects/{project}/databases/{database}/documents/{path}``; the
+    path is everything after the first ``/documents/``, even where the path itself has a collection
+    called ``documents``. A name that is already a path comes back as it is."""
+    assert codec.document_path(ROOT + "users/u1/conversations/c1") == "users/u1/conversations/c1"
+    named = "projects/p/databases/strata-db/documents/users/u1/documents/d1"
+    assert codec.document_path(named) == "users/u1/documents/d1"
+    assert codec.document_path("users/u1/memories/m1") == "users/u1/memories/m1"

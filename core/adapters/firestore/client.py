@@ -89,7 +89,7 @@ def stream_docs(query: Any) -> list[tuple[Any, dict[str, Any], Any]]:
     for response in api.run_query(request=request, metadata=metadata):
         pb = response._pb
         if pb.HasField("document"):
-            path = pb.document.name.split("/documents/", 1)[1]
+            path = codec.document_path(pb.document.name)
             out.append((client.document(path), codec.decode_fields(pb.document.fields, reference),
                         DatetimeWithNanoseconds.from_timestamp_pb(pb.document.update_time)))
     return out

@@ -124,7 +124,6 @@ def run_query_beginning(client: Any, query: Any, transaction: Any, retry_id: byt
     parent, _ = query._parent._parent_info()
     request = {"parent": parent, "structured_query": query._to_protobuf(),
                "new_transaction": _begin_options(retry_id)}
-    root = client._database_string + "/documents/"
     reference = codec.client_references(client)
     out: list[tuple[str, dict[str, Any]]] = []
     for response in client._firestore_api.run_query(request=request, metadata=client._rpc_metadata):
@@ -132,7 +131,7 @@ def run_query_beginning(client: Any, query: Any, transaction: Any, retry_id: byt
         if pb.transaction:
             transaction._id = pb.transaction
         if pb.HasField("document"):
-            out.append((pb.document.name[len(root):], codec.decode_fields(pb.document.fields, reference)))
+            out.append((codec.document_path(pb.document.name), codec.decode_fields(pb.document.fields, reference)))
     if not transaction._id:
         raise ValueError("RunQuery began no transaction")
     return out
