@@ -96,11 +96,12 @@ e2e: setup
 # `make test` runs the checks (lint, typecheck, infra-test) and the unit tests beside the stack's
 # pytest session (`suite`: integration and e2e; the local stack starts once, tests/conftest.py, and
 # stops at the end) rather than before it: most of that session waits on the emulators, so on two
-# cores the rest costs it little. Output is synchronised per line (-Oline); a failure ends with
-# make's "Error" line naming its target. `--durations` lists the slowest tests at the end (CI's
-# budget for the whole run is 25 minutes).
+# cores the rest costs it little. Their output interleaves as it comes (make's -O would hold the
+# stack session's back until it ends, and a run cut off by a timeout would show none of it); a
+# failure ends with make's "Error" line naming its target. `--durations` lists the slowest tests
+# at the end (CI's budget for the whole run is 25 minutes).
 test: setup
-	$(MAKE) --no-print-directory -j5 -Oline lint typecheck infra-test unit suite
+	$(MAKE) --no-print-directory -j5 lint typecheck infra-test unit suite
 
 suite: setup client-js client-python
 	$(PY) -m pytest -q -p no:cacheprovider --durations=15 tests/integration tests/e2e $(PYTEST_ARGS)
