@@ -54,10 +54,34 @@ class QuerySpec:
     scope: Scope
     where: tuple[Clause, ...] = ()
     order_by: tuple[Order, ...] = ()
+    # A disjunction, ANDed with ``where``: a document matches when any of these clauses holds. One
+    # query instead of one per clause (Firestore runs an OR as the union of its disjuncts, each
+    # served by its own index, and answers each document once).
+    any_of: tuple[Clause, ...] = ()
+
+    def disjuncts(self) -> tuple[QuerySpec, ...]:
+        """The conjunctive queries whose union this one is (its disjunctive normal form): itself
+        when it has no ``any_of``, else one per ``any_of`` clause, ANDed with ``where``."""
+        if not self.any_of:
+            return (self,)
+        return tuple(QuerySpec(self.name, self.collection, self.scope, (*self.where, clause), self.order_by)
+                     for clause in self.any_of)
+
+    def required_indexes(self) -> tuple[CompositeIndex, ...]:
+        """The composite indexes Firestore needs for this query: one per disjunct that single-field
+        indexes (created automatically) do not serve."""
+        out: list[CompositeIndex] = []
+        for disjunct in self.disjuncts():
+            index = disjunct.required_index()
+            if index is not None and index not in out:
+                out.append(index)
+        return tuple(out)
 
     def required_index(self) -> CompositeIndex | None:
-        """The composite index Firestore needs for this query, or None when single-field
-        indexes (created automatically) serve it."""
+        """The composite index Firestore needs for this conjunctive query, or None when single-field
+        indexes (created automatically) serve it (a query with ``any_of``: :meth:`required_indexes`)."""
+        if self.any_of:
+            raise ValueError(f"query {self.name} is a disjunction: it needs required_indexes()")
         fields: list[IndexField] = []
         seen: set[str] = set()
         for clause in self.where:
@@ -83,8 +107,9 @@ class QuerySpec:
         return CompositeIndex(self.collection, self.scope, tuple(fields))
 
 
-def _q(name: str, collection: str, scope: Scope, where: Sequence[Clause], order_by: Sequence[Order]) -> QuerySpec:
-    return QuerySpec(name, collection, scope, tuple(where), tuple(order_by))
+def _q(name: str, collection: str, scope: Scope, where: Sequence[Clause], order_by: Sequence[Order],
+       any_of: Sequence[Clause] = ()) -> QuerySpec:
+    return QuerySpec(name, collection, scope, tuple(where), tuple(order_by), tuple(any_of))
 
 
 ASC: Direction = "ASCENDING"
@@ -167,11 +192,13 @@ QUERIES: Mapping[str, QuerySpec] = {
         _q("edges_by_any_memory", paths.KNOWLEDGE_EDGES, "COLLECTION", [Clause("memory_ids", "array_contains_any")], []),
         _q("edges_by_source", paths.KNOWLEDGE_EDGES, "COLLECTION", [Clause("source", "==")], []),
         # The historical adapter (core/services/legacy.py): legacy rows in the list order, and the
-        # rows that cite a conversation under either of its field names (single-field indexes).
+        # rows that cite a conversation under either of its field names, one OR query per
+        # collection (each disjunct served by its field's single-field index).
         *(_q(f"legacy_{collection}_by_created", collection, "COLLECTION", [],
              [Order("created_at", DESC), Order("__name__", DESC)]) for collection in (paths.LEGACY_MEMORIES, paths.LEGACY_SHORT_TERM)),
-        *(_q(f"legacy_{collection}_by_{field}", collection, "COLLECTION", [Clause(field, "==")], [])
-          for collection in (paths.LEGACY_MEMORIES, paths.LEGACY_SHORT_TERM) for field in ("conversation_id", "memory_id")),
+        *(_q(f"legacy_{collection}_citing", collection, "COLLECTION", [], [],
+             any_of=[Clause("conversation_id", "=="), Clause("memory_id", "==")])
+          for collection in (paths.LEGACY_MEMORIES, paths.LEGACY_SHORT_TERM)),
         # Workflow rows of a conversation.
         _q("action_items_by_conversation", paths.ACTION_ITEMS, "COLLECTION",
            [Clause("conversation_id", "==")], []),
@@ -185,7 +212,7 @@ def composite_indexes() -> list[CompositeIndex]:
     """The de-duplicated composite indexes that :data:`QUERIES` need."""
     out: list[CompositeIndex] = []
     for spec in QUERIES.values():
-        index = spec.required_index()
-        if index is not None and index not in out:
-            out.append(index)
+        for index in spec.required_indexes():
+            if index not in out:
+                out.append(index)
     return out

@@ -28,6 +28,7 @@ The marker's ``extractor`` names the extractor whose memories the revision holds
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time
 from functools import partial
@@ -79,6 +80,7 @@ class CaptureResult:
     commit_id: str | None = None
     errors: dict[str, str] = field(default_factory=dict)
     retry: list[str] = field(default_factory=list)  # jobs that failed transiently
+    read: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # ``also_read``, as first read
 
 
 def should_capture(doc: dict[str, Any] | None) -> bool:
@@ -86,12 +88,14 @@ def should_capture(doc: dict[str, Any] | None) -> bool:
 
 
 def capture_conversation(ctx: Ports, uid: str, conversation_id: str, doc: dict[str, Any], *,
-                         from_event: bool = False) -> CaptureResult:
+                         from_event: bool = False, also_read: Sequence[str] = ()) -> CaptureResult:
     """Capture ``doc`` (the event's payload, or the document a reprocess read). The account
     generation is read first: nothing is captured while a wipe runs, and every write below is refused
     if a wipe starts before it lands. ``from_event``: once the account has been wiped, an event whose
     conversation is gone or has changed since is stale (a late redelivery of the old generation's
-    event) and is acknowledged without writing."""
+    event) and is acknowledged without writing. ``also_read``: documents the caller needs next (the
+    trigger's webhook config), read in the same first lookup and returned in ``result.read`` (empty
+    when the capture stopped before reading anything)."""
     revision = conversation_revision(doc)
     result = CaptureResult(conversation_id, revision)
     if not should_capture(doc):
@@ -100,7 +104,8 @@ def capture_conversation(ctx: Ports, uid: str, conversation_id: str, doc: dict[s
     run_ref = paths.capture_run(uid, conversation_id)
     conversation_ref = paths.conversation(uid, conversation_id)
     refs = [run_ref, paths.account_deletion(uid), *([conversation_ref] if from_event else [])]
-    found = ctx.store.get_all(refs)  # one lookup for all three
+    found = ctx.store.get_all([*refs, *also_read])  # one lookup for all of them
+    result.read = {path: found[path] for path in also_read}
     account = fence.of(found[refs[1]])
     if account.deleting:
         result.skipped = "account_deleting"

@@ -170,11 +170,13 @@ def every(ctx: Ports, uid: str) -> Iterator[MemoryItem]:
 
 
 def ids_citing(ctx: Ports, uid: str, conversation_id: str, limit: int) -> list[str]:
-    """Ids of legacy rows that cite ``conversation_id`` (under either field name), bounded. The four
-    keys-only queries run at once (every capture asks, on accounts without legacy rows too)."""
-    pending = [_PREFETCH.submit(ctx.store.query, f"legacy_{collection}_by_{field}", {field: conversation_id},
+    """Ids of legacy rows that cite ``conversation_id`` (under either field name), bounded: one
+    keys-only OR query per collection, the two at once (every capture asks, on accounts without
+    legacy rows too)."""
+    params = {"conversation_id": conversation_id, "memory_id": conversation_id}
+    pending = [_PREFETCH.submit(ctx.store.query, f"legacy_{collection}_citing", params,
                                 parent=store_paths.user(uid), limit=limit, keys_only=True)
-               for collection in COLLECTIONS for field in ("conversation_id", "memory_id")]
+               for collection in COLLECTIONS]
     out: dict[str, None] = {}
     for future in pending:
         out.update((row.id, None) for row in future.result())

@@ -5,8 +5,9 @@ the ``deliver_webhook`` function (``STRATA_WEBHOOK_URL``; :func:`deliver_webhook
 and POSTs that conversation (dates as ISO strings) to the user's URL with ``?uid=`` appended.
 
 Guarantees:
-- Capture never waits for or fails because of a webhook: the trigger only reads the user's config
-  and enqueues one task after capture ran, and nothing here raises into it.
+- Capture never waits for or fails because of a webhook: the trigger reads the user's config in
+  capture's first lookup (:func:`read_with_capture`; no round trip of its own) and enqueues one task
+  after capture ran, and nothing here raises into it.
 - One delivery per (type, conversation): ``users/{uid}/webhook_deliveries/{delivery_id}`` is
   created before the task is enqueued (a duplicate trigger finds it and stops), and a delivery that
   already succeeded or gave up is not posted again when Cloud Tasks runs the task twice.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -50,7 +52,8 @@ DELIVERY_COLLECTION = paths.WEBHOOK_DELIVERIES
 FINAL_STATES = ("delivered", "failed", "refused", "cancelled")
 RECORD_DAYS = 30  # delivery records carry ``expire_at`` (a Firestore TTL policy in Terraform removes them)
 
-__all__ = ["MEMORY_CREATED", "get_config", "put_config", "delete_config", "enqueue_delivery", "deliver_webhook", "hand_over"]
+__all__ = ["MEMORY_CREATED", "get_config", "put_config", "delete_config", "read_with_capture", "enqueue_delivery",
+           "deliver_webhook", "hand_over"]
 
 
 def _known(webhook_type: str) -> str:
@@ -65,9 +68,13 @@ def _public(webhook_type: str, data: dict[str, Any] | None) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------ configuration
+def _config_path(uid: str, webhook_type: str) -> str:
+    return paths.doc(uid, CONFIG_COLLECTION, _known(webhook_type))
+
+
 def get_config(ctx: Ports, uid: str, webhook_type: str) -> dict[str, Any]:
     """``{type, url, enabled}``; ``url`` is null and ``enabled`` false when none is set."""
-    return _public(webhook_type, ctx.store.get(paths.doc(uid, CONFIG_COLLECTION, _known(webhook_type))))
+    return _public(webhook_type, ctx.store.get(_config_path(uid, webhook_type)))
 
 
 def check_target(ctx: Ports, url: str) -> list[str]:
@@ -100,22 +107,33 @@ def delete_config(ctx: Ports, uid: str, webhook_type: str) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------ the trigger
+def read_with_capture(uid: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> list[str]:
+    """The documents :func:`enqueue_delivery` reads for this write (the user's ``memory_created``
+    config when the write completes the conversation, else none), for the trigger to read in
+    capture's first lookup instead of a lookup of their own."""
+    return [_config_path(uid, MEMORY_CREATED)] if policy.fires(old, new) else []
+
+
 def enqueue_delivery(ctx: Ports, uid: str, conversation_id: str, old: dict[str, Any] | None,
-                         new: dict[str, Any] | None) -> str | None:
+                     new: dict[str, Any] | None, *, read: Mapping[str, dict[str, Any] | None] | None = None,
+                     ) -> str | None:
     """Enqueue the ``memory_created`` delivery if this write completes the conversation and the
-    user's webhook is on. Never raises: a webhook problem is logged, capture goes on."""
+    user's webhook is on. ``read``: documents already read by path (capture's first lookup, asked
+    for by :func:`read_with_capture`); the config is read here when it is not among them. Never
+    raises: a webhook problem is logged, capture goes on."""
     try:
-        return _enqueue(ctx, uid, conversation_id, old, new)
+        return _enqueue(ctx, uid, conversation_id, old, new, read or {})
     except Exception:  # noqa: BLE001 - a webhook never fails or retries capture
         log.exception("webhook enqueue failed for %s/%s", uid, conversation_id)
         return None
 
 
 def _enqueue(ctx: Ports, uid: str, conversation_id: str, old: dict[str, Any] | None,
-             new: dict[str, Any] | None) -> str | None:
+             new: dict[str, Any] | None, read: Mapping[str, dict[str, Any] | None]) -> str | None:
     if not policy.fires(old, new):
         return None
-    config = get_config(ctx, uid, MEMORY_CREATED)
+    path = _config_path(uid, MEMORY_CREATED)
+    config = _public(MEMORY_CREATED, read[path] if path in read else ctx.store.get(path))
     if not (config["enabled"] and config["url"]):
         return None
     target = ctx.settings.webhook_url

@@ -16,7 +16,7 @@ import pytest
 from infra_hcl import REPO, TF_MODULE, TF_ROOT, declared_indexes, load_dir, missing_indexes, walk_strings
 
 from core import config
-from core.adapters.firestore.queries import Clause, Order, QuerySpec, composite_indexes
+from core.adapters.firestore.queries import QUERIES, Clause, Order, QuerySpec, composite_indexes
 from strata_dev import packaging
 
 PRIMITIVE_ROLES = {"roles/owner", "roles/editor", "roles/viewer"}
@@ -355,6 +355,21 @@ def test_a_new_query_without_its_index_is_reported():
     group = QuerySpec("synthetic_group", "memory_outbox", "COLLECTION_GROUP",
                       (Clause("state", "in"),), (Order("created_at", "ASCENDING"),))
     assert len(missing_indexes([group.required_index()], declared)) == 1
+
+
+def test_a_disjunction_needs_the_index_of_each_disjunct():
+    """An ``any_of`` query is the union of one conjunctive query per clause: each needs its own
+    index, and single-field ones (the historical-rows scan's) need none."""
+    legacy = QUERIES["legacy_memories_citing"]
+    assert [d.where for d in legacy.disjuncts()] == [(Clause("conversation_id", "=="),), (Clause("memory_id", "=="),)]
+    assert legacy.required_indexes() == ()
+    spec = QuerySpec("synthetic_any", "memory_items", "COLLECTION", (Clause("layer", "=="),),
+                     (Order("created_at", "DESCENDING"),), (Clause("category", "=="), Clause("kind", "==")))
+    assert [[(f.field_path, f.mode) for f in index.fields] for index in spec.required_indexes()] == [
+        [("layer", "ASCENDING"), ("category", "ASCENDING"), ("created_at", "DESCENDING")],
+        [("layer", "ASCENDING"), ("kind", "ASCENDING"), ("created_at", "DESCENDING")]]
+    with pytest.raises(ValueError):
+        spec.required_index()
 
 
 def test_index_resource_maps_every_mode(root):

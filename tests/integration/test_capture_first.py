@@ -48,8 +48,10 @@ def test_first_capture_is_one_commit_with_its_marker_and_workflow_rows(stack: di
     counts = client.counts.snapshot()
     assert result.created >= 2 and result.action_items == 1 and not result.errors
     # One commit; the only queries are the keys-only lookups of historical rows citing the
-    # conversation (a capture replaces its source across all stores, those rows included).
-    assert counts["commits"] == 1 and counts["queries"] == 2 * len(legacy.COLLECTIONS), counts
+    # conversation (a capture replaces its source across all stores, those rows included), one per
+    # historical collection; one lookup before (the marker) and one in the apply.
+    assert counts["commits"] == 1 and counts["queries"] == len(legacy.COLLECTIONS), counts
+    assert counts["lookups"] == 2 and counts["rpcs"] == 5, counts
     marker = ctx.paths.doc(uid, "capture_runs", "c1").get().to_dict()
     assert marker["jobs"] == {"memories": True, "action_items": True, "goals": True}
     [row] = [s.to_dict() for s in ctx.paths.col(uid, "action_items").stream()]

@@ -306,6 +306,33 @@ def test_conversation_delete_retracts_the_legacy_rows_that_cite_it(stack: dict[s
     assert left == {"memories": {"leg-deleted", "leg-split", "leg-gone"}, "short_term": {"leg-split", "st-rejected"}}
 
 
+def test_the_rows_citing_a_conversation_come_in_one_keys_only_query_per_collection(stack: dict[str, Any]) -> None:
+    """The historical-rows scan every capture runs: a row citing the conversation under either field
+    name (or both) is found once, whichever collection holds it, by one OR query per collection on
+    the emulator (single-field indexes serve each disjunct); the bound holds."""
+    from core import config
+    from strata_dev.bench.counting import counting_client
+
+    client = counting_client(config.load().project_id)
+    ctx = Context(client=client, publisher=QuietPublisher())
+    uid = _uid("legciting")
+    rows = {"memories/by-conv": {"conversation_id": "c1"}, "memories/by-mirror": {"memory_id": "c1"},
+            "memories/by-both": {"conversation_id": "c1", "memory_id": "c1"},
+            "short_term/st-mirror": {"memory_id": "c1"}, "short_term/by-both": {"conversation_id": "c1"},
+            "memories/other": {"conversation_id": "c2", "memory_id": "c3"}, "short_term/none": {"content": "x"}}
+    batch = client.batch()
+    for path, data in rows.items():
+        batch.set(ctx.paths.doc(uid, *path.split("/")), {"content": "I keep bees", **data})
+    batch.commit()
+    client.counts.reset()
+    assert sorted(legacy.ids_citing(ctx, uid, "c1", 10)) == ["by-both", "by-conv", "by-mirror", "st-mirror"]
+    counts = client.counts.snapshot()
+    assert (counts["queries"], counts["rpcs"]) == (len(legacy.COLLECTIONS), len(legacy.COLLECTIONS)), counts
+    bounded = legacy.ids_citing(ctx, uid, "c1", 2)
+    assert len(bounded) == 2 and set(bounded) <= {"by-both", "by-conv", "by-mirror", "st-mirror"}
+    assert legacy.ids_citing(ctx, uid, "c9", 10) == []
+
+
 # ------------------------------------------------------------------------------ mixed pagination
 def _instant(minute: int) -> datetime:
     return BASE + timedelta(minutes=minute)

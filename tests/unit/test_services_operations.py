@@ -84,6 +84,34 @@ def test_a_completed_conversation_enqueues_one_delivery() -> None:
     assert len(w.tasks.tasks) == 1
 
 
+def test_the_trigger_reads_the_webhook_config_in_captures_first_lookup() -> None:
+    """The trigger asks capture to read the config with its marker: the enqueue then decides on
+    what that lookup found and makes no read of its own (one round trip fewer per conversation)."""
+    from core.services import capture
+
+    w = world()
+    webhooks.put_config(w.ctx, UID, "memory_created", HOOK, True)
+    doc = _completed(w, "c1")
+    also_read = webhooks.read_with_capture(UID, None, doc)
+    assert also_read and webhooks.read_with_capture(UID, doc, doc) == []  # only a write that fires reads it
+    result = capture.capture_conversation(w.ctx, UID, "c1", doc, from_event=True, also_read=also_read)
+    assert result.read == {also_read[0]: w.store.get(also_read[0])}
+    reads: list[str] = []
+    get = w.store.get
+
+    def counted(path: str) -> dict[str, Any] | None:
+        reads.append(path)
+        return get(path)
+
+    w.store.get = counted  # type: ignore[method-assign]
+    delivery = webhooks.enqueue_delivery(w.ctx, UID, "c1", None, doc, read=result.read)
+    assert delivery is not None and list(w.tasks.tasks) == [delivery]
+    assert also_read[0] not in reads
+    # As read then: a config found off (or absent) in that lookup enqueues nothing.
+    assert webhooks.enqueue_delivery(w.ctx, UID, "c2", None, doc, read={also_read[0]: None}) is None
+    assert len(w.tasks.tasks) == 1
+
+
 def test_a_failed_enqueue_lets_the_retried_trigger_enqueue_again() -> None:
     w = world()
     webhooks.put_config(w.ctx, UID, "memory_created", HOOK, True)

@@ -175,6 +175,21 @@ def test_named_queries_filter_order_and_page() -> None:
     assert store.query("outbox_by_state_all_users", {"state": ["dead"]}, start_after=dead[0]) == [dead[1]]
 
 
+def test_a_disjunctive_query_matches_any_of_its_clauses_once() -> None:
+    """``legacy_*_citing`` (an ``any_of`` spec): a row citing the conversation under either field
+    name, or both, is found once, by id; a row citing another is not."""
+    store, _ = _store()
+    store.put("users/u/memories/a", {"conversation_id": "c1"})
+    store.put("users/u/memories/b", {"memory_id": "c1"})
+    store.put("users/u/memories/c", {"conversation_id": "c1", "memory_id": "c1"})
+    store.put("users/u/memories/d", {"conversation_id": "c2", "memory_id": "c3"})
+    store.put("users/v/memories/e", {"conversation_id": "c1"})
+    params = {"conversation_id": "c1", "memory_id": "c1"}
+    rows = store.query("legacy_memories_citing", params, parent="users/u", keys_only=True)
+    assert [(r.id, r.data) for r in rows] == [("a", {}), ("b", {}), ("c", {})]
+    assert [r.id for r in store.query("legacy_memories_citing", params, parent="users/u", limit=2)] == ["a", "b"]
+
+
 def test_batches_conditional_and_guarded_writes() -> None:
     store, _ = _store()
     with pytest.raises(NotFound):

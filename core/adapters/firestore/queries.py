@@ -23,16 +23,23 @@ def build(base: Any, name: str, params: Mapping[str, Any], *, limit: int | None 
     """Apply spec ``name`` to ``base`` (a CollectionReference or CollectionGroup).
 
     ``params`` maps each clause's field to its value. Import of the Firestore SDK stays in the
-    caller; this function only chains the query methods.
+    caller; this function only chains the query methods. The spec's ``any_of`` clauses become one
+    OR filter, ANDed with the ``where`` clauses.
     """
-    from google.cloud.firestore_v1.base_query import FieldFilter
+    from google.cloud.firestore_v1.base_query import FieldFilter, Or
 
     spec = QUERIES[name]
-    query = base
-    for clause in spec.where:
+
+    def field_filter(clause: Clause) -> FieldFilter:
         if clause.field not in params:
             raise KeyError(f"query {name} needs a value for {clause.field}")
-        query = query.where(filter=FieldFilter(clause.field, clause.op, params[clause.field]))
+        return FieldFilter(clause.field, clause.op, params[clause.field])
+
+    query = base
+    for clause in spec.where:
+        query = query.where(filter=field_filter(clause))
+    if spec.any_of:
+        query = query.where(filter=Or([field_filter(clause) for clause in spec.any_of]))
     for order in spec.order_by:
         query = query.order_by(order.field, direction=order.direction)
     if start_after is not None:

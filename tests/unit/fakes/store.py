@@ -90,7 +90,8 @@ class InMemoryStore(Store):
         rows: list[tuple[str, dict[str, Any]]] = []
         for path in self._candidates(spec, parent):
             data = self.docs[path]
-            if all(_clause(data, c.field, c.op, params[c.field]) for c in spec.where) and all(
+            if all(_clause(data, c.field, c.op, params[c.field]) for c in spec.where) and (
+                    not spec.any_of or any(_clause(data, c.field, c.op, params[c.field]) for c in spec.any_of)) and all(
                     o.field == "__name__" or o.field in data for o in spec.order_by):
                 rows.append((path, data))
         group = spec.scope == "COLLECTION_GROUP"
