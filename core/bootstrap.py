@@ -12,13 +12,15 @@ import functools
 import logging
 import threading
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core import config
 from core.adapters.firestore.client import Paths, firestore_client
 from core.domain.extraction import Extractor
-from core.domain.routing import Router
 from core.ports import Clock, Embedder, KeywordIndex, Publisher, Store, TaskQueue, VectorIndex, WebhookSender
+
+if TYPE_CHECKING:  # built by the passes that route, from core.adapters.llm
+    from core.domain.routing import Router
 
 log = logging.getLogger(__name__)
 

@@ -1,57 +1,73 @@
 """Every setting Strata reads, from the environment, in one place.
 
 :class:`Settings` declares each setting once: its type, its default and its environment variable
-(``STRATA_<NAME>``, or the names given in ``validation_alias`` for the variables Google's tools and
-emulators define, the first one set winning). Variable names are matched case-insensitively and
-values have surrounding whitespace removed. Functions, the CLI and the local stack build one with
-:func:`load`; tests and benchmarks pass settings explicitly with ``load(name=value, ...)`` (the
-environment, then those values) or ``settings.replace(name=value, ...)``, never by changing
-``os.environ``. Nothing else in the code base reads ``os.environ``. docs/configuration.md's
-table mirrors this module.
+(``STRATA_<NAME>``, or the names given in ``env=`` for the variables Google's tools and emulators
+define, the first one set winning), with its bounds (``gt``, ``ge``) or its allowed values
+(``choices``, or a ``Literal`` type). Variable names are matched case-insensitively and values have
+surrounding whitespace removed. Functions, the CLI and the local stack build one with :func:`load`;
+tests and benchmarks pass settings explicitly with ``load(name=value, ...)`` (the environment, then
+those values) or ``settings.replace(name=value, ...)``, never by changing ``os.environ``. Nothing
+else in the code base reads ``os.environ``. docs/configuration.md's table mirrors this module.
 
-An empty variable is the default; a value that does not parse (``STRATA_EMBEDDING_DIM=abc``) is a
-:class:`~core.errors.ConfigurationError` naming the variable, raised when the settings are built
-(a function's cold start, the CLI's first line).
+An empty variable is the default; a value that does not parse (``STRATA_EMBEDDING_DIM=abc``) or is
+out of range is a :class:`~core.errors.ConfigurationError` naming the variable, raised when the
+settings are built (a function's cold start, the CLI's first line).
 
-The environment is read here rather than through pydantic-settings: every setting is a plain
-string, number or flag, and importing that package (with the asyncio and dotenv modules it loads)
-cost every function's cold start 30–40 ms of CPU on a 2-core machine, against about 5 ms for this
-module now (the Firestore SDK still loads asyncio later, in the functions that use it).
+The settings are a frozen dataclass checked here rather than a pydantic model: every setting is a
+plain string, number, flag or one of a few words, and building the pydantic model (its validator
+for some sixty fields) cost every function's cold start about 25 ms of CPU on a 2-core machine,
+importing pydantic itself 80-90 ms more where nothing else needs it yet (pydantic-settings, which
+it replaced earlier, cost 30-40 ms on top).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
+import typing
 from typing import Any, Literal
-
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from core.errors import ConfigurationError
 
 FIREBASE_CERTS_URL = "https://www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com"
 
+# The words a flag accepts (case-insensitive), as pydantic's lax booleans did.
+_TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
+_FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
 
-def _env(default: str, *names: str) -> Any:
-    """A setting read from ``names`` (the first one set wins) instead of ``STRATA_<NAME>``."""
-    return Field(default, validation_alias=AliasChoices(*names) if len(names) > 1 else names[0])
+
+def _setting(default: Any, *, env: tuple[str, ...] = (), gt: float | None = None, ge: float | None = None,
+             choices: tuple[str, ...] = ()) -> Any:
+    """A setting's default with what it is read from (``env``: instead of ``STRATA_<NAME>``) and
+    what it must satisfy (``gt``, ``ge``, ``choices``)."""
+    return dataclasses.field(default=default, metadata={"env": env, "gt": gt, "ge": ge, "choices": choices})
 
 
-class Settings(BaseModel):
-    """``Settings(name=value, ...)``: the environment, then those values (by field name)."""
-
-    model_config = ConfigDict(str_strip_whitespace=True, frozen=True, extra="forbid", validate_by_name=True,
-                              validate_by_alias=True)
+@dataclasses.dataclass(frozen=True, init=False)
+class Settings:
+    """``Settings(name=value, ...)``: the environment, then those values (by field name), checked."""
 
     def __init__(self, **values: Any) -> None:
-        super().__init__(**{**_environment(), **values})
+        for name, value in _checked({**_environment(), **values}).items():
+            object.__setattr__(self, name, value)
 
-    project_id: str = _env("demo-strata", "STRATA_PROJECT_ID", "GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT")
+    @classmethod
+    def unchecked(cls, **values: Any) -> Settings:
+        """The defaults, then ``values``, neither read from the environment nor checked: for tests
+        of what a component does with settings :func:`load` would refuse."""
+        settings = object.__new__(cls)
+        for name, default in _defaults().items():
+            object.__setattr__(settings, name, values.get(name, default))
+        return settings
+
+    project_id: str = _setting("demo-strata", env=("STRATA_PROJECT_ID", "GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"))
     region: str = "us-central1"
     # Emulators (empty = talk to the real service).
-    firestore_emulator_host: str = _env("", "FIRESTORE_EMULATOR_HOST")
-    pubsub_emulator_host: str = _env("", "PUBSUB_EMULATOR_HOST")
-    tasks_emulator_host: str = _env("", "CLOUD_TASKS_EMULATOR_HOST")
-    auth_emulator_host: str = _env("", "FIREBASE_AUTH_EMULATOR_HOST")
+    firestore_emulator_host: str = _setting("", env=("FIRESTORE_EMULATOR_HOST",))
+    pubsub_emulator_host: str = _setting("", env=("PUBSUB_EMULATOR_HOST",))
+    tasks_emulator_host: str = _setting("", env=("CLOUD_TASKS_EMULATOR_HOST",))
+    auth_emulator_host: str = _setting("", env=("FIREBASE_AUTH_EMULATOR_HOST",))
     # Where production ID-token verification fetches the Firebase signing certificates.
     firebase_certs_url: str = FIREBASE_CERTS_URL
     # Messaging.
@@ -68,7 +84,7 @@ class Settings(BaseModel):
     public_url: str = ""
     # Provider schema at start: "create" makes a missing Typesense collection (the local stack);
     # "check" only checks and fails naming `strata setup` (deployed functions, Terraform sets it).
-    provider_setup: str = Field("create", pattern="^(create|check)$")
+    provider_setup: str = _setting("create", choices=("create", "check"))
     # Providers.
     typesense_url: str = ""
     typesense_api_key: str = ""
@@ -77,10 +93,10 @@ class Settings(BaseModel):
     # the write key: operators, tests) or "drain" (the api function, whose search-only key cannot
     # delete: it asks the outbox drain over the projection topic and waits at most
     # ``account_purge_wait_s`` for the drain to record the purge, else answers a retryable 503).
-    keyword_purge: str = Field("inline", pattern="^(inline|drain)$")
-    account_purge_wait_s: float = Field(20.0, ge=0)
+    keyword_purge: str = _setting("inline", choices=("inline", "drain"))
+    account_purge_wait_s: float = _setting(20.0, ge=0)
     pinecone_host: str = ""
-    pinecone_api_key: str = _env("", "PINECONE_API_KEY")
+    pinecone_api_key: str = _setting("", env=("PINECONE_API_KEY",))
     pinecone_namespace: str = "strata"
     # The original's namespace (its ``{uid}-{memory_id}`` vectors): deletes and purges clear it too.
     pinecone_legacy_namespace: str = "ns2"
@@ -88,12 +104,12 @@ class Settings(BaseModel):
     extractor: str = "rules"
     router: str = "rules"
     embedder: str = "hashing"
-    embedding_dim: int = Field(384, gt=0)
+    embedding_dim: int = _setting(384, gt=0)
     llm_base_url: str = ""
     llm_model: str = ""
     llm_api_key: str = ""
-    llm_timeout_s: float = Field(20.0, gt=0)
-    llm_max_tokens: int = Field(4096, gt=0)  # completion budget of one chat request
+    llm_timeout_s: float = _setting(20.0, gt=0)
+    llm_max_tokens: int = _setting(4096, gt=0)  # completion budget of one chat request
     # Compatibility: ``json_schema`` (strict structured output), ``json_object`` (JSON mode; the
     # reply is validated here against the same schema) or ``none`` (no response_format at all).
     llm_response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
@@ -101,11 +117,11 @@ class Settings(BaseModel):
     # A conversation revision's extraction calls the model at most this many times (each failed
     # call counted on the capture marker); then ``llm_on_failure`` decides: ``fall_back`` to the
     # rule extractor, or ``fail`` (recorded, acknowledged).
-    llm_max_attempts: int = Field(3, gt=0)
+    llm_max_attempts: int = _setting(3, gt=0)
     llm_on_failure: Literal["fall_back", "fail"] = "fall_back"
     # A long transcript is sent in windows of whole segments: at most this many segments / characters.
-    llm_window_segments: int = Field(200, gt=0)
-    llm_window_chars: int = Field(24_000, gt=0)
+    llm_window_segments: int = _setting(200, gt=0)
+    llm_window_chars: int = _setting(24_000, gt=0)
     embedding_model: str = ""
     # The OpenAI-compatible embedder's own endpoint (not the chat model's).
     embedding_base_url: str = ""
@@ -115,35 +131,25 @@ class Settings(BaseModel):
     vertex_endpoint: str = ""
     vertex_location: str = ""
     # Behaviour.
-    short_term_ttl_days: int = Field(30, ge=0)
-    long_term_archive_after_days: int = Field(0, ge=0)  # 0 = never age out
-    max_body_bytes: int = Field(1_048_576, gt=0)
-    max_content_chars: int = Field(8_000, gt=0)
+    short_term_ttl_days: int = _setting(30, ge=0)
+    long_term_archive_after_days: int = _setting(0, ge=0)  # 0 = never age out
+    max_body_bytes: int = _setting(1_048_576, gt=0)
+    max_content_chars: int = _setting(8_000, gt=0)
     # Developer webhooks: delivered by Cloud Tasks on their own queue, each POST bounded in time.
     webhook_queue: str = "strata-webhooks"
-    webhook_timeout_s: float = Field(10.0, gt=0)
+    webhook_timeout_s: float = _setting(10.0, gt=0)
     # Consolidation scheduling: a user's pass runs one interval after the write that made an item
     # pending (the Terraform cron's period); a pass selects at most ``consolidation_pass_limit``
     # items; the safety-net walk reads at most ``walk_pages`` pages of ``walk_page_size`` users.
-    consolidation_interval_s: float = Field(600.0, gt=0)
-    consolidation_pass_limit: int = Field(500, gt=0)
+    consolidation_interval_s: float = _setting(600.0, gt=0)
+    consolidation_pass_limit: int = _setting(500, gt=0)
     consolidation_on_write: bool = True  # off: writes only mark the user; the walk schedules it
-    walk_page_size: int = Field(500, gt=0)
-    walk_pages: int = Field(4, gt=0)
+    walk_page_size: int = _setting(500, gt=0)
+    walk_pages: int = _setting(4, gt=0)
     # Local tooling (the stack, its scheduler stand-in, the CLI).
     state_dir: str = ""  # default <repo>/.strata/stack
-    tick_seconds: float = Field(0.0, ge=0)  # 0 = follow the Terraform crons
+    tick_seconds: float = _setting(0.0, ge=0)  # 0 = follow the Terraform crons
     real_project: bool = False  # CLI: never look for a local stack
-
-    @model_validator(mode="after")
-    def _no_emulator_tokens_in_front_of_real_firestore(self) -> Settings:
-        # Unsigned Auth-emulator tokens are accepted only when Firestore is an emulator too.
-        if self.auth_emulator_host and not self.firestore_emulator_host:
-            raise ValueError(
-                "FIREBASE_AUTH_EMULATOR_HOST is set but FIRESTORE_EMULATOR_HOST is not: refusing to start, "
-                "because unsigned Auth-emulator tokens would be accepted in front of a real Firestore. "
-                "Unset FIREBASE_AUTH_EMULATOR_HOST in a deployment, or set both for the emulators.")
-        return self
 
     @property
     def schedule_interval_s(self) -> float:
@@ -157,16 +163,23 @@ class Settings(BaseModel):
         return bool(self.auth_emulator_host or self.firestore_emulator_host)
 
     def replace(self, **changes: Any) -> Settings:
-        """A copy with ``changes`` applied, validated like the environment's values."""
-        return _build({**self.model_dump(), **changes})
+        """A copy with ``changes`` applied, checked like the environment's values."""
+        return Settings(**{**{name: getattr(self, name) for name in names()}, **changes})
+
+
+def names() -> tuple[str, ...]:
+    """Every setting's name, in declaration order."""
+    return tuple(_defaults())
+
+
+def default(name: str) -> Any:
+    """A setting's default (what an empty or unset variable gives)."""
+    return _defaults()[name]
 
 
 def env_names(field: str) -> list[str]:
     """The environment variables a setting is read from, in order (the first one set wins)."""
-    alias = Settings.model_fields[field].validation_alias
-    if isinstance(alias, AliasChoices):
-        return [str(choice) for choice in alias.choices]
-    return [str(alias)] if alias else [f"STRATA_{field.upper()}"]
+    return list(_fields()[field].metadata.get("env", ())) or [f"STRATA_{field.upper()}"]
 
 
 def env_name(field: str) -> str:
@@ -174,33 +187,104 @@ def env_name(field: str) -> str:
     return env_names(field)[0]
 
 
+@functools.cache
+def _fields() -> dict[str, dataclasses.Field[Any]]:
+    return {field.name: field for field in dataclasses.fields(Settings)}
+
+
+@functools.cache
+def _defaults() -> dict[str, Any]:
+    return {name: field.default for name, field in _fields().items()}
+
+
+@functools.cache
+def _types() -> dict[str, Any]:
+    return typing.get_type_hints(Settings)
+
+
 def _environment() -> dict[str, str]:
     """Field name -> the value of its first variable that is set and not blank."""
     variables = {name.upper(): value.strip() for name, value in os.environ.items()}
     found: dict[str, str] = {}
-    for field in Settings.model_fields:
+    for field in _fields():
         value = next((v for name in env_names(field) if (v := variables.get(name.upper(), ""))), "")
         if value:
             found[field] = value
     return found
 
 
-def _build(values: dict[str, Any]) -> Settings:
+def _parse(kind: Any, value: Any) -> Any:
+    """``value`` as a ``kind`` (str, bool, int, float or a ``Literal``); ``ValueError`` saying why not."""
+    if isinstance(value, str):
+        value = value.strip()
+    if typing.get_origin(kind) is Literal:
+        kind = str
+    if kind is str:
+        if not isinstance(value, str):
+            raise ValueError("not a string")
+        return value
+    if isinstance(value, bool) and kind in (int, float):
+        raise ValueError(f"not {'an integer' if kind is int else 'a number'}")
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        word = str(value).lower() if isinstance(value, str | int) else ""
+        if word in _TRUE or word in _FALSE:
+            return word in _TRUE
+        raise ValueError("not a flag (true/false, 1/0, yes/no, on/off)")
+    if kind is int:
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, int) or (isinstance(value, str) and value.lstrip("+-").isdigit()):
+            return int(value)
+        raise ValueError("not an integer")
     try:
-        return Settings(**values)
-    except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            loc = error.get("loc") or ("?",)
-            field = str(loc[0])
-            where = f"{env_name(field)} ({field})" if field in Settings.model_fields else field
-            problems.append(f"{where} = {error.get('input')!r}: {error.get('msg')}")
-        raise ConfigurationError("invalid settings: " + "; ".join(problems)) from None
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError("not a number") from None
+
+
+def _check(field: dataclasses.Field[Any], value: Any) -> Any:
+    value = _parse(_types()[field.name], value)
+    gt, ge = field.metadata.get("gt"), field.metadata.get("ge")
+    choices = field.metadata.get("choices") or typing.get_args(_types()[field.name])
+    if gt is not None and not value > gt:
+        raise ValueError(f"must be greater than {gt}")
+    if ge is not None and not value >= ge:
+        raise ValueError(f"must be at least {ge}")
+    if choices and value not in choices:
+        raise ValueError("must be one of " + ", ".join(map(repr, choices)))
+    return value
+
+
+def _checked(values: dict[str, Any]) -> dict[str, Any]:
+    """Every setting's value: the given one parsed and checked, else its default; a
+    :class:`ConfigurationError` naming each variable that does not parse or is out of range."""
+    fields = _fields()
+    checked: dict[str, Any] = {}
+    problems = [f"{name} = {values[name]!r}: not a setting" for name in values if name not in fields]
+    for name, field in fields.items():
+        if name not in values:
+            checked[name] = field.default
+            continue
+        try:
+            checked[name] = _check(field, values[name])
+        except ValueError as exc:
+            problems.append(f"{env_name(name)} ({name}) = {values[name]!r}: {exc}")
+    if problems:
+        raise ConfigurationError("invalid settings: " + "; ".join(problems))
+    # Unsigned Auth-emulator tokens are accepted only when Firestore is an emulator too.
+    if checked["auth_emulator_host"] and not checked["firestore_emulator_host"]:
+        raise ConfigurationError(
+            "FIREBASE_AUTH_EMULATOR_HOST is set but FIRESTORE_EMULATOR_HOST is not: refusing to start, "
+            "because unsigned Auth-emulator tokens would be accepted in front of a real Firestore. "
+            "Unset FIREBASE_AUTH_EMULATOR_HOST in a deployment, or set both for the emulators.")
+    return checked
 
 
 def load(**overrides: Any) -> Settings:
     """The settings of this process: the environment, then ``overrides`` (by field name)."""
-    return _build(overrides)
+    return Settings(**overrides)
 
 
-__all__ = ["Settings", "env_name", "env_names", "load"]
+__all__ = ["Settings", "default", "env_name", "env_names", "load", "names"]

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from core.config import Settings
 from core.domain import ids, paths
@@ -21,8 +21,10 @@ from core.domain.extraction import Extractor
 from core.domain.fence import AccountFence
 from core.domain.plan import ApplyResult, ItemQuery, Planner
 from core.domain.plan import Write as Write
-from core.domain.routing import Router
 from core.domain.unit_of_work import Chain, Mutation, Step, TransactionReads, UnitOfWork
+
+if TYPE_CHECKING:  # the router's patterns load with the passes that route (consolidation, capture)
+    from core.domain.routing import Router
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

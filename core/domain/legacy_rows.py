@@ -15,7 +15,7 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.config import Settings
+from core import config
 from core.domain import ids
 from core.domain import paths as store_paths
 from core.domain.records import Evidence, MemoryItem
@@ -32,7 +32,7 @@ VISIBILITIES = ("public", "private")
 LAYER_OF = {store_paths.LEGACY_MEMORIES: Layer.LONG_TERM.value, store_paths.LEGACY_SHORT_TERM: Layer.SHORT_TERM.value}  # without ``memory_tier``
 TIERS = frozenset(layer.value for layer in Layer)
 # The Short-term TTL's default, for callers without settings at hand (deletes: a tombstone keeps no deadline).
-DEFAULT_TTL_DAYS = int(Settings.model_fields["short_term_ttl_days"].default)
+DEFAULT_TTL_DAYS = int(config.default("short_term_ttl_days"))
 
 
 def paths(memory_id: str) -> list[str]:

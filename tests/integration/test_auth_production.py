@@ -107,7 +107,7 @@ def test_bad_tokens_are_refused_with_401(settings: config.Settings, token: Any) 
 def test_auth_emulator_alone_does_not_accept_unsigned_tokens(settings: config.Settings) -> None:
     # Settings that bypass validation (load() refuses them) with the Auth emulator but a real
     # Firestore still verify signatures: the token check does not rely on the startup check alone.
-    mixed = config.Settings.model_construct(project_id=PROJECT, firebase_certs_url=settings.firebase_certs_url,
+    mixed = config.Settings.unchecked(project_id=PROJECT, firebase_certs_url=settings.firebase_certs_url,
                             auth_emulator_host="127.0.0.1:9099")
     with pytest.raises(Unauthorized):
         uid_from_authorization(f"Bearer {_unsigned(_claims())}", mixed)

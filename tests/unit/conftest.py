@@ -16,7 +16,7 @@ from core import config
 
 @pytest.fixture(autouse=True)
 def _no_stack_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for field in config.Settings.model_fields:
+    for field in config.names():
         for name in config.env_names(field):
             monkeypatch.delenv(name, raising=False)
     yield

@@ -26,24 +26,17 @@ def _documented_variables() -> set[str]:
             for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row.split("|")[1])}
 
 
-def _variables(field: str) -> list[str]:
-    alias = config.Settings.model_fields[field].validation_alias
-    if alias is None:
-        return [f"STRATA_{field.upper()}"]
-    return [str(a) for a in getattr(alias, "choices", [alias])]
-
-
 @pytest.fixture
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     """No variable of any setting set (the test session's stack sets some)."""
-    for field in config.Settings.model_fields:
-        for name in _variables(field):
+    for field in config.names():
+        for name in config.env_names(field):
             monkeypatch.delenv(name, raising=False)
     return monkeypatch
 
 
 def test_the_configuration_table_names_every_variable_and_only_those() -> None:
-    read = {name for field in config.Settings.model_fields for name in _variables(field)}
+    read = {name for field in config.names() for name in config.env_names(field)}
     assert _documented_variables() == read
 
 
@@ -70,6 +63,20 @@ def test_values_come_from_their_variables(clean_env: pytest.MonkeyPatch) -> None
     assert settings.local and settings.max_body_bytes == 1_048_576
 
 
+@pytest.mark.parametrize(("value", "flag"), [("1", True), ("Yes", True), ("on", True), ("true", True), ("0", False),
+                                              ("NO", False), ("off", False), ("false", False)])
+def test_a_flag_reads_the_usual_words(clean_env: pytest.MonkeyPatch, value: str, flag: bool) -> None:
+    clean_env.setenv("STRATA_CONSOLIDATION_ON_WRITE", value)
+    assert config.load().consolidation_on_write is flag
+
+
+def test_words_from_a_fixed_set_are_read_as_given(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("STRATA_PROVIDER_SETUP", "check")
+    clean_env.setenv("STRATA_LLM_RESPONSE_FORMAT", " none ")
+    settings = config.load()
+    assert (settings.provider_setup, settings.llm_response_format) == ("check", "none")
+
+
 def test_the_project_id_falls_back_to_googles_variables(clean_env: pytest.MonkeyPatch) -> None:
     clean_env.setenv("GCLOUD_PROJECT", "older")
     assert config.load().project_id == "older"
@@ -84,6 +91,7 @@ def test_the_project_id_falls_back_to_googles_variables(clean_env: pytest.Monkey
 @pytest.mark.parametrize(("variable", "value"), [
     ("STRATA_EMBEDDING_DIM", "abc"), ("STRATA_EMBEDDING_DIM", "0"), ("STRATA_LLM_TIMEOUT_S", "soon"),
     ("STRATA_CONSOLIDATION_ON_WRITE", "perhaps"), ("STRATA_WALK_PAGES", "-1"), ("STRATA_MAX_BODY_BYTES", "1.5"),
+    ("STRATA_ACCOUNT_PURGE_WAIT_S", "-0.5"), ("STRATA_PROVIDER_SETUP", "make"), ("STRATA_LLM_RESPONSE_FORMAT", "xml"),
 ])
 def test_a_bad_value_is_a_clear_error_naming_its_variable(clean_env: pytest.MonkeyPatch, variable: str,
                                                           value: str) -> None:

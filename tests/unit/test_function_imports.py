@@ -36,6 +36,7 @@ NOT_AT_LOAD = (*EMBEDDER_STACK,
                "core.adapters.typesense_index", "core.adapters.pinecone_index", "core.adapters.llm",
                "core.adapters.pubsub", "core.adapters.tasks", "core.adapters.webhook_http",
                "core.domain.rule_extractor",         # capture's extractor: about 40 ms of patterns
+               "core.domain.routing",                # the router's patterns (12 ms): passes and capture
                "core.api.mcp", "mcp")                # the MCP server, on the first /mcp request only
 
 # The service modules each entry point imports when its event arrives (core/functions_entry.py).
@@ -53,6 +54,8 @@ REQUEST_PATH = {
 # The delete cascade imports capture (core.services.conversations reprocesses too) but never
 # extracts: the rule extractor stays behind capture's own lazy import.
 REQUEST_DENIED = {"on_conversation_complete": ("httpx",), "delete_cascade": ("core.domain.rule_extractor",)}
+# Only consolidation routes, and capture's rule extractor shares the router's change words.
+ROUTES = {"consolidate", "on_conversation_complete"}
 
 PROBE = """
 import importlib, importlib.util, json, sys
@@ -60,15 +63,18 @@ spec = importlib.util.spec_from_file_location("main", "main.py")
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 loaded = sorted(sys.modules)
+from core.domain import sensitivity
+compiled = [f.__name__ for f in (sensitivity._secret_patterns, sensitivity._topic_patterns) if f.cache_info().currsize]
 for name in sys.argv[1:]:
     importlib.import_module(name)
-print(json.dumps({"load": loaded, "request": sorted(sys.modules)}))
+print(json.dumps({"load": loaded, "request": sorted(sys.modules), "compiled_at_load": compiled}))
 """
 
 
 def _modules(function: str) -> dict[str, list[str]]:
     """The modules loaded by importing the function's ``main.py`` (``load``), then its request
-    path's service modules as well (``request``), in a fresh interpreter with default settings."""
+    path's service modules as well (``request``), in a fresh interpreter with default settings;
+    ``compiled_at_load``: the sensitivity pattern sets compiled by the import."""
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
     done = subprocess.run([sys.executable, "-c", PROBE, *REQUEST_PATH[function]], cwd=REPO / "functions" / function,
                           env=env, capture_output=True, text=True, timeout=120, check=False)
@@ -99,6 +105,22 @@ def test_a_function_that_never_embeds_never_loads_the_embedder(function: str) ->
     modules = _modules(function)
     assert set(REQUEST_PATH[function]) <= set(modules["request"])
     assert _matches(modules["request"], (*EMBEDDER_STACK, *REQUEST_DENIED.get(function, ()))) == []
+
+
+@pytest.mark.parametrize("function", sorted(set(FUNCTIONS) - ROUTES))
+def test_a_function_that_never_routes_never_loads_the_router(function: str) -> None:
+    """The router's module compiles some forty patterns at import; the ports and the composition
+    root name its protocol for typing only."""
+    modules = _modules(function)
+    assert set(REQUEST_PATH[function]) <= set(modules["request"])
+    assert _matches(modules["request"], ("core.domain.routing",)) == []
+
+
+@pytest.mark.parametrize("function", sorted(FUNCTIONS))
+def test_the_sensitivity_patterns_compile_on_first_use(function: str) -> None:
+    """Every function imports the sensitivity module (the planners check for secrets), but only
+    the requests that read a memory's text compile its patterns."""
+    assert _modules(function)["compiled_at_load"] == []
 
 
 def test_the_api_answers_a_capture_status_without_loading_the_capture_service() -> None:
