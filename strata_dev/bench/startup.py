@@ -43,7 +43,7 @@ import httpx
 
 from strata_dev.bench import harness
 from strata_dev.bench.procs import cpu_seconds, tree
-from strata_dev.localstack.processes import gunicorn_runtime
+from strata_dev.localstack.processes import gunicorn_runtime, stop_child
 
 TARGETS = {name: (800.0, 256.0) for name in ("api", "on_conversation_complete", "delete_cascade", "outbox_drain",
                                              "consolidate", "deliver_webhook")}
@@ -208,11 +208,7 @@ def cold_start(function: str, entry: str, signature: str, project: str, tree: Pa
             second_s = time.perf_counter() - second_started
             rss = _peak_rss_mb(proc.pid)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_child(proc)
     cold_ms = (ready_s + first_s) * 1000
     out: dict[str, Any] = {
         "import_ms": round(imported_s * 1000, 1), "import_rss_mb": round(imported_rss, 1),

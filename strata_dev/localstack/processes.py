@@ -195,6 +195,17 @@ def stop_group(proc: Proc, *, grace_s: float = 5.0) -> bool:
     return False
 
 
+def stop_child(proc: subprocess.Popen[Any], *, grace_s: float = 10.0) -> None:
+    """Stop one child this process started (not a group: :func:`stop_group`): SIGTERM, then SIGKILL
+    if it has not exited after ``grace_s``, and collect its exit status either way."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
 def http_responds(url: str, *, timeout_s: float = 1.0, want_2xx: bool = False) -> bool:
     """True when something answers HTTP at ``url`` (any status, or 2xx if ``want_2xx``)."""
     rest = url.split("://", 1)[-1]

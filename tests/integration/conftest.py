@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from strata_dev.localstack.pinecone_local import PineconeLocalServer, serve
+from strata_dev.localstack.processes import stop_child
 
 TYPESENSE_API_KEY = "strata-test-key"
 PINECONE_DIMENSION = 384
@@ -75,12 +76,7 @@ def typesense_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Types
         _wait_healthy(url, process, log)
         yield TypesenseServer(url=url, api_key=TYPESENSE_API_KEY, port=port, data_dir=data_dir, process=process)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_child(process, grace_s=20)
 
 
 @dataclass

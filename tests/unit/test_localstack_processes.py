@@ -1,13 +1,18 @@
 """The gunicorn runtime directories of the local function servers: one per server, each under a
-parent its owner removes, so that neither a stack nor a server started alone leaves one behind."""
+parent its owner removes, so that neither a stack nor a server started alone leaves one behind;
+and stopping one child process."""
 
 from __future__ import annotations
 
+import signal
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from strata_dev.localstack import processes
 from strata_dev.localstack.processes import gunicorn_runtime, gunicorn_runtime_env
 
 SOCKET = "gunicorn.ctl"  # where gunicorn binds its control socket under $XDG_RUNTIME_DIR
@@ -38,3 +43,16 @@ def test_the_directory_is_removed_when_the_block_fails() -> None:
         path = Path(env["XDG_RUNTIME_DIR"])
         raise RuntimeError("the server did not start")
     assert not path.exists() and not path.parent.exists()
+
+
+def test_stop_child_terminates_and_kills_what_ignores_sigterm() -> None:
+    polite = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    processes.stop_child(polite)
+    assert polite.returncode == -signal.SIGTERM
+    stubborn = subprocess.Popen([sys.executable, "-c", "import signal, sys, time\n"
+                                 "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                                 "sys.stdout.write('ready'); sys.stdout.flush(); time.sleep(60)"],
+                                stdout=subprocess.PIPE)
+    assert stubborn.stdout is not None and stubborn.stdout.read(5) == b"ready"  # the handler is set
+    processes.stop_child(stubborn, grace_s=0.5)
+    assert stubborn.returncode == -signal.SIGKILL
