@@ -32,7 +32,7 @@ EMBEDDER_STACK = ("numpy", "sentence_transformers", "transformers", "torch", "on
 # Loaded at first use, by the requests that need them, in every function.
 NOT_AT_LOAD = (*EMBEDDER_STACK,
                "httpx", "typesense",                 # HTTP clients: providers, webhooks, model APIs
-               "google.cloud.pubsub_v1", "google.cloud.tasks_v2",  # the nudge and the task queue
+               "google.cloud.pubsub_v1", "google.pubsub_v1", "google.cloud.tasks_v2",  # the nudge, the queue
                "core.adapters.typesense_index", "core.adapters.pinecone_index", "core.adapters.llm",
                "core.adapters.pubsub", "core.adapters.tasks", "core.adapters.webhook_http",
                "core.domain.rule_extractor",         # capture's extractor: about 40 ms of patterns
