@@ -120,8 +120,6 @@ _TOPIC_SOURCES: dict[str, tuple[str, int]] = {
 }
 
 
-
-
 @functools.cache
 def _secret_patterns() -> tuple[tuple[str, re.Pattern[str], str | int], ...]:
     return tuple((label, re.compile(*source), group) for label, source, group in _SECRET_SOURCES)
