@@ -50,6 +50,9 @@ def test_bench_scale_tiny_prints_every_figure_beside_its_floor(stack, tmp_path):
         figures = startup[name]
         assert figures["first_request_status"] in (200, 204), figures
         assert figures["import_ms"] > 0 and figures["cold_start_ms"] > 0 and figures["peak_rss_mb"] > 0
+        assert "over_floor_ms" in figures and figures["emulator_warm_up_ms"] is not None
+    floor = result["startup"]["floor"]
+    assert [start["first_request_status"] for start in floor["starts"]] == [200] * 3 and floor["cold_start_ms"] > 0
     assert plot.is_file() and plot.stat().st_size > 0
 
 
