@@ -104,6 +104,7 @@ class MiniLMEmbedder(Embedder):
     name = "minilm"
     dim = 384
     max_tokens = 256
+    BATCH = 16  # texts per model run (see embed)
 
     def __init__(self, threads: int = 1) -> None:
         self._threads = threads
@@ -143,7 +144,7 @@ class MiniLMEmbedder(Embedder):
 
                 tokenizer = Tokenizer.from_file(str(tokenizer_path))
                 tokenizer.enable_truncation(self.max_tokens)
-                tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+                tokenizer.no_padding()  # the file pads to a fixed 128; embed pads each batch itself
                 options = onnxruntime.SessionOptions()
                 options.intra_op_num_threads = self._threads
                 options.inter_op_num_threads = 1
@@ -155,18 +156,32 @@ class MiniLMEmbedder(Embedder):
             return self._model
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Texts are run in batches of at most ``BATCH`` of similar length (sorted by token count,
+        each batch padded to its own longest), so a long text pads few short ones and the model's
+        attention buffers, which grow with batch × length², stay small whatever a drain hands in."""
         if not texts:
             return []
         import numpy as np
 
         tokenizer, session = self._load()
-        encoded = tokenizer.encode_batch(list(texts))
-        ids = np.array([e.ids for e in encoded], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
-        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
-        pooled = (hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
-        norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-        return [[float(x) for x in row] for row in pooled / norms]
+        encoded = [e.ids for e in tokenizer.encode_batch(list(texts))]
+        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+        out: list[list[float]] = [[] for _ in encoded]
+        for start in range(0, len(order), self.BATCH):
+            batch = order[start:start + self.BATCH]
+            width = max(len(encoded[i]) for i in batch)
+            ids = np.zeros((len(batch), width), dtype=np.int64)  # 0 is [PAD]
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for row, i in enumerate(batch):
+                ids[row, :len(encoded[i])] = encoded[i]
+                mask[row, :len(encoded[i])] = 1
+            hidden = session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                        "token_type_ids": np.zeros_like(ids)})[0]
+            pooled = (hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+            norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+            for row, i in enumerate(batch):
+                out[i] = [float(x) for x in pooled[row] / norms[row]]
+        return out
 
 
 class _RemoteEmbedder(Embedder):

@@ -198,3 +198,16 @@ def test_minilm_runs_without_torch_and_truncates_long_text():
     assert len(vector) == 384
     assert math.isclose(sum(x * x for x in vector), 1.0, rel_tol=1e-4)
     assert "torch" not in sys.modules
+
+
+def test_minilm_gives_a_text_the_same_vector_whatever_it_is_embedded_with():
+    """A text's vector does not depend on the other texts of the call: more texts than one model
+    batch, of very different lengths (so batches are padded), each match the text embedded alone."""
+    emb = MiniLMEmbedder()
+    texts = [("I drink green tea every morning. " * n).strip() for n in (1, 9, 2, 30, 1, 5)] * 4
+    texts += ["The car needs new tyres", "Mostly quiet weekends; I play the cello on Sundays with two friends."]
+    assert len(texts) > MiniLMEmbedder.BATCH
+    together = emb.embed(texts)
+    for text, vector in zip(texts, together, strict=True):
+        (alone,) = emb.embed([text])
+        assert cosine(vector, alone) > 0.9999
