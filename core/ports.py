@@ -44,6 +44,7 @@ class ProjectionDoc:
     category: str = "interesting"
     updated_at: float = 0.0  # epoch seconds
     quote: str = ""  # the evidence quotes (the user's words), a lower-weighted keyword field
+    context: str = ""  # the quoted segments' whole text, embedded beside the content (never stored as text)
     capture_device_ids: tuple[str, ...] = ()  # the client devices it was captured on (device-scoped search)
 
 

@@ -264,6 +264,7 @@ class TypesenseIndex(KeywordIndex):
         for doc in docs:
             row = asdict(doc)
             row["id"] = row.pop("provider_id")
+            del row["context"]  # embedded by the vector side only; the keyword index keeps content and quote
             row["revision"] = int(row["revision"])
             row["updated_at"] = float(row["updated_at"])
             row["capture_device_ids"] = list(row["capture_device_ids"])

@@ -28,7 +28,7 @@ from typing import Any, Literal, Protocol
 from core.domain.records import QuoteRef
 from core.errors import GroundingError
 
-from .sensitivity import contains_secret
+from .sensitivity import contains_secret, label_sensitivity
 
 MemoryKind = Literal["fact", "preference", "relationship", "plan"]
 Subject = Literal["user", "third_party", "unknown"]
@@ -218,6 +218,12 @@ def bind_quote(segments: Sequence[Segment], quote: str) -> Segment:
     return matches[0]
 
 
+def searchable(text: str) -> str:
+    """A segment's text as its quote ref keeps it for vector search: empty when any of it is
+    restricted or a secret (a restricted word never reaches an index, even as a vector)."""
+    return "" if label_sensitivity(text) else text
+
+
 def ground(source: ExtractionSource, result: ExtractionResult) -> tuple[GroundedCandidate, ...]:
     """Bind every quote of every memory candidate to exactly one segment, or fail the whole set.
 
@@ -235,7 +241,7 @@ def ground(source: ExtractionSource, result: ExtractionResult) -> tuple[Grounded
         owner_only = True
         for quote in candidate.quotes:
             segment = bind_quote(segments, quote)
-            refs.append(QuoteRef(segment_id=segment.id, quote=quote))
+            refs.append(QuoteRef(segment_id=segment.id, quote=quote, segment=searchable(segment.text)))
             owner_only = owner_only and segment.is_user
         subject: Subject = candidate.subject
         if subject == "user" and not owner_only:

@@ -140,6 +140,23 @@ def projected_quote(item: MemoryItem) -> str:
     return " … ".join(quotes)[:QUOTE_CHARS]
 
 
+def projected_context(item: MemoryItem) -> str:
+    """What the vector index embeds beside the content: the whole text of each transcript segment
+    the item's active evidence quotes (``QuoteRef.segment``, empty for a segment with anything
+    restricted or secret in it), distinct, in order, at most ``QUOTE_CHARS``. Empty where
+    :func:`projected_quote` is: not projectable, or edited by the user."""
+    if not is_projectable(item) or item.edited:
+        return ""
+    segments: list[str] = []
+    for evidence in item.evidence:
+        if evidence.status != "active":
+            continue
+        for ref in evidence.quote_refs:
+            if ref.segment and ref.segment not in segments:
+                segments.append(ref.segment)
+    return " ".join(segments)[:QUOTE_CHARS]
+
+
 def split_doc_path(path: str) -> tuple[str, str]:
     """A plan document path ``collection/id`` as its two parts."""
     collection, _, doc_id = path.partition("/")

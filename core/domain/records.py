@@ -48,11 +48,18 @@ def is_restricted(labels: Any) -> bool:
 
 
 class QuoteRef(BaseModel):
-    """The words of one transcript segment a memory quotes: grounding yields it, evidence keeps it."""
+    """The words of one transcript segment a memory quotes: grounding yields it, evidence keeps it.
+
+    ``segment`` is that segment's whole text, kept for vector search (the projection embeds it
+    beside the content: the words around a fact are what a question about it shares); empty when
+    the segment carries a secret or any restricted label, or where there is no transcript (an
+    explicit memory). It goes wherever the quote goes: a withdrawal or retraction clears both. The
+    public view and the export show ``segment_id`` and ``quote`` only."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
     segment_id: str
     quote: str
+    segment: str = ""
 
 
 class Evidence(BaseModel):
@@ -237,7 +244,7 @@ def to_public(item: MemoryItem, now: datetime) -> dict[str, Any]:
     out["evidence"] = [
         {
             "evidence_id": e.evidence_id, "source_type": e.source_type, "source_id": e.source_id,
-            "quote_refs": [q.model_dump() for q in e.quote_refs], "client_device_id": e.client_device_id,
+            "quote_refs": [{"segment_id": q.segment_id, "quote": q.quote} for q in e.quote_refs], "client_device_id": e.client_device_id,
         }
         for e in item.evidence if e.status == "active"
     ]

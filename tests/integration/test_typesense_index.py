@@ -7,6 +7,7 @@ import json
 import socket
 import threading
 import uuid
+from dataclasses import replace
 
 import httpx
 import pytest
@@ -73,6 +74,17 @@ def test_an_older_collection_gains_the_quote_field_in_place(typesense_server, un
     assert {"quote", "capture_device_ids"} <= fields
     idx.upsert([doc(unique_uid, "m", "User plays the cello", quote="I play the cello")])
     assert [h.memory_id for h in idx.search(unique_uid, "cello", layers=["long_term"], limit=5)] == ["m"]
+
+
+def test_the_segment_text_for_the_vector_side_is_never_stored_in_typesense(index, typesense_server, unique_uid):
+    """docs/data-model.md: the quoted segments' whole text is embedded by the vector side only; the
+    keyword index keeps the content and the quote."""
+    segment = "Mostly quiet weekends. I play the cello on Sundays with two friends."
+    idx_doc = replace(doc(unique_uid, "m", "User plays the cello", quote="I play the cello on Sundays"), context=segment)
+    index.upsert([idx_doc])
+    stored = _raw(typesense_server, "GET", f"/collections/memories_test/documents/{idx_doc.provider_id}").json()
+    assert "context" not in stored and "quiet weekends" not in json.dumps(stored)
+    assert stored["content"] == "User plays the cello" and stored["quote"] == "I play the cello on Sundays"
 
 
 def test_concurrent_creators_race_safely(typesense_server):

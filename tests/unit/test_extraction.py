@@ -43,8 +43,19 @@ def test_normalisation_case_folds_and_collapses_punctuation() -> None:
 
 def test_quote_binds_to_its_one_segment() -> None:
     (grounded,) = ground(SOURCE, result(candidate("I stopped eating meat about two years ago")))
-    assert grounded.quote_refs == (QuoteRef(segment_id="s0", quote="I stopped eating meat about two years ago"),)
+    assert grounded.quote_refs == (QuoteRef(segment_id="s0", quote="I stopped eating meat about two years ago",
+                                            segment="Something vegetarian. I stopped eating meat about two years ago."),)
     assert grounded.subject == "user"
+
+
+@pytest.mark.parametrize("restricted", ["My password is hunter2.", "I was diagnosed with diabetes last year."])
+def test_a_segment_with_anything_restricted_keeps_its_quote_but_not_its_text(restricted: str) -> None:
+    """The quote ref keeps the segment's whole text for vector search only when none of it is
+    restricted or secret: a restricted word never reaches an index, not even as a vector."""
+    segment = Segment("s9", f"{restricted} I moved to Leeds last spring.", "SPEAKER_00", True)
+    source = ExtractionSource("u1", "c1", (segment,))
+    (grounded,) = ground(source, result(candidate("I moved to Leeds last spring")))
+    assert grounded.quote_refs == (QuoteRef(segment_id="s9", quote="I moved to Leeds last spring", segment=""),)
 
 
 def test_grounding_ignores_case_and_punctuation_on_both_sides() -> None:

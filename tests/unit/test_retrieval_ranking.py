@@ -4,14 +4,16 @@ rules the docstrings state, never taken from the code under test."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 
 from core.domain.extraction import ExtractionSource, Segment, ground, source_from_conversation
-from core.domain.plan import projected_quote
+from core.domain.plan import projected_context, projected_quote
 from core.domain.records import Evidence, MemoryItem, QuoteRef
 from core.domain.rule_extractor import RuleExtractor
 from core.domain.rule_extractor.dates import resolve
 from core.domain.sensitivity import contains_secret
+from core.ports import ProjectionDoc
 from core.services.search import keyword_terms
 from strata_dev.bench import locomo
 
@@ -38,6 +40,43 @@ def test_the_projected_quote_holds_the_users_words_but_never_a_secret_or_a_restr
     assert projected_quote(_item(sensitivity_labels=["health"])) == ""  # restricted: never indexed
     assert projected_quote(_item(layer="archive")) == ""
     assert projected_quote(_item(edited=True)) == ""  # an edit replaces the words that found it
+
+
+def _cited(*refs: QuoteRef, status: str = "active") -> list[Evidence]:
+    return [Evidence(evidence_id="e1", source_id="c1", quote_refs=list(refs), status=status)]  # type: ignore[arg-type]
+
+
+CELLO = QuoteRef(segment_id="s1", quote="I play the cello on Sundays",
+                 segment="Mostly quiet weekends. I play the cello on Sundays with two friends.")
+DINNER = QuoteRef(segment_id="s2", quote="we cook together", segment="We cook together on Fridays.")
+
+
+def test_the_vector_side_embeds_the_content_with_the_whole_quoted_segments() -> None:
+    """docs/data-model.md: the vector index embeds the content, then each quoted segment's whole
+    text once, in order; nothing for a segment whose text was left empty (restricted or secret),
+    for tombstoned evidence, or for an item that is restricted, not visible or edited."""
+    from core.services.projection import vector_text
+
+    assert projected_context(_item(evidence=_cited(CELLO, DINNER, CELLO))) == (
+        "Mostly quiet weekends. I play the cello on Sundays with two friends. We cook together on Fridays.")
+    assert projected_context(_item(evidence=_cited(CELLO, QuoteRef(segment_id="s3", quote="x")))) == CELLO.segment
+    assert projected_context(_item()) == ""  # grounded before segments were kept: the content alone
+    for changes in ({"sensitivity_labels": ["health"]}, {"layer": "archive"}, {"edited": True},
+                    {"evidence": _cited(CELLO, status="tombstoned")}):
+        assert projected_context(_item(**{"evidence": _cited(CELLO), **changes})) == ""
+    doc = ProjectionDoc(provider_id="p", uid="u", memory_id="m", layer="long_term", revision=1,
+                        content="User plays the cello", context=CELLO.segment)
+    assert vector_text(doc) == "User plays the cello " + CELLO.segment
+    assert vector_text(replace(doc, context="")) == "User plays the cello"
+
+
+def test_the_public_view_shows_each_quote_but_not_its_whole_segment() -> None:
+    from datetime import UTC, datetime
+
+    from core.domain.records import to_public
+
+    view = to_public(_item(evidence=_cited(CELLO)), datetime(2026, 1, 1, tzinfo=UTC))
+    assert view["evidence"][0]["quote_refs"] == [{"segment_id": "s1", "quote": "I play the cello on Sundays"}]
 
 
 def test_relative_dates_resolve_against_the_session_day() -> None:
