@@ -122,10 +122,19 @@ def test_sample_user_providers_hold_exactly_the_visible_unrestricted_memories(sa
     for doc in trace.typesense_docs(ctx, uid):
         item = items[doc["memory_id"]]
         assert doc["content"] == item.content and doc["revision"] == item.revision
+    # The vector embeds the content, then the whole text of each segment it quotes, once, in order
+    # (docs/data-model.md); a segment kept without its text (secret or restricted) adds nothing.
+    transcripts = {c: {seg["id"]: seg["text"] for seg in trace.sample_conversation(c)["transcript_segments"]}
+                   for c in SAMPLES}
+    with_segments = 0
     for vid, record in trace.pinecone_vectors(ctx, uid).items():
         item = items[record["metadata"]["memory_id"]]
         assert vid == ids.provider_id(uid, item.id)
-        assert trace.same_vector(record["values"], ctx.embedder.embed([item.content])[0])
+        kept = [(e.source_id, ref) for e in item.evidence for ref in e.quote_refs if ref.segment]
+        assert all(ref.segment == transcripts[source][ref.segment_id] for source, ref in kept)
+        with_segments += bool(kept)
+        assert trace.same_vector(record["values"], ctx.embedder.embed([trace.vector_text(item)])[0])
+    assert with_segments >= 8
 
 
 @pytest.mark.parametrize(("path", "query", "expected"), [
@@ -354,7 +363,7 @@ def test_expired_lease_is_reclaimed_and_provider_repaired_to_current_state(stack
     assert [(d["id"], d["content"]) for d in rows] == [(pid, items[target].content)]
     vectors = {vid: r for vid, r in trace.pinecone_vectors(ctx, uid).items() if r["metadata"]["memory_id"] == target}
     assert list(vectors) == [pid]
-    assert trace.same_vector(vectors[pid]["values"], ctx.embedder.embed([items[target].content])[0])
+    assert trace.same_vector(vectors[pid]["values"], ctx.embedder.embed([trace.vector_text(items[target])])[0])
     assert vectors[pid]["metadata"]["revision"] == items[target].revision
     trace.assert_converged(ctx, uid)
 

@@ -155,6 +155,19 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / (na * nb) if na and nb else 0.0
 
 
+def vector_text(item: MemoryItem) -> str:
+    """What docs/data-model.md says the vector index embeds for a projected memory: the content,
+    then the whole text of each segment its active evidence quotes, once each, in order (a ref kept
+    without its segment's text adds nothing); the content alone once the user edited it."""
+    segments: list[str] = []
+    if not item.edited:
+        for evidence in item.evidence:
+            for ref in evidence.quote_refs if evidence.status == "active" else ():
+                if ref.segment and ref.segment not in segments:
+                    segments.append(ref.segment)
+    return " ".join([item.content, *segments])
+
+
 def same_vector(a: Sequence[float], b: Sequence[float]) -> bool:
     return len(a) == len(b) and cosine(a, b) > 0.9999
 
@@ -239,7 +252,7 @@ def assert_forgotten(ctx: Context, uid: str, memory_ids: Iterable[str], contents
             problems.append(f"tombstoned item {memory_id} still holds content {item.content!r}")
         if not tombstoned and _mentions(item.content, contents):
             problems.append(f"live item {memory_id} ({item.status}) still says {item.content!r}")
-        if tombstoned and any(ref.quote for e in item.evidence for ref in e.quote_refs):
+        if tombstoned and any(ref.quote or ref.segment for e in item.evidence for ref in e.quote_refs):
             problems.append(f"tombstoned item {memory_id} keeps evidence quotes")
 
     # Typesense, straight from the server
