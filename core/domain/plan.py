@@ -8,7 +8,7 @@ of it, so they live here, below the ports.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from core.domain import ids
 from core.domain.documents import ApplyControl, OutboxEvent
-from core.domain.records import MemoryItem
+from core.domain.records import MemoryItem, QuoteRef
 from core.domain.sensitivity import contains_secret
 from core.domain.visibility import is_default_visible
 
@@ -123,38 +123,31 @@ def is_projectable(item: MemoryItem) -> bool:
 QUOTE_CHARS = 1000
 
 
-def projected_quote(item: MemoryItem) -> str:
-    """The keyword index's ``quote`` field: the item's active evidence quotes, joined, at most
-    ``QUOTE_CHARS``. Empty for an item that is not projectable (restricted, hidden) and without any
-    quote that carries a secret, so the index never holds either; empty too once the user edited the
-    content (the old words must stop finding it)."""
+def _quoted(item: MemoryItem) -> Iterator[QuoteRef]:
+    """The quote refs of the item's active evidence, in order; none for an item that is not
+    projectable (restricted, hidden) or whose content the user edited (the old words must stop
+    finding it)."""
     if not is_projectable(item) or item.edited:
-        return ""
-    quotes: list[str] = []
+        return
     for evidence in item.evidence:
-        if evidence.status != "active":
-            continue
-        for ref in evidence.quote_refs:
-            if ref.quote and ref.quote not in quotes and not contains_secret(ref.quote):
-                quotes.append(ref.quote)
-    return " … ".join(quotes)[:QUOTE_CHARS]
+        if evidence.status == "active":
+            yield from evidence.quote_refs
+
+
+def projected_quote(item: MemoryItem) -> str:
+    """The keyword index's ``quote`` field: the item's active evidence quotes, distinct, joined, at
+    most ``QUOTE_CHARS``, without any quote that carries a secret, so the index never holds one;
+    empty where :func:`_quoted` yields nothing."""
+    quotes = (ref.quote for ref in _quoted(item) if ref.quote and not contains_secret(ref.quote))
+    return " … ".join(dict.fromkeys(quotes))[:QUOTE_CHARS]
 
 
 def projected_context(item: MemoryItem) -> str:
     """What the vector index embeds beside the content: the whole text of each transcript segment
     the item's active evidence quotes (``QuoteRef.segment``, empty for a segment with anything
-    restricted or secret in it), distinct, in order, at most ``QUOTE_CHARS``. Empty where
-    :func:`projected_quote` is: not projectable, or edited by the user."""
-    if not is_projectable(item) or item.edited:
-        return ""
-    segments: list[str] = []
-    for evidence in item.evidence:
-        if evidence.status != "active":
-            continue
-        for ref in evidence.quote_refs:
-            if ref.segment and ref.segment not in segments:
-                segments.append(ref.segment)
-    return " ".join(segments)[:QUOTE_CHARS]
+    restricted or secret in it), distinct, in order, at most ``QUOTE_CHARS``; empty where
+    :func:`_quoted` yields nothing."""
+    return " ".join(dict.fromkeys(ref.segment for ref in _quoted(item) if ref.segment))[:QUOTE_CHARS]
 
 
 def split_doc_path(path: str) -> tuple[str, str]:
