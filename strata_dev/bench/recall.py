@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -185,6 +186,10 @@ def _run_file(ctx: Any, path: str, args: Any) -> dict[str, Any]:
                 searches.update(_fusion_grid(ctx, uid))
             all_rows.extend(evaluate(sample, owner, searches)["rows"])
             voice_rows.extend(evaluate(sample, owner, searches, owner_voice=True)["rows"])
+            sys.stderr.write(f"[recall {time.strftime('%H:%M:%S')}] {Path(path).name}: {sample.sample_id} with "
+                             f"{owner} as owner done ({owners} owners, {memories} memories, "
+                             f"{time.monotonic() - started:.0f} s)\n")
+            sys.stderr.flush()
     owner_rows = [r for r in all_rows if r["owner_only"]]
     summary = _summary(all_rows)
     voice = _summary(voice_rows)
