@@ -184,7 +184,9 @@ def _preference(content: str) -> tuple[str, bool] | None:
 # A statement that ends a state: what follows the verb is what ended ("sold the Volvo", "quit their
 # job at Acme", "moved out of the Seattle flat", "broke up with Sam", "is no longer vegetarian").
 _ENDING = re.compile(
-    r"\b(?:sold|gave\s+away|got\s+rid\s+of|traded\s+in|scrapped|quit|left|resigned\s+from|"
+    r"\b(?:sold|gave\s+away|got\s+rid\s+of|traded\s+in|scrapped|quit|left(?!\s+(?:my|the|their|his|her|a|an|our)\s+"
+    r"(?!job|position|role|post|husband|wife|boyfriend|girlfriend|partner)[\w-]+(?:\s+[\w-]+)?\s+(?:at|in|inside|on|behind|"
+    r"charging|outside|under)\b)|resigned\s+from|"
     r"retired\s+from|was\s+laid\s+off\s+(?:from|by)|was\s+fired\s+from|lost\s+(?:their|his|her)\s+job\s+at|"
     r"moved\s+(?:out\s+of|away\s+from|out\s+from)|no\s+longer\s+lives\s+in|broke\s+up\s+with|"
     r"split\s+up\s+with|separated\s+from|divorced|stopped(?!\s+(?:at|by|in|off|for|over|to|on))|gave\s+up|no\s+longer|cancell?ed|"
@@ -193,8 +195,9 @@ _ENDING = re.compile(
 # Words before the verb that make it no ending: a plan, a wish, a question, a negation, a past habit.
 _HEDGE = re.compile(
     r"\b(?:might|may|could|would|will|wants?\s+to|wanted\s+to|plans?\s+to|planning|considering|thinking|"
-    r"thought\s+about|hopes?\s+to|going\s+to|about\s+to|if|whether|never|not|didn't|doesn't|hasn't|"
-    r"almost|nearly|tried\s+to|trying\s+to|soon|someday)\b", re.IGNORECASE)
+    r"thought\s+about|hopes?\s+to|going\s+to|about\s+to|if|whether|never|not|didn['’]?t|doesn['’]?t|hasn['’]?t|haven['’]?t|"
+    r"almost|nearly|tried\s+to|trying\s+to|soon|someday|assum\w*|think|thinks|asking|asked\s+if|wonder\w*|rumou?r\w*)\b",
+    re.IGNORECASE)
 # Words of an ended object that say nothing about which fact it ended.
 _VAGUE = frozenset(re.findall(r"\S+", (
     "my our your last week month year ago now recently yesterday today earlier this past few couple "
@@ -214,6 +217,12 @@ _CHANGE = re.compile(
     r"moved\s+(?:out|away|off|into|here|there|in)|moved\b(?=\W*(?:i'm|we're|i\s+am|now))|relocated|packed\s+up|"
     r"anymore|any\s+more|no\s+longer|not\s+going\s+back|someone\s+else's\s+problem|broke\s+up|split\s+up|split|"
     r"separated|divorced?|ex-(?:wife|husband|girlfriend|boyfriend|partner)|switched\s+(?:to|from)|gave\s+up|"
+    r"called\s+it\s+(?:off|quits)|dumped|ended\s+things|engagement['’]?s\s+off|single\s+again|co-parenting|"
+    # a thing gone to someone else, a habit given up or taken back up, said another way
+    r"(?:who|that)\s+bought\s+(?:my|our)|got\s+[£$€]?\d+\s*(?:quid|pounds|dollars|bucks|euros|k)?\s+for|"
+    r"gave\s+(?:me|us)\s+[£$€]?\d+\s*\w*\s+for|new\s+owners?|rehom\w+|binned|threw\s+(?:my|our|the)\s+[\w\s]{1,30}?\s+"
+    r"(?:in|into)\s+the\s+bin|(?:smoke|alcohol|booze|sugar|meat|caffeine|vape|nicotine|drink)[\s-]free|"
+    r"back\s+in\s+my\s+life|packed\s+in|done\s+with|let\s+go|made\s+redundant|folded|job\s+hunting|"
     r"went\s+(?:vegan|vegetarian|veggie)|no\s+\w+ing\s+at\s+all|not\s+\w+ing\s+at\s+all|uninstalled|"
     r"stopped(?!\s+(?:at|by|in|off|for|over|to|on))|quit|took\s+an?\s+[\w-]+(?:\s+[\w-]+)?\s+job|started\s+at|new\s+job|"
     # an ending said another way: traded or given away, let go, promoted off, fell off the wagon,
@@ -233,10 +242,20 @@ _CHANGE = re.compile(
 _ADDITION = re.compile(r"\b(?:also|too(?=\s*(?:[.,!?;]|$))|as\s+well|even\s+more|on\s+top\s+of|second|another|both)\b", re.IGNORECASE)
 # The change is someone else's ("my brother sold his Fiesta"), or the fact goes on ("still", "never
 # selling"), or it is talk of the past before the fact ("used to", "before").
+_PEOPLE = (r"brothers?|sisters?|friends?|mates?|buddy|buddies|pals?|husband|wife|partner|girlfriend|boyfriend|"
+           r"mum|mom|mam|dad|father|mother|parents?|son|daughter|kids?|children|cousins?|colleagues?|co-?workers?|"
+           r"boss|manager|ex|neighbou?rs?|flatmates?|housemates?|roommates?|uncle|aunt|auntie|gran|granny|grandma|"
+           r"grandad|grandpa|nan|nana|niece|nephew|in-laws|teacher|coach|trainer|tutor|landlord|landlady|"
+           r"classmates?|team-?mates?|fianc[eé]e?|bestie|family|folks")
 _OTHERS = re.compile(
-    r"(?:\b(?:my|our|their|his|her)|\buser['’]s)\s+(?:(?:best|old|little|big|older|younger)\s+)?(?:brother|sister|friend|mate|husband|wife|partner|girlfriend|boyfriend|mum|"
-    r"mom|dad|father|mother|son|daughter|cousin|colleague|boss|ex|neighbou?r|flatmate|roommate|uncle|aunt)\b|"
-    r"\b(?:he|she)\s+(?:just\s+)?(?:sold|quit|left|moved|got)\b", re.IGNORECASE)
+    r"(?:\b(?:my|our|their|his|her)|\buser['’]s)\s+(?:(?:best|old|little|big|older|younger|new|running|gym|"
+    r"violin|piano|guitar|work|uni|school)\s+)*(?:" + _PEOPLE + r")\b|"
+    r"\b(?:one|some|two|three|all|both|most)\s+of\s+(?:my|our|the)\s+\w+|"
+    r"\b(?!(?:it|that|what|there|here|who|where|he|she|let|user|today|tonight|everyone|everybody|nobody|"
+    r"somebody|someone|one)['’]s\b)[a-z]+['’]s\s+(?:ex|husband|wife|boyfriend|girlfriend|partner|job|new\s+job|"
+    r"house|flat|car|dog|cat|divorce|wedding)\b|"
+    r"\b(?:he|she)\s+(?:just\s+)?(?:sold|quit|left|moved|got)\b|"
+    r"\b(?:quit|sold|left|resigned\s+from|gave\s+up|moved\s+out\s+of)\s+(?:her|his)\b", re.IGNORECASE)
 _GOES_ON = re.compile(r"\b(?:still(?!\s+(?:can't|cannot|doesn't|don't|isn't|getting|killing|miss))|used\s+to|never\s+selling|not\s+going\s+anywhere|"
                       r"thinking|what\s+if|if\s+i|maybe|someday|daydream\w*|curious)\b", re.IGNORECASE)
 
@@ -250,7 +269,7 @@ _MOMENT = re.compile(
     r"\b(?:right|just|for)\s+now$", re.IGNORECASE)
 # Talk of a time before the fact ("before the shipyard i was a mechanic, the garage closed"); a
 # "before" after the change only dates it ("gave the fish away before we moved").
-_EARLIER = re.compile(r"\bbefore\s+(?:the|my|their|we|i)\b", re.IGNORECASE)
+_EARLIER = re.compile(r"\bbefore\s+(?:the|my|their|we|i|they|he|she|you)\b", re.IGNORECASE)
 
 
 def _own_change(text: str, match: re.Match[str]) -> bool:
@@ -263,7 +282,7 @@ def _own_change(text: str, match: re.Match[str]) -> bool:
     said = match.group(0)
     if said.casefold().endswith("now") and _MOMENT.search(said):
         return False
-    return not (_OTHERS.search(before) or _GOES_ON.search(sentence) or _HEDGE.search(before[-40:])
+    return not (_OTHERS.search(text[start:match.end()]) or _GOES_ON.search(sentence) or _HEDGE.search(before[-40:])
                 or _EARLIER.search(before) or _ADDITION.search(sentence))
 
 
@@ -300,7 +319,8 @@ def ended_terms(content: str) -> frozenset[str] | None:
 # subject's own job ends the fact that says where or as what they work, even when the two share no
 # word ("started at Halden Robotics" ends "... an engineer at Fintrail").
 _TOPICS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
-    (re.compile(r"\b(?:notice|resigned|retired|laid\s+off|fired|unemployed|new\s+job|took\s+an?\s+[\w-]+(?:\s+"
+    (re.compile(r"\b(?:notice|resigned|retired|laid\s+off|fired|unemployed|new\s+job|packed\s+in|done\s+with|let\s+go|"
+                r"made\s+redundant|folded|job\s+hunting|took\s+an?\s+[\w-]+(?:\s+"
                 r"[\w-]+)?\s+job|started\s+at|quit\s+(?:my\s+|their\s+|the\s+)?(?:job|work|teaching)|"
                 r"left\s+(?:my|their|the)\s+job)\b", re.IGNORECASE),
      re.compile(r"\b(?:job|work(?:s|ed|ing)?|shifts?|office|boss|manager|colleagues?|coworkers?|clients?|"
@@ -392,9 +412,10 @@ def _same_topic_change(new: str, old: str) -> bool:
         return False
     if any(cue.search(new) and about.search(old) for cue, about in _TOPICS):
         return True
+    if _TOPICS[0][0].search(new) and _SLOTS[0].search(old):  # a job change, and any word of a job
+        return True
     # An ending that names its own thing ("sold the Fiat") ends only a fact that names it too.
-    named = {t for t in ended_terms(new) or () if t not in _GENERIC and any(d.fullmatch(t) for d in _DOMAINS)}
-    if named and not named & _tokens(old):
+    if _names_another(new, old):
         return False
     return any(domain.search(new) and domain.search(old) for domain in _DOMAINS)
 
@@ -403,6 +424,77 @@ def _same_topic_change(new: str, old: str) -> bool:
 _GENERIC = frozenset(re.findall(r"\S+", (
     "car cars bike motorbike motorcycle scooter van truck phone smartphone laptop computer pc pet cat cats dog "
     "dogs fish tank aquarium games game console band music books book seat seats team coffee tea wine drink")))
+
+
+# A new value of one part of one's life, told without an ending word, as people mostly tell it: "my
+# new manager at the insurance place", "now that im in glasgow", "first week doing reception at the
+# dental office", "getting my own keys", "back at the office three days a week". The statement must
+# mark the value as new or current (:data:`_NOVEL`) and be about the part of life the old fact
+# states (:data:`_SLOTS`, one pattern for each side); the same checks as for any change keep out
+# someone else's news, plans, a fact that goes on and an addition (:func:`_own_change`).
+_NOVEL = re.compile(
+    r"\b(?:new|now|nowadays|these\s+days|since|first\s+(?:week|day|month|shift|payment|mortgage|night|year)|"
+    r"finally|officially|got\s+(?:the|my|our)\s+(?:own\s+)?keys|own\s+(?:place|flat|house|room|keys)|"
+    r"onboarding|been\s+at|(?:back|now)\s+(?:in|at)(?!\s+(?:my|the|those|them|our)\b)|switched|switching|changed|retrain\w*|graduated|"
+    r"took\s+(?:me|us)\s+on|hired|started|starting|joined|living\s+alone|on\s+my\s+own|by\s+myself|"
+    r"life\s+update|ex(?:-|\s+)(?:\w+)?|(?:i|we)\s+(?:do|take|have|drink|eat|go|play|listen|read|use|drive|ride|cycle|run|walk|work|live)\w*\s+[^.!?]*?\b(?:instead|now))\b",
+    re.IGNORECASE)
+_JOB = (r"jobs?|work(?:s|ed|ing)?|shifts?|office|boss|manager|team|colleagues?|co-?workers?|role|position|career|"
+        r"employer|company|firm|startup|agency|onboarding|hired|salary|pay|promot\w*|intern(?:ship)?|trainee|"
+        r"apprentice\w*|retrain\w*|graduated|teach\w*|clients?|customers?|patients|warehouse|reception\w*|"
+        r"freelanc\w*|self-employed|unemployed|between\s+jobs|stay\s+at\s+home|retired|gig|"
+        r"(?:is|am|i['’]?m)\s+(?:an?\s+)?(?:\w+\s+)?(?:nurse|engineer|developer|dev|tester|accountant|barista|chef|cook|"
+        r"paralegal|lawyer|solicitor|associate|pharmacist|postie|driver|teacher|designer|manager|analyst|consultant|"
+        r"cleaner|electrician|sparky|plumber|builder|carpenter|mechanic|doctor|gp|vet|paramedic|carer|receptionist|"
+        r"cashier|waiter|waitress|bartender|server|student|phd|researcher|scientist|writer|journalist|editor|"
+        r"programmer|architect|librarian|firefighter|officer|guard|porter|technician|surveyor|tutor|lecturer)")
+_HOME = (r"lives?|lived|living|live\s+in|house|houses|flat|flats|apartment|place|room|studio|cottage|caravan|"
+         r"houseboat|narrowboat|boat|halls|dorm|rent|rents|renting|rental|landlord|landlady|mortgage|keys|address|"
+         r"neighbou?rs?|neighbou?rhood|flatmates?|housemates?|roommates?|houseshare|flatshare|moved|moving|"
+         r"resident|city|town|village|suburbs?|downtown|midtown")
+_PARTNER = (r"girlfriend|boyfriend|husband|wife|partner|fianc[eé]e?|dating|date|dates|anniversary|single|"
+            r"married|engaged|wedding|seeing|relationship|together|ex")
+# when in the week or the day a routine happens: a new use of that time replaces the old one
+_WHEN = (r"mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|(?:monday|tuesday|wednesday|thursday|"
+         r"friday|saturday|sunday)\s+(?:mornings?|evenings?|nights?)|lunchtimes?|weeknights|bedtime|\d{1,2}\s*(?:am|pm)")
+_SLOTS: tuple[re.Pattern[str], ...] = tuple(re.compile(r"\b(?:" + words + r")\b", re.IGNORECASE)
+                                            for words in (_JOB, _HOME, _PARTNER, _WHEN))
+
+
+def may_end(content: str) -> bool:
+    """Whether ``content`` tells of a change of the subject's own, in an ending word or as a new
+    value, so that it may end a fact it shares no word with (consolidation then shows the router
+    every fact it ends, not only its nearest)."""
+    return change_terms(content) is not None or bool(values(content)) or any(
+        _novel(content, match) for match in _NOVEL.finditer(content or ""))
+
+
+def _novel(text: str, match: re.Match[str]) -> bool:
+    """A :data:`_NOVEL` mark of the subject's own (:func:`_own_change`); a "now" of this moment
+    ("I'm at the gym now", "it's pouring now") marks nothing new."""
+    if match.group(0).casefold() == "now":
+        clause = text[max(text.rfind(mark, 0, match.start()) for mark in (". ", "! ", "? ", ": ", ", ", "\u201d")) + 1:
+                      match.end()].strip()
+        if _MOMENT.search(clause) or re.search(r"\b(?:right|just|for)\s+now$", clause, re.IGNORECASE):
+            return False
+    return _own_change(text, match)
+
+
+def _new_value(new: str, old: str) -> bool:
+    """Whether ``new`` gives the subject's own part of life that ``old`` states a new value: a
+    :data:`_NOVEL` mark, told as the subject's own (:func:`_own_change`), on a part of life both
+    name (:data:`_SLOTS`, :data:`_DOMAINS`)."""
+    if not any(_novel(new, match) for match in _NOVEL.finditer(new or "")):
+        return False
+    if _names_another(new, old):
+        return False
+    return any(slot.search(new) and slot.search(old) for slot in _SLOTS + _DOMAINS)
+
+
+def _names_another(new: str, old: str) -> bool:
+    """Whether ``new`` ends a thing of its own naming ("sold the Fiat") that ``old`` does not name."""
+    named = {t for t in ended_terms(new) or () if t not in _GENERIC and any(d.fullmatch(t) for d in _DOMAINS)}
+    return bool(named) and not named & _tokens(old)
 
 
 def ends(new: str, old: str) -> bool:
@@ -419,7 +511,95 @@ def ends(new: str, old: str) -> bool:
     changed = change_terms(new)
     if changed and {_stem(t) for t in changed} & {_stem(t) for t in old_terms if t not in _VAGUE and t not in _COMMON}:
         return True
-    return _same_topic_change(new, old)
+    return _same_topic_change(new, old) or _new_value(new, old) or _replaced_value(new, old)
+
+
+# Who one's partner is, where one lives, whom one works for, as people say it in passing ("my
+# girlfriend aisha", "dating Priya", "my flat in lisbon", "the landlord here in peckham", "my
+# manager at the bank", "first week at the pharma company"): each a single value at a time, so a
+# statement of one's own that names another value replaces the old one. Values are compared by their
+# words, less the words any value of the kind may use ("the new place", "the office").
+_VALUE = r"(?P<v>[\w&'’.-]+(?:\s+(?!(?:and|so|but|or|is|are|was|were|has|have|had|wants?|says?|said|this|that|today|tonight|for|with|on|in|at|to|of|from|by|now|again|just|because|which|who|where|when|since|until|after|before|till|though|lol|haha|it|its|it['’]s|i|we|me|my|our|finally|really|actually|honestly|is|fixed|got|keeps?|makes?|takes?|wants?)\b)[\w&'’.-]+){0,1})"
+_NAME = r"(?P<v>[a-z][a-z'’-]+)"
+_VALUES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("partner", re.compile(r"\b(?:my|user['’]s|their|his|her)\s+(?:new\s+|second\s+|lovely\s+)?(?:girlfriend|boyfriend|husband|wife|"
+                           r"partner|fianc[eé]e?|other\s+half)(?:\s+is\s+called|\s+is\s+named|\s+named|\s+called|,)?\s+" + _NAME,
+                           re.IGNORECASE)),
+    ("partner", re.compile(r"\b(?:a\s+(?:girlfriend|boyfriend|husband|wife|partner)\s+(?:named|called)|dating|married\s+to|"
+                           r"engaged\s+to|in\s+a\s+(?:long-distance\s+)?relationship\s+with|going\s+out\s+with|seeing|"
+                           r"lives?\s+with\s+(?:my|their|his|her)\s+(?:girlfriend|boyfriend|partner),?)\s+" + _NAME, re.IGNORECASE)),
+    ("partner", re.compile(r"\b(?:is|being|am|i['’]m|still|now)\s+(?P<v>single)\b", re.IGNORECASE)),
+    ("residence", re.compile(r"\b(?:(?:my|our|their|user['’]s)\s+(?:new\s+|own\s+|little\s+|tiny\s+|top\s+floor\s+)?(?:place|flat|house|"
+                             r"home|apartment|studio|room|cottage|bungalow|terrace|balcony|garden|landlord|landlady|"
+                             r"neighbou?rs?|street|road|building)|(?:lives?|living|live|based|resident)|here|back\s+home|"
+                             r"(?:lives?|living|rents?|renting|owns?|bought|has|have|got)\s+(?:in\s+)?(?:a|an|the)\s+(?:[\w-]+\s+){0,3}?"
+                             r"(?:flat|house|studio|room|apartment|place|cottage|terrace|bungalow|houseboat|semi))\s+"
+                             r"(?:in|on)\s+(?!(?:a|an|the)\s)" + _VALUE, re.IGNORECASE)),
+    ("employer", re.compile(r"\b(?:works?|working|job|shifts?|manager|boss|colleagues?|co-?workers?|team|on-call|contract|"
+                            r"internship|placement|role|position|class|pupils|patients|clients|desk|week|day|"
+                            r"(?:nurse|engineer|developer|dev|tester|accountant|barista|chef|cook|paralegal|solicitor|"
+                            r"associate|pharmacist|teacher|designer|analyst|consultant|cleaner|electrician|mechanic|"
+                            r"doctor|receptionist|cashier|waiter|waitress|bartender|assistant|manager|officer|"
+                            r"technician|tutor|lecturer|researcher|scientist|writer|editor|programmer|architect|"
+                            r"librarian|driver|porter|carer|trainee|intern))\s+(?:at|for)\s+(?:the\s+|an?\s+)?" + _VALUE,
+                            re.IGNORECASE)),
+)
+# Words a value of any one of these kinds may use, which tell no value from another.
+_ANY_VALUE = frozenset(re.findall(r"\S+", (
+    "new old own place flat house home apartment studio room office work job company firm shop store "
+    "site the a an little tiny top floor my our their same local usual main big small one two three "
+    "days week weekend weekends morning mornings evening evenings night nights moment minute")))
+_NOT_A_NAME = frozenset(re.findall(r"\S+", (
+    "is was has had and thinks wants says said just keeps kept made makes got gets took takes came comes went goes "
+    "left loves hates asked asks told tells called named who whose can could will would should might did does do "
+    "finally really always never still also too now then so but or the a an of to in on at for with from "
+    "someone somebody anyone nobody again there here it me them him her us you your")))
+
+
+def values(content: str) -> dict[str, frozenset[str]]:
+    """The single values a statement names, by kind (``partner`` -> {aisha}, ``residence`` ->
+    {lisbon}); a kind is left out when its value is only words any value may use."""
+    found: dict[str, frozenset[str]] = {}
+    for kind, pattern in _VALUES:
+        if kind in found:
+            continue
+        for match in pattern.finditer(content or ""):
+            words = {w for w in _tokens(match.group("v")) if w not in _ANY_VALUE}
+            if kind == "partner":
+                words -= _NOT_A_NAME
+            if words:
+                found[kind] = frozenset(words)
+                break
+    return found
+
+
+def _own_value(text: str, match: re.Match[str]) -> bool:
+    """:func:`_own_change` for a value: the words that name it ("my girlfriend aisha") are the
+    subject's own, so only what comes before them may name someone else."""
+    start = max(text.rfind(mark, 0, match.start()) for mark in (". ", "! ", "? ", ": ", "\u201d")) + 1
+    ends_at = [i for i in (text.find(mark, match.end()) for mark in (". ", "! ", "? ")) if i >= 0]
+    sentence = text[start:min(ends_at) if ends_at else len(text)]
+    before = text[start:match.start()]
+    return not (_OTHERS.search(before) or _GOES_ON.search(sentence) or _HEDGE.search(before[-40:])
+                or _EARLIER.search(before) or _ADDITION.search(sentence))
+
+
+def _replaced_value(new: str, old: str) -> bool:
+    """Whether ``new`` names, as the subject's own, another value of a kind ``old`` names."""
+    was = values(old)
+    if not was:
+        return False
+    for kind, pattern in _VALUES:
+        if kind not in was:
+            continue
+        for match in pattern.finditer(new or ""):
+            words = {w for w in _tokens(match.group("v")) if w not in _ANY_VALUE}
+            if kind == "partner":
+                words -= _NOT_A_NAME
+            if words and not words & was[kind] and not {_stem(w) for w in words} & {_stem(w) for w in was[kind]} \
+                    and _own_value(new, match):
+                return True
+    return False
 
 
 def contradicts(a: str, b: str) -> Literal["firm", "soft"] | None:

@@ -276,12 +276,12 @@ def _record_retry(ctx: Ports, uid: str, items: list[MemoryItem], attempts: dict[
 
 
 def _nearest(item: MemoryItem, pool: list[MemoryItem]) -> list[MemoryItem]:
-    from core.domain.routing import change_terms, ends, similarity
+    from core.domain.routing import ends, may_end, similarity
 
     scored = sorted(((similarity(item.content, other.content), other.id, other) for other in pool
                      if other.id != item.id), key=lambda t: (-t[0], t[1]))
     near = [other for score, _, other in scored[:NEIGHBOURS] if score > 0]
-    if change_terms(item.content) is not None:
+    if may_end(item.content):
         # A change can end a fact it shares no word with ("started at Halden Robotics" ends the
         # job at Fintrail): the facts it ends are shown to the router too.
         shown = {other.id for other in near}

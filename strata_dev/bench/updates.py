@@ -31,8 +31,28 @@ WORKERS = 4
 
 
 def load(path: str | Path | None = None) -> list[dict[str, Any]]:
+    """The pairs of a file: ``{"pairs": [...]}``, or a file of single statements ``{"items": [{"kind",
+    "old", "new", "label"}]}`` (format in ``data/README.md``), each item made a pair: the old
+    statement said in a first conversation, or, when it is written as a stored memory ("User ..."),
+    given as that Long-term memory (``first_memory``, offline only); the new one said in a second."""
     with open(path or DATA, encoding="utf-8") as handle:
-        return list(json.load(handle)["pairs"])
+        data = json.load(handle)
+    if "pairs" in data:
+        return list(data["pairs"])
+    pairs = []
+    for n, item in enumerate(data["items"]):
+        pair: dict[str, Any] = {
+            "id": f"{item['kind']}-{n:03d}", "kind": item["kind"], "subject": "user", "old_fact": item["old"],
+            "expect": "supersede" if item["label"] == "supersede" else "keep",
+            "second": {"date": "2025-04-02", "turns": [{"speaker": "assistant", "text": "Hi again, how have things been?"},
+                                                       {"speaker": "user", "text": item["new"]}]}}
+        if item["old"].startswith("User "):
+            pair["first_memory"] = item["old"]
+        else:
+            pair["first"] = {"date": "2025-01-10", "turns": [{"speaker": "assistant", "text": "Hey! What's new with you?"},
+                                                             {"speaker": "user", "text": item["old"]}]}
+        pairs.append(pair)
+    return pairs
 
 
 def conversation_doc(conv: dict[str, Any], tag: str) -> dict[str, Any]:
@@ -87,6 +107,9 @@ def run_pair(ctx: Any, pair: dict[str, Any]) -> dict[str, Any]:
 def measure(ctx: Any, path: str | Path | None = None, limit: int | None = None) -> dict[str, Any]:
     """Every pair of the file, or ``limit`` of them spread evenly over it (``--quick``)."""
     pairs = load(path)
+    if any("first_memory" in pair for pair in pairs):
+        raise ValueError(f"{Path(path or DATA).name} gives first facts as stored memories: replay it offline "
+                         "(python -m strata_dev.bench.updates FILE)")
     if limit and limit < len(pairs):
         pairs = pairs[::-(-len(pairs) // limit)][:limit]
     started = time.monotonic()
@@ -156,7 +179,11 @@ def replay(path: str | Path | None = None) -> dict[str, Any]:
     rows = []
     for pair in load(path):
         long_term: list[Any] = []
-        settle(pair["first"], "first", long_term)
+        if "first_memory" in pair:
+            long_term.append(SimpleNamespace(id="first-0", content=pair["first_memory"], subject="user",
+                                             subject_label=None, source="first", active=True))
+        else:
+            settle(pair["first"], "first", long_term)
         stated = any(m.source == "first" for m in long_term)
         settle(pair["second"], "second", long_term)
         rows.append({"id": pair["id"], "kind": pair["kind"], "expect": pair["expect"], "stated": stated,

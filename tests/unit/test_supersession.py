@@ -53,6 +53,16 @@ UID = "u1"
     ("User said: I sold my bike, I take the bus now", "User cycles to work"),
     # An engagement ends being single.
     ("User said: can you help plan our engagement dinner", "User has been single for years"),
+    # A new value told in passing, with no ending word: a new partner's name, another town, another
+    # employer, a routine's time taken by something else.
+    ("User's boyfriend tomasz is cooking tonight", "User is dating Ollie"),
+    ("User said: the landlord of my flat in hove is so slow", "User lives in a flat in Croydon"),
+    ("User said: my manager at the library wants me in early", "User works as a cashier at Lidl"),
+    ("User said: thursday evenings are for my choir now", "User plays squash on Thursday evenings"),
+    ("User said: first week at the new firm done", "User works as a junior architect at Halden Studio"),
+    # Given away or taken up again, said another way.
+    ("User said: the woman who bought my vespa sent me a photo", "User rides a Vespa to work"),
+    ("User said: three months smoke free today", "User smokes after dinner"),
 ])
 def test_an_ending_of_what_a_fact_names_ends_it(new: str, old: str) -> None:
     assert ends(new, old)
@@ -84,6 +94,12 @@ def test_an_ending_of_what_a_fact_names_ends_it(new: str, old: str) -> None:
     ("User said: stopped at the coffee shop on the way", "User drinks tea in the morning"),  # a halt
     ("User said: it's pouring now, so no run today", "User runs every morning"),  # the weather
     ("User said: I just got back from the gym now", "User goes to the gym three times a week"),  # this moment
+    ("User said: my coworker quit the library, so it's just me now", "User works at the library"),  # someone else's
+    ("User said: left my badge at work again", "User works as a cashier at Lidl"),  # a thing left somewhere
+    ("User said: people think we split up, we didn't", "User is dating Ollie"),  # a belief, denied
+    ("User said: my sister's new boyfriend tomasz is lovely", "User is dating Ollie"),  # someone else's partner
+    ("User said: before I started squash I swam", "User plays squash on Thursday evenings"),  # the past
+    ("User said: my flat in croydon is freezing", "User lives in a flat in Croydon"),  # the same value
 ])
 def test_no_ending_no_supersession(new: str, old: str) -> None:
     assert not ends(new, old)
