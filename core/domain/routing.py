@@ -217,7 +217,7 @@ _CHANGE = re.compile(
     r"moved\s+(?:out|away|off|into|here|there|in)|moved\b(?=\W*(?:i'm|we're|i\s+am|now))|relocated|packed\s+up|"
     r"anymore|any\s+more|no\s+longer|not\s+going\s+back|someone\s+else's\s+problem|broke\s+up|split\s+up|split|"
     r"separated|divorced?|ex-(?:wife|husband|girlfriend|boyfriend|partner)|switched\s+(?:to|from)|gave\s+up|"
-    r"called\s+it\s+(?:off|quits)|dumped|ended\s+things|engagement['’]?s\s+off|single\s+again|co-parenting|"
+    r"called\s+(?:it\s+)?(?:off|quits)|dumped|ended\s+things|engagement['’]?s\s+off|single\s+again|co-parenting|"
     # a thing gone to someone else, a habit given up or taken back up, said another way
     r"(?:who|that)\s+bought\s+(?:my|our)|got\s+[£$€]?\d+\s*(?:quid|pounds|dollars|bucks|euros|k)?\s+for|"
     r"gave\s+(?:me|us)\s+[£$€]?\d+\s*\w*\s+for|new\s+owners?|rehom\w+|binned|threw\s+(?:my|our|the)\s+[\w\s]{1,30}?\s+"
@@ -255,7 +255,9 @@ _OTHERS = re.compile(
     r"somebody|someone|one)['’]s\b)[a-z]+['’]s\s+(?:ex|husband|wife|boyfriend|girlfriend|partner|job|new\s+job|"
     r"house|flat|car|dog|cat|divorce|wedding)\b|"
     r"\b(?:he|she)\s+(?:just\s+)?(?:sold|quit|left|moved|got)\b|"
-    r"\b(?:quit|sold|left|resigned\s+from|gave\s+up|moved\s+out\s+of)\s+(?:her|his)\b", re.IGNORECASE)
+    r"\b(?:he['’]s|she['’]s|he\s+is|she\s+is)\s+(?:not|no\s+longer)\b", re.IGNORECASE)
+# someone else's change, told by whose thing it ended ("niamh quit her job")
+_OTHERS_AFTER = re.compile(r"^\s*(?:[\w-]+\s+)?(?:her|his)\b", re.IGNORECASE)
 _GOES_ON = re.compile(r"\b(?:still(?!\s+(?:can't|cannot|doesn't|don't|isn't|getting|killing|miss))|used\s+to|never\s+selling|not\s+going\s+anywhere|"
                       r"thinking|what\s+if|if\s+i|maybe|someday|daydream\w*|curious)\b", re.IGNORECASE)
 
@@ -282,7 +284,13 @@ def _own_change(text: str, match: re.Match[str]) -> bool:
     said = match.group(0)
     if said.casefold().endswith("now") and _MOMENT.search(said):
         return False
-    return not (_OTHERS.search(text[start:match.end()]) or _GOES_ON.search(sentence) or _HEDGE.search(before[-40:])
+    if _OTHERS_AFTER.match(text[match.end():]) and said.split()[0].casefold() in (
+            "quit", "sold", "left", "resigned", "gave", "moved", "retired", "leaving", "selling"):
+        return False
+    hedge = _HEDGE.search(before[-40:])
+    if hedge and hedge.group(0).casefold() == "not" and re.fullmatch(r"any\s*more|anymore", said, re.IGNORECASE):
+        hedge = None  # "not vegan any more": the negation is the change
+    return not (_OTHERS.search(text[start:match.end()]) or _GOES_ON.search(sentence) or hedge
                 or _EARLIER.search(before) or _ADDITION.search(sentence))
 
 
@@ -355,6 +363,8 @@ def _stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[:-len(suffix)]
             break
+    if len(word) > 4 and word.endswith("e"):  # "meditate" meets "meditating"
+        word = word[:-1]
     return word[:-1] if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiousl" else word
 
 
@@ -471,7 +481,12 @@ def may_end(content: str) -> bool:
 
 def _novel(text: str, match: re.Match[str]) -> bool:
     """A :data:`_NOVEL` mark of the subject's own (:func:`_own_change`); a "now" of this moment
-    ("I'm at the gym now", "it's pouring now") marks nothing new."""
+    ("I'm at the gym now", "it's pouring now") marks nothing new, nor does "new" of a thing that is
+    no part of life a fact states ("new tyres for the volvo", against "the new place")."""
+    if match.group(0).casefold() == "new":
+        following = re.match(r"\s+([\w'’-]+)", text[match.end():])
+        if not following or not any(slot.fullmatch(following.group(1)) for slot in _SLOTS + _DOMAINS):
+            return False
     if match.group(0).casefold() == "now":
         clause = text[max(text.rfind(mark, 0, match.start()) for mark in (". ", "! ", "? ", ": ", ", ", "\u201d")) + 1:
                       match.end()].strip()
@@ -497,6 +512,14 @@ def _names_another(new: str, old: str) -> bool:
     return bool(named) and not named & _tokens(old)
 
 
+def _milestone_only(text: str) -> bool:
+    """Whether the only change ``text`` tells is an engagement or an anniversary, which ends being
+    single (:data:`_TOPICS`) but nothing else the couple's names are in ("wei and i hit our 10 year
+    anniversary" goes on with Wei)."""
+    own = [m.group(0) for m in _CHANGE.finditer(text or "") if _own_change(text, m)]
+    return bool(own) and all(re.search(r"anniversary|engage", said, re.IGNORECASE) for said in own)
+
+
 def ends(new: str, old: str) -> bool:
     """Whether ``new`` ends the state ``old`` states (both about one subject): ``new`` is an ending
     of something ``old`` names (a shared content word of the ended object), or a job ending and
@@ -509,7 +532,8 @@ def ends(new: str, old: str) -> bool:
                   or (ended & _WORK_WORDS and bool({"occupation", "employer"} & attributes(old).keys()))):
         return True
     changed = change_terms(new)
-    if changed and {_stem(t) for t in changed} & {_stem(t) for t in old_terms if t not in _VAGUE and t not in _COMMON}:
+    if changed and not _milestone_only(new) \
+            and {_stem(t) for t in changed} & {_stem(t) for t in old_terms if t not in _VAGUE and t not in _COMMON}:
         return True
     return _same_topic_change(new, old) or _new_value(new, old) or _replaced_value(new, old)
 
@@ -534,7 +558,12 @@ _VALUES: tuple[tuple[str, re.Pattern[str]], ...] = (
                              r"neighbou?rs?|street|road|building)|(?:lives?|living|live|based|resident)|here|back\s+home|"
                              r"(?:lives?|living|rents?|renting|owns?|bought|has|have|got)\s+(?:in\s+)?(?:a|an|the)\s+(?:[\w-]+\s+){0,3}?"
                              r"(?:flat|house|studio|room|apartment|place|cottage|terrace|bungalow|houseboat|semi))\s+"
-                             r"(?:in|on)\s+(?!(?:a|an|the)\s)" + _VALUE, re.IGNORECASE)),
+                             r"(?:in|on)\s+(?:the\s+)?(?!(?:a|an)\s)" + _VALUE, re.IGNORECASE)),
+    ("residence", re.compile(r"\b(?:(?:i['’]?m|we['’]re|i\s+am|we\s+are)\s+(?:now\s+|back\s+|living\s+|settled\s+)?in|"
+                             r"(?:back|settled|based)\s+in|now\s+that\s+(?:i['’]?m|we['’]re)\s+in)\s+(?:the\s+)?"
+                             r"(?!(?:my|a|an|our|his|her|their|those|them|time|bed|town|work|love|pain|trouble|charge|"
+                             r"touch|luck|shape|bits|tears|talks|hospital|class|school|uni|college|line|bed)\b)" + _VALUE,
+                             re.IGNORECASE)),
     ("employer", re.compile(r"\b(?:works?|working|job|shifts?|manager|boss|colleagues?|co-?workers?|team|on-call|contract|"
                             r"internship|placement|role|position|class|pupils|patients|clients|desk|week|day|"
                             r"(?:nurse|engineer|developer|dev|tester|accountant|barista|chef|cook|paralegal|solicitor|"

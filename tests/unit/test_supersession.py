@@ -63,6 +63,10 @@ UID = "u1"
     # Given away or taken up again, said another way.
     ("User said: the woman who bought my vespa sent me a photo", "User rides a Vespa to work"),
     ("User said: three months smoke free today", "User smokes after dinner"),
+    ("User said: we're back in leeds now, the coast was too quiet", "User lives in a cottage in Whitby"),
+    ("User said: not vegetarian any more, bacon won", "User is vegetarian"),  # the negation is the change
+    ("User said: stopped meditating, no time", "User meditates every morning"),  # "meditating" meets "meditates"
+    ("User said: called off the engagement with noor", "User is engaged to Noor"),
 ])
 def test_an_ending_of_what_a_fact_names_ends_it(new: str, old: str) -> None:
     assert ends(new, old)
@@ -100,6 +104,10 @@ def test_an_ending_of_what_a_fact_names_ends_it(new: str, old: str) -> None:
     ("User said: my sister's new boyfriend tomasz is lovely", "User is dating Ollie"),  # someone else's partner
     ("User said: before I started squash I swam", "User plays squash on Thursday evenings"),  # the past
     ("User said: my flat in croydon is freezing", "User lives in a flat in Croydon"),  # the same value
+    ("User said: the subaru needs new brakes", "User drives a Subaru"),  # a new thing for it, not a new one
+    ("User said: noor quit her job at the clinic", "User is engaged to Noor"),  # her change, not the user's
+    ("User said: noor and i hit our five year anniversary", "User is married to Noor"),  # goes on
+    ("User said: people ask if we split because she's not on my feed anymore", "User is married to Noor"),
 ])
 def test_no_ending_no_supersession(new: str, old: str) -> None:
     assert not ends(new, old)
