@@ -560,8 +560,8 @@ _VALUES: tuple[tuple[str, re.Pattern[str]], ...] = (
                              r"(?:flat|house|studio|room|apartment|place|cottage|terrace|bungalow|houseboat|semi))\s+"
                              r"(?:in|on)\s+(?:the\s+)?(?!(?:a|an)\s)" + _VALUE, re.IGNORECASE)),
     ("residence", re.compile(r"\b(?:(?:i['’]?m|we['’]re|i\s+am|we\s+are)\s+(?:now\s+|back\s+|living\s+|settled\s+)?in|"
-                             r"(?:back|settled|based)\s+in|now\s+that\s+(?:i['’]?m|we['’]re)\s+in)\s+(?:the\s+)?"
-                             r"(?!(?:my|a|an|our|his|her|their|those|them|time|bed|town|work|love|pain|trouble|charge|"
+                             r"(?:back|settled|based)\s+in|now\s+that\s+(?:i['’]?m|we['’]re)\s+in)\s+"
+                             r"(?!(?:the|my|a|an|our|his|her|their|those|them|time|bed|town|work|love|pain|trouble|charge|"
                              r"touch|luck|shape|bits|tears|talks|hospital|class|school|uni|college|line|bed)\b)" + _VALUE,
                              re.IGNORECASE)),
     ("employer", re.compile(r"\b(?:works?|working|job|shifts?|manager|boss|colleagues?|co-?workers?|team|on-call|contract|"
@@ -600,6 +600,27 @@ def values(content: str) -> dict[str, frozenset[str]]:
                 found[kind] = frozenset(words)
                 break
     return found
+
+
+_SELF = re.compile(r"^(?:(?:i['’]?m|i\s+am|we['’]re|we\s+are)\s+(?:(?:a|an|now|still|totally|fully|strictly|"
+                   r"basically|mostly|such\s+a)\s+)?(?P<what>[\w-]+)|single\b|engaged\s+to\b|married\s+to\b|"
+                   r"seeing\s+(?:someone|a\s+\w+)\s+(?:called|named)\b)", re.IGNORECASE)
+
+
+def states_a_value(sentence: str) -> bool:
+    """Whether a sentence of the subject's own, however short, states a part of their life: a value
+    of one (:func:`values`), or "i'm ..." of a habit, taste or thing (:data:`_DOMAINS`) or of a
+    job, home or partner (:data:`_SLOTS`) — "i'm pescatarian", "im in dublin", "engaged to tom!"."""
+    text = (sentence or "").strip()
+    if any(_own_value(text, match) for kind, pattern in _VALUES for match in pattern.finditer(text)
+           if {w for w in _tokens(match.group("v")) if w not in _ANY_VALUE} - (_NOT_A_NAME if kind == "partner" else set())):
+        return True
+    self_said = _SELF.match(re.sub(r"^(?:(?:oh|and|but|so|ok|okay|well|yes|yeah|yep|lol|haha|ugh)\b[\s,!.]*)+", "", text,
+                                   flags=re.IGNORECASE))
+    if self_said is None:
+        return False
+    what = self_said.group("what")
+    return what is None or any(slot.fullmatch(what) for slot in _SLOTS + _DOMAINS)
 
 
 def _own_value(text: str, match: re.Match[str]) -> bool:

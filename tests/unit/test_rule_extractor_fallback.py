@@ -55,3 +55,13 @@ def test_a_routine_or_a_change_told_in_passing_is_kept() -> None:
     assert contents(("Ana", "He naps on the rug every afternoon.", True)) == []
     # A change of the owner's own, however short, is kept in their words for consolidation.
     assert contents(("Ana", "no more sugar!", True)) == ["User said: No more sugar"]
+
+
+def test_a_part_of_life_said_short_is_kept() -> None:
+    # Who, where, what one eats, however few the words: the fact a later change ends.
+    for text in ("i'm pescatarian", "im in leeds, headingley", "engaged to sol! wedding's in june",
+                 "single and loving it"):
+        assert contents(("Ana", text, True)) != [], text
+    # A mood or a moment is no part of life.
+    for text in ("i'm tired", "im fine", "we're in the car"):
+        assert contents(("Ana", text, True)) == [], text

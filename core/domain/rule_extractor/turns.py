@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 from ..extraction import Segment
-from ..routing import change_terms
+from ..routing import change_terms, states_a_value
 from ..sensitivity import contains_secret
 from .clauses import _I, _Clause, _clauses, _Draft, _trimmed
 from .disclosure import _ADDRESSES_OWNER, _FUNCTION_WORDS, _NOT_A_DISCLOSURE
@@ -42,7 +42,7 @@ _GREETING = re.compile(r"^(?:hi|hey|hello|hiya|morning|evening|afternoon|good (?
                        r"quick update|update)\b", _I)
 _REACTION = _FUNCTION_WORDS | frozenset(
     ["haha", "hahaha", "lol", "lmao", "omg", "wow", "oh", "ah", "aw", "aww", "yay", "ugh", "hmm", "ok", "okay", "yeah", "yep", "nope", "nah", "yes", "no", "sure", "totally", "exactly", "right", "true", "fair", "good", "great", "nice", "cool", "amazing", "awesome", "brilliant", "lovely", "perfect", "wait", "honestly", "literally", "seriously", "basically", "like", "well", "anyway", "gonna", "wanna", "know", "think", "mean", "guess", "love", "hate", "can't", "won't", "don't", "didn't", "isn't", "it's", "that's", "what's", "i'd", "you'd", "you're", "you've", "your", "you"])
-_FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|d|ll)|my|mine|me|we|we['’](?:re|ve|ll|d)|our|us|myself)\b", _I)
+_FIRST_PERSON = re.compile(r"\b(?:I|I['’]?(?:m|ve|d|ll)|my|mine|me|we|we['’](?:re|ve|ll|d)|our|us|myself)\b", _I)
 _SPECIFIC = re.compile(r"\d|£|\$|€|(?<!at\s)\b(?:two|three|four|five|six|seven|eight|nine|ten|twelve|twenty)\b", _I)
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+")
 _OWN_THING = re.compile(r"\b(?:my|our|the)\s+(?!(?:one|thing|way|time|day|same|other|rest|point|best|worst|"
@@ -77,13 +77,20 @@ def _sentences(segment: Segment) -> list[tuple[int, int]]:
     return spans
 
 
+def _tells_own_state(sentence: str) -> bool:
+    """The owner tells a change of their own ("no cigarettes! haven't touched one since march") or
+    a part of their life, however short ("i'm pescatarian", "im in dublin, rathmines", "engaged to
+    tom!"): substantive whatever else the sentence holds."""
+    return change_terms(sentence) is not None or states_a_value(sentence)
+
+
 def _weight(sentence: str, question: bool) -> int:
     """2: substantive; 1: neutral (kept inside a run, never at its ends); 0: a reaction, small talk,
     a question, a task or a goal (never starts or ends a run)."""
     if question:
         return 0
-    if change_terms(sentence) is not None:
-        return 2  # the owner tells a change of their own ("no cigarettes! haven't touched one since march")
+    if _tells_own_state(sentence):
+        return 2
     sentence = _THANKS.sub("", sentence)  # "thanks, every night at 10, it's how i fall asleep"
     if _SMALL_TALK.search(sentence) or _GREETING.match(sentence):
         return 0
