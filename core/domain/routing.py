@@ -512,6 +512,52 @@ def _names_another(new: str, old: str) -> bool:
     return bool(named) and not named & _tokens(old)
 
 
+# A taste and which way it goes, as people say it: "i love X", "X is my favourite", "obsessed with X",
+# "X is life", "my go to" against "i hate X", "can't stand X", "gone off X", "X is too sweet".
+_TASTE_BEFORE = re.compile(
+    r"\b(?P<pol>love|loves|loved|loving|like|likes|enjoy|enjoys|adore|adores|obsessed\s+with|into|hooked\s+on|"
+    r"a\s+fan\s+of|(?:a\s+)?(?:big|huge)\s+fan\s+of|prefer|prefers|hate|hates|hated|dislike|dislikes|"
+    r"changed\s+(?:my|their|his|her)\s+mind\s+(?:on|about)|"
+    r"can['’]?t\s+stand|cannot\s+stand|gone\s+(?:right\s+)?off|went\s+off|sick\s+of|over)\s+(?P<obj>[\w\s'’-]+)",
+    re.IGNORECASE)
+_TASTE_AFTER = re.compile(
+    r"(?P<obj>[\w'’-]+(?:\s+[\w'’-]+)?)\s+(?:is|are|'s|has\s+become|have\s+become|became|is\s+now|are\s+now)\s+(?P<pol>(?:hands\s+down\s+)?(?:my|their|his|her)\s+(?:favourite|favorite|go\s+to|"
+    r"weakness|thing|jam)|life|the\s+best|(?:just\s+)?better|amazing|unreal|wrong|(?:way\s+)?too\s+\w+|overrated|"
+    r"not\s+for\s+me|the\s+worst|disgusting|gross|boring)", re.IGNORECASE)
+_NEGATIVE_TASTE = re.compile(r"hate|dislike|stand|off|sick|over|wrong|too|overrated|not\s+for|worst|disgusting|"
+                             r"gross|boring", re.IGNORECASE)
+_MIND_CHANGED = re.compile(r"\b(?:changed\s+(?:my|their|his|her)\s+mind|gone\s+(?:right\s+)?off|went\s+off|come\s+round|came\s+round|"
+                           r"won\s+me\s+over|converted|become|becoming|turns\s+out|actually|who\s+knew|lately|"
+                           r"at\s+the\s+moment|these\s+days|now)\b", re.IGNORECASE)
+
+
+def tastes(content: str) -> dict[str, bool | None]:
+    """The things a statement says the subject likes (True) or dislikes (False), or has changed
+    their mind on (None), by the stem of the thing's first content word ("i hate running, its so
+    boring" -> {run: False})."""
+    found: dict[str, bool | None] = {}
+    text = content or ""
+    for match in list(_TASTE_BEFORE.finditer(text)) + list(_TASTE_AFTER.finditer(text)):
+        words = [t for t in _WORD.findall(match.group("obj").casefold())
+                 if t not in _STOP and t not in _VAGUE and t not in _COMMON and len(t) > 2]
+        if not words:
+            continue
+        head = words[0] if match.re is _TASTE_BEFORE else words[-1]
+        polarity = match.group("pol")
+        found.setdefault(_stem(head[:-1] if len(head) > 4 and head.endswith("s") else head),
+                         None if "mind" in polarity.casefold() else not _NEGATIVE_TASTE.search(polarity))
+    return found
+
+
+def _taste_turned(new: str, old: str) -> bool:
+    """Whether ``new`` turns a taste ``old`` states the other way, told as a change of mind ("gone off
+    fantasy", "running has become my favourite part of the day"); a bare flip is only a doubt."""
+    was, now = tastes(old), tastes(new)
+    if not any(head in was and was[head] is not None and was[head] != liked for head, liked in now.items()):
+        return False
+    return any(_own_change(new, match) for match in _MIND_CHANGED.finditer(new))
+
+
 def _milestone_only(text: str) -> bool:
     """Whether the only change ``text`` tells is an engagement or an anniversary, which ends being
     single (:data:`_TOPICS`) but nothing else the couple's names are in ("wei and i hit our 10 year
@@ -535,7 +581,8 @@ def ends(new: str, old: str) -> bool:
     if changed and not _milestone_only(new) \
             and {_stem(t) for t in changed} & {_stem(t) for t in old_terms if t not in _VAGUE and t not in _COMMON}:
         return True
-    return _same_topic_change(new, old) or _new_value(new, old) or _replaced_value(new, old)
+    return (_same_topic_change(new, old) or _new_value(new, old) or _replaced_value(new, old)
+            or _taste_turned(new, old))
 
 
 # Who one's partner is, where one lives, whom one works for, as people say it in passing ("my

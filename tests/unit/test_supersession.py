@@ -67,6 +67,10 @@ UID = "u1"
     ("User said: not vegetarian any more, bacon won", "User is vegetarian"),  # the negation is the change
     ("User said: stopped meditating, no time", "User meditates every morning"),  # "meditating" meets "meditates"
     ("User said: called off the engagement with noor", "User is engaged to Noor"),
+    # A taste turned, told as a change of mind.
+    ("User said: gone right off reality tv, it's all the same", "User loves reality tv"),
+    ("User said: honestly cycling has become my favourite part of the week", "User hates cycling"),
+    ("User has changed their mind on olives", "User loves olives"),
 ])
 def test_an_ending_of_what_a_fact_names_ends_it(new: str, old: str) -> None:
     assert ends(new, old)
@@ -108,6 +112,8 @@ def test_an_ending_of_what_a_fact_names_ends_it(new: str, old: str) -> None:
     ("User said: noor quit her job at the clinic", "User is engaged to Noor"),  # her change, not the user's
     ("User said: noor and i hit our five year anniversary", "User is married to Noor"),  # goes on
     ("User said: people ask if we split because she's not on my feed anymore", "User is married to Noor"),
+    ("User hates olives", "User loves olives"),  # a bare flip is a doubt (review), not an ending
+    ("User said: my brother has gone off olives", "User loves olives"),  # someone else's taste
 ])
 def test_no_ending_no_supersession(new: str, old: str) -> None:
     assert not ends(new, old)
