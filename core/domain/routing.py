@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal, Protocol
 
 from .sensitivity import contains_secret
@@ -110,9 +111,10 @@ _STOP = frozenset(re.findall(r"\S+", (
 )))
 
 
-def _tokens(text: str) -> set[str]:
+@lru_cache(maxsize=1 << 15)
+def _tokens(text: str) -> frozenset[str]:
     words = _WORD.findall((text or "").casefold().replace("'s", ""))
-    return {w[:-1] if len(w) > 4 and w.endswith("s") else w for w in words if w not in _STOP}
+    return frozenset(w[:-1] if len(w) > 4 and w.endswith("s") else w for w in words if w not in _STOP)
 
 
 def similarity(a: str, b: str) -> float:
@@ -160,6 +162,7 @@ _LIKE = re.compile(r"\b(?P<pol>loves?|likes?|enjoys?|adores?|hates?|dislikes?|ca
 _POSITIVE = ("love", "like", "enjoy", "adore")
 
 
+@lru_cache(maxsize=1 << 15)
 def attributes(content: str) -> dict[str, str]:
     """Single-valued attributes a statement sets (``residence`` -> ``lisbon``); first match per name."""
     found: dict[str, str] = {}
@@ -294,6 +297,7 @@ def _own_change(text: str, match: re.Match[str]) -> bool:
                 or _EARLIER.search(before) or _ADDITION.search(sentence))
 
 
+@lru_cache(maxsize=1 << 15)
 def change_terms(content: str) -> frozenset[str] | None:
     """The content words of a statement that tells of a change of the subject's own state in
     passing, or None (no change, someone else's change, a fact that goes on)."""
@@ -310,6 +314,7 @@ _COMMON = frozenset(re.findall(r"\S+", (
     "day week month year time people someone car job house home")))
 
 
+@lru_cache(maxsize=1 << 15)
 def ended_terms(content: str) -> frozenset[str] | None:
     """The content words of what a statement ends ("User sold the Volvo last week" -> {volvo}), or
     None when it ends nothing (a plan, a wish or a negation is no ending)."""
@@ -420,14 +425,22 @@ def _same_topic_change(new: str, old: str) -> bool:
     job, home or partner (:data:`_TOPICS`), or a habit, taste or thing of one's own (:data:`_DOMAINS`)."""
     if change_terms(new) is None:
         return False
-    if any(cue.search(new) and about.search(old) for cue, about in _TOPICS):
+    cues = _topic_cues(new)
+    if any(a and b for a, b in zip(cues, _topics_about(old), strict=True)):
         return True
-    if _TOPICS[0][0].search(new) and _SLOTS[0].search(old):  # a job change, and any word of a job
+    if cues[0] and _parts(old)[0]:  # a job change, and any word of a job
         return True
     # An ending that names its own thing ("sold the Fiat") ends only a fact that names it too.
     if _names_another(new, old):
         return False
-    return any(domain.search(new) and domain.search(old) for domain in _DOMAINS)
+    slots = len(_SLOTS)
+    return any(a and b for a, b in zip(_parts(new)[slots:], _parts(old)[slots:], strict=True))
+
+
+@lru_cache(maxsize=1 << 15)
+def _topic_cues(text: str) -> tuple[bool, ...]:
+    """Which :data:`_TOPICS` a change tells of, read once a text."""
+    return tuple(bool(cue.search(text or "")) for cue, _ in _TOPICS)
 
 
 # The plain names of things, which any one of its kind may be called ("sold the bike" for the Honda).
@@ -471,12 +484,25 @@ _SLOTS: tuple[re.Pattern[str], ...] = tuple(re.compile(r"\b(?:" + words + r")\b"
                                             for words in (_JOB, _HOME, _PARTNER, _WHEN))
 
 
+@lru_cache(maxsize=1 << 15)
 def may_end(content: str) -> bool:
     """Whether ``content`` tells of a change of the subject's own, in an ending word or as a new
     value, so that it may end a fact it shares no word with (consolidation then shows the router
     every fact it ends, not only its nearest)."""
     return change_terms(content) is not None or bool(values(content)) or any(
         _novel(content, match) for match in _NOVEL.finditer(content or ""))
+
+
+@lru_cache(maxsize=1 << 15)
+def _novel_said(text: str) -> bool:
+    """Whether ``text`` holds a :data:`_NOVEL` mark of the subject's own (:func:`_novel`)."""
+    return any(_novel(text, match) for match in _NOVEL.finditer(text or ""))
+
+
+@lru_cache(maxsize=1 << 15)
+def _stems(terms: frozenset[str]) -> frozenset[str]:
+    """The crude stems (:func:`_stem`) of content words, less the vague and common ones."""
+    return frozenset(_stem(t) for t in terms if t not in _VAGUE and t not in _COMMON)
 
 
 def _novel(text: str, match: re.Match[str]) -> bool:
@@ -495,15 +521,27 @@ def _novel(text: str, match: re.Match[str]) -> bool:
     return _own_change(text, match)
 
 
+@lru_cache(maxsize=1 << 15)
+def _parts(text: str) -> tuple[bool, ...]:
+    """Which parts of life (:data:`_SLOTS`, then :data:`_DOMAINS`) a text names, read once a text."""
+    return tuple(bool(pattern.search(text or "")) for pattern in _SLOTS + _DOMAINS)
+
+
+@lru_cache(maxsize=1 << 15)
+def _topics_about(text: str) -> tuple[bool, ...]:
+    """Which :data:`_TOPICS` a fact is about, read once a text."""
+    return tuple(bool(about.search(text or "")) for _, about in _TOPICS)
+
+
 def _new_value(new: str, old: str) -> bool:
     """Whether ``new`` gives the subject's own part of life that ``old`` states a new value: a
     :data:`_NOVEL` mark, told as the subject's own (:func:`_own_change`), on a part of life both
     name (:data:`_SLOTS`, :data:`_DOMAINS`)."""
-    if not any(_novel(new, match) for match in _NOVEL.finditer(new or "")):
+    if not _novel_said(new):
         return False
     if _names_another(new, old):
         return False
-    return any(slot.search(new) and slot.search(old) for slot in _SLOTS + _DOMAINS)
+    return any(a and b for a, b in zip(_parts(new), _parts(old), strict=True))
 
 
 def _names_another(new: str, old: str) -> bool:
@@ -531,6 +569,7 @@ _MIND_CHANGED = re.compile(r"\b(?:changed\s+(?:my|their|his|her)\s+mind|gone\s+(
                            r"at\s+the\s+moment|these\s+days|now)\b", re.IGNORECASE)
 
 
+@lru_cache(maxsize=1 << 15)
 def tastes(content: str) -> dict[str, bool | None]:
     """The things a statement says the subject likes (True) or dislikes (False), or has changed
     their mind on (None), by the stem of the thing's first content word ("i hate running, its so
@@ -558,6 +597,7 @@ def _taste_turned(new: str, old: str) -> bool:
     return any(_own_change(new, match) for match in _MIND_CHANGED.finditer(new))
 
 
+@lru_cache(maxsize=1 << 15)
 def _milestone_only(text: str) -> bool:
     """Whether the only change ``text`` tells is an engagement or an anniversary, which ends being
     single (:data:`_TOPICS`) but nothing else the couple's names are in ("wei and i hit our 10 year
@@ -579,7 +619,7 @@ def ends(new: str, old: str) -> bool:
         return True
     changed = change_terms(new)
     if changed and not _milestone_only(new) \
-            and {_stem(t) for t in changed} & {_stem(t) for t in old_terms if t not in _VAGUE and t not in _COMMON}:
+            and _stems(changed) & _stems(old_terms):
         return True
     return (_same_topic_change(new, old) or _new_value(new, old) or _replaced_value(new, old)
             or _taste_turned(new, old))
@@ -632,6 +672,7 @@ _NOT_A_NAME = frozenset(re.findall(r"\S+", (
     "someone somebody anyone nobody again there here it me them him her us you your")))
 
 
+@lru_cache(maxsize=1 << 15)
 def values(content: str) -> dict[str, frozenset[str]]:
     """The single values a statement names, by kind (``partner`` -> {aisha}, ``residence`` ->
     {lisbon}); a kind is left out when its value is only words any value may use."""
