@@ -223,14 +223,15 @@ _CHANGE = re.compile(
     r"called\s+(?:it\s+)?(?:off|quits)|dumped|ended\s+things|engagement['’]?s\s+off|single\s+again|co-parenting|"
     # a thing gone to someone else, a habit given up or taken back up, said another way
     r"(?:who|that)\s+bought\s+(?:my|our)|got\s+[£$€]?\d+\s*(?:quid|pounds|dollars|bucks|euros|k)?\s+for|"
-    r"gave\s+(?:me|us)\s+[£$€]?\d+\s*\w*\s+for|new\s+owners?|rehom\w+|binned|threw\s+(?:my|our|the)\s+[\w\s]{1,30}?\s+"
+    r"gave\s+(?:me|us|them)\s+[£$€]?\d+\s*\w*\s+for|new\s+owners?|rehom\w+|binned|threw\s+(?:my|our|the)\s+[\w\s]{1,30}?\s+"
     r"(?:in|into)\s+the\s+bin|(?:smoke|alcohol|booze|sugar|meat|caffeine|vape|nicotine|drink)[\s-]free|"
-    r"back\s+in\s+my\s+life|packed\s+in|done\s+with|let\s+go|made\s+redundant|folded|job\s+hunting|"
+    r"back\s+in\s+(?:my|their)\s+life|packed\s+in|done\s+(?:with|at)|let\s+go|made\s+redundant|folded|job\s+hunting|"
+    r"handed\s+(?:the\s+|my\s+|their\s+)?keys\s+back|not\s+working\s+(?:at|for)|(?:the|our|my|their)\s+move\s+(?:back\s+)?to|"
     r"went\s+(?:vegan|vegetarian|veggie)|no\s+\w+ing\s+at\s+all|not\s+\w+ing\s+at\s+all|uninstalled|"
     r"stopped(?!\s+(?:at|by|in|off|for|over|to|on))|quit|took\s+an?\s+[\w-]+(?:\s+[\w-]+)?\s+job|started\s+at|new\s+job|"
     # an ending said another way: traded or given away, let go, promoted off, fell off the wagon,
     # nothing for ages, no more of it, off the table
-    r"traded\s+in|swapped|gave\s+(?:the|my|our|all\s+the|away)\b(?:\s+[\w-]+)?|let\s+(?:me|us)\s+go|"
+    r"traded\s+in|swapped|gave\s+(?:the|my|our|their|all\s+the|away)\b(?:\s+[\w-]+)?|let\s+(?:me|us|them)\s+go|"
     r"promoted|fell\s+off|in\s+ages|for\s+ages|no\s+more|off\s+the\s+table|fell\s+for|converted|"
     r"haven['’]?t\s+(?:touched|had|done|played|smoked|been)|"
     # a new state that replaces the old one: "from now on", "these days", "i'm an aisle person now",
@@ -253,7 +254,7 @@ _PEOPLE = (r"brothers?|sisters?|friends?|mates?|buddy|buddies|pals?|husband|wife
 _OTHERS = re.compile(
     r"(?:\b(?:my|our|their|his|her)|\buser['’]s)\s+(?:(?:best|old|little|big|older|younger|new|running|gym|"
     r"violin|piano|guitar|work|uni|school)\s+)*(?:" + _PEOPLE + r")\b|"
-    r"\b(?:one|some|two|three|all|both|most)\s+of\s+(?:my|our|the)\s+\w+|"
+    r"\b(?:one|some|two|three|all|both|most)\s+of\s+(?:my|our|the)\s+\w+|\bthe\s+neighbou?rs?['’]?s?\b|"
     r"\b(?!(?:it|that|what|there|here|who|where|he|she|let|user|today|tonight|everyone|everybody|nobody|"
     r"somebody|someone|one)['’]s\b)[a-z]+['’]s\s+(?:ex|husband|wife|boyfriend|girlfriend|partner|job|new\s+job|"
     r"house|flat|car|dog|cat|divorce|wedding)\b|"
@@ -349,7 +350,7 @@ _TOPICS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
                 r"partner)|(?:are|got)\s+(?:actually\s+|finally\s+)?(?:married|engaged)|"
                 r"engagement|seeing\s+someone|dating\s+someone|widow(?:ed|er)?|passed\s+away)\b",
                 re.IGNORECASE),
-     re.compile(r"\b(?:girlfriend|boyfriend|husband|wife|partner|dating|single|married|anniversary|"
+     re.compile(r"\b(?:girlfriend|boyfriend|husband|wife|partner|dating|single|married|engaged|anniversary|"
                 r"fianc[eé]e?)\b", re.IGNORECASE)),
     # a phone of one's own replaces the last one
     (re.compile(r"\b(?:got|bought)\s+(?:myself\s+|themselves\s+)?(?:a|an)\s+(?:new\s+)?(?:phone|iphone|pixel|samsung|"
@@ -603,7 +604,8 @@ def _milestone_only(text: str) -> bool:
     single (:data:`_TOPICS`) but nothing else the couple's names are in ("wei and i hit our 10 year
     anniversary" goes on with Wei)."""
     own = [m.group(0) for m in _CHANGE.finditer(text or "") if _own_change(text, m)]
-    return bool(own) and all(re.search(r"anniversary|engage", said, re.IGNORECASE) for said in own)
+    return bool(own) and all(re.search(r"anniversary|engage", said, re.IGNORECASE)
+                             and not re.search(r"\boff\b", said, re.IGNORECASE) for said in own)
 
 
 def ends(new: str, old: str) -> bool:
@@ -642,7 +644,8 @@ _VALUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("partner", re.compile(r"\b(?:is|being|am|i['’]m|still|now)\s+(?P<v>single)\b", re.IGNORECASE)),
     ("residence", re.compile(r"\b(?:(?:my|our|their|user['’]s)\s+(?:new\s+|own\s+|little\s+|tiny\s+|top\s+floor\s+)?(?:place|flat|house|"
                              r"home|apartment|studio|room|cottage|bungalow|terrace|balcony|garden|landlord|landlady|"
-                             r"neighbou?rs?|street|road|building)|(?:lives?|living|live|based|resident)|here|back\s+home|"
+                             r"neighbou?rs?|street|road|building)(?:\s+(?:here|there|out|over|up|down))?|"
+                             r"(?:lives?|living|live|based|resident)|here|back\s+home|"
                              r"(?:lives?|living|rents?|renting|owns?|bought|has|have|got)\s+(?:in\s+)?(?:a|an|the)\s+(?:[\w-]+\s+){0,3}?"
                              r"(?:flat|house|studio|room|apartment|place|cottage|terrace|bungalow|houseboat|semi))\s+"
                              r"(?:in|on)\s+(?:the\s+)?(?!(?:a|an)\s)" + _VALUE, re.IGNORECASE)),
@@ -651,6 +654,9 @@ _VALUES: tuple[tuple[str, re.Pattern[str]], ...] = (
                              r"(?!(?:the|my|a|an|our|his|her|their|those|them|time|bed|town|work|love|pain|trouble|charge|"
                              r"touch|luck|shape|bits|tears|talks|hospital|class|school|uni|college|line|bed)\b)" + _VALUE,
                              re.IGNORECASE)),
+    ("employer", re.compile(r"\b(?:i['’]?m|is|am|are|we['’]re|been|now|currently|still|they['’]re)\s+"
+                            r"(?:a\s+)?(?:\w+\s+)?(?P<v>freelanc\w*|self-employed|unemployed|between\s+jobs|job\s+hunting|"
+                            r"stay[\s-]at[\s-]home)\b", re.IGNORECASE)),
     ("employer", re.compile(r"\b(?:works?|working|job|shifts?|manager|boss|colleagues?|co-?workers?|team|on-call|contract|"
                             r"internship|placement|role|position|class|pupils|patients|clients|desk|week|day|"
                             r"(?:nurse|engineer|developer|dev|tester|accountant|barista|chef|cook|paralegal|solicitor|"
@@ -719,7 +725,12 @@ def _own_value(text: str, match: re.Match[str]) -> bool:
     sentence = text[start:min(ends_at) if ends_at else len(text)]
     before = text[start:match.start()]
     return not (_OTHERS.search(before) or _GOES_ON.search(sentence) or _HEDGE.search(before[-40:])
-                or _EARLIER.search(before) or _ADDITION.search(sentence))
+                or _EARLIER.search(before) or _ALSO.search(sentence))
+
+
+# An addition said of a value ("also seeing sam", "a flat in leeds too"); "second" or "another" may
+# be the value's own word ("my second wife denise").
+_ALSO = re.compile(r"\b(?:also|too(?=\s*(?:[.,!?;]|$))|as\s+well|on\s+top\s+of)\b", re.IGNORECASE)
 
 
 def _replaced_value(new: str, old: str) -> bool:

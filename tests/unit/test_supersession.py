@@ -71,6 +71,12 @@ UID = "u1"
     ("User said: gone right off reality tv, it's all the same", "User loves reality tv"),
     ("User said: honestly cycling has become my favourite part of the week", "User hates cycling"),
     ("User has changed their mind on olives", "User loves olives"),
+    # Said another way, or in the third person the memory is written in.
+    ("User said: handed the keys back for the canal street flat on friday", "User rents a flat on Canal Street"),
+    ("User said: not working at the deli these days", "User works part-time at a deli called Mondo"),
+    ("User's second wife ines and they are off to porto", "User is married to Ruth"),
+    ("User said: the engagement's off. please don't ask", "User is engaged to Callum"),
+    ("User said: my boss at the agency wants the deck by friday", "User is a freelance illustrator"),
 ])
 def test_an_ending_of_what_a_fact_names_ends_it(new: str, old: str) -> None:
     assert ends(new, old)
@@ -114,6 +120,7 @@ def test_an_ending_of_what_a_fact_names_ends_it(new: str, old: str) -> None:
     ("User said: people ask if we split because she's not on my feed anymore", "User is married to Noor"),
     ("User hates olives", "User loves olives"),  # a bare flip is a doubt (review), not an ending
     ("User said: my brother has gone off olives", "User loves olives"),  # someone else's taste
+    ("User said: the neighbours' cat died, poppy keeps looking for her", "User has a cat called Poppy"),
 ])
 def test_no_ending_no_supersession(new: str, old: str) -> None:
     assert not ends(new, old)
