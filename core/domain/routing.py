@@ -222,7 +222,7 @@ _CHANGE = re.compile(
     r"separated|divorced?|ex-(?:wife|husband|girlfriend|boyfriend|partner)|switched\s+(?:to|from)|gave\s+up|"
     r"called\s+(?:it\s+)?(?:off|quits)|dumped|ended\s+things|engagement['’]?s\s+off|single\s+again|co-parenting|"
     # a thing gone to someone else, a habit given up or taken back up, said another way
-    r"(?:who|that)\s+bought\s+(?:my|our)|got\s+[£$€]?\d+\s*(?:quid|pounds|dollars|bucks|euros|k)?\s+for|"
+    r"(?:who|that)\s+bought\s+(?:my|our|their)|(?:days|time)\s+(?:are|is)\s+(?:done|over)|moved\s+back|got\s+[£$€]?\d+\s*(?:quid|pounds|dollars|bucks|euros|k)?\s+for|"
     r"gave\s+(?:me|us|them)\s+[£$€]?\d+\s*\w*\s+for|new\s+owners?|rehom\w+|binned|threw\s+(?:my|our|the)\s+[\w\s]{1,30}?\s+"
     r"(?:in|into)\s+the\s+bin|(?:smoke|alcohol|booze|sugar|meat|caffeine|vape|nicotine|drink)[\s-]free|"
     r"back\s+in\s+(?:my|their)\s+life|packed\s+in|done\s+(?:with|at)|let\s+go|made\s+redundant|folded|job\s+hunting|"
@@ -258,7 +258,8 @@ _OTHERS = re.compile(
     r"\b(?!(?:it|that|what|there|here|who|where|he|she|let|user|today|tonight|everyone|everybody|nobody|"
     r"somebody|someone|one)['’]s\b)[a-z]+['’]s\s+(?:ex|husband|wife|boyfriend|girlfriend|partner|job|new\s+job|"
     r"house|flat|car|dog|cat|divorce|wedding)\b|"
-    r"\b(?:he|she)\s+(?:just\s+)?(?:sold|quit|left|moved|got)\b|"
+    r"\b(?:he|she)\s+(?:just\s+|has\s+|had\s+|finally\s+)?(?:sold|quit|left|moved|got|started|joined|switched|"
+    r"took|retired|resigned|changed|is\s+starting|is\s+leaving|'s\s+(?:quit|left|started|moved))\b|"
     r"\b(?:he['’]s|she['’]s|he\s+is|she\s+is)\s+(?:not|no\s+longer)\b", re.IGNORECASE)
 # someone else's change, told by whose thing it ended ("niamh quit her job")
 _OTHERS_AFTER = re.compile(r"^\s*(?:[\w-]+\s+)?(?:her|his)\b", re.IGNORECASE)
@@ -278,6 +279,26 @@ _MOMENT = re.compile(
 _EARLIER = re.compile(r"\bbefore\s+(?:the|my|their|we|i|they|he|she|you)\b", re.IGNORECASE)
 
 
+# A later clause that says the subject's own thing goes on ("quit the chess discord, still playing
+# every night"), not something else's ("left deloitte and the pension's still with them").
+_CLAUSES = re.compile(r",\s+|;\s+|\s+(?:and|so|but)\s+", re.IGNORECASE)
+_STILL_AFTER = re.compile(r"^\s*(?:(?:i|we|they|user)(?:['’]m|['’]re|\s+am|\s+are|\s+is)?\s+)?(?:am\s+|are\s+|is\s+)?"
+                          r"still\b(?!\s+(?:off|not|no|without|clean|sober|free|getting\s+used|adjusting|settling|unpacking|"
+                          r"waiting|sorting|in\s+boxes|living\s+out\s+of|miss|gutted|sad|upset|pinching))", re.IGNORECASE)
+# A clause whose subject is named, not the subject's own "i", "we" or "they": the words before a
+# change that name no one of the subject's side and do not open with a word of speech ("honestly",
+# "yeah", "finally").
+_SOMEONE_NAMED = re.compile(
+    r"^\s*(?!(?:i|i['’]?m|i['’]ve|we|we['’]re|we['’]ve|they|they['’]re|they['’]ve|user|user['’]s|me|us|them|my|our|"
+    r"their|that|that['’]s|thats|it|it['’]s|its|this|what|which|there|here|so|and|but|yeah|yes|"
+    r"yep|no|nah|ok|okay|well|honestly|finally|just|actually|officially|basically|recently|already|also|lol|haha|"
+    r"ugh|oh|omg|then|now|today|yesterday|last|this|after|since|when|because|totally|kind|kinda|sort|pretty|"
+    r"literally|seriously|anyway|turns|guess|think|update|news|big|so|well|fun)\b)[a-z][\w'’-]*(?:\s+(?!(?:i|we|they|"
+    r"user)\b)[\w'’-]+){0,4}\s*$", re.IGNORECASE)
+_PERSON_CHANGES = frozenset(["quit", "left", "resigned", "retired", "moved", "started", "joined", "switched",
+                             "leaving", "handed", "got", "took", "broke", "split", "went"])
+
+
 def _own_change(text: str, match: re.Match[str]) -> bool:
     """Whether the change ``match`` found is the subject's own and really one: the sentence it is
     told in names no one else before it, hedges nothing just before it, and does not go on."""
@@ -286,16 +307,38 @@ def _own_change(text: str, match: re.Match[str]) -> bool:
     sentence = text[start:min(ends_at) if ends_at else len(text)]
     before = text[start:match.start()]
     said = match.group(0)
-    if said.casefold().endswith("now") and _MOMENT.search(said):
+    if (said.casefold().endswith("now") and _MOMENT.search(said)) or _someone_elses(text, match, before):
         return False
-    if _OTHERS_AFTER.match(text[match.end():]) and said.split()[0].casefold() in (
-            "quit", "sold", "left", "resigned", "gave", "moved", "retired", "leaving", "selling"):
-        return False
-    hedge = _HEDGE.search(before[-40:])
-    if hedge and hedge.group(0).casefold() == "not" and re.fullmatch(r"any\s*more|anymore", said, re.IGNORECASE):
-        hedge = None  # "not vegan any more": the negation is the change
-    return not (_OTHERS.search(text[start:match.end()]) or _GOES_ON.search(sentence) or hedge
+    return not (_OTHERS.search(text[start:match.end()]) or _hedged(before, said)
+                or _goes_on(sentence, match.start() + len(said.rstrip()) - start)
                 or _EARLIER.search(before) or _ADDITION.search(sentence))
+
+
+def _someone_elses(text: str, match: re.Match[str], before: str) -> bool:
+    """A change told of someone else by whose thing ended ("niamh quit her job") or by a named
+    subject ("Kate's quit swimming", "Gary on their shift quit yesterday")."""
+    verb = match.group(0).split()[0].casefold()
+    return bool((_OTHERS_AFTER.match(text[match.end():]) and verb in (
+        "quit", "sold", "left", "resigned", "gave", "moved", "retired", "leaving", "selling"))
+        or (_SOMEONE_NAMED.match(before) and verb in _PERSON_CHANGES))
+
+
+def _hedged(before: str, said: str) -> bool:
+    """A plan, a wish, a question or a negation just before the change; in "not vegan any more"
+    the negation is the change itself."""
+    hedge = _HEDGE.search(before[-40:])
+    return hedge is not None and not (hedge.group(0).casefold() == "not"
+                                      and re.fullmatch(r"any\s*more|anymore", said, re.IGNORECASE))
+
+
+def _goes_on(sentence: str, said_end: int) -> bool:
+    """What goes on is told before the change or in its clause ("still vegan, no longer curious"),
+    or as the subject's own in a later one ("quit the chess discord, still playing every night"),
+    not of something else ("left deloitte in may and the pension's still there")."""
+    later = [i for i in (sentence.find(mark, said_end) for mark in (", ", " and ", " so ", " but ", "; ")) if i >= 0]
+    told = sentence[:min(later) if later else len(sentence)]
+    return bool(_GOES_ON.search(told) or any(_STILL_AFTER.match(clause)
+                                             for clause in _CLAUSES.split(sentence[len(told):])))
 
 
 @lru_cache(maxsize=1 << 15)

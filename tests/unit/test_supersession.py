@@ -77,6 +77,10 @@ UID = "u1"
     ("User's second wife ines and they are off to porto", "User is married to Ruth"),
     ("User said: the engagement's off. please don't ask", "User is engaged to Callum"),
     ("User said: my boss at the agency wants the deck by friday", "User is a freelance illustrator"),
+    # What goes on in a later clause about something else does not keep the fact.
+    ("User left Halden in may and the pension's still with them", "User works as an engineer at Halden"),
+    ("User said: gave up smoking in june and still off them", "User smokes after dinner"),
+    ("User said: them and ryan broke up at new year", "User's boyfriend is Ryan"),
 ])
 def test_an_ending_of_what_a_fact_names_ends_it(new: str, old: str) -> None:
     assert ends(new, old)
@@ -121,6 +125,9 @@ def test_an_ending_of_what_a_fact_names_ends_it(new: str, old: str) -> None:
     ("User hates olives", "User loves olives"),  # a bare flip is a doubt (review), not an ending
     ("User said: my brother has gone off olives", "User loves olives"),  # someone else's taste
     ("User said: the neighbours' cat died, poppy keeps looking for her", "User has a cat called Poppy"),
+    ("User said: Kate's quit swimming, she does parkrun now", "User swims every Saturday"),  # named, not the user
+    ("User said: he just started at the fire station", "User is a teacher at Hillcrest"),  # his job, not the user's
+    ("User said: quit the chess club chat, still playing every night", "User plays chess every night"),  # goes on
 ])
 def test_no_ending_no_supersession(new: str, old: str) -> None:
     assert not ends(new, old)
