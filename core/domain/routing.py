@@ -117,6 +117,11 @@ def _tokens(text: str) -> frozenset[str]:
     return frozenset(w[:-1] if len(w) > 4 and w.endswith("s") else w for w in words if w not in _STOP)
 
 
+def content_words(text: str) -> frozenset[str]:
+    """The words :func:`similarity` compares (stop words out, crude plural folding)."""
+    return _tokens(text)
+
+
 def similarity(a: str, b: str) -> float:
     """Jaccard overlap of content words (crude plural folding); 1.0 for the same statement."""
     left, right = _tokens(a), _tokens(b)

@@ -275,18 +275,41 @@ def _record_retry(ctx: Ports, uid: str, items: list[MemoryItem], attempts: dict[
     ctx.store.fenced_write(uid, writes)  # fenced: a pass of a wiped account records nothing
 
 
-def _nearest(item: MemoryItem, pool: list[MemoryItem]) -> list[MemoryItem]:
-    from core.domain.routing import ends, may_end, similarity
+class _Pool:
+    """A pass's Long-term memories, indexed by content word once, so that a candidate's nearest are
+    scored among the memories that share a word with it (the only ones with a similarity above
+    zero), not among all of them. The choice is the same as scoring every memory."""
 
-    scored = sorted(((similarity(item.content, other.content), other.id, other) for other in pool
-                     if other.id != item.id), key=lambda t: (-t[0], t[1]))
-    near = [other for score, _, other in scored[:NEIGHBOURS] if score > 0]
-    if may_end(item.content):
-        # A change can end a fact it shares no word with ("started at Halden Robotics" ends the
-        # job at Fintrail): the facts it ends are shown to the router too.
-        shown = {other.id for other in near}
-        near += [other for _, _, other in scored if other.id not in shown and ends(item.content, other.content)]
-    return near
+    def __init__(self, pool: list[MemoryItem]) -> None:
+        from core.domain.routing import content_words
+
+        self.pool = pool
+        self.by_word: dict[str, list[MemoryItem]] = {}
+        for other in pool:
+            for word in content_words(other.content):
+                self.by_word.setdefault(word, []).append(other)
+
+    def nearest(self, item: MemoryItem) -> list[MemoryItem]:
+        from core.domain.routing import content_words, ends, may_end, similarity
+
+        sharing = {other.id: other for word in content_words(item.content) for other in self.by_word.get(word, ())
+                   if other.id != item.id}
+        scored = sorted(((similarity(item.content, other.content), other.id, other) for other in sharing.values()),
+                        key=lambda t: (-t[0], t[1]))
+        near = [other for score, _, other in scored[:NEIGHBOURS] if score > 0]
+        if may_end(item.content):
+            # A change can end a fact it shares no word with ("started at Halden Robotics" ends the
+            # job at Fintrail): the facts it ends are shown to the router too, nearest first.
+            shown = {other.id for other in near}
+            ended = [other for other in self.pool if other.id != item.id and other.id not in shown
+                     and ends(item.content, other.content)]
+            near += sorted(ended, key=lambda other: (-similarity(item.content, other.content), other.id))
+        return near
+
+
+def _nearest(item: MemoryItem, pool: list[MemoryItem]) -> list[MemoryItem]:
+    """The Long-term memories shown to the router beside ``item`` (see :class:`_Pool`)."""
+    return _Pool(pool).nearest(item)
 
 
 def route_batch(ctx: Ports, uid: str, batch: list[MemoryItem], long_term: list[MemoryItem],
@@ -322,10 +345,11 @@ def _candidates(items: list[MemoryItem], long_term: list[MemoryItem], batch: lis
     item_refs: dict[str, str] = {}
     neighbour_refs: dict[str, str] = {}
     candidates: list[RouteCandidate] = []
+    pool = _Pool(long_term)
     for index, item in enumerate(items):
         ref = f"i{index}"
         item_refs[ref] = item.id
-        near = _nearest(item, long_term)
+        near = pool.nearest(item)
         neighbours = []
         for other in near:
             nref = next((r for r, mid in neighbour_refs.items() if mid == other.id), None)
