@@ -304,13 +304,17 @@ _PERSON_CHANGES = frozenset(["quit", "left", "resigned", "retired", "moved", "st
                              "leaving", "handed", "got", "took", "broke", "split", "went"])
 
 
+def _sentence_of(text: str, match: re.Match[str]) -> tuple[int, str, str]:
+    """Where the sentence ``match`` is told in starts, that sentence, and its words before the match."""
+    start = max(text.rfind(mark, 0, match.start()) for mark in (". ", "! ", "? ", ": ", "\u201d")) + 1
+    ends_at = [i for i in (text.find(mark, match.end()) for mark in (". ", "! ", "? ")) if i >= 0]
+    return start, text[start:min(ends_at) if ends_at else len(text)], text[start:match.start()]
+
+
 def _own_change(text: str, match: re.Match[str]) -> bool:
     """Whether the change ``match`` found is the subject's own and really one: the sentence it is
     told in names no one else before it, hedges nothing just before it, and does not go on."""
-    start = max(text.rfind(mark, 0, match.start()) for mark in (". ", "! ", "? ", ": ", "\u201d")) + 1
-    ends_at = [i for i in (text.find(mark, match.end()) for mark in (". ", "! ", "? ")) if i >= 0]
-    sentence = text[start:min(ends_at) if ends_at else len(text)]
-    before = text[start:match.start()]
+    start, sentence, before = _sentence_of(text, match)
     said = match.group(0)
     if (said.casefold().endswith("now") and _MOMENT.search(said)) or _someone_elses(text, match, before):
         return False
@@ -538,8 +542,7 @@ def may_end(content: str) -> bool:
     """Whether ``content`` tells of a change of the subject's own, in an ending word or as a new
     value, so that it may end a fact it shares no word with (consolidation then shows the router
     every fact it ends, not only its nearest)."""
-    return change_terms(content) is not None or bool(values(content)) or any(
-        _novel(content, match) for match in _NOVEL.finditer(content or ""))
+    return change_terms(content) is not None or bool(values(content)) or _novel_said(content)
 
 
 @lru_cache(maxsize=1 << 15)
@@ -726,6 +729,13 @@ _NOT_A_NAME = frozenset(re.findall(r"\S+", (
     "someone somebody anyone nobody again there here it me them him her us you your")))
 
 
+def _value_words(kind: str, match: re.Match[str]) -> frozenset[str]:
+    """The words of the value a :data:`_VALUES` match names, less those any value may use (and, for
+    a partner, the words that are no name)."""
+    words = frozenset(w for w in _tokens(match.group("v")) if w not in _ANY_VALUE)
+    return words - _NOT_A_NAME if kind == "partner" else words
+
+
 @lru_cache(maxsize=1 << 15)
 def values(content: str) -> dict[str, frozenset[str]]:
     """The single values a statement names, by kind (``partner`` -> {aisha}, ``residence`` ->
@@ -735,11 +745,9 @@ def values(content: str) -> dict[str, frozenset[str]]:
         if kind in found:
             continue
         for match in pattern.finditer(content or ""):
-            words = {w for w in _tokens(match.group("v")) if w not in _ANY_VALUE}
-            if kind == "partner":
-                words -= _NOT_A_NAME
+            words = _value_words(kind, match)
             if words:
-                found[kind] = frozenset(words)
+                found[kind] = words
                 break
     return found
 
@@ -755,7 +763,7 @@ def states_a_value(sentence: str) -> bool:
     job, home or partner (:data:`_SLOTS`) — "i'm pescatarian", "im in dublin", "engaged to tom!"."""
     text = (sentence or "").strip()
     if any(_own_value(text, match) for kind, pattern in _VALUES for match in pattern.finditer(text)
-           if {w for w in _tokens(match.group("v")) if w not in _ANY_VALUE} - (_NOT_A_NAME if kind == "partner" else set())):
+           if _value_words(kind, match)):
         return True
     self_said = _SELF.match(re.sub(r"^(?:(?:oh|and|but|so|ok|okay|well|yes|yeah|yep|lol|haha|ugh)\b[\s,!.]*)+", "", text,
                                    flags=re.IGNORECASE))
@@ -768,10 +776,7 @@ def states_a_value(sentence: str) -> bool:
 def _own_value(text: str, match: re.Match[str]) -> bool:
     """:func:`_own_change` for a value: the words that name it ("my girlfriend aisha") are the
     subject's own, so only what comes before them may name someone else."""
-    start = max(text.rfind(mark, 0, match.start()) for mark in (". ", "! ", "? ", ": ", "\u201d")) + 1
-    ends_at = [i for i in (text.find(mark, match.end()) for mark in (". ", "! ", "? ")) if i >= 0]
-    sentence = text[start:min(ends_at) if ends_at else len(text)]
-    before = text[start:match.start()]
+    _, sentence, before = _sentence_of(text, match)
     return not (_OTHERS.search(before) or _GOES_ON.search(sentence) or _HEDGE.search(before[-40:])
                 or _EARLIER.search(before) or _ALSO.search(sentence))
 
@@ -790,9 +795,7 @@ def _replaced_value(new: str, old: str) -> bool:
         if kind not in was:
             continue
         for match in pattern.finditer(new or ""):
-            words = {w for w in _tokens(match.group("v")) if w not in _ANY_VALUE}
-            if kind == "partner":
-                words -= _NOT_A_NAME
+            words = _value_words(kind, match)
             if words and not words & was[kind] and not {_stem(w) for w in words} & {_stem(w) for w in was[kind]} \
                     and _own_value(new, match):
                 return True
