@@ -95,6 +95,10 @@ class Settings:
     # ``account_purge_wait_s`` for the drain to record the purge, else answers a retryable 503).
     keyword_purge: str = _setting("inline", choices=("inline", "drain"))
     account_purge_wait_s: float = _setting(20.0, ge=0)
+    # Whether an account wipe deletes ``users/{uid}/conversations`` too (true: Strata's new-project
+    # mode, where the app writes them for Strata only); false leaves them to an app that keeps them
+    # as its own records. The wipe never deletes the ``users/{uid}`` document or an app's collections.
+    wipe_conversations: bool = True
     pinecone_host: str = ""
     pinecone_api_key: str = _setting("", env=("PINECONE_API_KEY",))
     pinecone_namespace: str = "strata"

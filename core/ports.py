@@ -243,6 +243,10 @@ class Store(ABC):
     def has_children(self, path: str) -> bool:
         """True when any subcollection of document ``path`` holds a document."""
 
+    @abstractmethod
+    def child_collections(self, path: str) -> list[str]:
+        """The ids of document ``path``'s subcollections that hold a document (one round trip)."""
+
     # ------------------------------------------------------------------ writes
     @abstractmethod
     def set(self, path: str, data: dict[str, Any], *, merge: bool = False) -> None: ...
@@ -275,7 +279,7 @@ class Store(ABC):
 
     @abstractmethod
     def delete_tree(self, path: str) -> None:
-        """Delete document ``path`` and every document below it."""
+        """Delete document (or collection) ``path`` and every document below it."""
 
     # ------------------------------------------------------------------ the account fence
     @abstractmethod

@@ -37,9 +37,13 @@ GOALS = "goals"
 USER_COLLECTIONS = (
     MEMORY_ITEMS, CAPTURE_RUNS, COMMITS, OPERATIONS, STATE, GRAPH_ASSERTIONS, OUTBOX, REVIEW_QUEUE,
     KNOWLEDGE_NODES, KNOWLEDGE_EDGES, ACTION_ITEMS, GOALS, CLIENT_DEVICES, WEBHOOK_CONFIGS,
-    WEBHOOK_DELIVERIES, LEGACY_MEMORIES, LEGACY_SHORT_TERM, CONSOLIDATION_ATTEMPTS,
+    WEBHOOK_DELIVERIES, LEGACY_MEMORIES, LEGACY_SHORT_TERM, CONSOLIDATION_ATTEMPTS, DELETION_RECEIPTS, API_KEYS,
 )
-"""The collections under ``users/{uid}`` the backend writes (the app writes ``conversations``)."""
+"""The collections under ``users/{uid}`` the backend writes (the app writes ``conversations``): what an
+account wipe deletes, with ``conversations`` when ``STRATA_WIPE_CONVERSATIONS`` says so. Nothing else
+under ``users/{uid}`` is Strata's: the ``users/{uid}`` document and any other subcollection are the
+app's, and the wipe leaves them. ``tests/unit/test_wipe_scope.py`` fails on a per-user collection
+named in ``core`` that is not here."""
 
 # -- top-level collections -------------------------------------------------------------------------
 

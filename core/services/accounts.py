@@ -6,8 +6,9 @@ Raising the fence bumps the account generation the record holds (it lives outsid
 so the wipe keeps it): captures, passes and drains that started before the wipe are refused even
 after it completed (:mod:`core.domain.fence`).
 The provider purge waits until no outbox lease is held and fails *retryably* if a provider cannot
-be reached; it purges by uid even when Firestore holds no items. Then the Firestore subtree is
-wiped. Before any of that, every personal API key is revoked (its lookup document under
+be reached; it purges by uid even when Firestore holds no items. Then Strata's collections under
+``users/{uid}`` are deleted (:func:`owned_collections`): in an app's own project the ``users/{uid}``
+document and the app's own subcollections are the app's, and stay. Before any of that, every personal API key is revoked (its lookup document under
 ``api_key_hashes`` is outside the subtree), so a wiped account's key answers 401. Every step is idempotent, so calling again resumes where a failure stopped.
 
 The keyword-index purge needs Typesense's write key. The api function holds a search-only key
@@ -72,7 +73,8 @@ def delete_account(ctx: Ports, uid: str) -> dict[str, Any]:
             raise RetryableError(f"provider purge failed: {exc}", code="provider_unavailable") from exc
         steps["providers_purged"] = ctx.now()
         ctx.store.set(fence, {"state": "purging", "steps": steps}, merge=True)
-    ctx.store.delete_tree(paths.user(uid))
+    for collection in _owned_present(ctx, uid):
+        ctx.store.delete_tree(paths.col(uid, collection))
     steps["canonical_wiped"] = ctx.now()
     receipts.confirm_account_receipt(ctx, uid, rid, steps)  # before the record says done: a retry redoes it
     ctx.store.set(fence, {"state": "completed", "steps": steps, "completed_at": ctx.now()}, merge=True)
@@ -150,5 +152,18 @@ def _lease_live(event: dict[str, Any] | None, now: datetime) -> bool:
     return bool(expires and expires > now)
 
 
+def owned_collections(ctx: Ports) -> tuple[str, ...]:
+    """The collections under ``users/{uid}`` that are Strata's and so the wipe's: the ones it writes
+    (:data:`core.domain.paths.USER_COLLECTIONS`) and, unless ``STRATA_WIPE_CONVERSATIONS`` is off,
+    the conversations. Never the ``users/{uid}`` document (the app's profile) nor another collection."""
+    return paths.USER_COLLECTIONS + ((paths.CONVERSATIONS,) if ctx.settings.wipe_conversations else ())
+
+
+def _owned_present(ctx: Ports, uid: str) -> list[str]:
+    """Strata's collections that hold a document for ``uid`` (one listing of the user's collections)."""
+    owned = set(owned_collections(ctx))
+    return [name for name in ctx.store.child_collections(paths.user(uid)) if name in owned]
+
+
 def _has_data(ctx: Ports, uid: str) -> bool:
-    return ctx.store.has_children(paths.user(uid))
+    return bool(_owned_present(ctx, uid))

@@ -112,6 +112,9 @@ class FirestoreStore(Store):
     def has_children(self, path: str) -> bool:
         return any(True for _ in self._ref(path).collections())
 
+    def child_collections(self, path: str) -> list[str]:
+        return [c.id for c in self._ref(path).collections()]
+
     # ------------------------------------------------------------------ writes
     def set(self, path: str, data: dict[str, Any], *, merge: bool = False) -> None:
         self._ref(path).set(data, merge=merge)
@@ -165,7 +168,9 @@ class FirestoreStore(Store):
         return bool(transactions.run(self.client, run))
 
     def delete_tree(self, path: str) -> None:
-        self.client.recursive_delete(self._ref(path))
+        # A path of an even number of segments names a collection (users/u/memory_items).
+        ref = self.client.collection(path) if path.count("/") % 2 == 0 else self._ref(path)
+        self.client.recursive_delete(ref)
 
     # ------------------------------------------------------------------ fence and leases
     def read_fence(self, uid: str) -> AccountFence:

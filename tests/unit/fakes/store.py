@@ -141,6 +141,10 @@ class InMemoryStore(Store):
     def has_children(self, path: str) -> bool:
         return any(p.startswith(path + "/") for p in self.docs)
 
+    def child_collections(self, path: str) -> list[str]:
+        depth = path.count("/") + 1
+        return sorted({p.split("/")[depth] for p in self.docs if p.startswith(path + "/")})
+
     # ------------------------------------------------------------------ writes
     def set(self, path: str, data: dict[str, Any], *, merge: bool = False) -> None:
         with self._lock:
