@@ -112,6 +112,11 @@ class Settings:
     llm_base_url: str = ""
     llm_model: str = ""
     llm_api_key: str = ""
+    # How the chat client authenticates: ``none`` (no Authorization header), ``key`` (the key
+    # above as a bearer token, when set) or ``google`` (the process's own service account: an
+    # access token from Application Default Credentials, i.e. the metadata server on Cloud Run,
+    # cached until shortly before it expires; for Vertex AI's OpenAI-compatible endpoint).
+    llm_auth: Literal["none", "key", "google"] = "key"
     llm_timeout_s: float = _setting(20.0, gt=0)
     llm_max_tokens: int = _setting(4096, gt=0)  # completion budget of one chat request
     # Compatibility: ``json_schema`` (strict structured output), ``json_object`` (JSON mode; the

@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 
+from core.adapters.google_auth import adc_token
 from core.config import Settings
 from core.errors import BadRequest, DimensionMismatch, PermanentError, ProviderUnavailable
 from core.ports import Embedder
@@ -272,7 +273,7 @@ class VertexEmbedder(_RemoteEmbedder):
         self._batch = batch_size
         root = (endpoint or f"https://{location}-aiplatform.googleapis.com").rstrip("/")
         self.url = f"{root}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:predict"
-        self._token = token or _adc_token(self.SCOPE)
+        self._token = token or adc_token(self.SCOPE, what="STRATA_EMBEDDER=vertex")
         self._client = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(5.0, timeout_s)))
 
 
@@ -325,35 +326,6 @@ def _google_error(response: httpx.Response) -> str:
         return f"{error.get('status', '')} {error.get('message', '')}".strip()[:300]
     except (ValueError, KeyError, TypeError, AttributeError):
         return " ".join(response.text.split())[:300]
-
-
-def _adc_token(scope: str) -> Callable[[], str]:
-    """A bearer token from Application Default Credentials, refreshed when it has expired."""
-    lock = threading.Lock()
-    state: dict[str, Any] = {}
-
-    def token() -> str:
-        with lock:
-            credentials = state.get("credentials")
-            if credentials is None:
-                import google.auth
-                import google.auth.exceptions
-
-                try:
-                    credentials, _ = google.auth.default(scopes=[scope])
-                except google.auth.exceptions.DefaultCredentialsError as exc:
-                    raise PermanentError(f"STRATA_EMBEDDER=vertex needs Application Default Credentials: {exc}") from exc
-                state["credentials"] = credentials
-            if not credentials.valid:
-                from google.auth.transport.requests import Request
-
-                try:
-                    credentials.refresh(Request())
-                except Exception as exc:  # noqa: BLE001 - the metadata server or token endpoint is down
-                    raise ProviderUnavailable(f"could not refresh the Vertex AI access token: {exc}") from exc
-            return str(credentials.token)
-
-    return token
 
 
 PROBE = "dimension probe"

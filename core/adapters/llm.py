@@ -28,12 +28,13 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from core import metering
 from core.config import Settings
 from core.domain.extraction import (
     CATEGORIES,
@@ -55,6 +56,8 @@ from core.errors import (
     LLMTimeout,
     LLMTruncatedReply,
     LLMUnavailable,
+    PermanentError,
+    ProviderUnavailable,
 )
 
 if TYPE_CHECKING:  # httpx is imported when a model client is built: the rule extractor never needs it
@@ -62,6 +65,7 @@ if TYPE_CHECKING:  # httpx is imported when a model client is built: the rule ex
 
 log = logging.getLogger(__name__)
 RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+AUTH_MODES = ("none", "key", "google")
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
@@ -76,16 +80,33 @@ class Usage:
 
 # --------------------------------------------------------------------------- the client
 class ChatClient:
-    """A small OpenAI-compatible ``/chat/completions`` client returning the parsed JSON object."""
+    """A small OpenAI-compatible ``/chat/completions`` client returning the parsed JSON object.
+
+    ``auth`` (``STRATA_LLM_AUTH``): ``key`` sends ``api_key`` as a bearer token when there is one,
+    ``none`` sends no credential, ``google`` sends an access token of the process's own service
+    account from ``token`` (default: Application Default Credentials, which on Cloud Run is the
+    metadata server; cached by google-auth until shortly before it expires), as Vertex AI's
+    OpenAI-compatible endpoint requires. A 401 or 403 is permanent, its message naming the
+    provider's status and words; a 429 (quota) or 5xx is retryable. Every call, failed or not,
+    is counted in the current :func:`core.metering.metered` meter."""
 
     def __init__(self, base_url: str, model: str, api_key: str = "", timeout_s: float = 20.0,
                  transport: httpx.BaseTransport | None = None, *, max_tokens: int = 4096,
-                 response_format: str = "json_schema", send_temperature: bool = True) -> None:
+                 response_format: str = "json_schema", send_temperature: bool = True, auth: str = "key",
+                 token: Callable[[], str] | None = None) -> None:
         if not base_url or not model:
             raise LLMRejected("LLM adapter needs a base URL and a model", code="llm_misconfigured")
         if response_format not in RESPONSE_FORMATS:
             raise LLMRejected(f"unknown LLM response format {response_format!r} ({' | '.join(RESPONSE_FORMATS)})",
                               code="llm_misconfigured")
+        if auth not in AUTH_MODES:
+            raise LLMRejected(f"unknown LLM auth {auth!r} ({' | '.join(AUTH_MODES)})", code="llm_misconfigured")
+        if auth == "google" and token is None:
+            from core.adapters.google_auth import adc_token
+
+            token = adc_token(what="STRATA_LLM_AUTH=google")
+        self.auth = auth
+        self._token = token if auth == "google" else None
         self.model = model
         self.max_tokens = max_tokens
         self.response_format = response_format
@@ -96,15 +117,16 @@ class ChatClient:
         # The transport's errors, kept so that a call maps them without importing httpx again.
         self._timeout_error: type[httpx.TimeoutException] = httpx.TimeoutException
         self._transport_error: type[httpx.HTTPError] = httpx.HTTPError
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key and auth == "key" else {}
+        self.timeout_s = timeout_s
         self._http = httpx.Client(base_url=base_url.rstrip("/"), headers=headers,
                                   timeout=httpx.Timeout(timeout_s), transport=transport)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> ChatClient:
+    def from_settings(cls, settings: Settings, *, token: Callable[[], str] | None = None) -> ChatClient:
         return cls(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s,
                    max_tokens=settings.llm_max_tokens, response_format=settings.llm_response_format,
-                   send_temperature=settings.llm_send_temperature)
+                   send_temperature=settings.llm_send_temperature, auth=settings.llm_auth, token=token)
 
     def close(self) -> None:
         self._http.close()
@@ -131,33 +153,42 @@ class ChatClient:
             body["response_format"] = {"type": "json_object"}
         return body
 
+    def body(self, *, system: str, user: str, schema_name: str, schema: dict[str, Any]) -> dict[str, Any]:
+        """The request body :meth:`complete_json` posts (what the replay tooling keys and dumps)."""
+        return self._body(system, user, schema_name, schema)
+
     def complete_json(self, *, system: str, user: str, schema_name: str, schema: dict[str, Any]) -> Any:
         self.usage.calls += 1
+        headers = {"Authorization": f"Bearer {self._token()}"} if self._token is not None else None
         try:
-            response = self._http.post("/chat/completions", json=self._body(system, user, schema_name, schema))
+            response = self._http.post("/chat/completions", json=self._body(system, user, schema_name, schema),
+                                       headers=headers)
         except self._timeout_error as exc:
-            raise LLMTimeout(f"LLM request timed out: {exc}") from exc
+            metering.record_call(self.model, 0, 0, failed=True)
+            raise LLMTimeout(f"LLM request timed out after {self.timeout_s:g} s: {exc}") from exc
         except self._transport_error as exc:
+            metering.record_call(self.model, 0, 0, failed=True)
             raise LLMUnavailable(f"LLM request failed: {exc}") from exc
-        if response.status_code == 429 or response.status_code >= 500:
-            raise LLMUnavailable(f"LLM provider answered HTTP {response.status_code}")
         if response.status_code >= 400:
-            # Not silent: the status and the provider's own words, logged and carried by the error
-            # (capture records its code on the conversation's marker).
-            detail = " ".join(response.text.split())[:300]
-            log.error("LLM provider refused the request: HTTP %s: %s", response.status_code, detail)
-            raise LLMRejected(f"LLM provider refused the request: HTTP {response.status_code}: {detail}")
+            metering.record_call(self.model, 0, 0, failed=True)
+            self._refused(response)
         try:
             reply = response.json()
             choice = reply["choices"][0]
             finish = choice.get("finish_reason")
             message = choice["message"]
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+            metering.record_call(self.model, 0, 0, failed=True)
             raise LLMMalformedReply("LLM reply is not a chat completion") from exc
         usage = reply.get("usage") if isinstance(reply, dict) else None
+        prompt_tokens = completion_tokens = 0
         if isinstance(usage, dict):
-            self.usage.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-            self.usage.completion_tokens += int(usage.get("completion_tokens") or 0)
+            prompt_tokens = int(usage.get("prompt_tokens") or 0)
+            completion_tokens = int(usage.get("completion_tokens") or 0)
+            self.usage.prompt_tokens += prompt_tokens
+            self.usage.completion_tokens += completion_tokens
+        metering.record_call(self.model, prompt_tokens, completion_tokens,
+                                failed=finish not in (None, "stop") or not isinstance(message, dict))
         if finish == "length":
             raise LLMTruncatedReply("LLM reply was truncated (finish_reason=length)")
         if isinstance(message, dict) and message.get("refusal"):
@@ -174,6 +205,45 @@ class ChatClient:
             return json.loads(content)
         except ValueError as exc:
             raise LLMMalformedReply("LLM reply content is not valid JSON") from exc
+
+    def _refused(self, response: httpx.Response) -> None:
+        """Raise the error of an HTTP error answer: 429 and 5xx retryable, any other 4xx permanent;
+        401/403 say which credential was refused. The message carries the status and the
+        provider's own words (Google's ``{"error": {code, message, status}}``, which Vertex AI's
+        OpenAI-compatible endpoint also sends wrapped in a one-element list, or OpenAI's
+        ``{"error": {message, type}}``)."""
+        status = response.status_code
+        detail = _error_detail(response)
+        if status == 429 or status >= 500:
+            raise LLMUnavailable(f"LLM provider answered HTTP {status}: {detail}")
+        if status in (401, 403):
+            credential = {"google": "the service account's access token (STRATA_LLM_AUTH=google)",
+                          "key": "the API key (STRATA_LLM_API_KEY)" if "Authorization" in self._http.headers
+                          else "a request without credentials (STRATA_LLM_API_KEY is empty)",
+                          "none": "a request without credentials (STRATA_LLM_AUTH=none)"}[self.auth]
+            hint = ("; grant the function's service account roles/aiplatform.user and enable "
+                    "aiplatform.googleapis.com" if status == 403 and self.auth == "google" else "")
+            message = f"LLM provider refused {credential}: HTTP {status}: {detail}{hint}"
+            log.error("%s", message)
+            raise LLMRejected(message, code="llm_unauthenticated" if status == 401 else "llm_permission_denied")
+        # Not silent: the status and the provider's own words, logged and carried by the error
+        # (capture records its code on the conversation's marker).
+        log.error("LLM provider refused the request: HTTP %s: %s", status, detail)
+        raise LLMRejected(f"LLM provider refused the request: HTTP {status}: {detail}")
+
+
+def _error_detail(response: httpx.Response) -> str:
+    """The provider's words from an error answer: ``STATUS message`` of a Google error (alone or in a
+    list), ``message`` of an OpenAI one, else the start of the body."""
+    try:
+        body = response.json()
+        error = (body[0] if isinstance(body, list) and body else body)["error"]
+        words = f"{error.get('status') or ''} {error.get('message') or ''}".strip()
+        if words:
+            return " ".join(words.split())[:300]
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        pass
+    return " ".join(response.text.split())[:300]
 
 
 # --------------------------------------------------------------------------- extraction
@@ -409,12 +479,29 @@ def build_router(settings: Settings) -> Router:
     if settings.router == "rules":
         return RuleRouter()
     if settings.router == "openai":
-        return LLMRouter(ChatClient.from_settings(settings))
+        client = ChatClient.from_settings(settings)
+        return FallbackRouter(client) if settings.llm_on_failure == "fall_back" else LLMRouter(client)
     raise LLMRejected(f"unknown router {settings.router!r} (rules | openai)", code="misconfigured")
 
 
+class FallbackRouter(LLMRouter):
+    """The model router, and the rule router for a batch the model could not route (timeout,
+    quota, 5xx, refusal, malformed reply): one model call per batch, so a pass during a model
+    outage waits at most ``STRATA_LLM_TIMEOUT_S`` per batch and routes with the rules
+    (``STRATA_LLM_ON_FAILURE=fall_back``; ``fail`` leaves the batch to consolidation's retries)."""
+
+    def route(self, candidates: list[RouteCandidate]) -> list[RouteProposal]:
+        try:
+            return super().route(candidates)
+        except (PermanentError, ProviderUnavailable, LLMMalformedReply) as exc:
+            log.warning("model routing failed (%s: %s); routed %d item(s) with the rule router",
+                        exc.code, exc.message, len(candidates))
+            metering.record_fallback()
+            return RuleRouter().route(candidates)
+
+
 __all__ = [
-    "EXTRACTION_SCHEMA", "RESPONSE_FORMATS", "ChatClient", "LLMExtractor", "LLMMalformedReply", "LLMRejected", "LLMRouter",
+    "AUTH_MODES", "EXTRACTION_SCHEMA", "RESPONSE_FORMATS", "ChatClient", "FallbackRouter", "LLMExtractor", "LLMMalformedReply", "LLMRejected", "LLMRouter",
     "LLMTimeout", "LLMTruncatedReply", "LLMUnavailable", "Usage", "build_extractor", "build_router",
     "windows",
 ]

@@ -34,6 +34,7 @@ from datetime import UTC, datetime, time
 from functools import partial
 from typing import Any
 
+from core import metering
 from core.domain import fence, ids, paths, planners
 from core.domain.documents import JOBS, CaptureRun, attempts_of, conversation_revision
 from core.domain.extraction import (
@@ -329,6 +330,7 @@ def _model_extraction(ctx: Ports, uid: str, conversation_id: str, run_ref: str, 
     log.error("model extraction of %s/%s gave up after %d attempt(s) (%s); captured with the rule extractor",
               uid, conversation_id, turn.attempts["count"], code)
     turn.fell_back = {"reason": code, "attempts": turn.attempts["count"], "at": ctx.now()}
+    metering.record_fallback()
     # Imported here: the rule extractor's patterns cost every importer of this module about 50 ms of
     # CPU, and core.services.conversations imports it for reprocess, so the delete cascade and the
     # api's conversation routes would pay them without ever extracting.
