@@ -26,6 +26,12 @@ locals {
   api_public_url = trimsuffix(coalesce(var.api_public_url,
   "https://api-${data.google_project.this.number}.${var.region}.run.app"), "/")
 
+  # The chat model: Vertex AI's OpenAI-compatible endpoint of this project unless llm_base_url
+  # names another (the global location has no regional host).
+  llm_location = coalesce(var.llm_location, var.region)
+  llm_host     = local.llm_location == "global" ? "aiplatform.googleapis.com" : "${local.llm_location}-aiplatform.googleapis.com"
+  llm_base_url = coalesce(var.llm_base_url, "https://${local.llm_host}/v1/projects/${var.project_id}/locations/${local.llm_location}/endpoints/openapi")
+
   environment = { for k, v in {
     STRATA_PROJECT_ID               = var.project_id
     STRATA_REGION                   = var.region
@@ -53,8 +59,9 @@ locals {
     STRATA_VERTEX_LOCATION          = var.vertex_location
     STRATA_EXTRACTOR                = var.extractor
     STRATA_ROUTER                   = var.router
-    STRATA_LLM_BASE_URL             = var.llm_base_url
+    STRATA_LLM_BASE_URL             = local.llm_base_url
     STRATA_LLM_MODEL                = var.llm_model
+    STRATA_LLM_AUTH                 = var.llm_auth
   } : k => v if v != "" }
 
   # Secret environment variables by the secrets each function's code reaches.
@@ -87,6 +94,10 @@ locals {
 
   # Vertex AI embeddings are called with the function's own service account.
   common_project_roles = concat(["roles/datastore.user"], var.embedder == "vertex" ? ["roles/aiplatform.user"] : [])
+  # So is the chat model, by the functions that call it: capture (extractor) and consolidate (router).
+  model_roles       = var.llm_auth == "google" ? ["roles/aiplatform.user"] : []
+  capture_roles     = distinct(concat(local.common_project_roles, var.extractor == "openai" ? local.model_roles : []))
+  consolidate_roles = distinct(concat(local.common_project_roles, var.router == "openai" ? local.model_roles : []))
 }
 
 module "api" {
@@ -129,7 +140,7 @@ module "on_conversation_complete" {
   source_bucket                = google_storage_bucket.sources.name
   build_service_account        = google_service_account.build.id
   service_account_id           = "strata-conv-complete"
-  project_roles                = local.common_project_roles
+  project_roles                = local.capture_roles
   environment_variables        = local.environment
   secret_environment_variables = local.secret_env.on_conversation_complete
   available_memory             = local.sizing.on_conversation_complete.available_memory
@@ -231,7 +242,7 @@ module "consolidate" {
   source_bucket                = google_storage_bucket.sources.name
   build_service_account        = google_service_account.build.id
   service_account_id           = "strata-consolidate"
-  project_roles                = local.common_project_roles
+  project_roles                = local.consolidate_roles
   environment_variables        = local.environment
   secret_environment_variables = local.secret_env.consolidate
   available_memory             = local.sizing.consolidate.available_memory

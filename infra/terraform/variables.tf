@@ -277,27 +277,69 @@ variable "embedding_dim" {
 }
 
 variable "extractor" {
-  description = "Memory extractor id (STRATA_EXTRACTOR)."
+  description = "Memory extractor id (STRATA_EXTRACTOR): openai (a model behind an OpenAI-compatible chat-completions endpoint; by default Gemini on Vertex AI, llm_model in llm_location, called as the capture function's own service account), or rules (the deterministic extractor: no model, also the fallback when the model fails)."
   type        = string
-  default     = "rules"
+  default     = "openai"
+
+  validation {
+    condition     = contains(["openai", "rules"], var.extractor)
+    error_message = "extractor must be openai or rules."
+  }
 }
 
 variable "router" {
-  description = "Consolidation router id (STRATA_ROUTER)."
+  description = "Consolidation router id (STRATA_ROUTER): openai (the model routes each batch; a batch the model cannot route goes to the rule router) or rules (deterministic)."
   type        = string
-  default     = "rules"
+  default     = "openai"
+
+  validation {
+    condition     = contains(["openai", "rules"], var.router)
+    error_message = "router must be openai or rules."
+  }
+}
+
+variable "llm_auth" {
+  description = "How the functions authenticate to the model endpoint (STRATA_LLM_AUTH): google (each calling function's own service account, an access token from the metadata server; granted roles/aiplatform.user; for Vertex AI), key (the strata-llm-api-key secret as a bearer token, for another OpenAI-compatible endpoint) or none."
+  type        = string
+  default     = "google"
+
+  validation {
+    condition     = contains(["google", "key", "none"], var.llm_auth)
+    error_message = "llm_auth must be google, key or none."
+  }
+}
+
+variable "llm_location" {
+  description = "Vertex AI location of the chat model (a region such as us-central1, or global); empty: region. Used to derive llm_base_url when that is empty."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = var.llm_location == "" || can(regex("^(global|[a-z]+-[a-z]+[0-9]+)$", var.llm_location))
+    error_message = "llm_location must be empty, global or a region name such as us-central1."
+  }
 }
 
 variable "llm_base_url" {
-  description = "OpenAI-compatible base URL for LLM-backed extractor / router / embedder; empty when none is used (STRATA_LLM_BASE_URL)."
+  description = "OpenAI-compatible base URL of the chat model (STRATA_LLM_BASE_URL); empty: Vertex AI's OpenAI-compatible endpoint of this project in llm_location, https://LOCATION-aiplatform.googleapis.com/v1/projects/PROJECT/locations/LOCATION/endpoints/openapi."
   type        = string
   default     = ""
+
+  validation {
+    condition     = var.llm_base_url == "" || can(regex("^https://", var.llm_base_url))
+    error_message = "llm_base_url must be empty (Vertex AI) or an https:// URL."
+  }
 }
 
 variable "llm_model" {
-  description = "Model name sent to the LLM endpoint (STRATA_LLM_MODEL)."
+  description = "Model name sent to the chat endpoint (STRATA_LLM_MODEL); on Vertex AI a publisher/model id such as google/gemini-2.5-flash (check it is not past its retirement date on Vertex AI's model versions page)."
   type        = string
-  default     = ""
+  default     = "google/gemini-2.5-flash"
+
+  validation {
+    condition     = length(trimspace(var.llm_model)) > 0
+    error_message = "llm_model must name a model."
+  }
 }
 
 variable "function_settings" {
