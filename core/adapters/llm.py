@@ -19,7 +19,7 @@ conversation.
 
 What leaves the process: the extractor sends the numbered *owner* segments with every disclosed
 secret already redacted; the router sends unrestricted candidates and unrestricted neighbours only
-(restricted candidates are routed by :class:`~core.domain.routing.RuleRouter` locally). Neither
+(restricted candidates are routed by :class:`~core.adapters.rules.RuleRouter` locally). Neither
 sends ids other than the opaque refs the server assigned, and the LLM never supplies ids.
 """
 
@@ -30,11 +30,13 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core import metering
+from core.adapters.rules import RuleRouter
 from core.config import Settings
 from core.domain.extraction import (
     CATEGORIES,
@@ -47,9 +49,10 @@ from core.domain.extraction import (
     drop_secret_candidates,
     source_segments,
 )
-from core.domain.routing import ROUTE_SCHEMA, ROUTES, RouteCandidate, RouteProposal, Router, RuleRouter
+from core.domain.routing import ROUTE_SCHEMA, ROUTES, RouteCandidate, RouteProposal, Router
 from core.domain.rule_extractor import RuleExtractor
 from core.domain.sensitivity import REDACTED, RESTRICTED_LABELS, label_sensitivity, redact_secrets
+from core.domain.slots import ATTRIBUTES, VOCABULARY, Slot
 from core.errors import (
     LLMMalformedReply,
     LLMRejected,
@@ -255,9 +258,13 @@ EXTRACTION_SCHEMA: dict[str, Any] = {
     "properties": {
         "memories": {"type": "array", "items": {
             "type": "object", "additionalProperties": False,
-            "required": ["content", "kind", "category", "subject", "subject_label", "quotes", "sensitivity"],
+            "required": ["content", "kind", "category", "subject", "subject_label", "quotes", "sensitivity", "slot"],
             "properties": {
                 "content": {"type": "string"},
+                "slot": {"anyOf": [{"type": "null"}, {
+                    "type": "object", "additionalProperties": False, "required": ["attribute", "value", "ended"],
+                    "properties": {"attribute": {"type": "string", "enum": list(ATTRIBUTES)},
+                                   "value": {"type": "string"}, "ended": {"type": "boolean"}}}]},
                 "kind": {"type": "string", "enum": ["fact", "preference", "relationship", "plan"]},
                 "category": {"type": "string", "enum": list(CATEGORIES)},
                 "subject": {"type": "string", "enum": ["user", "third_party", "unknown"]},
@@ -288,7 +295,14 @@ _EXTRACTION_SYSTEM = (
     "owner. Every memory cites one or more quotes copied verbatim from a single segment (without the "
     "[n] number). Never output passwords, PINs, keys, card numbers or other secrets; text shown as "
     f"{REDACTED} must not be quoted. Action items (things the owner must do) and goals go to their own "
-    "lists, not to memories. Return an empty list when nothing qualifies."
+    "lists, not to memories. Return an empty list when nothing qualifies. Resolve relative dates "
+    "('last June', 'next week') against the conversation's date, in the tense the speaker used. "
+    "slot: when the memory plainly states the subject's current value of one of these attributes, "
+    "give {attribute, value, ended}, else null: "
+    + "; ".join(f"{a.name}: {a.about}" for a in VOCABULARY.values()) + ". ended is true when the "
+    "statement says that value no longer holds (sold the car, left the employer, divorced). Never a "
+    "slot for a plan, a wish, a question, a trip or visit, a hypothetical, or the past mentioned in "
+    "passing."
 )
 
 
@@ -296,8 +310,15 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+class _SlotOut(_Strict):
+    attribute: str
+    value: str = Field(min_length=1, max_length=120)
+    ended: bool
+
+
 class _MemoryOut(_Strict):
     content: str = Field(min_length=1, max_length=2000)
+    slot: _SlotOut | None = None  # required by the strict schema; a JSON-mode reply may leave it out
     kind: str
     category: str
     subject: str
@@ -356,7 +377,7 @@ class LLMExtractor:
         memories: dict[tuple[str, str], Candidate] = {}
         workflow: dict[tuple[str, str], WorkflowCandidate] = {}
         for window in windows(owner, self.window_segments, self.window_chars):
-            found, rows = self._extract_window(window)
+            found, rows = self._extract_window(window, source.session_date)
             for m in found:  # the same fact said in two windows is one candidate, citing both
                 key = (" ".join(m.content.split()).casefold(), (m.subject_label or "").casefold())
                 seen = memories.get(key)
@@ -377,9 +398,11 @@ class LLMExtractor:
             extractor_id=result.extractor_id, extractor_version=result.extractor_version,
         )
 
-    def _extract_window(self, window: Sequence[Segment]) -> tuple[list[Candidate], list[WorkflowCandidate]]:
+    def _extract_window(self, window: Sequence[Segment], day: date | None = None
+                        ) -> tuple[list[Candidate], list[WorkflowCandidate]]:
         numbered = "\n".join(f"[{n}] {redact_secrets(s.text)}" for n, s in enumerate(window, start=1))
-        raw = self._client.complete_json(system=_EXTRACTION_SYSTEM, user=f"Owner segments:\n{numbered}",
+        dated = f"Conversation date: {day.isoformat()}\n" if day else ""
+        raw = self._client.complete_json(system=_EXTRACTION_SYSTEM, user=f"{dated}Owner segments:\n{numbered}",
                                          schema_name="strata_extraction", schema=EXTRACTION_SCHEMA)
         try:
             parsed = _ExtractionOut.model_validate(raw)
@@ -390,6 +413,7 @@ class LLMExtractor:
                     subject_label=(m.subject_label or None), quotes=tuple(m.quotes),
                     sensitivity=frozenset(label for label in m.sensitivity if label in RESTRICTED_LABELS)
                     | label_sensitivity(" ".join((m.content, *m.quotes))),
+                    slot=Slot(**m.slot.model_dump()) if m.slot is not None else None,
                 )
                 for m in parsed.memories
             ]
@@ -405,11 +429,15 @@ class LLMExtractor:
 
 # --------------------------------------------------------------------------- routing
 _ROUTER_SYSTEM = (
-    "You decide the consolidation route of each pending Short-term memory: 'promote' (durable, "
-    "worth keeping Long-term), 'archive' (a duplicate of a Long-term neighbour, or stale), 'review' "
-    "(ambiguous; a person decides) or 'reject' (garbage). Give exactly one proposal per item_ref. "
-    "Use only the refs you are given: duplicate_of must be a neighbour ref or null, supersedes lists "
-    "neighbour refs the item contradicts and replaces. Keep the reason short."
+    "You decide the consolidation route of each pending Short-term memory: 'promote' (a durable fact "
+    "worth keeping Long-term), 'archive' (a duplicate of a Long-term neighbour, or not durable: a "
+    "plan, a passing mood, one day's event), 'review' (ambiguous; the person decides) or 'reject' "
+    "(garbage). Give exactly one proposal per item_ref. Use only the refs you are given: "
+    "duplicate_of must be a neighbour ref or null; supersedes lists the neighbour refs whose fact "
+    "the item's own statement ends: the same person, the same attribute (slot), a new value or the "
+    "statement that the value ended, said later (said_on). Never supersede for a remark about "
+    "someone else, a plan, a trip or a hypothetical. The server checks every ending against the "
+    "slots and dates and asks the person when it cannot confirm it. Keep the reason short."
 )
 
 
@@ -446,8 +474,9 @@ class LLMRouter:
             "item_ref": c.ref, "content": c.content, "kind": c.kind, "category": c.category,
             "subject": c.subject, "subject_label": c.subject_label,
             "independent_sources": c.independent_sources, "manually_added": c.manually_added,
-            "expired": c.expired,
-            "neighbours": [{"ref": n.ref, "content": n.content, "layer": n.layer, "subject_label": n.subject_label}
+            "expired": c.expired, "slot": _slot(c.slot), "said_on": _day(c.said),
+            "neighbours": [{"ref": n.ref, "content": n.content, "layer": n.layer, "subject_label": n.subject_label,
+                            "slot": _slot(n.slot), "said_on": _day(n.said)}
                            for n in c.neighbours if not n.restricted],
         } for c in remote]
         raw = self._client.complete_json(system=_ROUTER_SYSTEM, user=json.dumps({"items": items}, sort_keys=True),
@@ -463,6 +492,14 @@ class LLMRouter:
                           duplicate_of=p.duplicate_of, supersedes=tuple(p.supersedes))
             for p in parsed.proposals
         ]
+
+
+def _slot(slot: Slot | None) -> dict[str, Any] | None:
+    return slot.model_dump() if slot is not None else None
+
+
+def _day(moment: datetime | None) -> str | None:
+    return moment.date().isoformat() if moment is not None else None
 
 
 # --------------------------------------------------------------------------- factories

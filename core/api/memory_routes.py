@@ -77,6 +77,13 @@ def v1_delete(req: Request) -> Response:
     return 200, deletion.delete_memory(req.ctx, req.uid, req.params["memory_id"], request_key(req))
 
 
+@route("POST", "/v1/memories/{memory_id}/restore", "Undo an ending: a fact a later statement ended is current "
+       "again, beside the one that ended it, which never ends it again", response=Memory,
+       raises=((409, "not_ended"),), operation_id="restoreMemory")
+def v1_restore(req: Request) -> Response:
+    return 200, public_items(req, [edits.restore(req.ctx, req.uid, req.params["memory_id"])])[0]
+
+
 @route("DELETE", "/v1/memories", "Delete every memory (succeeds only after a stable empty rescan)",
        response=AllDeleted, raises=DELETE_ALL, operation_id="deleteAllMemories")
 def v1_delete_all(req: Request) -> Response:
@@ -97,7 +104,7 @@ def v1_review_queue(req: Request) -> Response:
     return 200, {"reviews": page, "next_cursor": cursor, "depth_limited": limited}
 
 
-@route("POST", "/v1/review-queue/{review_id}/resolve", "Resolve a review: accept, reject or correct",
+@route("POST", "/v1/review-queue/{review_id}/resolve", "Resolve a review: accept, keep_both, reject or correct",
        body=ReviewResolve, response=ReviewResolved, raises=REVIEW_RESOLVE, operation_id="resolveReview")
 def v1_review_resolve(req: Request) -> Response:
     return 200, review.resolve(req.ctx, req.uid, req.params["review_id"], req.body.decision, req.body.correction)

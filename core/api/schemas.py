@@ -75,7 +75,9 @@ class MemoryBatch(Strict):
 
 
 class ReviewResolve(Strict):
-    decision: Literal["accept", "reject", "correct"]
+    decision: Literal["accept", "keep_both", "reject", "correct"] = Field(description=(
+        "accept: admit it and end the facts it would end; keep_both: admit it beside them, never asked "
+        "again; correct: admit the corrected text; reject: hide it"))
     correction: str | None = None
 
 
@@ -168,6 +170,15 @@ class Evidence(Schema):
     client_device_id: str | None
 
 
+class MemorySlot(Schema):
+    """The attribute a fact states, from the declared vocabulary, and its value; ``ended``: the
+    statement says that value no longer holds."""
+
+    attribute: str
+    value: str
+    ended: bool
+
+
 class Memory(Schema):
     """What every memory read returns."""
 
@@ -194,6 +205,7 @@ class Memory(Schema):
     valid_from: str | None = None
     valid_to: str | None = None
     superseded_by: str | None = None
+    slot: MemorySlot | None = None
 
 
 class V3Memory(Memory):
@@ -322,11 +334,18 @@ class AccountDeleted(Schema):
     receipt_id: str = Field(description="the deletion receipt: GET /v1/deletions/{receipt_id}")
 
 
+class WouldEnd(Schema):
+    id: str
+    content: str
+
+
 class ReviewEntry(Schema):
     review_id: str
     memory_id: str
     content: str
     conflicting: list[str]
+    would_end: list[WouldEnd] = Field(default_factory=list,
+                                      description="the current facts accepting this entry would end")
     reason: str
     created_at: str
     expires_at: str

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from core.domain import ids, paths, review_queue
+from core.domain import endings, ids, paths, review_queue
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
 from core.domain.processing import processed
-from core.domain.records import MemoryItem, valid_since
+from core.domain.records import MemoryItem
 from core.domain.routing import fact_key, pass_survivors
 from core.domain.states import Layer, ProcessingState, Status
 
@@ -20,7 +20,7 @@ Decision = tuple[str, list[str], str | None, str]  # route, supersedes, duplicat
 
 
 def settle_routes(view: ApplyView, *, revisions: Mapping[str, int], decisions: Mapping[str, Decision],
-                earlier: Mapping[str, str], planner: str) -> Plan:
+                  earlier: Mapping[str, str], planner: str, ended_by: Mapping[str, str] | None = None) -> Plan:
     """Settle each item of ``revisions`` (memory id → the revision the decision was made on) by its
     decision; an item no longer pending at that revision is left alone (never routed twice), one
     still unprocessed is processed first (and rejected when it held a secret). Items that state the
@@ -28,7 +28,8 @@ def settle_routes(view: ApplyView, *, revisions: Mapping[str, int], decisions: M
     memory id, when still active in Long-term), else the first promoted here; every other promoted
     or archived copy merges into it as a recognised duplicate does. ``notes["settled"]``: fact key →
     the Long-term memory that states it, for each fact this batch promoted that ``earlier`` did not
-    hold (the pass's later batches merge into it)."""
+    hold (the pass's later batches merge into it). ``ended_by``: memory id → the current fact a
+    promoted item was said before (it enters as history that fact ended)."""
     out = Plan(summary={"routes": {}, "untouched": 0})
     changed: dict[str, MemoryItem] = {}
     routable = _routable(view, revisions, changed, out)
@@ -44,7 +45,8 @@ def settle_routes(view: ApplyView, *, revisions: Mapping[str, int], decisions: M
             if into is not None and into.canonical_memory_id:  # the survivor itself merged on
                 target = into.canonical_memory_id
             supersedes, duplicate_of = [], target
-        _settle(view, out, changed, item, route, supersedes, duplicate_of, reason, planner)
+        _settle(view, out, changed, item, route, supersedes, duplicate_of, reason, planner,
+                (ended_by or {}).get(item.id))
         out.summary["routes"][route] = out.summary["routes"].get(route, 0) + 1
     out.notes["settled"] = _settled_facts(routable, changed, decisions, merges)
     out.items = list(changed.values())
@@ -103,7 +105,8 @@ def _usable_neighbour(view: ApplyView, changed: dict[str, MemoryItem], memory_id
 
 
 def _settle(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: MemoryItem, route: str,
-            supersedes: list[str], duplicate_of: str | None, reason: str, planner: str) -> None:
+            supersedes: list[str], duplicate_of: str | None, reason: str, planner: str,
+            ended_by: str | None = None) -> None:
     item.route = route
     item.promotion = {"route": route, "reason": reason, "decided_at": view.now.isoformat(), "planner": planner}
     survivor = _usable_neighbour(view, changed, duplicate_of)
@@ -111,11 +114,11 @@ def _settle(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: M
         _merge_into(view, plan, changed, item, survivor, route, planner)
         return
     if route == "promote":
-        _promote(view, plan, changed, item, supersedes, planner)
+        _promote(view, plan, changed, item, supersedes, planner, ended_by)
     elif route == "archive":
         item.layer = Layer.ARCHIVE.value
     elif route == "review":
-        _open_review(view, plan, item, supersedes + ([duplicate_of] if duplicate_of else []), reason)
+        _open_review(view, plan, item, supersedes + ([duplicate_of] if duplicate_of else []), reason, supersedes)
     elif route == "reject":
         item.status = "hidden"
     changed[item.id] = item
@@ -143,32 +146,34 @@ def _merge_into(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], ite
 
 
 def _promote(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: MemoryItem,
-             supersedes: list[str], planner: str) -> None:
-    """The item enters Long-term; the Long-term memories it supersedes are kept as history."""
+             supersedes: list[str], planner: str, ended_by: str | None = None) -> None:
+    """The item enters Long-term; the current facts it ends are kept as history
+    (:mod:`core.domain.endings`). ``ended_by``: the item was said before a current fact that
+    conflicts with it, so it enters as history that fact ended, never ending it."""
     replaced = [o for o in (_usable_neighbour(view, changed, mid) for mid in supersedes) if o is not None]
+    newer = _usable_neighbour(view, changed, ended_by)
     item.supersedes = sorted(o.id for o in replaced)
     plan.docs[paths.rel(paths.GRAPH_ASSERTIONS, item.id)] = admit(
         item, revision=view.next_revision(item.id), commit_id=view.commit_id, now=view.now, planner=planner)
-    ended = valid_since(item) or view.now
     for old in replaced:
-        old.status = Status.SUPERSEDED.value
-        old.superseded_by = item.id
-        # Kept as history: true from its own beginning until the statement that ended it.
-        began = valid_since(old)
-        old.valid_to = max(ended, began) if began is not None else ended
-        old.canonical_memory_id = item.id
-        old.graph_ready = False
-        plan.docs[paths.rel(paths.GRAPH_ASSERTIONS, old.id)] = None
-        changed[old.id] = old
+        endings.end(plan, changed, old, item)
+    if newer is not None:
+        endings.end(plan, changed, item, newer)
+        newer.supersedes = sorted({*newer.supersedes, item.id})
+        endings.readmit(view, plan, newer, planner + ".history")
+        changed[newer.id] = newer
 
 
-def _open_review(view: ApplyView, plan: Plan, item: MemoryItem, conflicting: list[str], reason: str) -> None:
-    """The user decides: a review entry naming the memories the item conflicts with."""
+def _open_review(view: ApplyView, plan: Plan, item: MemoryItem, conflicting: list[str], reason: str,
+                 would_end: list[str]) -> None:
+    """The user decides: a review entry naming the memories the item conflicts with, and among them
+    the current facts accepting it would end (``would_end``; their text is read when listed)."""
     review = ids.review_id(item.id, view.next_revision(item.id), conflicting)
     item.review_id = review
     expires_at = view.now + review_queue.REVIEW_TTL
     promotion = item.promotion if item.promotion is not None else {}
     promotion["review_expires_at"] = expires_at.isoformat()  # a re-issued entry keeps the deadline
+    promotion["would_end"] = [mid for mid in would_end if endings.current(view.items.get(mid))]  # and this
     item.promotion = promotion
     plan.docs[review_queue.row_path(review)] = review_queue.open_row(
         item, review, view.next_revision(item.id), view.commit_id, conflicting, reason, view.now, expires_at)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from core.domain import legacy_rows, paths
+from core.domain import endings, legacy_rows, paths
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem
 from core.domain.review_queue import redact_reviews
@@ -32,23 +32,33 @@ def tombstone(out: Plan, member: MemoryItem) -> str:
 
 
 def linked(item: MemoryItem) -> set[str]:
-    """The ids ``item`` names as its lineage: what it supersedes, its canonical, its successor."""
-    return set(item.supersedes) | {x for x in (item.canonical_memory_id, item.superseded_by) if x}
+    """The ids ``item`` names as its lineage: the memory it was merged into as a duplicate. An ending
+    is not lineage (:mod:`core.domain.endings`): the facts it ended, or the one that ended it, are
+    other memories with deletes of their own."""
+    return {item.canonical_memory_id} if item.canonical_memory_id else set()
+
+
+def endings_of(item: MemoryItem) -> set[str]:
+    """The other memories an ending ties ``item`` to: the facts it ended and the one that ended it."""
+    return set(item.supersedes) | ({item.superseded_by} if item.superseded_by and not item.canonical_memory_id else set())
 
 
 def _lineage_moved(view: ApplyView, lineage: frozenset[str]) -> bool:
     """True when the lineage read before the apply (``lineage``) no longer holds all of it: a member
     links to an id outside it, or an alias (the ``aliases`` query) joined since."""
-    if any(member is not None and not linked(member) <= lineage for member in view.items.values()):
+    if any(member is not None and not linked(member) <= lineage
+           for member in (view.items.get(mid) for mid in lineage)):
         return True
     return any(alias not in lineage for alias in view.queried.get("aliases", []))
 
 
 def delete_lineage(view: ApplyView, *, memory_id: str, lineage: frozenset[str],
                    reviews: Mapping[str, dict[str, Any]]) -> Plan:
-    """Delete ``memory_id`` with its whole lineage (its survivor, the aliases merged into it, the
-    versions it superseded: ``lineage``, scanned before the apply): every member not yet scrubbed
-    is tombstoned, whatever its status, and the lineage's review rows are redacted. A lineage that
+    """Delete ``memory_id`` with its whole lineage (its survivor and the duplicates merged into it:
+    ``lineage``, scanned before the apply): every member not yet scrubbed is tombstoned, whatever
+    its status, and the lineage's review rows are redacted. The facts a member ended come back when
+    their own evidence still stands, and the fact that ended a member drops it (both must be among
+    the items read: :func:`endings_of`). A lineage that
     grew since the scan is :class:`LineageMoved` (the caller rescans the union); a memory already
     deleted is :class:`NotFound`."""
     if _lineage_moved(view, lineage):
@@ -57,10 +67,17 @@ def delete_lineage(view: ApplyView, *, memory_id: str, lineage: frozenset[str],
     if target is None or scrubbed(target):
         raise NotFound("no such memory")
     out = Plan(summary={"tombstoned": []})
-    for mid in sorted(lineage):
-        member = view.items.get(mid)
-        if member is not None and not scrubbed(member):
-            out.summary["tombstoned"].append(tombstone(out, member))
+    members = [m for m in (view.items.get(mid) for mid in sorted(lineage)) if m is not None and not scrubbed(m)]
+    for member in members:
+        out.summary["tombstoned"].append(tombstone(out, member))
+    # The endings it took part in: what it ended is current again when it still stands on its own
+    # evidence; the fact that ended it forgets it. Neither is deleted.
+    changed: dict[str, MemoryItem] = {}
+    for member in members:
+        endings.reactivate(view, out, changed, [mid for mid in member.supersedes if mid not in lineage], "delete")
+        if member.superseded_by not in lineage:
+            endings.detach(view, out, changed, member, "delete")
+    out.items.extend(changed.values())
     redact_reviews(view, out, reviews)
     return out
 

@@ -261,6 +261,7 @@ class ReviewRow(Document):
     content_hash: str | None = None
     content: str | None = None
     conflicting: tuple[str, ...] | None = None
+    would_end: tuple[str, ...] | None = None
     reason: str | None = None
     status: str | None = None  # open | resolved | expired | redacted | superseded
     created_at: datetime | None = None
@@ -274,14 +275,14 @@ class ReviewRow(Document):
 
     @classmethod
     def _decode(cls, name: str, value: Any) -> Any:
-        return tuple(value) if name == "conflicting" else value
+        return tuple(value) if name in ("conflicting", "would_end") and value is not None else value
 
     def _encode(self, name: str, value: Any) -> Any:
-        return list(value) if name == "conflicting" else value
+        return list(value) if name in ("conflicting", "would_end") and value is not None else value
 
     def past_deadline(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now
 
     def closed(self, status: str, stamp: str, now: datetime, **more: Any) -> ReviewRow:
         """The row closed as ``status`` at ``now`` (recorded as ``stamp``): it keeps no text."""
-        return self.but(content="", conflicting=(), status=status, **{stamp: now}, **more)
+        return self.but(content="", conflicting=(), would_end=None, status=status, **{stamp: now}, **more)

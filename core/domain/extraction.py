@@ -26,6 +26,7 @@ from datetime import date, datetime
 from typing import Any, Literal, Protocol
 
 from core.domain.records import QuoteRef
+from core.domain.slots import Slot
 from core.errors import GroundingError
 
 from .sensitivity import contains_secret, label_sensitivity
@@ -75,6 +76,7 @@ class Candidate:
     subject_label: str | None
     quotes: tuple[str, ...]
     sensitivity: frozenset[str] = field(default_factory=frozenset)
+    slot: Slot | None = None  # the declared attribute it states, when the extractor read one
 
     def __post_init__(self) -> None:
         if self.kind not in MEMORY_KINDS:

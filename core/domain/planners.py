@@ -12,8 +12,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from core.domain import paths, review_queue
-from core.domain.admission import admit
+from core.domain import endings, paths, review_queue
 from core.domain.documents import CaptureRun, CascadeProgress, ReviewRow
 from core.domain.plan import ApplyView, Plan
 from core.domain.processing import processed
@@ -186,7 +185,8 @@ def resolve_review(view: ApplyView, *, review_id: str, memory_id: str, decision:
                    correction: str | None = None) -> Plan:
     """The user's answer to review ``review_id`` of ``memory_id``: ``accept`` and ``correct`` (with
     the corrected text, which becomes the content, cited as the user's own words) admit the item to
-    Long-term with a fresh receipt and graph assertion; ``reject`` hides it. The entry must still be
+    Long-term with a fresh receipt and graph assertion and end the current facts the entry would end;
+    ``keep_both`` admits it beside them (kept apart for good); ``reject`` hides it. The entry must still be
     open, within its deadline and bound to the item's current revision, commit and content
     (``stale_review``, ``already_resolved`` otherwise); it is closed keeping the decision, not the text."""
     path = review_queue.row_path(review_id)
@@ -205,17 +205,18 @@ def resolve_review(view: ApplyView, *, review_id: str, memory_id: str, decision:
         raise Conflict("this review expired", code="stale_review")
     item = current.model_copy(deep=True)
     out = Plan(summary={"decision": decision, "memory_id": memory_id})
+    changed: dict[str, MemoryItem] = {}
     if decision == "reject":
         item.status, item.route = "hidden", "reject"
     else:
         if decision == "correct" and correction:
             item = _corrected(item, correction, view.now)
         item.route = "promote"
-        out.docs[paths.rel(paths.GRAPH_ASSERTIONS, memory_id)] = admit(
-            item, revision=view.next_revision(memory_id), commit_id=view.commit_id, now=view.now,
-            planner=f"review/{decision}")
+        changed = endings.resolve_conflicts(view, out, item, row.would_end or (), keep_both=decision == "keep_both",
+                                            planner=f"review/{decision}")
     item.reviewed, item.user_review = True, decision != "reject"
     out.items.append(item)
+    out.items.extend(changed.values())
     # A resolved row keeps the decision, not the text: the item holds the words that stand.
     out.docs[path] = row.closed("resolved", "resolved_at", view.now, decision=decision).to_store()
     return out

@@ -145,6 +145,9 @@ QUERIES: Mapping[str, QuerySpec] = {
         # and cascade walk it in bounded pages, and a withdrawn item leaves it.
         _q("items_by_active_source", paths.MEMORY_ITEMS, "COLLECTION",
            [Clause("active_source_ids", "array_contains")], [Order("__name__", ASC)]),
+        # Consolidation: every fact of one subject and attribute (core.domain.slots), for the ending rule.
+        _q("items_by_slot_key", paths.MEMORY_ITEMS, "COLLECTION",
+           [Clause("slot_key", "==")], [Order("__name__", ASC)]),
         # Lineage: aliases and superseded ancestors of a survivor.
         _q("items_by_canonical", paths.MEMORY_ITEMS, "COLLECTION",
            [Clause("canonical_memory_id", "==")], [Order("__name__", ASC)]),

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.domain import ids
+from core.domain.slots import Slot, slot_key
 from core.domain.states import (
     Layer,
     ProcessingState,
@@ -152,6 +153,13 @@ class MemoryItem(BaseModel):
     # it; unset: its ``created_at``) and when a later statement ended it (set by the supersession).
     valid_from: datetime | None = None
     valid_to: datetime | None = None
+    # The single- or multi-valued attribute the fact states (core.domain.slots), when one was read;
+    # ``slot_key`` (subject and attribute, derived) lets consolidation find every current fact a
+    # candidate could end, however large the account.
+    slot: Slot | None = None
+    slot_key: str | None = None
+    # Facts the owner kept beside this one (a restore, or "keep both" in review): they never end it.
+    kept_beside: list[str] = Field(default_factory=list)
 
     # ------------------------------------------------------------------ derived state
     @property
@@ -182,6 +190,7 @@ class MemoryItem(BaseModel):
         self.primary_capture_device = devices[0] if devices else None
         if self.layer != Layer.SHORT_TERM:
             self.expires_at = None
+        self.slot_key = slot_key(self.slot, self.subject_attribution, self.subject_label)
         return self
 
     def evidence_ids(self) -> list[str]:
@@ -241,6 +250,7 @@ def to_public(item: MemoryItem, now: datetime) -> dict[str, Any]:
     out["valid_from"] = since.isoformat() if since else None
     out["valid_to"] = item.valid_to.isoformat() if item.valid_to else None
     out["superseded_by"] = item.superseded_by if item.valid_to else None
+    out["slot"] = item.slot.model_dump() if item.slot is not None else None
     out["evidence"] = [
         {
             "evidence_id": e.evidence_id, "source_type": e.source_type, "source_id": e.source_id,

@@ -58,12 +58,21 @@ def in_review(item: MemoryItem) -> bool:
 
 def open_row(item: MemoryItem, review_id: str, revision: int, commit_id: str, conflicting: list[str],
              reason: str, now: datetime, expires_at: datetime) -> dict[str, Any]:
-    """The open entry for ``item`` at ``revision`` (committed as ``commit_id``)."""
+    """The open entry for ``item`` at ``revision`` (committed as ``commit_id``). ``would_end``: the
+    current facts accepting it would end, as its route recorded them (ids only: their text is read
+    when the queue is listed, so a deleted fact's words never linger here)."""
     return {
         "review_id": review_id, "memory_id": item.id, "revision": revision, "commit_id": commit_id,
         "content_hash": ids.content_hash(item.content), "content": item.content, "conflicting": list(conflicting),
         "reason": reason, "status": "open", "created_at": now, "expires_at": expires_at,
+        **({"would_end": ended} if (ended := would_end(item)) else {}),
     }
+
+
+def would_end(item: MemoryItem) -> list[str]:
+    """The current facts accepting ``item``'s review would end (recorded by its route)."""
+    ended = (item.promotion or {}).get("would_end")
+    return [mid for mid in ended if isinstance(mid, str)] if isinstance(ended, list) else []
 
 
 def deadline(item: MemoryItem, now: datetime) -> datetime:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.domain import paths
+from core.domain import endings, paths
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem
@@ -74,31 +74,10 @@ def apply_withdrawal(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem]
                                     now=view.now, planner="capture.readmit")
         elif item.record_status == Status.TOMBSTONED:
             plan.docs[path] = None
-            _reactivate_ancestors(view, plan, changed, item, planner)
+            endings.reactivate(view, plan, changed, item.supersedes, planner)
     plan.items = list(changed.values())
 
 
 def _retracted(changed: dict[str, MemoryItem], memory_id: str | None) -> bool:
     item = changed.get(memory_id or "")
     return item is not None and item.record_status == Status.TOMBSTONED
-
-
-def _reactivate_ancestors(view: ApplyView, plan: Plan, changed: dict[str, MemoryItem], item: MemoryItem,
-                          planner: str) -> None:
-    """The superseded Long-term items a retracted ``item`` replaced come back when independent
-    active evidence still supports them."""
-    for ancestor_id in item.supersedes:
-        ancestor = changed.get(ancestor_id) or view.items.get(ancestor_id)
-        if (ancestor is None or ancestor.layer != Layer.LONG_TERM
-                or ancestor.record_status != Status.SUPERSEDED
-                or not any(e.status == "active" for e in ancestor.evidence)):
-            continue
-        ancestor = ancestor.model_copy(deep=True)
-        ancestor.status = Status.ACTIVE.value
-        ancestor.superseded_by = None
-        ancestor.valid_to = None  # current again: the statement that ended it is withdrawn
-        ancestor.canonical_memory_id = None
-        plan.docs[paths.rel(paths.GRAPH_ASSERTIONS, ancestor.id)] = admit(
-            ancestor, revision=view.next_revision(ancestor.id), commit_id=view.commit_id, now=view.now,
-            planner=planner + ".reactivate")
-        changed[ancestor.id] = ancestor

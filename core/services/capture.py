@@ -430,7 +430,7 @@ def _candidate_item(uid: str, conversation_id: str, g: GroundedCandidate, extrac
         processing_state=ProcessingState.PROCESSED, category=c.category, kind=c.kind, evidence=[evidence],
         conversation_id=conversation_id, sensitivity_labels=labels, subject_attribution=g.subject,
         subject_label=c.subject_label, expires_at=short_term_deadline(now, ttl_days),
-        valid_from=valid_from if valid_from is not None and valid_from <= now else now,
+        valid_from=valid_from if valid_from is not None and valid_from <= now else now, slot=c.slot,
     )
 
 

@@ -22,18 +22,11 @@ from datetime import timedelta
 from functools import partial
 from typing import Any
 
-from core.domain import fence, ids, paths, planners, review_queue
+from core.domain import endings, fence, ids, paths, planners, review_queue, slots
 from core.domain.consolidation import Decision, settle_routes
 from core.domain.documents import ReviewRow
-from core.domain.records import MemoryItem, expired
-from core.domain.routing import (
-    Neighbour,
-    RouteCandidate,
-    RouteProposal,
-    Router,
-    changes_subject,
-    fact_key,
-)
+from core.domain.records import MemoryItem, expired, valid_since
+from core.domain.routing import Neighbour, RouteCandidate, RouteProposal, Router, changes_subject, fact_key
 from core.errors import GenerationChanged, InvalidRouterOutput, StrataError, WritesBlocked
 from core.ports import Ports
 from core.services import projection, scheduling
@@ -290,21 +283,13 @@ class _Pool:
                 self.by_word.setdefault(word, []).append(other)
 
     def nearest(self, item: MemoryItem) -> list[MemoryItem]:
-        from core.domain.routing import content_words, ends, may_end, similarity
+        from core.domain.routing import content_words, similarity
 
         sharing = {other.id: other for word in content_words(item.content) for other in self.by_word.get(word, ())
                    if other.id != item.id}
         scored = sorted(((similarity(item.content, other.content), other.id, other) for other in sharing.values()),
                         key=lambda t: (-t[0], t[1]))
-        near = [other for score, _, other in scored[:NEIGHBOURS] if score > 0]
-        if may_end(item.content):
-            # A change can end a fact it shares no word with ("started at Halden Robotics" ends the
-            # job at Fintrail): the facts it ends are shown to the router too, nearest first.
-            shown = {other.id for other in near}
-            ended = [other for other in self.pool if other.id != item.id and other.id not in shown
-                     and ends(item.content, other.content)]
-            near += sorted(ended, key=lambda other: (-similarity(item.content, other.content), other.id))
-        return near
+        return [other for score, _, other in scored[:NEIGHBOURS] if score > 0]
 
 
 def _nearest(item: MemoryItem, pool: list[MemoryItem]) -> list[MemoryItem]:
@@ -321,11 +306,14 @@ def route_batch(ctx: Ports, uid: str, batch: list[MemoryItem], long_term: list[M
     decisions: dict[str, Decision] = {
         i.id: ("review", [], None, "router failed three times") for i in forced}
     neighbour_refs: dict[str, str] = {}
+    ended_by: dict[str, str] = {}
     if asked:
-        candidates, item_refs, neighbour_refs = _candidates(asked, long_term, batch, now)
+        mates = slot_mates(ctx, uid, asked)
+        candidates, item_refs, neighbour_refs = _candidates(asked, long_term, batch, now, mates)
         try:
             proposals = router.route(candidates)
-            decisions.update(validate(proposals, item_refs, neighbour_refs, candidates))
+            valid = validate(proposals, item_refs, neighbour_refs, candidates)
+            _judge_all(valid, asked, long_term, mates, decisions, ended_by)
         except StrataError as exc:
             summary.retries += len(asked)
             _record_retry(ctx, uid, asked, attempts, f"{exc.code}: {exc.message}")
@@ -338,10 +326,62 @@ def route_batch(ctx: Ports, uid: str, batch: list[MemoryItem], long_term: list[M
                 return
     apply_routes(ctx, uid, {i.id: i.revision for i in batch if i.id in decisions}, decisions, summary,
                  planner=f"consolidation/{getattr(router, 'router_id', 'router')}@{getattr(router, 'router_version', '1')}",
-                 survivors=survivors, facts={i.id: _fact(i) for i in batch})
+                 survivors=survivors, facts={i.id: _fact(i) for i in batch}, ended_by=ended_by)
 
 
-def _candidates(items: list[MemoryItem], long_term: list[MemoryItem], batch: list[MemoryItem], now: Any):
+def slot_mates(ctx: Ports, uid: str, items: list[MemoryItem], limit: int = 200) -> dict[str, list[MemoryItem]]:
+    """Every current Long-term fact that shares a candidate's subject and attribute, by slot key:
+    one query per key in the batch, whatever the account's size (the router sees them all)."""
+    out: dict[str, list[MemoryItem]] = {}
+    for key in sorted({i.slot_key for i in items if i.slot_key}):
+        rows = ctx.store.query("items_by_slot_key", {"slot_key": key}, parent=paths.user(uid), limit=limit)
+        out[key] = [m for m in (MemoryItem.from_store(row.data) for row in rows) if endings.current(m)]
+    return out
+
+
+def _judge_all(valid: dict[str, Decision], asked: list[MemoryItem], long_term: list[MemoryItem],
+               mates: dict[str, list[MemoryItem]], decisions: dict[str, Decision], ended_by: dict[str, str]) -> None:
+    """:func:`judged` over every validated decision of a batch, into ``decisions`` and ``ended_by``."""
+    shown = {m.id: m for m in [*long_term, *(x for group in mates.values() for x in group)]}
+    by_id = {i.id: i for i in asked}
+    for memory_id, decision in valid.items():
+        item = by_id[memory_id]
+        decisions[memory_id], later = judged(decision, item, shown, mates.get(item.slot_key or "", []))
+        if later is not None:
+            ended_by[memory_id] = later
+
+
+def judged(decision: Decision, item: MemoryItem, shown: dict[str, MemoryItem], mates: list[MemoryItem]
+           ) -> tuple[Decision, str | None]:
+    """The server's ending rule (:mod:`core.domain.slots`) over one validated decision, whichever
+    router made it: a proposed ending the rule allows stands; one it refuses ends nothing (the owner
+    is asked, naming the fact, when it is about the same subject; otherwise the item is promoted
+    beside it); a fact the owner kept beside the item is never ended. A promoted item said before a
+    current fact it conflicts with enters as history that fact ended (the second value)."""
+    route, supersedes, duplicate_of, reason = decision
+    mine = endings.statement(item)
+    allowed, ask = [], []
+    for memory_id in supersedes:
+        old = shown.get(memory_id)
+        if old is None or endings.kept_apart(item, old):
+            continue
+        verdict = slots.relation(mine, endings.statement(old))
+        if verdict == "ends":
+            allowed.append(memory_id)
+        elif verdict is None and mine.subject is not None and mine.subject == endings.statement(old).subject:
+            ask.append(memory_id)
+    if route != "promote":
+        return (route, allowed + ask if route == "review" else [], duplicate_of, reason), None
+    if ask:
+        return ("review", ask, None, "a later statement may end this fact; the owner decides"), None
+    later = sorted((m for m in mates if m.id != item.id and not endings.kept_apart(item, m)
+                    and slots.relation(mine, endings.statement(m)) == "ended_by"),
+                   key=lambda m: (endings.statement(m).said or item.created_at, m.id))
+    return (route, allowed, duplicate_of, reason), (later[0].id if later else None)
+
+
+def _candidates(items: list[MemoryItem], long_term: list[MemoryItem], batch: list[MemoryItem], now: Any,
+                mates: dict[str, list[MemoryItem]] | None = None):
     item_refs: dict[str, str] = {}
     neighbour_refs: dict[str, str] = {}
     candidates: list[RouteCandidate] = []
@@ -350,6 +390,7 @@ def _candidates(items: list[MemoryItem], long_term: list[MemoryItem], batch: lis
         ref = f"i{index}"
         item_refs[ref] = item.id
         near = pool.nearest(item)
+        near += [m for m in (mates or {}).get(item.slot_key or "", []) if m.id != item.id and m not in near]
         neighbours = []
         for other in near:
             nref = next((r for r, mid in neighbour_refs.items() if mid == other.id), None)
@@ -358,7 +399,8 @@ def _candidates(items: list[MemoryItem], long_term: list[MemoryItem], batch: lis
                 neighbour_refs[nref] = other.id
             neighbours.append(Neighbour(ref=nref, content=other.content, layer=other.layer,
                                         subject_label=other.subject_label, restricted=other.restricted,
-                                        subject=other.subject_attribution))
+                                        subject=other.subject_attribution, slot=other.slot,
+                                        said=valid_since(other)))
         sources = tuple(sorted({e.source_id for e in item.evidence if e.status == "active"}))
         corroborating = {e.source_id for other in batch if other.id != item.id
                          and ids.content_hash(other.content.casefold()) == ids.content_hash(item.content.casefold())
@@ -368,6 +410,7 @@ def _candidates(items: list[MemoryItem], long_term: list[MemoryItem], batch: lis
             category=item.category, kind=item.kind, source_ids=sources,
             independent_sources=len(set(sources) | corroborating), manually_added=item.manually_added,
             expired=expired(item, now), restricted=item.restricted, neighbours=tuple(neighbours),
+            slot=item.slot, said=valid_since(item),
         ))
     return candidates, item_refs, neighbour_refs
 
@@ -446,7 +489,7 @@ def _fact(item: MemoryItem) -> str:
 def apply_routes(ctx: Ports, uid: str, revisions: dict[str, int],
                  decisions: dict[str, Decision], summary: PassSummary,
                  planner: str, *, survivors: dict[str, str] | None = None,
-                 facts: dict[str, str] | None = None) -> None:
+                 facts: dict[str, str] | None = None, ended_by: dict[str, str] | None = None) -> None:
     """Apply one batch's validated decisions (:func:`core.domain.consolidation.settle_routes`). Items
     that state the same fact (``facts``: memory id → fact key) end as one Long-term memory: the one
     already stating it (``survivors``: fact key → memory id, Long-term before the pass or settled by
@@ -457,10 +500,11 @@ def apply_routes(ctx: Ports, uid: str, revisions: dict[str, int],
     facts = facts or {}
     earlier = {key: survivors[key] for key in {facts.get(m) for m in revisions} if key in survivors}
     linked = {n for route, sup, dup, _ in decisions.values() for n in [*sup, *([dup] if dup else [])]}
+    linked |= set((ended_by or {}).values())
     read_ids = set(revisions) | linked | set(earlier.values())
     result = ctx.store.apply(uid, "consolidation.route", {"revisions": revisions, "decisions": decisions},
                              partial(settle_routes, revisions=revisions, decisions=decisions, earlier=earlier,
-                                     planner=planner), item_ids=read_ids)
+                                     planner=planner, ended_by=ended_by or {}), item_ids=read_ids)
     if result.replayed:
         # The same decisions on the same revisions were already applied (by another pass or an
         # earlier delivery of this task): this pass routed nothing itself.

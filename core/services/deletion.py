@@ -56,8 +56,9 @@ def intent(ctx: Ports, uid: str, request_key: str | None) -> dict[str, Any]:
     return {"head": ctx.store.head_sequence(uid)}
 
 
-def scan_lineage(ctx: Ports, uid: str, memory_id: str) -> set[str]:
-    """Survivor, aliases and superseded ancestors (transitively), read outside the transaction."""
+def scan_lineage(ctx: Ports, uid: str, memory_id: str, ties: set[str] | None = None) -> set[str]:
+    """Survivor and aliases (transitively), read outside the transaction; ``ties`` collects the
+    memories an ending links to the lineage (read by the delete, never deleted with it)."""
     seen: set[str] = set()
     frontier = [memory_id]
     while frontier and len(seen) < 200:
@@ -69,6 +70,8 @@ def scan_lineage(ctx: Ports, uid: str, memory_id: str) -> set[str]:
         if item is None:
             continue
         linked = deletion_planners.linked(item)
+        if ties is not None:
+            ties |= deletion_planners.endings_of(item)
         for row in ctx.store.query("items_by_canonical", {"canonical_memory_id": current}, parent=paths.user(uid),
                                    limit=200, keys_only=True):
             linked.add(row.id)
@@ -104,18 +107,19 @@ def delete_memory(ctx: Ports, uid: str, memory_id: str, request_key: str | None 
         raise NotFound("no such memory")
     if first.locked:
         raise Locked("this memory is locked; unlock it to delete it")
-    lineage = scan_lineage(ctx, uid, memory_id)
+    ties: set[str] = set()
+    lineage = scan_lineage(ctx, uid, memory_id, ties)
     for _ in range(MAX_RESCANS):
         reviews = review_rows(ctx, uid, lineage)
         plan = partial(deletion_planners.delete_lineage, memory_id=memory_id, lineage=frozenset(lineage),
                        reviews=reviews)
         try:
             result = ctx.store.apply(
-                uid, "delete.memory", key, plan, item_ids=lineage,
+                uid, "delete.memory", key, plan, item_ids=lineage | ties,
                 item_queries={"aliases": ("items_by_canonical", {"canonical_memory_id": memory_id})},
                 doc_paths=[paths.rel(paths.REVIEW_QUEUE, r) for r in reviews], actor="user")
         except LineageMoved:
-            lineage |= set().union(*(scan_lineage(ctx, uid, m) for m in list(lineage)))
+            lineage |= set().union(*(scan_lineage(ctx, uid, m, ties) for m in list(lineage)))
             continue
         legacy.cleanup(ctx, uid, [memory_id])  # a row left by an earlier materialisation whose cleanup failed
         return _memory_receipt(ctx, uid, key, {"deleted": result.summary.get("tombstoned", []),

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from core.domain import edit_planners, ids, legacy_rows, paths
+from core.domain import edit_planners, endings, ids, legacy_rows, paths
 from core.domain.edit_planners import assertion_path
 from core.domain.records import PRIMARY_CATEGORIES, MemoryItem
 from core.domain.states import Status
@@ -103,6 +103,17 @@ def _metadata_edit(ctx: Ports, uid: str, memory_id: str, kind: str, value: objec
                              item_ids=[memory_id], actor="user",
                              doc_paths=[assertion_path(memory_id), *legacy_rows.paths(memory_id)])
     _cleanup(ctx, uid, result.summary)
+    return _fetch(ctx, uid, memory_id)
+
+
+def restore(ctx: Ports, uid: str, memory_id: str) -> MemoryItem:
+    """The owner's undo of an automatic ending (:func:`core.domain.endings.restore`): the ended fact
+    is current again beside the fact that ended it, and that statement never ends it again. 409
+    ``not_ended`` for a memory no statement ended; a retried request at the same head replays."""
+    item = _fetch(ctx, uid, memory_id)
+    plan = partial(endings.restore, memory_id=memory_id)
+    ctx.store.apply(uid, "edit.restore", {"id": memory_id, "head": ctx.store.head_sequence(uid)}, plan,
+                    item_ids=[memory_id, *([item.superseded_by] if item.superseded_by else [])], actor="user")
     return _fetch(ctx, uid, memory_id)
 
 

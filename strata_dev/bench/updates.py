@@ -108,8 +108,8 @@ def measure(ctx: Any, path: str | Path | None = None, limit: int | None = None) 
     """Every pair of the file, or ``limit`` of them spread evenly over it (``--quick``)."""
     pairs = load(path)
     if any("first_memory" in pair for pair in pairs):
-        raise ValueError(f"{Path(path or DATA).name} gives first facts as stored memories: replay it offline "
-                         "(python -m strata_dev.bench.updates FILE)")
+        raise ValueError(f"{Path(path or DATA).name} gives first facts as stored memories, which the stack "
+                         "cannot replay; the offline runs are python -m strata_dev.bench.supersession FILE")
     if limit and limit < len(pairs):
         pairs = pairs[::-(-len(pairs) // limit)][:limit]
     started = time.monotonic()
@@ -136,74 +136,3 @@ def measure(ctx: Any, path: str | Path | None = None, limit: int | None = None) 
                                        "ended fact (superseded Long-term, valid_to set) after the second",
                  "non_updates_superseded": "the same share over the pairs that must keep the first fact"},
     }
-
-
-def replay(path: str | Path | None = None) -> dict[str, Any]:
-    """The same figures without a stack: the rule extractor and :class:`RuleRouter` on each pair,
-    with consolidation's choice of neighbours, every promoted memory Long-term, every ``supersedes``
-    ending its target. It agrees with :func:`measure` pair for pair on the shipped file (a quick
-    check while changing the rules; the real path is what is reported)."""
-    from datetime import date
-    from types import SimpleNamespace
-
-    from core.domain.extraction import ExtractionSource, Segment, ground
-    from core.domain.routing import Neighbour, RouteCandidate, RuleRouter
-    from core.domain.rule_extractor import RuleExtractor
-    from core.services import consolidation
-
-    nearest: Any = consolidation._nearest  # reads only ``id`` and ``content``
-    extractor, router = RuleExtractor(), RuleRouter()
-
-    def settle(conv: dict[str, Any], tag: str, long_term: list[Any]) -> None:
-        segments = tuple(Segment(id=f"{tag}-s{i}", text=t["text"], speaker=t["speaker"], is_user=t["speaker"] == "user")
-                         for i, t in enumerate(conv["turns"]))
-        source = ExtractionSource(uid="replay", conversation_id=tag, segments=segments,
-                                  session_date=date.fromisoformat(conv["date"]))
-        routed = []
-        for grounded in ground(source, extractor.extract(source)):
-            c = grounded.candidate
-            near = nearest(SimpleNamespace(id="", content=c.content), [m for m in long_term if m.active])
-            routed.append((c, grounded.subject, router.route_one(RouteCandidate(
-                ref="i0", content=c.content, subject=grounded.subject, subject_label=c.subject_label,
-                category=c.category, kind=c.kind, source_ids=(tag,), independent_sources=1, manually_added=False,
-                expired=False, restricted=False, neighbours=tuple(
-                    Neighbour(ref=m.id, content=m.content, layer="long_term", subject_label=m.subject_label,
-                              subject=m.subject) for m in near)))))
-        for c, subject, proposal in routed:
-            if proposal.route == "promote":
-                for memory in long_term:
-                    memory.active = memory.active and memory.id not in proposal.supersedes
-                long_term.append(SimpleNamespace(id=f"{tag}-{len(long_term)}", content=c.content, subject=subject,
-                                                 subject_label=c.subject_label, source=tag, active=True))
-
-    rows = []
-    for pair in load(path):
-        long_term: list[Any] = []
-        if "first_memory" in pair:
-            long_term.append(SimpleNamespace(id="first-0", content=pair["first_memory"], subject="user",
-                                             subject_label=None, source="first", active=True))
-        else:
-            settle(pair["first"], "first", long_term)
-        stated = any(m.source == "first" for m in long_term)
-        settle(pair["second"], "second", long_term)
-        rows.append({"id": pair["id"], "kind": pair["kind"], "expect": pair["expect"], "stated": stated,
-                     "superseded": any(m.source == "first" and not m.active for m in long_term)})
-    updates = [r for r in rows if r["expect"] == "supersede"]
-    keeps = [r for r in rows if r["expect"] == "keep"]
-    return {
-        "data": Path(path or DATA).name, "pairs": len(rows), "offline": True,
-        "updates_superseded": stats.ratio(sum(r["superseded"] for r in updates), len(updates)),
-        "non_updates_superseded": stats.ratio(sum(r["superseded"] for r in keeps), len(keeps)),
-        "by_kind": {kind: stats.ratio(sum(r["superseded"] for r in updates if r["kind"] == kind),
-                                      sum(1 for r in updates if r["kind"] == kind))
-                    for kind in sorted({r["kind"] for r in updates})},
-        "updates_caught": [r["id"] for r in updates if r["superseded"]],
-        "updates_not_stated": [r["id"] for r in updates if not r["stated"]],
-        "wrongly_superseded": [r["id"] for r in keeps if r["superseded"]],
-    }
-
-
-if __name__ == "__main__":
-    import sys
-
-    print(json.dumps(replay(next((a for a in sys.argv[1:] if not a.startswith("-")), None)), indent=1))

@@ -183,7 +183,7 @@ class PausedRouter:
     router_version = "1"
 
     def __init__(self) -> None:
-        from core.domain.routing import RuleRouter
+        from core.adapters.rules import RuleRouter
 
         self.inner = RuleRouter()
         self.entered = threading.Event()

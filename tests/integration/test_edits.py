@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from core.adapters.rules import RuleRouter
 from core.bootstrap import Context
 from core.domain import ids
 from core.domain.admission import receipt_problems
-from core.domain.routing import RuleRouter
 from core.services import consolidation, edits, intake, projection, reads
 
 pytestmark = pytest.mark.integration

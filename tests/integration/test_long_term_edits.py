@@ -29,11 +29,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core import config
+from core.adapters.rules import RuleRouter
 from core.bootstrap import Context
 from core.domain.admission import receipt_problems
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem
-from core.domain.routing import RouteCandidate, RouteProposal, RuleRouter
+from core.domain.routing import RouteCandidate, RouteProposal
 from core.domain.states import Layer, Status
 from core.errors import AdmissionRefused, BadRequest, NotFound, StrataError
 from core.services import consolidation, deletion, edits, intake, reads, review

@@ -73,7 +73,7 @@ def test_the_measure_sees_functions_closures_and_methods() -> None:
     names = {(path, name) for path, name, _ in MEASURED}
     assert ("core/domain/planners.py", "replace_page") in names
     assert ("core/services/capture.py", "_capture.marker") in names
-    assert ("core/domain/routing.py", "RuleRouter.route_one") in names
+    assert ("core/adapters/rules/router.py", "RuleRouter.route_one") in names
 
 
 def test_no_function_in_core_is_above_complexity_20() -> None:

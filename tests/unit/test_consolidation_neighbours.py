@@ -1,6 +1,7 @@
 """The neighbours consolidation shows the router beside a candidate: the eight Long-term memories
-most similar to it (similarity above zero, ties by id), then every other memory the candidate
-ends. Indexing the pool by word must choose exactly what scoring every memory chooses."""
+most similar to it (similarity above zero, ties by id); the facts sharing its slot are added by
+the pass from their own query. Indexing the pool by word must choose exactly what scoring every
+memory chooses."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from types import SimpleNamespace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.domain.routing import ends, may_end, similarity
+from core.domain.routing import similarity
 from core.services.consolidation import NEIGHBOURS, _Pool
 
 WORDS = ["volvo", "sold", "drives", "tram", "job", "quit", "lives", "leeds", "moved", "girlfriend", "maya",
@@ -19,11 +20,7 @@ WORDS = ["volvo", "sold", "drives", "tram", "job", "quit", "lives", "leeds", "mo
 def _every_memory(item: SimpleNamespace, pool: list[SimpleNamespace]) -> list[str]:
     scored = sorted(((similarity(item.content, o.content), o.id, o) for o in pool if o.id != item.id),
                     key=lambda t: (-t[0], t[1]))
-    near = [o for score, _, o in scored[:NEIGHBOURS] if score > 0]
-    if may_end(item.content):
-        shown = {o.id for o in near}
-        near += [o for _, _, o in scored if o.id not in shown and ends(item.content, o.content)]
-    return [o.id for o in near]
+    return [o.id for score, _, o in scored[:NEIGHBOURS] if score > 0]
 
 
 sentence = st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(lambda ws: "User " + " ".join(ws))

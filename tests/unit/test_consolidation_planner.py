@@ -76,7 +76,7 @@ def test_a_promotion_keeps_what_it_supersedes_as_history() -> None:
     assert by_id["new"].supersedes == ["old"] and by_id["new"].layer == "long_term"
     old = by_id["old"]
     assert (old.status, old.superseded_by, old.canonical_memory_id, old.graph_ready) == (
-        "superseded", "new", "new", False)
+        "superseded", "new", None, False)  # an ending is not lineage: the old fact keeps its own
     assert old.valid_to == moved  # true from its own beginning until the statement that ended it
     assert out.docs["memory_graph_assertions/old"] is None and out.docs["memory_graph_assertions/new"] is not None
 

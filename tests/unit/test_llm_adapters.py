@@ -22,9 +22,10 @@ from core.adapters.llm import (
     build_extractor,
     build_router,
 )
+from core.adapters.rules import RuleRouter
 from core.config import Settings
 from core.domain.extraction import ExtractionSource, Segment, ground
-from core.domain.routing import Neighbour, RouteCandidate, RuleRouter
+from core.domain.routing import Neighbour, RouteCandidate
 from core.domain.rule_extractor import RuleExtractor
 from core.errors import PermanentError, RetryableError
 

@@ -1,27 +1,25 @@
-"""The deterministic consolidation router."""
+"""The deterministic consolidation router (core.adapters.rules): its routes, and the endings it
+proposes exactly where the ending rule of core.domain.slots allows them."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.domain.routing import (
-    ROUTE_SCHEMA,
-    ROUTES,
-    Neighbour,
-    RouteCandidate,
-    RuleRouter,
-    contradicts,
-    similarity,
-)
+from core.adapters.rules import RuleRouter
+from core.domain.routing import ROUTE_SCHEMA, ROUTES, Neighbour, RouteCandidate, similarity
+from core.domain.slots import Slot
 
 BASE = RouteCandidate(
     ref="i0", content="User moved to Lisbon in March", subject="user", subject_label=None, category="lifestyle",
     kind="fact", source_ids=("c1",), independent_sources=1, manually_added=False, expired=False,
-    restricted=False, neighbours=(),
+    restricted=False, neighbours=(), slot=Slot(attribute="residence", value="Lisbon"),
+    said=datetime(2026, 3, 1, tzinfo=UTC),
 )
+EARLIER = datetime(2025, 6, 1, tzinfo=UTC)
 ROUTER = RuleRouter()
 
 
@@ -32,7 +30,7 @@ def route(**changes):
 
 
 def test_identity() -> None:
-    assert (ROUTER.router_id, ROUTER.router_version) == ("rules", "1")
+    assert (ROUTER.router_id, ROUTER.router_version) == ("rules", "2")
 
 
 def test_empty_and_garbage_are_rejected() -> None:
@@ -58,54 +56,41 @@ def test_duplicate_only_counts_long_term_and_same_subject() -> None:
     assert route(neighbours=other_person).duplicate_of is None
 
 
-def test_contradiction_supersedes_on_the_same_attribute() -> None:
-    proposal = route(neighbours=(Neighbour("n3", "User lives in Seattle", "long_term"),
-                                 Neighbour("n4", "User likes jazz", "long_term")))
-    assert proposal.route == "promote"
-    assert proposal.supersedes == ("n3",)
-    assert proposal.duplicate_of is None
+def test_a_later_value_of_the_same_attribute_is_proposed_as_an_ending() -> None:
+    seattle = Neighbour("n3", "User lives in Seattle", "long_term", slot=Slot(attribute="residence", value="Seattle"),
+                        said=EARLIER)
+    proposal = route(neighbours=(seattle, Neighbour("n4", "User likes jazz", "long_term")))
+    assert (proposal.route, proposal.supersedes, proposal.duplicate_of) == ("promote", ("n3",), None)
 
 
-def test_diet_contradiction() -> None:
-    proposal = route(content="User is vegetarian and stopped eating meat about two years ago", kind="preference",
-                     neighbours=(Neighbour("n7", "User loves steak", "long_term"),))
-    assert (proposal.route, proposal.supersedes) == ("promote", ("n7",))
-
-
-def test_soft_contradiction_or_unknown_subject_goes_to_review() -> None:
-    soft = route(content="User hates jazz", kind="preference",
-                 neighbours=(Neighbour("n1", "User loves jazz", "long_term"),))
-    assert soft.route == "review" and soft.supersedes == ()
-    unknown = route(subject="unknown", neighbours=(Neighbour("n1", "User lives in Seattle", "long_term"),))
-    assert unknown.route == "review"
-
-
-def test_third_party_contradiction_needs_the_same_person() -> None:
-    tom = replace(BASE, content="Tom works as a nurse at Saint Mary's", subject="third_party", subject_label="Tom")
-    (p,) = ROUTER.route([replace(tom, neighbours=(Neighbour("n1", "Tom works as a teacher", "long_term", "tom"),))])
-    assert (p.route, p.supersedes) == ("promote", ("n1",))
-    (p,) = ROUTER.route([replace(tom, neighbours=(Neighbour("n1", "User works as a teacher", "long_term"),))])
+def test_no_ending_without_both_slots_a_later_statement_or_the_same_subject() -> None:
+    no_slot = Neighbour("n3", "User lives in Seattle", "long_term", said=EARLIER)
+    assert route(neighbours=(no_slot,)).supersedes == ()
+    later = Neighbour("n3", "User lives in Seattle", "long_term", slot=Slot(attribute="residence", value="Seattle"),
+                      said=datetime(2026, 9, 1, tzinfo=UTC))
+    assert route(neighbours=(later,)).supersedes == ()
+    tom = replace(BASE, content="Tom moved to Lisbon", subject="third_party", subject_label="Tom")
+    users = Neighbour("n1", "User lives in Seattle", "long_term", slot=Slot(attribute="residence", value="Seattle"),
+                      said=EARLIER)
+    (p,) = ROUTER.route([replace(tom, neighbours=(users,))])
     assert p.supersedes == ()
+    toms = replace(users, content="Tom lives in Seattle", subject="third_party", subject_label="tom")
+    (p,) = ROUTER.route([replace(tom, neighbours=(toms,))])
+    assert p.supersedes == ("n1",)
 
 
-def test_corroboration_and_manual_and_durable_promote() -> None:
+def test_durable_kinds_promote_and_the_rest_archives() -> None:
     assert route(kind="plan", independent_sources=2).route == "promote"
     assert route(kind="plan", manually_added=True).route == "promote"
     assert route(kind="fact").route == "promote"
     assert route(kind="relationship", subject="third_party", subject_label="Tom").route == "promote"
+    assert route(kind="plan", content="User is buying a used car next month").route == "archive"
+    assert route(kind="fact", subject="unknown").route == "archive"
 
 
-def test_expired_trivial_is_archived_and_ambiguous_is_reviewed() -> None:
-    assert route(kind="plan", content="User is buying a used car next month", expired=True).route == "archive"
-    assert route(kind="plan", content="User is buying a used car next month").route == "review"
-    assert route(kind="fact", subject="unknown").route == "review"
-
-
-def test_similarity_and_contradiction_helpers() -> None:
+def test_similarity() -> None:
     assert similarity("User moved to Lisbon in March", "user moved to lisbon in march!") == 1.0
     assert similarity("", "x") == 0.0
-    assert contradicts("User moved to Lisbon in March", "User lives in Seattle") == "firm"
-    assert contradicts("User moved to Lisbon in March", "User lives in Lisbon") is None
 
 
 def test_route_schema_is_strict() -> None:

@@ -268,6 +268,7 @@ def test_withdrawing_a_superseding_fact_brings_back_the_one_it_replaced() -> Non
     _capture(w, "c1", _doc(LISBON))
     consolidation.run_pass(w.ctx, UID, router=_Router())
     [lisbon] = _live(w)
+    w.clock.advance(days=1)  # said later: only a later statement ends a fact
     _capture(w, "c2", _doc("I live in Madrid."))
     consolidation.run_pass(w.ctx, UID, router=_Router())
     assert _items(w)[lisbon]["status"] == "superseded"

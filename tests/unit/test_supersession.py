@@ -3,10 +3,11 @@ consolidation, the old fact stays as history with its valid time, and a read ``a
 answers what was true then. Services on the in-memory fakes; the stack's version is
 tests/e2e/test_as_of.py.
 
-Expectations come from the issue's rules: an ending (sold, quit, moved out, broke up, no longer)
-of something a fact of the *same subject* names ends that fact; a plan, a wish, a negation or
-someone else's ending does not; the old fact is valid from its conversation's day until the day of
-the conversation that ended it.
+Expectations come from issue 44's rule: a later statement ends an earlier fact only when both are
+about the same subject, state the same declared single-valued attribute (or the ending of that very
+value), differ, and the new one is later in conversation time; the old fact is valid from its
+conversation's day until the day of the conversation that ended it; supersession is not lineage;
+an ending can be undone.
 """
 
 from __future__ import annotations
@@ -17,120 +18,48 @@ import pytest
 
 from core.domain import paths
 from core.domain.records import MemoryItem, valid_at
-from core.domain.routing import contradicts, ends
-from core.errors import BadRequest
-from core.services import capture, consolidation, deletion, projection, reads, temporal
+from core.domain.slots import Slot, Statement, relation
+from core.errors import BadRequest, Conflict
+from core.services import capture, consolidation, deletion, edits, projection, reads, temporal
 from tests.unit.fakes.ports import World, world
 
 UID = "u1"
 
 
-@pytest.mark.parametrize(("new", "old"), [
-    ("User sold the Volvo last week", "User drives an old blue Volvo"),
-    ("User quit their job at St Mary's last month", "User works as a nurse at St Mary's"),
-    ("User quit their job", "User works as a data engineer at Acme"),
-    ("User moved out of their Seattle apartment", "User lives in Seattle"),
-    ("User broke up with Sam", "User is dating Sam"),
-    ("User is no longer vegetarian", "User is a vegetarian"),
-    ("User said, asked “Is everything okay?”: We broke up with Maya. like 3 weeks ago",
-     "User has a girlfriend named Maya"),
-    # A change of the subject's own job, home or partner ends the fact on that topic, shared word or not.
-    ("User took an in-house job at Moss & Pine", "User is a freelance designer for small shops"),
-    ("User said: the company relocated us, I'm in Vancouver now", "User has lived in Seoul for 3 years"),
-    ("User said: Luca and I split in the summer", "User said: My boyfriend thinks he's a rock star"),
-    ("User said: we had to put Biscuit down last month", "User has a dog named Biscuit"),
-    ("User stopped running", "User runs every morning"),  # "running" is "runs"
-    # A new state that replaces the old one, said with "now", "from now on", "these days".
-    ("User said: honestly I'm a tea person now", "User said: a double espresso first thing, every day"),
-    ("User said: it's the bus these days, the car got too expensive to park",
-     "User said: I cycle to the office every day"),
-    ("User said: plain food from now on, my stomach can't take chillies", "User loves spicy curries"),
-    ("User said: they're a Spurs supporter now, long story", "User is a big Arsenal fan"),
-    # Ended another way: traded in, handed over for good, nothing for ages, no more.
-    ("User said: traded in the Xbox for a bike", "User plays on their Xbox most nights"),
-    ("User said: haven't smoked since new year", "User said: twenty cigarettes a day, I know"),
-    ("User said: no more wine for me, doctor's orders", "User has a glass of wine with dinner"),
-    ("User said: I sold my bike, I take the bus now", "User cycles to work"),
-    # An engagement ends being single.
-    ("User said: can you help plan our engagement dinner", "User has been single for years"),
-    # A new value told in passing, with no ending word: a new partner's name, another town, another
-    # employer, a routine's time taken by something else.
-    ("User's boyfriend tomasz is cooking tonight", "User is dating Ollie"),
-    ("User said: the landlord of my flat in hove is so slow", "User lives in a flat in Croydon"),
-    ("User said: my manager at the library wants me in early", "User works as a cashier at Lidl"),
-    ("User said: thursday evenings are for my choir now", "User plays squash on Thursday evenings"),
-    ("User said: first week at the new firm done", "User works as a junior architect at Halden Studio"),
-    # Given away or taken up again, said another way.
-    ("User said: the woman who bought my vespa sent me a photo", "User rides a Vespa to work"),
-    ("User said: three months smoke free today", "User smokes after dinner"),
-    ("User said: we're back in leeds now, the coast was too quiet", "User lives in a cottage in Whitby"),
-    ("User said: not vegetarian any more, bacon won", "User is vegetarian"),  # the negation is the change
-    ("User said: stopped meditating, no time", "User meditates every morning"),  # "meditating" meets "meditates"
-    ("User said: called off the engagement with noor", "User is engaged to Noor"),
-    # A taste turned, told as a change of mind.
-    ("User said: gone right off reality tv, it's all the same", "User loves reality tv"),
-    ("User said: honestly cycling has become my favourite part of the week", "User hates cycling"),
-    ("User has changed their mind on olives", "User loves olives"),
-    # Said another way, or in the third person the memory is written in.
-    ("User said: handed the keys back for the canal street flat on friday", "User rents a flat on Canal Street"),
-    ("User said: not working at the deli these days", "User works part-time at a deli called Mondo"),
-    ("User's second wife ines and they are off to porto", "User is married to Ruth"),
-    ("User said: the engagement's off. please don't ask", "User is engaged to Callum"),
-    ("User said: my boss at the agency wants the deck by friday", "User is a freelance illustrator"),
-    # What goes on in a later clause about something else does not keep the fact.
-    ("User left Halden in may and the pension's still with them", "User works as an engineer at Halden"),
-    ("User said: gave up smoking in june and still off them", "User smokes after dinner"),
-    ("User said: them and ryan broke up at new year", "User's boyfriend is Ryan"),
-])
-def test_an_ending_of_what_a_fact_names_ends_it(new: str, old: str) -> None:
-    assert ends(new, old)
-    assert contradicts(new, old) == "firm"
+def _said(day: str) -> datetime:
+    return datetime.fromisoformat(day).replace(tzinfo=UTC)
 
 
-@pytest.mark.parametrize(("new", "old"), [
-    ("User is thinking about selling the Volvo", "User drives an old blue Volvo"),  # a plan
-    ("User never sold the Volvo", "User drives an old blue Volvo"),  # a negation
-    ("User takes the tram everywhere", "User drives an old blue Volvo"),  # nothing ended
-    ("User sold the Fiat", "User drives an old blue Volvo"),  # something else ended
-    ("User said: my brother sold his Fiesta, the same red one as mine", "User drives a red Ford Fiesta"),
-    ("User said: still vegan, no longer curious about burgers", "User is vegan"),  # the fact goes on
-    ("User sold the Volvo", "User sold the Volvo last week"),  # an ending does not end an ending
-    ("User's friend just quit drinking too", "User doesn't drink"),  # someone else's change
-    ("User said: my sister moved to Leeds", "User lives in a flat in York"),  # someone else's move
-    ("User said: my boss retired", "User works as a nurse at St Mary's"),  # someone else's job
-    ("User took an in-house job at Moss & Pine", "User lives in a flat in York"),  # another topic
-    ("User said: I also really like jazz now", "User's favourite band is Blur"),  # an addition
-    ("User said: it's even more fun now the kids come along", "User swims every Saturday"),  # goes on
-    ("User said: we got a second car, a little Kia", "User drives a Subaru"),  # an addition
-    ("User said: my husband only drinks tea now", "User drinks black coffee"),  # someone else's
-    ("User said: maybe I'll switch to tea one day", "User drinks black coffee"),  # a wish
-    ("User said: we're planning our anniversary trip", "User is married to Anna"),  # goes on
-    ("User said: sold the Fiat, finally", "User drives a Subaru"),  # a thing it does not name
-    ("User said: I'm at the gym now, call you later", "User goes to the gym three times a week"),  # this moment
-    ("User said: we're driving now, text me the address", "User drives a Subaru"),  # this moment
-    ("User said: I need a coffee now", "User drinks tea in the morning"),  # a need, not a new state
-    ("User said: stopped at the coffee shop on the way", "User drinks tea in the morning"),  # a halt
-    ("User said: it's pouring now, so no run today", "User runs every morning"),  # the weather
-    ("User said: I just got back from the gym now", "User goes to the gym three times a week"),  # this moment
-    ("User said: my coworker quit the library, so it's just me now", "User works at the library"),  # someone else's
-    ("User said: left my badge at work again", "User works as a cashier at Lidl"),  # a thing left somewhere
-    ("User said: people think we split up, we didn't", "User is dating Ollie"),  # a belief, denied
-    ("User said: my sister's new boyfriend tomasz is lovely", "User is dating Ollie"),  # someone else's partner
-    ("User said: before I started squash I swam", "User plays squash on Thursday evenings"),  # the past
-    ("User said: my flat in croydon is freezing", "User lives in a flat in Croydon"),  # the same value
-    ("User said: the subaru needs new brakes", "User drives a Subaru"),  # a new thing for it, not a new one
-    ("User said: noor quit her job at the clinic", "User is engaged to Noor"),  # her change, not the user's
-    ("User said: noor and i hit our five year anniversary", "User is married to Noor"),  # goes on
-    ("User said: people ask if we split because she's not on my feed anymore", "User is married to Noor"),
-    ("User hates olives", "User loves olives"),  # a bare flip is a doubt (review), not an ending
-    ("User said: my brother has gone off olives", "User loves olives"),  # someone else's taste
-    ("User said: the neighbours' cat died, poppy keeps looking for her", "User has a cat called Poppy"),
-    ("User said: Kate's quit swimming, she does parkrun now", "User swims every Saturday"),  # named, not the user
-    ("User said: he just started at the fire station", "User is a teacher at Hillcrest"),  # his job, not the user's
-    ("User said: quit the chess club chat, still playing every night", "User plays chess every night"),  # goes on
+def _st(attribute: str, value: str, day: str, subject: str | None = "user", ended: bool = False) -> Statement:
+    return Statement(Slot(attribute=attribute, value=value, ended=ended), subject, _said(day))
+
+
+@pytest.mark.parametrize(("new", "old", "expected"), [
+    # a different value of a single-valued attribute, said later, ends the earlier fact
+    (_st("residence", "Boston", "2026-03-01"), _st("residence", "Seattle", "2025-11-01"), "ends"),
+    # said earlier (an older conversation processed later): the current fact ends it instead
+    (_st("residence", "Boston", "2019-03-01"), _st("residence", "Seattle", "2025-11-01"), "ended_by"),
+    # a statement that the very value ended ends it; another value's ending does not
+    (_st("vehicle", "the Volvo", "2026-03-01", ended=True), _st("vehicle", "Volvo XC60", "2025-01-01"), "ends"),
+    (_st("employer", "Acme", "2026-03-01", ended=True), _st("employer", "Halden Robotics", "2025-01-01"), None),
+    # a multi-valued attribute: a new value stands beside the old; only its ending ends it
+    (_st("pet", "Rex", "2026-03-01"), _st("pet", "Max", "2025-01-01"), None),
+    (_st("pet", "Max", "2026-03-01", ended=True), _st("pet", "Max", "2025-01-01"), "ends"),
+    # the same value said again, another attribute, another subject, an unknown subject: nothing
+    (_st("residence", "Seattle, WA", "2026-03-01"), _st("residence", "Seattle", "2025-01-01"), None),
+    (_st("employer", "Acme", "2026-03-01"), _st("residence", "Seattle", "2025-01-01"), None),
+    (_st("residence", "Paris", "2026-03-01", "person:sister"), _st("residence", "Seattle", "2025-01-01"), None),
+    (_st("residence", "Paris", "2026-03-01", None), _st("residence", "Seattle", "2025-01-01"), None),
+    # the same day: only the owner can tell
+    (_st("residence", "Boston", "2026-03-01"), _st("residence", "Seattle", "2026-03-01"), None),
 ])
-def test_no_ending_no_supersession(new: str, old: str) -> None:
-    assert not ends(new, old)
+def test_the_ending_rule(new: Statement, old: Statement, expected: str | None) -> None:
+    assert relation(new, old) == expected
+
+
+def test_a_slot_outside_the_vocabulary_is_refused() -> None:
+    with pytest.raises(ValueError):
+        Slot(attribute="mood", value="happy")
 
 
 def _conversation(date: str, *owner_lines: str) -> dict:
@@ -183,15 +112,56 @@ def test_selling_the_car_ends_the_car_and_keeps_it_as_history() -> None:
     assert volvo.id not in {m.id for m in later} and sold.id in {m.id for m in later}
 
 
-def test_deleting_the_current_fact_deletes_its_history_too() -> None:
+def test_deleting_the_fact_that_ended_another_makes_that_one_current_again() -> None:
     w = world()
     volvo, sold = _volvo_then_sold(w)
     out = deletion.delete_memory(w.ctx, UID, sold.id)
-    assert volvo.id in out["deleted"]
+    assert out["deleted"] == [sold.id]  # supersession is not lineage: only what was asked goes
     stored = {i.id: i for i in _items(w)}
-    assert stored[volvo.id].record_status == "tombstoned" and stored[volvo.id].content == ""
-    then, _ = reads.list_memories(w.ctx, UID, reads.ListQuery(as_of=datetime(2026, 2, 1, tzinfo=UTC)))
-    assert then == []
+    assert stored[sold.id].record_status == "tombstoned" and stored[sold.id].content == ""
+    assert (stored[volvo.id].status, stored[volvo.id].valid_to, stored[volvo.id].superseded_by) == ("active", None, None)
+
+
+def test_deleting_the_ended_fact_removes_only_it() -> None:
+    w = world()
+    volvo, sold = _volvo_then_sold(w)
+    out = deletion.delete_memory(w.ctx, UID, volvo.id)
+    assert out["deleted"] == [volvo.id]
+    stored = {i.id: i for i in _items(w)}
+    assert (stored[sold.id].status, stored[sold.id].supersedes) == ("active", [])
+    assert stored[volvo.id].record_status == "tombstoned"
+
+
+def test_restore_makes_an_ended_fact_current_and_the_same_statement_never_ends_it_again() -> None:
+    w = world()
+    volvo, sold = _volvo_then_sold(w)
+    restored = edits.restore(w.ctx, UID, volvo.id)
+    assert (restored.status, restored.valid_to, restored.kept_beside) == ("active", None, [sold.id])
+    stored = {i.id: i for i in _items(w)}
+    assert (stored[sold.id].status, stored[sold.id].supersedes) == ("active", [])
+    capture.capture_conversation(w.ctx, UID, "c2", _conversation(  # the same statement, captured again
+        "2026-03-02", "I sold the Volvo last week, so I take the tram everywhere."))
+    _settle(w)
+    assert {i.id: i for i in _items(w)}[volvo.id].status == "active"
+    with pytest.raises(Conflict):
+        edits.restore(w.ctx, UID, sold.id)  # nothing ended it
+
+
+def test_an_older_conversation_imported_later_becomes_history() -> None:
+    w = world()
+    capture.capture_conversation(w.ctx, UID, "c1", _conversation("2025-11-02", "I live in Seattle now."))
+    _settle(w)
+    capture.capture_conversation(w.ctx, UID, "c0", _conversation("2019-03-05", "I live in Boston."))
+    _settle(w)
+    by_value = {i.slot.value: i for i in _items(w) if i.slot is not None}
+    seattle, boston = by_value["Seattle"], by_value["Boston"]
+    assert (seattle.status, seattle.valid_to) == ("active", None)
+    assert (boston.layer, boston.status, boston.superseded_by) == ("long_term", "superseded", seattle.id)
+    assert boston.valid_to == datetime(2025, 11, 2, tzinfo=UTC)
+    then, _ = reads.list_memories(w.ctx, UID, reads.ListQuery(as_of=datetime(2025, 12, 1, tzinfo=UTC)))
+    assert [m.id for m in then] == [seattle.id]
+    before, _ = reads.list_memories(w.ctx, UID, reads.ListQuery(as_of=datetime(2020, 1, 1, tzinfo=UTC)))
+    assert [m.id for m in before] == [boston.id]
 
 
 def test_a_third_partys_ending_never_ends_the_users_fact() -> None:
@@ -199,6 +169,7 @@ def test_a_third_partys_ending_never_ends_the_users_fact() -> None:
     capture.capture_conversation(w.ctx, UID, "c1", _conversation("2026-01-10", "I drive an old blue Volvo."))
     _settle(w)
     capture.capture_conversation(w.ctx, UID, "c2", _conversation("2026-03-02", "My sister Kate sold her Volvo."))
+    capture.capture_conversation(w.ctx, UID, "c3", _conversation("2026-03-03", "My sister lives in Paris."))
     _settle(w)
     [volvo] = [i for i in _items(w) if i.content == "User drives an old blue Volvo"]
     assert (volvo.status, volvo.valid_to) == ("active", None)

@@ -4,6 +4,7 @@ into drafts and workflow candidates, and keeps only drafts whose quotes bind."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import date
 
 from ..extraction import (
@@ -12,11 +13,13 @@ from ..extraction import (
     ExtractionSource,
     MemoryKind,
     Segment,
+    Subject,
     WorkflowCandidate,
     source_segments,
 )
-from ..routing import change_terms, ended_terms
 from ..sensitivity import contains_secret, label_sensitivity
+from . import worth
+from .changes import change_terms, ended_terms
 from .clauses import _I, _REPORTED, _Clause, _clauses, _Draft, _sentence_around, _unique_quote
 from .dates import annotation
 from .disclosure import (
@@ -52,6 +55,7 @@ from .patterns import (
     _category,
 )
 from .phrasing import _about_person, _finish
+from .slots import with_slots
 from .turns import turn_memories
 
 # "my dog biscuit", "our cat Pickle": a pet named in passing, often inside a request ("remind me to
@@ -84,6 +88,51 @@ def _pets(segment: Segment) -> list[_Draft]:
     return drafts
 
 
+# "my new neighbor Anna", "my husband, Tom": a named person of the speaker's life, told in passing
+# anywhere in a sentence (case-sensitive: the name is capitalised).
+_NAMED_RELATION = re.compile(
+    r"\b(?i:my|our)\s+(?:(?i:new|old|best|little|big|older|younger|elder|baby|twin)\s+)?(?P<rel>(?i:" + _RELATIONS +
+    r"))(?:\s*,)?\s+(?P<name>[A-Z][a-z]{2,})\b(?!['’]s\s)")
+# "my husband", "my two dogs", "my kids": someone or a pet the speaker has, named or not.
+_HAS = re.compile(
+    r"\b(?<!\bex[- ])(?i:my|our)\s+(?:(?P<count>two|three|four|five|six)\s+)?(?:(?i:new|little|baby|pet)\s+)?"
+    r"(?P<what>(?i:husband|wife|partner|boyfriend|girlfriend|fianc[ée]e?|son|daughter|sons|daughters|kids|children|"
+    r"dogs?|cats?|puppy|puppies|kittens?|snakes?|rabbits?|horses?|parrots?|hamsters?|turtles?|tortoises?|"
+    r"guinea\s+pigs?|lizards?|ferrets?))\b(?!\s*(?:-|and)\s*(?:in-law|to-be))")
+_PLURAL = {"kids": "kids", "children": "children", "sons": "sons", "daughters": "daughters", "puppies": "puppies"}
+
+
+def _kin(segment: Segment, who: str | None) -> list[_Draft]:
+    """Who and what the speaker has, told anywhere in a turn: "my new neighbor Anna" -> "Anna is
+    the user's neighbor" ("Jonas has a neighbor named Anna" when ``who``, a named other speaker, said it),
+    "my two dogs" -> "User has two dogs"; a relationship, quoted from the words that tell it."""
+    drafts: list[_Draft] = []
+    owner: Subject = "user" if who is None else "third_party"
+    for match in _NAMED_RELATION.finditer(segment.text):
+        name, rel = match.group("name"), " ".join(match.group("rel").lower().split())
+        if name.lower() in _NOT_A_NAME or (who is not None and name == who):
+            continue
+        clause = _Clause(segment, match.start(), match.end(), (match.start(), match.end()))
+        spans = ((clause, match.start(), match.end()),)
+        # Another speaker's words are about that speaker: their relation, labelled with their name.
+        drafts.append(_Draft(f"{name} is the user's {rel}", "relationship", "third_party", name, spans) if who is None
+                      else _Draft(f"{who} has {'an' if rel[0] in 'aeiou' else 'a'} {rel} named {name}", "relationship",
+                                  "third_party", who, spans))
+    for match in _HAS.finditer(segment.text):
+        what = " ".join(match.group("what").lower().split())
+        count = match.group("count")
+        if count:
+            thing = f"{count.lower()} {what if what.endswith('s') or what in _PLURAL else what + 's'}"
+        elif what.endswith("s") and what not in ("fiancés",) or what in _PLURAL:
+            thing = what
+        else:
+            thing = ("an " if what[0] in "aeiou" else "a ") + what
+        clause = _Clause(segment, match.start(), match.end(), (match.start(), match.end()))
+        drafts.append(_Draft(f"{who or 'User'} has {thing}", "relationship", owner, who,
+                             ((clause, match.start(), match.end()),)))
+    return drafts
+
+
 def _name_mentioned(body: str) -> str | None:
     """The person ``body`` names, whom a later "he"/"she" may refer to. A capitalised word after
     "to/in/from/visit ..." is a place ("to Iceland"), not a person."""
@@ -98,10 +147,12 @@ class RuleExtractor:
     """Deterministic extraction of durable first-person statements (see the module docstring)."""
 
     extractor_id = "rules"
-    extractor_version = "5"  # 2: habits, experiences, short answers, pronoun fixes;
+    extractor_version = "6"  # 2: habits, experiences, short answers, pronoun fixes;
     # 3: named other speakers, a fallback for first-person statements no specific rule knows;
     # 4: the owner's turns no rule knows (answers, lists, facts about others), dates resolved;
-    # 5: a named other speaker's turns no rule knows, kept in their words
+    # 5: a named other speaker's turns no rule knows, kept in their words;
+    # 6: only what reads alone and lasts (no dialogue dumps, moods, dangling pointers; one-day
+    # events are plans), who and what a speaker has, dates in the speaker's tense
 
     def extract(self, source: ExtractionSource) -> ExtractionResult:
         segments = source_segments(source)
@@ -116,11 +167,13 @@ class RuleExtractor:
                 name = _speaker_name(segment.speaker)
                 if name is not None:
                     theirs = self._speaker_memories(segment, name)
+                    drafts.extend(_kin(segment, name))
                     drafts.extend(theirs or turn_memories(segment, previous, name))
                 previous = segment
                 continue
             before = len(drafts)
             drafts.extend(_pets(segment))
+            drafts.extend(_kin(segment, None))
             echoed = _echo(segment, previous)
             if echoed is not None:
                 drafts.append(echoed)
@@ -146,7 +199,7 @@ class RuleExtractor:
                 drafts.extend(turn_memories(segment, previous))
             previous = segment
         return ExtractionResult(
-            memories=self._finalise(segments, drafts, source.session_date),
+            memories=with_slots(self._finalise(segments, drafts, source.session_date)),
             action_items=self._bound_workflow(segments, actions),
             goals=self._bound_workflow(segments, goals),
             extractor_id=self.extractor_id,
@@ -261,7 +314,12 @@ class RuleExtractor:
                   day: date | None = None) -> tuple[Candidate, ...]:
         out: list[Candidate] = []
         seen: set[tuple[str, str | None]] = set()
-        for draft in drafts:
+        names = _known_names(segments)
+        for given in drafts:
+            judged = _worth(given, names)
+            if judged is None:
+                continue
+            kind, draft = judged
             quotes: list[str] = []
             for clause, start, end in draft.quotes:
                 quote = _unique_quote(segments, clause, start, end)
@@ -269,18 +327,22 @@ class RuleExtractor:
                     break
                 quotes.append(quote)
             else:
-                # Dates the speaker gave relative to the day ("last Tuesday") are resolved against it.
-                content = draft.content + annotation(" ".join(quotes), day) if draft.content else ""
+                # Dates the speaker gave relative to the day ("last Tuesday") are resolved against it,
+                # in the tense the speaker used.
+                spoken = " ".join(clause.segment.text[start:end] for clause, start, end in draft.quotes)
+                content = draft.content + annotation(spoken, day) if draft.content else ""
                 key = (content.casefold(), draft.subject_label)
                 if key in seen or not content:
                     continue
                 if contains_secret(content) or any(contains_secret(q) for q in quotes):
                     continue
+                if any(_cut_from(content, other.content) for other in out if other.subject_label == draft.subject_label):
+                    continue  # the same statement, cut shorter already
                 labels = label_sensitivity(" ".join((content, *quotes)))
                 seen.add(key)
                 out.append(Candidate(
-                    content=content, kind=draft.kind,
-                    category=draft.category or _category(draft.kind, content, labels),
+                    content=content, kind=kind,
+                    category=draft.category or _category(kind, content, labels),
                     subject=draft.subject, subject_label=draft.subject_label,
                     quotes=tuple(quotes), sensitivity=labels,
                 ))
@@ -296,6 +358,62 @@ class RuleExtractor:
                 out.append(WorkflowCandidate(kind=candidate.kind, description=candidate.description,
                                              quote=quote, due=candidate.due))
         return tuple(out)
+
+
+# --------------------------------------------------------------------------- worth keeping
+_NAME_IN_TEXT = re.compile(r"[a-z,;:]\s+(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
+                           r"|\b(?i:my|our)\s+(?i:" + _RELATIONS + r")\s+(?P<named>[A-Z][a-z]+)")
+
+
+def _cut_from(longer: str, shorter: str) -> bool:
+    """Whether ``longer`` is ``shorter`` with more words after it (dates aside)."""
+    a, b = longer.split(" (")[0], shorter.split(" (")[0]
+    return len(a) > len(b) and a.startswith(b + " ") or a.startswith(b + ",") or a.startswith(b + " -")
+
+
+# A capitalised word that a "he"/"she" of the same turn refers back to is a person (or a pet).
+_REFERRED = re.compile(r"(?:^|[.!?]\s+)(?P<name>[A-Z][a-z]{2,})\b(?=[^.!?]*(?:[.!?]\s+[^.!?]*)?\b(?:[Hh]e|[Ss]he|"
+                       r"him|his|her)\b)")
+
+
+def _known_names(segments: tuple[Segment, ...]) -> frozenset[str]:
+    """Who the conversation names as a person: its named speakers, a capitalised name said inside a
+    sentence (after a lower-case word or a comma) and a first word that a "he" or "she" of the same
+    turn refers back to -- a sentence's first word is capitalised whatever it is ("Nature has a way
+    ..." names nobody)."""
+    names = {label for s in segments if (label := _speaker_name(s.speaker)) is not None}
+    for segment in segments:
+        for match in _REFERRED.finditer(segment.text):  # "Marta swims ... before her shift"
+            if match.group("name").lower() not in _NOT_A_NAME:
+                names.add(match.group("name"))
+        for match in _NAME_IN_TEXT.finditer(segment.text):
+            if match.group("name") and _PLACE_BEFORE.search(segment.text, 0, match.start("name")):
+                continue  # "called Apex", "in Paris": a thing or a place
+            names.add(match.group("name") or match.group("named"))
+    return frozenset(names)
+
+
+def _worth(draft: _Draft, names: frozenset[str]) -> tuple[MemoryKind, _Draft] | None:
+    """The kind a draft is kept as and the draft itself (cut before a trailing pointer: "I finished
+    the project, but it's done" keeps "... finished the project"), or None when it is not worth
+    keeping (:mod:`.worth`)."""
+    if draft.subject == "third_party" and draft.subject_label is not None \
+            and draft.subject_label.split()[0] not in {n.split()[0] for n in names}:
+        return None  # a capitalised first word taken for a name
+    if draft.kind == "relationship" and draft.subject_label is not None:
+        return "relationship", draft  # "Tom is the user's brother": the name is the referent
+    spoken = " ".join(clause.segment.text[start:end] for clause, start, end in draft.quotes)
+    if len(draft.quotes) == 1:
+        cut = worth.cut_before_pointer(spoken, draft.content)
+        if cut is not None:
+            clause, start, _ = draft.quotes[0]
+            spoken, content = cut
+            draft = replace(draft, content=content, quotes=((clause, start, start + len(spoken)),))
+    if not worth.speaks_alone(spoken, draft.content, draft.subject == "user") or worth.mood(draft.content):
+        return None
+    if draft.kind == "plan" or worth.intent(draft.content) or worth.one_day(spoken, draft.content):
+        return "plan", draft
+    return draft.kind, draft
 
 
 # --------------------------------------------------------------------------- the steps of _memories

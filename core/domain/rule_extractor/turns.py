@@ -1,25 +1,22 @@
-"""The owner's turns no specific rule recognised: what they said, kept in their own words.
+"""The turns no specific rule recognised: what the speaker said of themselves, in the third person.
 
-Casual speech states most lasting facts in forms no clause rule knows -- an answer to a question
-("Where's the new job?" / "Vento Pay. It's a payments startup, like 60 people"), a fact about
-someone close ("He starts on the 14th of April"), a list, a number ("1350. Under budget!!"). When an
-owner's turn yields no memory from the specific rules, its *substantive* sentences become one memory
-per run of consecutive sentences that holds one and neither starts nor ends with a reaction or a
-question: "User said: ...", in the third person, quoting that run exactly.
-An answer keeps the question it answers in its content ("User said, asked 'Where's the new job?':
-...") so a fact spread over two turns is one memory; it quotes the owner's turn only (a fact about
-the user is only ever quoted from the user's own turns).
+Casual speech states lasting facts in forms no clause rule knows. When an owner's turn yields no
+memory from the specific rules (or tells a change of their own that none of its memories tells),
+each clause of its *substantive* sentences that has the speaker as its subject ("I ...", "my ...",
+"im ...") becomes one memory written about them ("I'm in Vancouver now" -> "User is in Vancouver"),
+quoting that clause. A clause with no such subject is left out: a dialogue dump ("User said: ...",
+"asked '...': ...") never reads alone and is never made (issue 43); the model path is where recall
+of such turns comes from.
 
 A sentence is substantive when it is not a question, not small talk, not an action item or goal,
-not a reaction or a mental verb ("I guess ...", "I think ..."),
-carries no secret, has at least three content words and holds something specific: a number, a
-name, a first-person word. A run never crosses a sentence that carries a secret.
+not a reaction or a mental verb ("I guess ...", "I think ..."), carries no secret, has at least
+three content words and holds something specific: a number, a name, a first-person word -- or when
+it tells a part of the owner's life or a change of it, however short ("i'm pescatarian").
 
 A *named* other speaker's turn that the speaker rules left without a memory gets the same fallback,
-labelled with their name ("Jonas said: ..."): a friend telling the owner about themselves
-("They're all mutts. Two of them are Jack Russell mixes") is what the owner's assistant should
-remember about them. There a sentence that speaks to the owner ("you", "your") breaks the run as a
-secret does: it is about the owner or the conversation, and only the owner's own turns speak for them.
+labelled with their name ("Jonas has ..."); there a sentence that speaks to the owner ("you",
+"your") is left out: it is about the owner or the conversation. What every memory must pass besides
+(no dangling pointer, no mood, the kind of a one-day event) is :mod:`.worth`'s.
 """
 
 from __future__ import annotations
@@ -27,12 +24,12 @@ from __future__ import annotations
 import re
 
 from ..extraction import Segment
-from ..routing import change_terms, states_a_value
 from ..sensitivity import contains_secret
-from .clauses import _I, _Clause, _clauses, _Draft, _trimmed
+from .changes import change_terms, states_a_value
+from .clauses import _FILLER, _I, _Clause, _clauses, _Draft, _trimmed
 from .disclosure import _ADDRESSES_OWNER, _FUNCTION_WORDS, _NOT_A_DISCLOSURE
 from .patterns import _ACTION, _AIM
-from .phrasing import _finish, _third_person_rest
+from .phrasing import _about_user
 
 _SMALL_TALK = re.compile(
     r"\b(?:weather|raining|sunny|cloudy|snowing|what's up|how are you|how's it going|good morning|good night|"
@@ -65,16 +62,6 @@ def _routine(sentence: str) -> bool:
 
 
 _THANKS = re.compile(r"^\s*(?:thanks|thank\s+you|thx|ta)\b[\s,!.]*", _I)
-MAX_QUESTION_CHARS = 160
-
-
-def _sentences(segment: Segment) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    for clause in _clauses(segment):
-        span = _trimmed(segment.text, *clause.sentence)
-        if span not in spans:
-            spans.append(span)
-    return spans
 
 
 def _tells_own_state(sentence: str) -> bool:
@@ -115,55 +102,65 @@ def _is_question(text: str, end: int) -> bool:
     return text[end:].lstrip(" \"'”’)").startswith("?")
 
 
-def _question(previous: Segment | None, segment: Segment) -> tuple[_Clause, int, int] | None:
-    """The last sentence of the previous turn when someone else asked it as a question (what
-    ``segment`` answers)."""
-    if previous is None or previous.is_user == segment.is_user and (segment.is_user or
-                                                                    previous.speaker == segment.speaker):
+_FIRST_PERSON_START = re.compile(r"^(?:I(?=\s|['’])|i['’]?(?:m|ve|ll|d)\s|my\s+(?=[a-z]))", _I)
+_RUN_TOGETHER = re.compile(r"^i(?P<rest>m|ve|ll|d)\b", _I)  # "im in leeds": the apostrophe left out
+
+
+def _first_person(clause: _Clause) -> tuple[int, int, str] | None:
+    """The clause without its leading fillers, when it then has the speaker as its subject ("I ...",
+    "my ...", "im ..."): (start, end, words with "I" spelled out); else None."""
+    text = clause.segment.text
+    start, end = clause.start, clause.end
+    while start < end:
+        filler = _FILLER.match(text[start:end])
+        if not filler or not filler.end():
+            break
+        start += filler.end()
+    start, end = _trimmed(text, start, end)
+    words = text[start:end]
+    if not _FIRST_PERSON_START.match(words):
         return None
-    spans = _sentences(previous)
-    if not spans:
+    return start, end, _RUN_TOGETHER.sub(lambda m: "I'" + m.group("rest"), words)
+
+
+# A state told without its subject ("engaged to sol!", "retired since may"): the speaker's own.
+_SUBJECTLESS_STATE = re.compile(
+    r"^(?:engaged|married|single|divorced|separated|widowed|pregnant|retired|vegan|vegetarian|pescatarian|sober|"
+    r"unemployed|self-employed|freelance|freelancing|living|working|based|studying)\b", _I)
+
+
+def _state_said_short(clause: _Clause) -> tuple[int, int, str] | None:
+    """A clause that tells the speaker's own state with no subject, as if said "I'm ..."."""
+    start, end = _trimmed(clause.segment.text, clause.start, clause.end)
+    words = clause.segment.text[start:end]
+    if not _SUBJECTLESS_STATE.match(words) or not _tells_own_state(words):
         return None
-    start, end = spans[-1]
-    if not _is_question(previous.text, end):
-        return None
-    text = previous.text[start:end]
-    if len(text) > MAX_QUESTION_CHARS or contains_secret(text) or len(text.split()) < 2:
-        return None
-    return _Clause(previous, start, end, (start, end)), start, end
+    return start, end, "I'm " + words
 
 
 def turn_memories(segment: Segment, previous: Segment | None, speaker: str | None = None) -> list[_Draft]:
     """Memories for a turn that the specific rules left without any (see the module docstring): the
-    owner's (``speaker`` None), or a named other speaker's (``speaker`` their name, ``third_party``)."""
-    spans = _sentences(segment)
+    owner's (``speaker`` None), or a named other speaker's (``speaker`` their name, ``third_party``).
+    ``previous`` is the turn before (kept for the callers; an answer is no longer framed by its
+    question)."""
     text = segment.text
-    runs: list[list[tuple[int, int, int]]] = [[]]
-    for start, end in spans:
-        sentence = text[start:end]
-        if contains_secret(sentence) or (speaker is not None and _ADDRESSES_OWNER.search(sentence)):
-            runs.append([])
-            continue
-        runs[-1].append((start, end, _weight(sentence, _is_question(text, end))))
-    question = _question(previous, segment)
     who = speaker or "User"
     drafts: list[_Draft] = []
-    for run in runs:
-        while run and run[0][2] == 0:
-            run.pop(0)
-        while run and run[-1][2] == 0:
-            run.pop()
-        if not any(weight == 2 for _, _, weight in run):
+    for clause in _clauses(segment):
+        sentence = text[clause.sentence[0]:clause.sentence[1]]
+        if contains_secret(sentence) or (speaker is not None and _ADDRESSES_OWNER.search(sentence)):
             continue
-        start, end = run[0][0], run[-1][1]
-        said = _finish(_third_person_rest(text[start:end]))
-        clause = _Clause(segment, start, end, (start, end))
-        quotes: tuple[tuple[_Clause, int, int], ...] = ((clause, start, end),)
-        if question is not None and not drafts:
-            asked = " ".join(question[0].text.split())
-            content = f"{who} said, asked \u201c{asked}?\u201d: {said}"
-        else:
-            content = f"{who} said: {said}"
+        start, end = _trimmed(text, *clause.sentence)
+        if _weight(text[start:end], _is_question(text, end)) != 2 and not _tells_own_state(clause.text):
+            continue
+        said = _first_person(clause) or _state_said_short(clause)
+        if said is None:
+            continue
+        content = _about_user(said[2])
+        if not content.startswith("User"):
+            continue
+        content = who + content[len("User"):]
+        quotes: tuple[tuple[_Clause, int, int], ...] = ((clause, said[0], said[1]),)
         drafts.append(_Draft(content, "fact", "user", None, quotes) if speaker is None
                       else _Draft(content, "fact", "third_party", speaker, quotes))
     return drafts

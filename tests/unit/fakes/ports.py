@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from core import config
+from core.adapters.rules import RuleRouter
 from core.bootstrap import Context
-from core.domain.routing import RuleRouter
 from core.domain.rule_extractor import RuleExtractor
 from core.ports import (
     Clock,

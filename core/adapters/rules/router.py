@@ -1,0 +1,88 @@
+"""The rules router (id ``rules``): deterministic consolidation routing without a model.
+
+It proposes; the server validates and applies the ending rule of :mod:`core.domain.slots` to
+whatever it proposes. First match wins:
+
+1. empty or unreadable content, or content disclosing a secret          -> ``reject``
+2. a near-duplicate of a Long-term neighbour about the same subject      -> ``archive`` (``duplicate_of``)
+3. corroborated by two independent sources, or added by the user's hand -> ``promote``
+4. a durable kind (fact, preference, relationship) about the user or a named person -> ``promote``,
+   ending each neighbour the ending rule lets it end (same subject, same declared attribute, a
+   conflicting value, said later)
+5. anything else (a plan, a passing remark, an unattributed statement)   -> ``archive``: not durable
+"""
+
+from __future__ import annotations
+
+from core.domain.routing import (
+    DUPLICATE_THRESHOLD,
+    LONG_TERM,
+    Neighbour,
+    RouteCandidate,
+    RouteProposal,
+    changes_subject,
+    content_words,
+    similarity,
+)
+from core.domain.sensitivity import contains_secret
+from core.domain.slots import Statement, relation, subject_key
+
+DURABLE_KINDS = frozenset({"fact", "preference", "relationship"})
+
+
+class RuleRouter:
+    """Deterministic consolidation routing (see the module docstring)."""
+
+    router_id = "rules"
+    router_version = "2"
+
+    def route(self, candidates: list[RouteCandidate]) -> list[RouteProposal]:
+        return [self.route_one(candidate) for candidate in candidates]
+
+    def route_one(self, c: RouteCandidate) -> RouteProposal:
+        content = (c.content or "").strip()
+        if _unreadable(content):
+            return RouteProposal(c.ref, "reject", "empty or unreadable content")
+        if contains_secret(content):
+            return RouteProposal(c.ref, "reject", "content discloses a secret")
+        long_term = [n for n in c.neighbours if n.layer == LONG_TERM and (n.content or "").strip()]
+        duplicate = _duplicate(c, content, long_term)
+        if duplicate is not None:
+            return duplicate
+        ends = tuple(n.ref for n in long_term if _ends(c, n))
+        if c.independent_sources >= 2:
+            return RouteProposal(c.ref, "promote", f"corroborated by {c.independent_sources} independent sources",
+                                 supersedes=ends)
+        if c.manually_added:
+            return RouteProposal(c.ref, "promote", "explicitly added by the user", supersedes=ends)
+        if c.kind in DURABLE_KINDS and subject_key(c.subject, c.subject_label) is not None:
+            reason = f"durable {c.kind} about {c.subject_label or c.subject}"
+            if ends:
+                reason += "; a later statement of the same attribute ends the earlier fact"
+            return RouteProposal(c.ref, "promote", reason, supersedes=ends)
+        return RouteProposal(c.ref, "archive", "not a durable fact")
+
+
+def _unreadable(content: str) -> bool:
+    letters = sum(ch.isalpha() for ch in content)
+    return len(content) < 3 or letters < 3 or letters < len(content) * 0.4 or not content_words(content)
+
+
+def _duplicate(c: RouteCandidate, content: str, long_term: list[Neighbour]) -> RouteProposal | None:
+    """A near-duplicate of a Long-term memory about the same subject is archived into it."""
+    best: tuple[float, Neighbour] | None = None
+    for neighbour in long_term:
+        if changes_subject(c.subject, c.subject_label, neighbour.subject, neighbour.subject_label):
+            continue
+        score = similarity(content, neighbour.content)
+        if score >= DUPLICATE_THRESHOLD and (best is None or score > best[0]):
+            best = (score, neighbour)
+    if best is None:
+        return None
+    return RouteProposal(c.ref, "archive", f"near-duplicate of Long-term memory ({best[0]:.2f})",
+                         duplicate_of=best[1].ref)
+
+
+def _ends(c: RouteCandidate, n: Neighbour) -> bool:
+    return relation(Statement(c.slot, subject_key(c.subject, c.subject_label), c.said),
+                    Statement(n.slot, subject_key(n.subject, n.subject_label), n.said)) == "ends"
