@@ -119,8 +119,8 @@ def test_durations_with_contractions() -> None:
     _, result = extract("I've been vegetarian for eight years.", "I've been doing it for about two months now.",
                         "I've been doing it.")
     assert "User has been vegetarian for eight years" in contents(result)
-    assert "User has been doing it for about two months" in contents(result)
-    assert "User has been doing it" not in contents(result)  # nothing durable without the duration
+    # "it" points back to something the memory does not carry: it does not read alone (issue 43).
+    assert not any("doing it" in c for c in contents(result))
 
 
 def test_pet_habit_is_the_pets_not_the_users() -> None:

@@ -100,24 +100,32 @@ def test_named_speakers_never_make_user_facts_and_always_ground(rows: list) -> N
         assert bind_quote(segments, workflow.quote).is_user
 
 
-def test_a_named_speakers_turn_no_rule_knows_is_kept_in_their_words() -> None:
-    # An answer with no first-person clause: what the owner's assistant should remember about Jonas.
-    source, result = extract(("Maya", "How many kids do you have now?", True),
-                             ("Jonas", "Three. The eldest is at Leeds studying geology.", False))
+def contents_of(result: ExtractionResult) -> list[str]:
+    return [c.content for c in result.memories]
+
+
+def test_a_named_speakers_answer_with_no_subject_is_not_dumped() -> None:
+    # An answer with no first-person clause reads only beside its question: no "Jonas said, asked
+    # ...:" dump is made (issue 43); the model path keeps such answers.
+    _, result = extract(("Maya", "How many kids do you have now?", True),
+                        ("Jonas", "Three. The eldest is at Leeds studying geology.", False))
+    assert result.memories == ()
+
+
+def test_a_named_speakers_first_person_clause_no_rule_knows_is_theirs() -> None:
+    source, result = extract(("Maya", "How was the trip?", True),
+                             ("Jonas", "Long. Anyway I repair old fishing boats at the harbour on weekends now.",
+                              False))
     (fact,) = result.memories
-    assert fact.content == ("Jonas said, asked \u201cHow many kids do you have now?\u201d: "
-                            "Three. The eldest is at Leeds studying geology")
+    assert fact.content == "Jonas repairs old fishing boats at the harbour on weekends"
     assert (fact.subject, fact.subject_label, fact.kind) == ("third_party", "Jonas", "fact")
-    assert fact.quotes == ("Three. The eldest is at Leeds studying geology",)
     (grounded,) = ground(source, result)
     assert [ref.segment_id for ref in grounded.quote_refs] == ["s1"]
 
 
 def test_a_named_speakers_fallback_leaves_out_what_they_say_to_the_owner() -> None:
-    _, result = extract(("Jonas", "Your garden looks amazing this year. The allotment on Fenwick Road is "
-                                  "ours since April.", False))
-    (fact,) = result.memories
-    assert fact.content == "Jonas said: The allotment on Fenwick Road is ours since April"
-    assert fact.quotes == ("The allotment on Fenwick Road is ours since April",)
+    _, result = extract(("Jonas", "Your garden looks amazing this year. I keep bees on the allotment since April.",
+                         False))
+    assert contents_of(result) == ["Jonas keeps bees on the allotment since April"]
     _, result = extract(("Jonas", "Your garden looks amazing, Maya. Can you send me a photo of it?", False))
     assert result.memories == ()

@@ -7,7 +7,10 @@ is read only when the transcript names that speaker ("Jonas", not a diarization 
 ``SPEAKER_01``): what they say about themselves in the first person is a fact about them
 (``third_party``, ``subject_label`` their name), never the user's; their action items and goals are
 not the owner's and are skipped, and so is any clause of theirs that mentions "you". Greetings,
-weather and small talk match no rule and are skipped. Action items ("I need to ...") and goals
+weather and small talk match no rule and are skipped. Every draft then passes :mod:`.worth`: a
+memory that does not read alone (a dangling "it", "them", "there", "this"), a mood or a feeling is
+not made, and an event of one day or a wish is a ``plan`` (consolidation archives it); a turn no
+rule knows keeps only its clauses with the speaker as subject, never a "said: ..." dump (issue 43). Action items ("I need to ...") and goals
 ("I'm aiming for ...", "I'm training for ...") become workflow candidates, never memories.
 
 Durable self-disclosure it recognises: states and roles ("I'm a nurse", "I'm leading a project"),

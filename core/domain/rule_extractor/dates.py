@@ -42,19 +42,46 @@ _PHRASE = re.compile(
     r")\b", _I)
 
 
+# The tense a speaker tells a date in: "I left Acme in June" said in December is the June before;
+# "we're moving in June" the June to come. Told without a tense, a date is the nearest one.
+_FUTURE = re.compile(r"\b(?:will|['’]ll|going\s+to|gonna|plan(?:s|ning)?\s+to|planning|hope\s+to|want\s+to|"
+                     r"would\s+like|['’]d\s+(?:like|love)|next|upcoming|until|till|by|can['’]t\s+wait|due|"
+                     r"(?:am|['’]m|are|['’]re|is|['’]s)\s+(?:\w+ly\s+)?\w+ing)\b", _I)
+_PAST = re.compile(r"\b(?:was|were|did|had|went|got|made|took|came|left|bought|sold|met|saw|ran|began|"
+                   r"quit|moved|became|found|lost|won|gave|ago|last|since|used\s+to|['’]ve|have\s+been|has\s+been|"
+                   r"[a-z]{2,}ed)\b", _I)
+
+
+def tense(text: str) -> int:
+    """-1 when ``text`` tells the past, 1 the future, 0 when it does not say."""
+    if _FUTURE.search(text):
+        return 1
+    return -1 if _PAST.search(text) else 0
+
+
 def _month_index(name: str) -> int:
     name = name.lower()[:3]
     return next(i for i, m in enumerate(_MONTHS, 1) if m.startswith(name))
 
 
-def _nearest(day: date, month: int, dom: int) -> date | None:
-    """The date with this month and day nearest to ``day`` (last year, this year or next)."""
+def _nearest(day: date, month: int, dom: int, when: int = 0) -> date | None:
+    """The date with this month and day nearest to ``day`` (last year, this year or next): the
+    latest one not after ``day`` when told in the past (``when`` -1), the first one not before it
+    when told of the future (1). ``dom`` 0 is a whole month (any of its days counts)."""
     options = []
     for year in (day.year - 1, day.year, day.year + 1):
         try:
-            options.append(date(year, month, dom))
+            options.append(date(year, month, dom or 1))
         except ValueError:
             continue
+    if when and dom == 0:
+        this_month = [d for d in options if (d.year, d.month) == (day.year, day.month)]
+        if this_month:
+            return this_month[0]
+    if when < 0:
+        options = [d for d in options if d <= day]
+    elif when > 0:
+        options = [d for d in options if d >= day]
     return min(options, key=lambda d: abs((d - day).days)) if options else None
 
 
@@ -71,7 +98,7 @@ def _shift_month(day: date, months: int) -> tuple[int, int]:
     return index // 12, index % 12 + 1
 
 
-def _one(m: re.Match[str], day: date) -> str | None:
+def _one(m: re.Match[str], day: date, when: int = 0) -> str | None:
     g = m.groupdict()
     relative = _relative(g, day)
     if relative is not None:
@@ -79,8 +106,8 @@ def _one(m: re.Match[str], day: date) -> str | None:
     if g["ago_n"]:
         return _ago(g, day)
     if g["weekday"]:
-        return _weekday(g, day)
-    return _calendar(g, day)
+        return _weekday(g, day, when)
+    return _calendar(g, day, when)
 
 
 def _relative(g: Mapping[str, str | None], day: date) -> str | None:
@@ -117,18 +144,19 @@ def _ago(g: Mapping[str, str | None], day: date) -> str:
     return str(day.year - n)
 
 
-def _weekday(g: Mapping[str, str | None], day: date) -> str:
-    """"Tuesday", "next Friday", "this Sunday"."""
+def _weekday(g: Mapping[str, str | None], day: date, when: int = 0) -> str:
+    """"Tuesday", "next Friday", "this Sunday"; a plain or "on" weekday told of the future is the
+    one to come, else the one just past."""
     target = _WEEKDAYS.index(str(g["weekday"]).lower())
     mod = (g["wd_mod"] or "").lower()
-    if mod == "next" or (mod == "this" and target > day.weekday()):
+    if mod == "next" or (mod == "this" and target > day.weekday()) or (mod in ("", "on") and when > 0):
         ahead = (target - day.weekday()) % 7 or 7
         return _fmt(day + timedelta(days=ahead))
     back = (day.weekday() - target) % 7 or 7  # a plain weekday in conversation is the one just past
     return _fmt(day - timedelta(days=back))
 
 
-def _calendar(g: Mapping[str, str | None], day: date) -> str | None:
+def _calendar(g: Mapping[str, str | None], day: date, when: int = 0) -> str | None:
     """A day of a month (with or without its year), "the 21st", a month on its own."""
     if g["d1"] or g["d2"]:
         dom = int(str(g["d1"] or g["d2"]))
@@ -139,16 +167,24 @@ def _calendar(g: Mapping[str, str | None], day: date) -> str | None:
                 return _fmt(date(int(year_text), month, dom))
             except ValueError:
                 return None
-        found = _nearest(day, month, dom)
+        found = _nearest(day, month, dom, when)
         return _fmt(found) if found else None
     if g["d3"]:
+        dom = int(g["d3"])
+        year, month = day.year, day.month
+        if when < 0 and dom > day.day:
+            year, month = _shift_month(day, -1)
+        elif when > 0 and dom < day.day:
+            year, month = _shift_month(day, 1)
         try:
-            return _fmt(day.replace(day=int(g["d3"])))
+            return _fmt(date(year, month, dom))
         except ValueError:
             return None
     if g["m4"]:
         month = _month_index(str(g["m4"]))
-        found = _nearest(day, month, 1)
+        mod = str(g["in_mod"]).lower()
+        found = _nearest(day, month, 0, -1 if mod in ("last", "since") else 1 if mod in ("next", "until", "by")
+                         else when)
         return _month_name(found.year, found.month) if found else None
     return None
 
@@ -158,11 +194,12 @@ def resolve(text: str, day: date | None) -> list[tuple[str, str]]:
     if day is None:
         return []
     out: list[tuple[str, str]] = []
+    when = tense(text)
     for m in _PHRASE.finditer(text):
         phrase = " ".join(m.group(0).split())
         if phrase.lower() in {"may", "march"}:  # the verb "may", "march" on their own are not dates
             continue
-        resolved = _one(m, day)
+        resolved = _one(m, day, when)
         if resolved and (phrase, resolved) not in out and resolved.lower() != phrase.lower():
             out.append((phrase, resolved))
     return out

@@ -71,7 +71,8 @@ _MY_ATTRIBUTE = re.compile(r"^my\s+(?P<attr>[a-z][a-z' -]{1,40}?)\s+(?:is|are|wa
 _PREFERENCE = re.compile(
     r"^I\s+(?:(?:really|absolutely|also|just|totally|kind of|kinda)\s+)?(?:love|like|enjoy|adore|hate|"
     r"dislike|prefer|can't stand|don't like|do not like|don't eat|don't drink|never eat|never drink|"
-    r"can't eat|am into)\s+(?P<obj>.+)$|^I(?:'m|\s+am)\s+(?:really\s+)?(?:into|a (?:big |huge )?fan of)\s+"
+    r"can't eat|am into)\s+(?P<obj>.+)$|^I(?:['’]m|\s+am)\s+(?:(?:really|totally|so|super|also|just|pretty|kind of|"
+    r"kinda|still|big\s+time)\s+)*(?:into|a (?:big |huge )?fan of)\s+"
     r"(?P<obj2>.+)$", _I)
 _MEAT = re.compile(r"\b(?:stopped|quit|gave up)\s+eating\s+meat\b", _I)
 # "I" followed by a contraction has no space ("I'm", "I've"): ``_ME`` accepts both spellings.

@@ -69,6 +69,8 @@ def _third_person_rest(text: str) -> str:
 def _finish(content: str) -> str:
     content = _TRAILING_TIME.sub("", content.strip().rstrip(".!?,;: "))
     content = re.sub(r"\s+", " ", content).strip()
+    if content.count('"') % 2:
+        content += '"'  # a title whose closing quote ended the sentence
     return content[:1].upper() + content[1:] if content else content
 
 
@@ -88,6 +90,9 @@ def _about_user(body: str) -> str:
     if words:
         rest = _third_person_rest(body[words.end():])
         return _finish(f"User{words.group(1)} {_conjugate(words.group(2))}{rest}")
+    together = re.match(r"my\s+([a-z][\w'’-]*)\s+and\s+I\s+", body, _I)
+    if together:  # "my girlfriend and I love ..." -> "User and their girlfriend love ..."
+        return _finish(f"User and their {together.group(1).lower()} " + _third_person_rest(body[together.end():]))
     possessive = re.match(r"my\b", body, _I)
     if possessive:
         return _finish("User's" + _third_person_rest(body[possessive.end():]))
