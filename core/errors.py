@@ -8,7 +8,8 @@
     │   ├── UnsupportedMediaType      415 unsupported_media_type
     │   ├── GroundingError            400 grounding_failed (a candidate cites no single segment)
     │   ├── TargetRefused             400 webhook_url_refused (webhook URL or address not public)
-    │   └── UnknownJob                400 unknown_job (`strata scheduler` named no Terraform job)
+    │   ├── UnknownJob                400 unknown_job (`strata scheduler` named no Terraform job)
+    │   └── KeyReused                 422 idempotency_key_reused (an Idempotency-Key sent with another body)
     ├── Unauthorized                  401 unauthorized
     ├── Forbidden                     403 forbidden, key_scope, id_token_required (a personal key used beyond its scope)
     ├── NotFound                      404 not_found
@@ -104,6 +105,13 @@ class UnknownJob(BadRequest):
     """A scheduler command named a job Terraform does not declare."""
 
     code = "unknown_job"
+
+
+class KeyReused(BadRequest):
+    """An ``Idempotency-Key`` that already answered a request with another body: not a retry."""
+
+    status = 422
+    code = "idempotency_key_reused"
 
 
 class Unauthorized(StrataError):

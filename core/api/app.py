@@ -33,7 +33,7 @@ from core.api import (
     webhook_routes,
 )
 from core.api.auth import authenticate
-from core.api.declare import MCP_PATH, ROUTES, Request, match_route
+from core.api.declare import MCP_PATH, ROUTES, WRITE_METHODS, Request, Route, match_route
 from core.bootstrap import Context, default_context
 from core.domain import fence
 from core.errors import (
@@ -98,11 +98,38 @@ def _with_request_id(body: Any, request_id: str) -> Any:
     return body
 
 
+def _parse_input(req: Request, matched: Route, raw_body: bytes, content_length: int | None) -> None:
+    """A write's ``Idempotency-Key``, the query parameters and the body, checked and parsed into
+    ``req`` (400, 413, 415 before anything runs)."""
+    if req.method in WRITE_METHODS:
+        edge.idempotency_key(req.headers)  # an over-long key is a 400, never cut
+    declared = {q.name for q in matched.query_params}
+    unknown = sorted(set(req.query) - declared)
+    if unknown:  # like unknown body fields: refused, so a typo is not silently ignored
+        raise BadRequest(f"unknown query parameter {unknown[0][:40]!r}", code="validation_error")
+    for q in matched.query_params:
+        for raw in req.query.get(q.name, []):
+            edge.check_text(raw, q.name)
+        req.values[q.name] = q.parse(req.query.get(q.name, []))
+    if matched.body_model is None:
+        return
+    limit = req.ctx.settings.max_body_bytes
+    if (content_length or 0) > limit or len(raw_body) > limit:
+        raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+    req.raw_body = raw_body
+    data = edge.parse_json_body(raw_body, req.headers.get("content-type"))
+    try:
+        req.body = matched.body_model.model_validate(data)
+    except ValidationError as exc:
+        raise BadRequest(_validation_message(exc), code="validation_error") from exc
+
+
 def dispatch(ctx: Context, method: str, path: str, headers: dict[str, str], query: dict[str, list[str]],
              raw_body: bytes, content_length: int | None) -> tuple[int, Any, dict[str, str]]:
     """Route one request; always returns (status, JSON-able body, extra headers).
 
-    Order: route (404/405) → ids in the path (404) → token (401) → query names and values (400) → body size
+    Order: route (404/405) → ids in the path (404) → token (401) → a write's Idempotency-Key (400) →
+    query names and values (400) → body size
     (413), media type (415), JSON and model (400) → handler. Nothing is written before the handler,
     and the capture device is registered only for requests that succeeded."""
     try:
@@ -112,24 +139,7 @@ def dispatch(ctx: Context, method: str, path: str, headers: dict[str, str], quer
         if matched.auth:
             req.uid, req.key = authenticate(headers.get("authorization"), ctx, matched.key_scope)
             logs.set_uid(req.uid)
-        declared = {q.name for q in matched.query_params}
-        unknown = sorted(set(query) - declared)
-        if unknown:  # like unknown body fields: refused, so a typo is not silently ignored
-            raise BadRequest(f"unknown query parameter {unknown[0][:40]!r}", code="validation_error")
-        for q in matched.query_params:
-            for raw in query.get(q.name, []):
-                edge.check_text(raw, q.name)
-            req.values[q.name] = q.parse(query.get(q.name, []))
-        if matched.body_model is not None:
-            limit = ctx.settings.max_body_bytes
-            if (content_length or 0) > limit or len(raw_body) > limit:
-                raise PayloadTooLarge(f"request body is larger than {limit} bytes")
-            req.raw_body = raw_body
-            data = edge.parse_json_body(raw_body, headers.get("content-type"))
-            try:
-                req.body = matched.body_model.model_validate(data)
-            except ValidationError as exc:
-                raise BadRequest(_validation_message(exc), code="validation_error") from exc
+        _parse_input(req, matched, raw_body, content_length)
         if req.uid and method not in ("GET", "HEAD"):
             # A write request belongs to the account generation it started in: if a wipe runs
             # before its apply commits, the apply refuses (409 account_generation_changed).

@@ -11,7 +11,9 @@ checked here, before any handler runs, so bad input is a 4xx that writes nothing
   UTF-16 surrogate or a control character other than tab / newline / carriage return, and no
   object key that is empty, reserved (``__...__``) or longer than :data:`MAX_ID_CHARS`;
 * query parameters are the route's declared ones (others are 400) and their values obey the same
-  string rule.
+  string rule;
+* an ``Idempotency-Key`` header on a write is at most :data:`MAX_IDEMPOTENCY_KEY` characters (a
+  longer one is a 400, never cut: two keys that differ past the cut would replay each other).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 from core.errors import BadRequest, NotFound, UnsupportedMediaType
 
 MAX_ID_CHARS = 512
+MAX_IDEMPOTENCY_KEY = 200  # characters of an Idempotency-Key header; a longer one is a 400, never cut
 MAX_JSON_DEPTH = 32
 INT64 = (-(2**63), 2**63 - 1)
 
@@ -50,6 +53,17 @@ def check_text(value: str, where: str) -> None:
     if _BAD_CHARS.search(value):
         raise BadRequest(f"{where}: control characters and lone surrogates are not allowed",
                          code="validation_error")
+
+
+def idempotency_key(headers: dict[str, str]) -> str | None:
+    """The request's ``Idempotency-Key`` (None when absent or empty), whole: one over
+    :data:`MAX_IDEMPOTENCY_KEY` characters or with a control character is a 400."""
+    key = headers.get("idempotency-key", "")
+    if len(key) > MAX_IDEMPOTENCY_KEY:
+        raise BadRequest(f"Idempotency-Key: at most {MAX_IDEMPOTENCY_KEY} characters, this one has {len(key)}",
+                         code="validation_error")
+    check_text(key, "Idempotency-Key")
+    return key or None
 
 
 def is_json_media_type(content_type: str | None) -> bool:

@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from core.api import edge
 from core.api.declare import ROUTES, Outcome, Request, Response, route
 from core.api.params import Query
 from core.api.schemas import (
@@ -39,7 +40,15 @@ from core.api.schemas import (
     ConversationDeleted as ConversationDeletedBody,
 )
 from core.domain.records import MemoryItem, to_public
-from core.errors import BadRequest, CohortMoved, LeaseHeld, LineageMoved, Locked, ProviderUnavailable
+from core.errors import (
+    BadRequest,
+    CohortMoved,
+    KeyReused,
+    LeaseHeld,
+    LineageMoved,
+    Locked,
+    ProviderUnavailable,
+)
 from core.services import devices, edits, intake, reads, temporal
 
 SCOPE_HEADER = {"X-Omi-Memory-Device-Scope-Supported": "true"}
@@ -135,7 +144,7 @@ def v3_list(req: Request) -> Response:
 
 def create_memories(req: Request, bodies: list[MemoryCreate]) -> list[MemoryItem]:
     device_id = _device(req)
-    key = req.headers.get("idempotency-key", "")[:200]
+    key = request_key(req) or ""
     requests = [intake.ExplicitMemory(content=b.content, category=b.category or "manual", visibility=b.visibility,
                                       client_device_id=device_id, idempotency_key=key) for b in bodies]
     return intake.create_explicit(req.ctx, req.uid, requests)
@@ -217,8 +226,10 @@ DELETE_ALL: tuple[Outcome, ...] = ((409, "delete_all_contended"), (503, "legacy_
 
 
 def request_key(req: Request) -> str | None:
-    """The client's ``Idempotency-Key``: a retried request with the same key replays its answer."""
-    return req.headers.get("idempotency-key", "")[:200] or None
+    """The client's ``Idempotency-Key``: a retried request with the same key replays its answer. Never
+    cut: one over :data:`core.api.edge.MAX_IDEMPOTENCY_KEY` characters is a 400 (the dispatcher
+    refuses it on every write before the handler runs; checked here again for any other caller)."""
+    return edge.idempotency_key(req.headers)
 
 
 @route("DELETE", "/v3/memories/{memory_id}", "Delete a memory and its whole lineage (402: locked)",
@@ -240,12 +251,14 @@ def v3_delete_all(req: Request) -> Response:
 
 # ----------------------------------------------------------------------------------- conversations
 @route("POST", "/v1/conversations", "Create a completed conversation (same path as a Firestore write)",
-       body=ConversationCreate, response=ConversationCreated, status=201, operation_id="createConversation")
+       body=ConversationCreate, response=ConversationCreated, status=201, operation_id="createConversation",
+       raises=(KeyReused,))
 def v1_conversation_create(req: Request) -> Response:
     from core.services import conversations
 
     device_id, platform, _ = devices.device_from_headers(req.headers)
-    conversation_id = conversations.create(req.ctx, req.uid, req.body.model_dump(mode="json"), device_id, platform)
+    conversation_id = conversations.create(req.ctx, req.uid, req.body.model_dump(mode="json"), device_id, platform,
+                                           idempotency_key=request_key(req))
     return 201, {"id": conversation_id, "status": "completed"}
 
 

@@ -33,11 +33,13 @@ LEGACY_MEMORIES = "memories"  # the original system's rows, read and migrated in
 LEGACY_SHORT_TERM = "short_term"
 ACTION_ITEMS = "action_items"  # the original system's conversation-derived rows, removed with it
 GOALS = "goals"
+REQUEST_KEYS = "request_keys"  # an Idempotency-Key's first answer, for routes that do not journal it
 
 USER_COLLECTIONS = (
     MEMORY_ITEMS, CAPTURE_RUNS, COMMITS, OPERATIONS, STATE, GRAPH_ASSERTIONS, OUTBOX, REVIEW_QUEUE,
     KNOWLEDGE_NODES, KNOWLEDGE_EDGES, ACTION_ITEMS, GOALS, CLIENT_DEVICES, WEBHOOK_CONFIGS,
     WEBHOOK_DELIVERIES, LEGACY_MEMORIES, LEGACY_SHORT_TERM, CONSOLIDATION_ATTEMPTS, DELETION_RECEIPTS, API_KEYS,
+    REQUEST_KEYS,
 )
 """The collections under ``users/{uid}`` the backend writes (the app writes ``conversations``): what an
 account wipe deletes, with ``conversations`` when ``STRATA_WIPE_CONVERSATIONS`` says so. Nothing else
@@ -197,3 +199,8 @@ def api_key(uid: str, key_id: str) -> str:
 def api_key_lookup(digest: str) -> str:
     """The global lookup of a key by its secret's SHA-256 (hex): verifying a key is one read."""
     return rel(API_KEY_LOOKUP, digest)
+
+
+def request_key(uid: str, digest: str) -> str:
+    """The record of an ``Idempotency-Key`` a route took (by a digest of the route and the key)."""
+    return doc(uid, REQUEST_KEYS, digest)

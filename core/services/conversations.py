@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
 from datetime import UTC, datetime
 from typing import Any
 
 from core.domain import paths
 from core.domain.documents import CaptureRun
-from core.errors import Conflict, NotFound
+from core.errors import Conflict, KeyReused, NotFound
 from core.ports import Ports
 from core.services import capture, controls, deletion
 
+CREATE_ROUTE = "POST /v1/conversations"
 
-def create(ctx: Ports, uid: str, body: dict[str, Any], device_id: str | None, platform: str | None) -> str:
+
+def create(ctx: Ports, uid: str, body: dict[str, Any], device_id: str | None, platform: str | None,
+           idempotency_key: str | None = None) -> str:
+    """Write the conversation; its id. With ``idempotency_key`` the conversation and the key's record
+    (``request_keys``: the request's fingerprint and the id) are written in one fenced transaction
+    that first reads the record: a retry finds it and answers the first request's id, writing
+    nothing; the same key with another body is a 422 (:class:`KeyReused`)."""
     controls.require_writes(ctx)
+    fingerprint = _fingerprint(body, device_id, platform) if idempotency_key else ""
     conversation_id = body.pop("id", None) or uuid.uuid4().hex
     now = ctx.now()
     doc = mirror_legacy({k: v for k, v in body.items() if v is not None})
@@ -23,9 +33,30 @@ def create(ctx: Ports, uid: str, body: dict[str, Any], device_id: str | None, pl
     created = doc.get("created_at")  # an app's own creation time (ISO 8601, checked at the edge) is kept
     doc.update({"created_at": _timestamp(created) if isinstance(created, str) else now,
                 "finished_at": doc.get("finished_at") or now, "status": "completed"})
-    # Fenced like every API write: refused once a wipe of the account began or ran since the request did.
-    ctx.store.fenced_write(uid, [(paths.conversation(uid, conversation_id), doc, False)])
-    return conversation_id
+    writes = [(paths.conversation(uid, conversation_id), doc, False)]
+    if not idempotency_key:
+        # Fenced like every API write: refused once a wipe of the account began or ran since the request did.
+        ctx.store.fenced_write(uid, writes)
+        return conversation_id
+    record = paths.request_key(uid, _key_digest(CREATE_ROUTE, idempotency_key))
+    writes.append((record, {"route": CREATE_ROUTE, "fingerprint": fingerprint, "conversation_id": conversation_id,
+                            "created_at": now}, False))
+    if ctx.store.fenced_write(uid, writes, guard=record, refuse=lambda first: first is not None):
+        return conversation_id
+    first = ctx.store.get(record) or {}
+    if first.get("fingerprint") != fingerprint:
+        raise KeyReused("this Idempotency-Key already answered a request with another body; use a new key")
+    return str(first["conversation_id"])
+
+
+def _key_digest(route: str, key: str) -> str:
+    return hashlib.sha256(f"{route}\n{key}".encode()).hexdigest()
+
+
+def _fingerprint(body: dict[str, Any], device_id: str | None, platform: str | None) -> str:
+    """What makes two requests the same request: the validated body and the device headers."""
+    canonical = json.dumps([body, device_id, platform], sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def mirror_legacy(doc: dict[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,7 @@ STRATA_COLLECTIONS = {
     "memory_items", "memory_commits", "memory_operations", "memory_state", "memory_graph_assertions",
     "memory_outbox", "memory_review_queue", "consolidation_attempts", "capture_runs", "action_items", "goals",
     "knowledge_nodes", "knowledge_edges", "client_devices", "developer_webhooks", "webhook_deliveries",
-    "api_keys", "deletion_receipts", "memories", "short_term",
+    "api_keys", "deletion_receipts", "memories", "short_term", "request_keys",
 }
 PROFILE = {"display_name": "Ana Lima", "plan": "pro", "onboarded": True, "nested": {"locale": "pt-PT"}}
 APP_DOCS = {
@@ -56,7 +56,7 @@ def _seed_strata(http: httpx.Client, ctx: Context, uid: str) -> None:
     """Strata's data through its own API: a conversation (captured: memories, ledger, outbox, capture
     run), explicit memories, a delete (a receipt), a key, a webhook, a device."""
     headers = {**_auth(uid), **DEVICE}
-    created = http.post("/v1/conversations", headers=headers, json={"id": "c-wipe", "transcript_segments": [
+    created = http.post("/v1/conversations", headers={**headers, "Idempotency-Key": "k1"}, json={"id": "c-wipe", "transcript_segments": [
         {"id": "s1", "text": "I moved to Lisbon in March and I work as a nurse.", "speaker": "SPEAKER_00",
          "is_user": True}]})
     assert created.status_code == 201, created.text
@@ -102,7 +102,7 @@ def test_the_wipe_deletes_stratas_collections_and_leaves_the_apps_data(stack: di
     written = before & STRATA_COLLECTIONS
     # The seeding reached most of Strata's collections, so the wipe has something to tell apart.
     assert {"memory_items", "memory_commits", "capture_runs", "api_keys", "deletion_receipts",
-            "developer_webhooks", "client_devices", "conversations"} <= before, before
+            "developer_webhooks", "client_devices", "conversations", "request_keys"} <= before, before
     assert {"app_settings", "chats"} <= before
 
     first = _wipe(http, uid)
