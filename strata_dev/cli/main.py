@@ -316,6 +316,28 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 DEFAULT_RTT_MS = 8.0
 
 
+def cmd_model_replies(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from strata_dev import model_replies
+    from strata_dev.localstack import model_replay
+
+    docs = model_replies.conversations(args.conversations)
+    out = Output(args.json)
+    if args.replies_command == "dump":
+        counts = model_replies.dump(docs, Path(args.out))
+        out.result({**counts, "out": args.out}, title="model requests written")
+        return 0
+    replies = Path(args.replies or model_replay.REPLIES)
+    missing_dir = Path(args.missing_dir) if args.missing_dir else replies.parent / "model_replies_missing"
+    rows = model_replies.missing(docs, replies, missing_dir)
+    for row in rows:
+        out.record(row, title="requests without a recorded reply")
+    out.result({"missing": len(rows), "replies": str(replies), "missing_dir": str(missing_dir)},
+               title="model replies")
+    return 1 if rows else 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     _use_running_stack()
     import strata_dev.bench.run
@@ -451,6 +473,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--web-api-key", default=None, help="the app's Firebase web API key (a project's test user sign-up)")
     p.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for each stage")
     p.set_defaults(func=cmd_smoke)
+    p = sub.add_parser("model-replies", help="the model path's requests, for recording the replies the replay "
+                                             "server answers with (strata stack up --model-replay)")
+    replies_sub = _Subparsers(p.add_subparsers(dest="replies_command", required=True), common)
+    for name, help_text in (("dump", "write the exact extraction requests the project's LLMExtractor sends for "
+                                     "the conversations, one file each, as recording templates"),
+                            ("missing", "list the requests without a recorded reply (the conversations' "
+                                        "extraction requests and the replay server's missing folder); exits 1 "
+                                        "when there is any")):
+        r = replies_sub.add_parser(name, help=help_text)
+        r.add_argument("--conversations", default=None,
+                       help="a JSON file or folder of conversation documents (default: the sample conversations)")
+        r.set_defaults(func=cmd_model_replies)
+        if name == "dump":
+            r.add_argument("--out", required=True, help="folder to write the request templates to")
+        else:
+            r.add_argument("--replies", default=None, help="folder of recorded replies "
+                                                           "(default strata_dev/bench/data/model_replies)")
+            r.add_argument("--missing-dir", default=None, help="the replay server's missing folder "
+                                                               "(default: model_replies_missing beside --replies)")
     p = sub.add_parser("bench", help="benchmarks: figures as ratios against an in-run baseline")
     p.add_argument("name", choices=["ingest", "consolidate", "schedule", "project", "read", "recall", "doctor",
                                     "scale", "startup", "cost", "auth", "extract", "all"])

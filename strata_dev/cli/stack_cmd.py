@@ -16,9 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from strata_dev.localstack import stack
+from strata_dev.localstack.model_replay import REPLIES
 
 SUITE_HELP = ("emulators: default = the Google Cloud CLI's Firestore and Pub/Sub emulators; firebase = Firestore, "
               "Auth and Pub/Sub under `firebase emulators:start` (adds auth_emulator_host)")
+
+
+REPLAY_HELP = ("run the model path (extractor and router openai) on the replay server of recorded model replies "
+               "in DIR (default strata_dev/bench/data/model_replies); requests without a reply are written to "
+               "the state dir's model_replies_missing")
 
 
 def _state_dir(args: argparse.Namespace) -> Path | None:
@@ -35,6 +41,8 @@ def _print_urls(info: dict[str, Any], out: Any = sys.stdout) -> None:
         ("typesense", f"{info['typesense_url']}  (api key {info['typesense_api_key']})"),
         ("pinecone (local)", info["pinecone_host"] or "-"),
         ("relay (eventarc)", info.get("relay_url", "")),
+        *([("model replay", f"{info['model_replay']['url']}  (replies {info['model_replay']['replies']}, missing "
+                            f"{info['model_replay']['missing']})")] if info.get("model_replay") else []),
     ]
     rows += [(f"function {name}", url) for name, url in info.get("function_urls", {}).items()]
     rows.append(("state dir", info["state_dir"]))
@@ -45,7 +53,7 @@ def _print_urls(info: dict[str, Any], out: Any = sys.stdout) -> None:
 
 def cmd_up(args: argparse.Namespace) -> int:
     try:
-        info = stack.up(_state_dir(args), suite=args.suite)
+        info = stack.up(_state_dir(args), suite=args.suite, model_replay=_replay(args))
     except stack.StackError as exc:
         print(f"strata stack up: {exc}", file=sys.stderr)
         return 1
@@ -85,13 +93,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0 if report["running"] else 3
 
 
-def run_foreground(state_dir: Path | None = None, suite: str = "default") -> int:
+def run_foreground(state_dir: Path | None = None, suite: str = "default", model_replay: Path | None = None) -> int:
     """`make dev`: start the stack, print where it is, stop all of it on Ctrl-C / SIGTERM."""
     stop = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
-            info = stack.up(state_dir, suite=suite)
+            info = stack.up(state_dir, suite=suite, model_replay=model_replay)
         except stack.StackError as exc:
             print(f"strata dev: {exc}", file=sys.stderr)
             return 1
@@ -109,7 +117,11 @@ def run_foreground(state_dir: Path | None = None, suite: str = "default") -> int
 
 
 def cmd_dev(args: argparse.Namespace) -> int:
-    return run_foreground(_state_dir(args), args.suite)
+    return run_foreground(_state_dir(args), args.suite, _replay(args))
+
+
+def _replay(args: argparse.Namespace) -> Path | None:
+    return Path(args.model_replay) if getattr(args, "model_replay", None) else None
 
 
 def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> None:
@@ -122,6 +134,7 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
     sub = parser.add_subparsers(dest="stack_command", required=True)
     p_up = sub.add_parser("up", parents=[common], help="start everything, wait until healthy, return")
     p_up.add_argument("--suite", choices=stack.SUITES, default="default", help=SUITE_HELP)
+    p_up.add_argument("--model-replay", nargs="?", const=str(REPLIES), default=None, metavar="DIR", help=REPLAY_HELP)
     p_up.set_defaults(func=cmd_up)
     p_down = sub.add_parser("down", parents=[common], help="stop exactly what `up` started")
     p_down.set_defaults(func=cmd_down)
@@ -129,6 +142,7 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
     p_status.set_defaults(func=cmd_status)
     p_dev = sub.add_parser("dev", parents=[common], help="run the stack in the foreground; Ctrl-C stops it")
     p_dev.add_argument("--suite", choices=stack.SUITES, default="default", help=SUITE_HELP)
+    p_dev.add_argument("--model-replay", nargs="?", const=str(REPLIES), default=None, metavar="DIR", help=REPLAY_HELP)
     p_dev.set_defaults(func=cmd_dev)
 
 

@@ -76,9 +76,19 @@ def local_embedder() -> str:
     return "minilm" if all(importlib.util.find_spec(name) is not None for name in needed) else "hashing"
 
 
+def model_env(info: dict[str, Any]) -> dict[str, str]:
+    """With ``--model-replay``: the model path on the replay server (extractor and router ``openai``,
+    no credential); empty otherwise."""
+    replay = info.get("model_replay")
+    if not replay:
+        return {}
+    return {"STRATA_EXTRACTOR": "openai", "STRATA_ROUTER": "openai", "STRATA_LLM_BASE_URL": replay["url"],
+            "STRATA_LLM_MODEL": replay["model"], "STRATA_LLM_AUTH": "none"}
+
+
 def stack_env(info: dict[str, Any]) -> dict[str, str]:
     """The environment a client, test or function process needs to use the stack."""
-    return {
+    return model_env(info) | {
         "STRATA_EMBEDDER": str(info.get("embedder") or "hashing"),
         "FIRESTORE_EMULATOR_HOST": info["firestore_emulator_host"],
         "PUBSUB_EMULATOR_HOST": info["pubsub_emulator_host"],
@@ -156,7 +166,7 @@ def _check_functions(functions_dir: Path) -> None:
 
 
 def _plan(state_dir: Path, functions_dir: Path, rules: Path, runtime_dir: str, suite: str = "default",
-          latency: bool = False) -> tuple[dict[str, Any], list[Component], Component]:
+          latency: bool = False, model_replay: Path | None = None) -> tuple[dict[str, Any], list[Component], Component]:
     """Ports, the stack description, the components to start together, and the tick (started last).
 
     ``latency``: a delay proxy (:mod:`strata_dev.localstack.latency`) sits in front of Firestore,
@@ -170,6 +180,7 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path, runtime_dir: str, s
     if suite == "firebase":
         names += ["auth", "firestore_ws", "firebase_hub", "firebase_logging"]
     names += ["pinecone"] if with_pinecone else []
+    names += ["model_replay"] if model_replay else []
     names += [f"fn:{f.name}" for f in catalog.FUNCTIONS]
     ports = dict(zip(names, free_ports(len(names)), strict=True))
     project = catalog.PROJECT_ID
@@ -281,6 +292,18 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path, runtime_dir: str, s
             lambda: http_responds(f"{info['relay_url']}/healthz", want_2xx=True),
         ),
     ]
+    if model_replay:
+        # The model path answered from recorded replies (strata_dev.localstack.model_replay); what it
+        # has no reply for is written to the state dir's model_replies_missing.
+        info["model_replay"] = {"url": f"http://{LOOPBACK}:{ports['model_replay']}/v1", "replies": str(model_replay),
+                                "missing": str(state_dir / "model_replies_missing"), "model": "replay"}
+        comps.append(Component(
+            "model-replay",
+            [py, "-m", "strata_dev.localstack.model_replay", "--host", LOOPBACK, "--port", str(ports["model_replay"]),
+             "--replies", str(model_replay), "--missing", info["model_replay"]["missing"]],
+            ports["model_replay"],
+            lambda: http_responds(f"http://{LOOPBACK}:{ports['model_replay']}/healthz", want_2xx=True),
+        ))
     if with_pinecone:
         comps.append(Component(
             "pinecone",
@@ -394,14 +417,17 @@ def _wait_ready(comps: list[Component], procs: dict[str, Proc], timeout_s: float
 
 
 def up(state_dir: Path | None = None, *, functions_dir: Path | None = None,
-       timeout_s: float | None = None, suite: str = "default", latency: bool = False) -> dict[str, Any]:
+       timeout_s: float | None = None, suite: str = "default", latency: bool = False,
+       model_replay: Path | None = None) -> dict[str, Any]:
     """Start the whole stack (or return the running one in ``state_dir``) and describe it.
 
     ``suite`` picks the emulators: ``default`` runs the Google Cloud CLI's Firestore and Pub/Sub
     emulators directly; ``firebase`` runs Firestore, Auth and Pub/Sub under ``firebase
     emulators:start`` (:mod:`strata_dev.localstack.firebase_suite`). Everything else is the same.
     ``latency`` (default suite only) starts the delay proxy in front of Firestore, Typesense and the
-    vector index (:func:`set_rtt_ms` sets its delay; 0 until then)."""
+    vector index (:func:`set_rtt_ms` sets its delay; 0 until then). ``model_replay`` (a folder of
+    recorded model replies) runs the model path: extractor and router ``openai`` on the replay
+    server of :mod:`strata_dev.localstack.model_replay`."""
     if latency and suite != "default":
         raise StackError("the latency proxy runs with the default suite only")
     if suite not in SUITES:
@@ -419,11 +445,15 @@ def up(state_dir: Path | None = None, *, functions_dir: Path | None = None,
                     raise StackError(f"a {running} stack is running in {state_dir}: stop it first (strata stack down)")
                 if latency and "latency" not in existing["info"]:
                     raise StackError(f"the stack in {state_dir} runs without the latency proxy: stop it first")
+                if bool(model_replay) != bool(existing["info"].get("model_replay")):
+                    raise StackError(f"the stack in {state_dir} runs {'with' if not model_replay else 'without'} "
+                                     "the model replay: stop it first")
                 return existing["info"]
             log.warning("stale stack state in %s; stopping its remains first", state_dir)
             _stop_all(existing)
             (state_dir / STATE_FILE).unlink(missing_ok=True)
-        return _start(state_dir, functions_dir, timeout_s, suite, latency)
+        return _start(state_dir, functions_dir, timeout_s, suite, latency,
+                      Path(model_replay).resolve() if model_replay else None)
 
 
 def set_rtt_ms(info: dict[str, Any], ms: float) -> None:
@@ -438,7 +468,7 @@ def set_rtt_ms(info: dict[str, Any], ms: float) -> None:
 
 
 def _start(state_dir: Path, functions_dir: Path, timeout_s: float, suite: str = "default",
-           latency: bool = False) -> dict[str, Any]:
+           latency: bool = False, model_replay: Path | None = None) -> dict[str, Any]:
     rules = REPO_ROOT / "infra" / "firestore.rules"
     if not rules.is_file():
         raise StackError(f"{rules} is missing")
@@ -454,7 +484,7 @@ def _start(state_dir: Path, functions_dir: Path, timeout_s: float, suite: str = 
     info: dict[str, Any] = {"runtime_dir": runtime_dir}
     procs: dict[str, Proc] = {}
     try:
-        info, comps, tick = _plan(state_dir, functions_dir, rules, runtime_dir, suite, latency)
+        info, comps, tick = _plan(state_dir, functions_dir, rules, runtime_dir, suite, latency, model_replay)
         info["runtime_dir"] = runtime_dir
         env = _process_env(dict(os.environ), stack_env(info))
         for comp in comps:
