@@ -103,24 +103,24 @@ def _memories(*turns: tuple[str, str, bool], day: date | None = None) -> list[st
     return [c.content for c in result.memories]
 
 
-def test_an_answer_to_a_question_is_a_memory_that_keeps_the_question() -> None:
+def test_an_answer_with_no_subject_is_not_dumped_with_its_question() -> None:
+    # "User said, asked '...': ..." never reads alone (issue 43): the model path keeps such answers.
     facts = _memories(("Rui", "Where's the new job?", False),
                       ("Inês", "Vento Pay. It's a payments startup, like 60 people.", True))
-    assert facts == ["User said, asked \u201cWhere's the new job?\u201d: Vento Pay. "
-                     "It's a payments startup, like 60 people"]
+    assert facts == []
 
 
-def test_a_turn_no_rule_knows_is_kept_with_its_date_resolved() -> None:
-    facts = _memories(("Derek", "Moving day's the 18th of July. The solicitors have finally pulled their "
-                                "fingers out.", True), day=date(2025, 6, 20))
-    assert facts == ["User said: Moving day's the 18th of July. The solicitors have finally pulled their fingers "
-                     "out (the 18th of July: 18 July 2025)"]
+def test_a_first_person_clause_no_rule_knows_is_kept_with_its_date_resolved() -> None:
+    facts = _memories(("Derek", "Honestly, I'm collecting the keys to the new flat on the 18th of July. The "
+                                "solicitors have finally pulled their fingers out.", True), day=date(2025, 6, 20))
+    assert facts == ["User is collecting the keys to the new flat on the 18th of July "
+                     "(the 18th of July: 18 July 2025)"]
 
 
 def test_small_talk_questions_reactions_and_secrets_stay_out() -> None:
     assert _memories(("Ana", "Haha thanks, see you Sunday!", True), ("Ana", "How's baby Wren??", True),
                      ("Ana", "I know, I know. Honestly.", True)) == []
-    facts = _memories(("Ana", "The new flat is in Alfama. My door code is 4471 and the wifi password is "
+    facts = _memories(("Ana", "My new flat is in Alfama. My door code is 4471 and the wifi password is "
                               "tulip-2291. It has a tiny balcony over the river.", True))
     assert facts and not any(contains_secret(f) or "4471" in f or "tulip" in f for f in facts)
 
