@@ -82,6 +82,10 @@ class Settings:
     # The API's public URL (e.g. the function's URL, path prefix included): what the MCP server's
     # 401 and its protected-resource metadata name. Empty: the request's scheme and Host.
     public_url: str = ""
+    # Origins a browser app may call the API from (CORS), comma-separated: exact
+    # (``https://app.example.com``) or any port of a host (``http://localhost:*``); ``*`` any.
+    # Local mode adds ``http://localhost:*`` and ``http://127.0.0.1:*``. Empty: no browser origin.
+    cors_origins: str = ""
     # Provider schema at start: "create" makes a missing Typesense collection (the local stack);
     # "check" only checks and fails naming `strata setup` (deployed functions, Terraform sets it).
     provider_setup: str = _setting("create", choices=("create", "check"))

@@ -24,6 +24,7 @@ from core import logs
 from core.api import (
     adapter_routes,
     conversation_routes,
+    cors,
     deletion_routes,
     edge,
     key_routes,
@@ -185,15 +186,43 @@ def http_error(exc: Any) -> Any:
 @logs.http_entry
 def handle_flask(request: Any, ctx: Context | None = None) -> Any:
     """functions-framework entry: a Flask request in, a Flask response out."""
-    import flask
-
     ctx = ctx or default_context()
     request_id = new_request_id()
     logs.set_request_id(request_id)
     headers = {k.lower(): v for k, v in request.headers.items()}
+    response = _respond(ctx, request, headers, request_id)
+    for key, value in cors.answer_headers(ctx.settings, headers).items():
+        response.headers.setdefault(key, value)
+    response.headers[REQUEST_ID_HEADER] = request_id
+    return response
+
+
+def preflight(ctx: Context, path: str, headers: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+    """``OPTIONS`` on any path (the CORS preflight, which carries no token): ``204`` with the methods
+    the path takes and, for an allowed origin, the CORS headers (:mod:`core.api.cors`); 404 for an
+    unknown path. Answered before dispatch, without auth, and writes nothing."""
+    path = path.rstrip("/") or "/"
+    if path == MCP_PATH:
+        methods = ["POST"]
+    else:
+        try:
+            match_route("OPTIONS", path)
+            methods = []  # no route takes OPTIONS itself
+        except MethodNotAllowed as exc:
+            methods = list(exc.allowed)
+        except StrataError as exc:
+            return _error(exc)
+    return 204, None, cors.preflight_headers(ctx.settings, headers, [*methods, "OPTIONS"])
+
+
+def _respond(ctx: Context, request: Any, headers: dict[str, str], request_id: str) -> Any:
+    import flask
+
     limit = ctx.settings.max_body_bytes
     raw = request.stream.read(limit + 1) if request.method in ("POST", "PATCH", "PUT", "DELETE") else b""
-    if request.path.rstrip("/") == MCP_PATH:  # the MCP server: JSON-RPC messages, not a REST operation
+    if request.method == "OPTIONS":
+        status, body, extra = preflight(ctx, request.path, headers)
+    elif request.path.rstrip("/") == MCP_PATH:  # the MCP server: JSON-RPC messages, not a REST operation
         # Imported on first use only: the SDK adds a second or two to a cold start.
         from core.api import mcp
 
@@ -201,21 +230,21 @@ def handle_flask(request: Any, ctx: Context | None = None) -> Any:
         if status >= 400 and payload[:1] == b"{":  # the REST error shape (401, 413, ...), not a JSON-RPC answer
             with contextlib.suppress(ValueError):
                 payload = json.dumps(_with_request_id(json.loads(payload), request_id)).encode()
-        response = flask.Response(payload, status=status, headers=mcp_headers)
-        response.headers[REQUEST_ID_HEADER] = request_id
-        return response
-    status, body, extra = dispatch(ctx, request.method, request.path, headers,
-                                   {k: request.args.getlist(k) for k in request.args}, raw,
-                                   request.content_length)
+        return flask.Response(payload, status=status, headers=mcp_headers)
+    else:
+        status, body, extra = dispatch(ctx, request.method, request.path, headers,
+                                       {k: request.args.getlist(k) for k in request.args}, raw,
+                                       request.content_length)
     log.info(json.dumps({"event": "api_request", "method": request.method, "path": request.path, "status": status}))
     body = _with_request_id(body, request_id) if status >= 400 else body
-    if isinstance(body, str | Iterator):  # JSON lines, streamed when the handler gives an iterator
+    if status == 204:
+        response = flask.Response(status=204)
+    elif isinstance(body, str | Iterator):  # JSON lines, streamed when the handler gives an iterator
         response = flask.Response(body, status=status, mimetype="application/x-ndjson")
     else:
         response = flask.Response(json.dumps(body, default=str), status=status, mimetype="application/json")
     for key, value in extra.items():
         response.headers[key] = value
-    response.headers[REQUEST_ID_HEADER] = request_id
     return response
 
 

@@ -150,8 +150,8 @@ def test_every_curl_example_of_the_api_doc_answers_its_documented_status(stack: 
             assert answer is not None
             status, body = answer
         assert status == example.status, f"{example.source}\n→ {status}: {body[:500]!r}"
-        if status < 400 and "memories/export" not in example.script:
-            json.loads(body)  # every JSON answer parses
+        if status < 400 and status != 204 and "memories/export" not in example.script:
+            json.loads(body)  # every JSON answer parses (a 204, the CORS preflight's, has no body)
         for field, name in example.exports:
             env[name] = str(json.loads(body)[field])
 
