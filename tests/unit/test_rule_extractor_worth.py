@@ -151,3 +151,15 @@ def test_the_tense_of_a_sentence() -> None:
     assert tense("I moved out in May") == -1
     assert tense("we'll move out in May") == 1
     assert tense("May is lovely") == 0
+
+
+def test_a_habit_told_with_try_is_no_plan() -> None:
+    (memory,) = owner("I usually try to swim at the lido twice a week.")
+    assert memory.kind == "fact"
+
+
+def test_another_speakers_pet_is_theirs() -> None:
+    memories = extract(("Priya", "How are the animals?", True),
+                       ("Sam", "Great, my second tortoise Dumpling finally woke up.", False))
+    pet = next(m for m in memories if m.kind == "relationship")
+    assert (pet.content, pet.subject, pet.subject_label) == ("Sam has a tortoise named Dumpling", "third_party", "Sam")

@@ -60,7 +60,7 @@ from .turns import turn_memories
 
 # "my dog biscuit", "our cat Pickle": a pet named in passing, often inside a request ("remind me to
 # buy food for my dog biscuit") that no other rule keeps as a memory.
-_PET = re.compile(r"\b(?:my|our)\s+(?:(?:old|little|new|big)\s+)?(?P<pet>dog|cat|puppy|kitten|rabbit|bunny|"
+_PET = re.compile(r"\b(?:my|our)\s+(?:(?:old|little|new|big|first|second|third|other|youngest|oldest)\s+)?(?P<pet>dog|cat|puppy|kitten|rabbit|bunny|"
                   r"horse|pony|parrot|budgie|hamster|guinea\s+pig|tortoise|turtle|ferret|snake|lizard)\s*,?\s+"
                   r"(?P<name>[A-Za-z][a-z]{2,})\b", _I)
 _NOT_A_PET_NAME = frozenset(
@@ -75,7 +75,9 @@ def _untold_change(segment: Segment, drafts: list[_Draft]) -> bool:
         change_terms(d.content) is not None or ended_terms(d.content) is not None for d in drafts if d.subject == "user")
 
 
-def _pets(segment: Segment) -> list[_Draft]:
+def _pets(segment: Segment, who: str | None = None) -> list[_Draft]:
+    """"my dog biscuit" -> "User has a dog named Biscuit" ("Jonas has ..." when ``who``, a named
+    other speaker, said it: their pet, labelled with their name)."""
     drafts: list[_Draft] = []
     for match in _PET.finditer(segment.text):
         name = match.group("name")
@@ -83,8 +85,8 @@ def _pets(segment: Segment) -> list[_Draft]:
             continue
         pet = " ".join(match.group("pet").lower().split())
         clause = _Clause(segment, match.start(), match.end(), (match.start(), match.end()))
-        drafts.append(_Draft(f"User has a {pet} named {name[:1].upper() + name[1:]}", "relationship", "user", None,
-                             ((clause, match.start(), match.end()),)))
+        drafts.append(_Draft(f"{who or 'User'} has a {pet} named {name[:1].upper() + name[1:]}", "relationship",
+                             "user" if who is None else "third_party", who, ((clause, match.start(), match.end()),)))
     return drafts
 
 
@@ -167,6 +169,7 @@ class RuleExtractor:
                 name = _speaker_name(segment.speaker)
                 if name is not None:
                     theirs = self._speaker_memories(segment, name)
+                    drafts.extend(_pets(segment, name))
                     drafts.extend(_kin(segment, name))
                     drafts.extend(theirs or turn_memories(segment, previous, name))
                 previous = segment

@@ -69,7 +69,7 @@ _RELATION_STATEMENT = re.compile(  # case-sensitive: the name must be capitalise
 _NAME_IS_MY = re.compile(r"^" + _NAME + r"\s+is\s+my\s+(?P<rel>" + _RELATIONS + r")\b")
 _MY_ATTRIBUTE = re.compile(r"^my\s+(?P<attr>[a-z][a-z' -]{1,40}?)\s+(?:is|are|was|were)\s+(?P<value>.+)$", _I)
 _PREFERENCE = re.compile(
-    r"^I\s+(?:(?:really|absolutely|also|just|totally|kind of|kinda)\s+)?(?:love|like|enjoy|adore|hate|"
+    r"^I\s+(?:(?:really|absolutely|also|just|totally|kind of|kinda|do|still)\s+)*(?:love|like|enjoy|adore|hate|"
     r"dislike|prefer|can't stand|don't like|do not like|don't eat|don't drink|never eat|never drink|"
     r"can't eat|am into)\s+(?P<obj>.+)$|^I(?:['’]m|\s+am)\s+(?:(?:really|totally|so|super|also|just|pretty|kind of|"
     r"kinda|still|big\s+time)\s+)*(?:into|a (?:big |huge )?fan of)\s+"

@@ -130,9 +130,15 @@ def mood(content: str) -> bool:
     return _MOOD.match(_DATE_NOTE.sub("", content)) is not None
 
 
+_HABITUAL = re.compile(r"\b(?:usually|always|often|normally|generally|every|each|once\s+a|twice\s+a|"
+                       r"\w+\s+times\s+a|at\s+least\s+once)\b", _I)
+
+
 def intent(content: str) -> bool:
-    """A wish, an offer or an intention ("will keep looking", "wants to try ..."): a plan at most."""
-    return _INTENT.match(_DATE_NOTE.sub("", content)) is not None
+    """A wish, an offer or an intention ("will keep looking", "wants to try ..."): a plan at most;
+    not a habit ("usually tries to get out of town once a weekend")."""
+    content = _DATE_NOTE.sub("", content)
+    return _INTENT.match(content) is not None and _HABITUAL.search(content) is None
 
 
 def one_day(spoken: str, content: str) -> bool:
