@@ -494,10 +494,23 @@ def build_parser() -> argparse.ArgumentParser:
                                                                "(default: model_replies_missing beside --replies)")
     p = sub.add_parser("bench", help="benchmarks: figures as ratios against an in-run baseline")
     p.add_argument("name", choices=["ingest", "consolidate", "schedule", "project", "read", "recall", "doctor",
-                                    "scale", "startup", "cost", "auth", "extract", "all"])
+                                    "scale", "startup", "cost", "auth", "extract", "quality", "all"])
     p.add_argument("--size", type=int, default=None)
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--data", default=None, help="LoCoMo-format JSON file for the recall benchmark")
+    p.add_argument("--data", default=None, help="LoCoMo-format JSON file for the recall benchmark (quality: the "
+                                                "LoCoMo file its sessions come from; default the shared split)")
+    p.add_argument("--split", choices=["dev", "heldout"], default="dev",
+                   help="quality: the development sessions (tuned on) or the held-out ones")
+    p.add_argument("--path", action="append", choices=["rules", "model"], default=None,
+                   help="quality: run only this path (repeatable; default both)")
+    p.add_argument("--replay-url", default=None,
+                   help="quality: the recorded-replies server (OpenAI-compatible) for the model path")
+    p.add_argument("--packet", default=None, help="quality: write the memories never judged here, for a blind judge")
+    p.add_argument("--record", default=None, help="quality: a judge's answers to a packet, recorded as verdicts")
+    p.add_argument("--judge", default=None, help="quality: who judged the answers given to --record")
+    p.add_argument("--not-blind", action="store_true",
+                   help="quality: --record's judge knew which path made each memory (kept apart from the figures)")
+    p.add_argument("--list-unjudged", action="store_true", help="quality: print each memory never judged (stderr)")
     p.add_argument("--updates", default=None,
                    help="recall: the update-pairs file of the knowledge-update figure (default: the shipped one)")
     p.add_argument("--updates-only", action="store_true", help="recall: only the knowledge-update figure")
