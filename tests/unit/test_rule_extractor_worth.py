@@ -163,3 +163,8 @@ def test_another_speakers_pet_is_theirs() -> None:
                        ("Sam", "Great, my second tortoise Dumpling finally woke up.", False))
     pet = next(m for m in memories if m.kind == "relationship")
     assert (pet.content, pet.subject, pet.subject_label) == ("Sam has a tortoise named Dumpling", "third_party", "Sam")
+
+
+def test_this_before_a_time_is_no_pointer() -> None:
+    assert contents(owner("I started learning the oboe this winter.", day=None)) == [
+        "User started learning the oboe this winter"]

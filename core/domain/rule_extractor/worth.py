@@ -27,6 +27,8 @@ from .clauses import _I
 _POINTER = re.compile(
     r"\b(?:it|it['’]s|its|them|they|they['’](?:re|ve|ll|d)|their|theirs|themselves|here)\b"
     r"|\b(?:this|these|those)\b(?!(?:\s+[\w'’-]+){1,3}\s+(?:called|named)\b)"
+    r"(?!\s+(?:morning|afternoon|evening|week|weekend|month|year|winter|summer|spring|autumn|fall|season|"
+    r"semester|term|time|days)\b)"
     r"|\b(?:something|someone|somebody|somewhere|stuff)\b(?!\s+(?:called|named)\b)"
     r"|\bthere\b(?!\s*(?:is|are|was|were|['’]s|has|have|had)\b)"
     r"|(?:^|\b(?:about|of|in|at|to|for|with|on|from|like|by|out|into|do|did|does|doing|done|try|tried|see|saw|"
