@@ -25,7 +25,7 @@ import json
 import logging
 from typing import Any
 
-from core import logs
+from core import logs, metering
 from core.adapters.cloudevents import DocumentEvent, decode_document_event, decode_pubsub_json
 from core.bootstrap import default_context
 from core.domain import paths
@@ -65,15 +65,18 @@ def capture_conversation(cloud_event: Any) -> None:
     # The webhook's config is read in capture's first lookup: one round trip fewer per conversation.
     also_read = webhooks.read_with_capture(uid, event.old_value, event.value)
     result: capture.CaptureResult | None = None
-    try:
-        result = capture.capture_conversation(ctx, uid, conversation_id, event.value, from_event=True,
-                                              also_read=also_read)
-    finally:  # after capture, whatever its outcome; never raises (a retried trigger is deduplicated)
-        webhooks.enqueue_delivery(ctx, uid, conversation_id, event.old_value, event.value,
-                                  read=result.read if result is not None else None)
+    # The model's calls, tokens, fallbacks and estimated cost for this capture, logged on its line
+    # (the strata/model_* log-based metrics read them).
+    with metering.metered() as usage:
+        try:
+            result = capture.capture_conversation(ctx, uid, conversation_id, event.value, from_event=True,
+                                                  also_read=also_read)
+        finally:  # after capture, whatever its outcome; never raises (a retried trigger is deduplicated)
+            webhooks.enqueue_delivery(ctx, uid, conversation_id, event.old_value, event.value,
+                                      read=result.read if result is not None else None)
     log.info(json.dumps({"event": "capture", "uid": uid, "conversation_id": conversation_id,
                          "skipped": result.skipped, "created": result.created, "kept": result.kept,
-                         "retracted": result.retracted, "errors": result.errors}))
+                         "retracted": result.retracted, "errors": result.errors, **usage.log_fields()}))
     if result.retry:
         raise RuntimeError(f"capture jobs failed and will be retried: {', '.join(result.retry)}")
 
@@ -145,7 +148,8 @@ def consolidate(request: Any) -> Any:
             uid = str(body["uid"])
             generation = ctx.store.read_fence(uid).generation  # the record is dropped if a wipe runs
             try:
-                summary = consolidation.run_pass(ctx, uid)
+                with metering.metered() as usage:  # the router's model calls, logged on the pass's line
+                    summary = consolidation.run_pass(ctx, uid)
             except StrataError:
                 raise  # a refusal answered below, not a failure
             except Exception:
@@ -153,7 +157,7 @@ def consolidate(request: Any) -> Any:
                 log.exception(json.dumps({"event": "consolidation_pass_failed", "uid": uid}))
                 raise
             log.info(json.dumps({"event": "consolidation_pass", "uid": uid, "routes": summary.get("routes"),
-                                 "skipped": summary.get("skipped")}, default=str))
+                                 "skipped": summary.get("skipped"), **usage.log_fields()}, default=str))
             if summary.get("skipped") is None:
                 # Who asked: Cloud Tasks names itself in these headers; a direct call has none.
                 headers = request.headers

@@ -186,3 +186,55 @@ resource "google_monitoring_alert_policy" "api_5xx" {
     content   = "The API answered more than ${var.alert_api_5xx_per_5min} 5xx in 5 minutes. See \"API 5xx\" in ${local.runbook}: find the trace in the api_request / error lines, check `strata doctor` and the incident switches."
   }
 }
+
+# The model path's usage (core/metering.py): every capture and consolidation pass that called the
+# model, or fell back to the rules, logs model_calls, model_failures, prompt_tokens,
+# completion_tokens, model_fallbacks and model_cost_usd (an estimate at list prices; absent for a
+# model without one) on its `capture` / `consolidation_pass` line. One distribution per field, by
+# event: its sum over a window is the calls, tokens, fallbacks and dollars of that window, its count
+# the captures or passes that used the model.
+locals {
+  model_usage = {
+    model_calls       = { unit = "1", scale = 1, what = "Model calls" }
+    model_failures    = { unit = "1", scale = 1, what = "Failed model calls (timeout, quota, 5xx, refusal, malformed reply)" }
+    prompt_tokens     = { unit = "1", scale = 16, what = "Prompt tokens sent to the model" }
+    completion_tokens = { unit = "1", scale = 16, what = "Completion tokens the model answered" }
+    model_fallbacks   = { unit = "1", scale = 1, what = "Times the rule extractor or rule router took over from the model" }
+    model_cost_usd    = { unit = "USD", scale = 0.000001, what = "Estimated model cost at list prices" }
+  }
+}
+
+resource "google_logging_metric" "model_usage" {
+  for_each = local.model_usage
+
+  project         = var.project_id
+  name            = "strata/${each.key}"
+  description     = "${each.value.what}, per capture or consolidation pass that used the model."
+  filter          = "resource.type=\"cloud_run_revision\" AND jsonPayload.message=(\"capture\" OR \"consolidation_pass\") AND jsonPayload.${each.key}>=0"
+  value_extractor = "EXTRACT(jsonPayload.${each.key})"
+  label_extractors = {
+    event = "EXTRACT(jsonPayload.message)"
+  }
+
+  metric_descriptor {
+    metric_kind = "DELTA"
+    value_type  = "DISTRIBUTION"
+    unit        = each.value.unit
+
+    labels {
+      key         = "event"
+      value_type  = "STRING"
+      description = "capture or consolidation_pass"
+    }
+  }
+
+  bucket_options {
+    exponential_buckets {
+      num_finite_buckets = 24
+      growth_factor      = 2
+      scale              = each.value.scale
+    }
+  }
+
+  depends_on = [google_project_service.services]
+}

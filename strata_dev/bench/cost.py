@@ -13,8 +13,14 @@ service code ran). Billed instance time is the invocation's measured wall time r
 Prices are list prices, not fetched by the run: they are constants below with their region and the
 date they were taken as of. Free tiers are ignored (the figures are what usage costs past them). Not
 included: the hosted Typesense and vector index (fixed-capacity plans, priced per node, not per
-operation), an external embedding or LLM API (the defaults are local: hashing embedder, rule
-extractor), Cloud Scheduler (a few fixed jobs, $0.10 a job a month), storage and network egress.
+operation), an external embedding API, Cloud Scheduler (a few fixed jobs, $0.10 a job a month),
+storage and network egress.
+
+The model path (Terraform's default: Gemini on Vertex AI extracts and routes) is priced apart, in
+``model``: the tokens of the exact extraction and routing requests the run's conversations and
+passes make, at the list prices per million tokens of ``core/metering.py`` (with their date), as
+:mod:`strata_dev.bench.model_cost` explains; ``..._with_model`` adds it to the figures above. The
+run itself still extracts and routes with the rules.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import time
 from typing import Any
 
 from core.ports import Publisher, TaskQueue
-from strata_dev.bench import harness, stats
+from strata_dev.bench import harness, model_cost, stats
 
 # List prices, us-central1 (Firestore: Native mode, us-central1 regional), as of 2025-06-01 (the
 # providers' public pricing pages on that date, written down here; the run does not fetch them).
@@ -135,7 +141,9 @@ def run(args: Any) -> dict[str, Any]:
     ctx.paths.account_deletion(uid).get()
     meters = {name: Meter() for name in ("capture", "projection", "consolidation", "search", "list_page")}
     memories = 0
-    for conversation_id, doc in harness.conversations(size, "cost"):
+    router = model_cost.RecordingRouter()  # the rules route; the model router's requests are recorded
+    convs = harness.conversations(size, "cost")
+    for conversation_id, doc in convs:
         # The client app's own write of the conversation document: one write the trigger answers.
         meters["capture"].writes += 1
         created = _measure(ctx, meters["capture"], 1,
@@ -143,7 +151,8 @@ def run(args: Any) -> dict[str, Any]:
         memories += created
         nudges = ctx.publisher.messages
         _measure(ctx, meters["projection"], 1, lambda: projection.drain_user(ctx, uid))
-        _measure(ctx, meters["consolidation"], 1, lambda: consolidation.run_pass(ctx, uid, settle_outbox=False))
+        _measure(ctx, meters["consolidation"], 1,
+                 lambda: consolidation.run_pass(ctx, uid, settle_outbox=False, router=router))
         meters["consolidation"].tasks += 1  # in production each pass is one Cloud Task
         after_pass = ctx.publisher.messages - nudges
         _measure(ctx, meters["projection"], max(after_pass, 1), lambda: projection.drain_user(ctx, uid))
@@ -167,6 +176,7 @@ def run(args: Any) -> dict[str, Any]:
     ops = {name: m.as_dict() for name, m in meters.items()}
     for name in ("capture", "projection", "consolidation"):  # per conversation, not per measured call
         ops[name]["per_conversation_dollars"] = dollars(meters[name]) / size
+    model = model_cost.figures(convs, router, USAGE["conversations"])
     return {
         "conversations": size, "memories": memories, "searches": searches,
         "operations": ops,
@@ -174,6 +184,11 @@ def run(args: Any) -> dict[str, Any]:
         "dollars_per_1000_searches": round(per_search * 1000, 4),
         "dollars_per_1000_list_pages": round(per_list * 1000, 4),
         "dollars_per_1000_active_users_month": round(per_user_month * 1000, 2),
+        "model": model,
+        "dollars_per_1000_conversations_with_model": round(per_conversation * 1000
+                                                           + model["dollars_per_1000_conversations"], 4),
+        "dollars_per_1000_active_users_month_with_model": round(per_user_month * 1000
+                                                                + model["dollars_per_1000_active_users_month"], 2),
         "cpu_billed": {"what": "the same with instance time billed as the CPU time used (a lower bound; the "
                                "figures above bill the emulator-bound wall time, an upper bound)",
                        "dollars_per_1000_conversations": round(cpu_conversation * 1000, 4),
@@ -188,6 +203,6 @@ def run(args: Any) -> dict[str, Any]:
         "usage_per_active_user_month": USAGE,
         "prices": {"region": REGION, "as_of": PRICES_AS_OF, **PRICES, "memory_gib": MEMORY_GIB,
                    "billing_step_s": BILLING_STEP_S},
-        "not_included": "hosted Typesense and vector index (priced per node), external embedding/LLM APIs (the "
-                        "defaults are local), Cloud Scheduler jobs, storage, egress, free tiers",
+        "not_included": "hosted Typesense and vector index (priced per node), an external embedding API, "
+                        "Cloud Scheduler jobs, storage, egress, free tiers (the model path: `model`)",
     }

@@ -66,3 +66,10 @@ def test_bench_cost_tiny_prices_every_operation(stack):
     assert result["operations"]["capture"]["writes"] > 0 and result["operations"]["capture"]["pubsub_messages"] > 0
     assert result["dollars_per_1000_conversations"] > 0 and result["dollars_per_1000_active_users_month"] > 0
     assert result["prices"]["region"] and result["prices"]["as_of"]
+    # The model path priced apart: one extraction request per conversation (each sample is one window),
+    # at least one routing request, list prices with their date.
+    model = result["model"]
+    assert model["extraction"]["requests"] == 2 and model["extraction"]["prompt_tokens"] > 0
+    assert model["routing"]["requests"] >= 1 and model["prices_per_million_tokens"]["as_of"]
+    assert model["dollars_per_1000_conversations"] > 0
+    assert result["dollars_per_1000_conversations_with_model"] > result["dollars_per_1000_conversations"]

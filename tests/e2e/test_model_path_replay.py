@@ -67,6 +67,21 @@ def _consolidate(info: dict[str, Any], uid: str) -> None:
     assert response.status_code == 200, response.text
 
 
+def _usage_lines(info: dict[str, Any], log_file: str, event: str, uid: str) -> list[dict[str, Any]]:
+    """The function's JSON log lines of ``event`` for ``uid`` that carry model usage."""
+    from core.logs import hash_uid
+
+    lines = []
+    for raw in (Path(info["state_dir"]) / "logs" / log_file).read_text().splitlines():
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if line.get("message") == event and line.get("uid_hash") == hash_uid(uid) and "model_calls" in line:
+            lines.append(line)
+    return lines
+
+
 def test_capture_and_consolidation_run_on_recorded_model_replies(replay_stack: dict[str, Any]) -> None:
     info = replay_stack
     labels = model_recordings.fixture()
@@ -106,6 +121,13 @@ def test_capture_and_consolidation_run_on_recorded_model_replies(replay_stack: d
     layers = {i["content"]: i["layer"] for i in all_items(ctx, uid).values()}
     assert {c for c, layer in layers.items() if layer == "long_term"} >= promoted
     assert all(layers[c] != "short_term" for c in sent)
+
+    # Each capture and pass logs what the model cost it (core/metering.py; the strata/model_* metrics).
+    capture_lines = _usage_lines(info, "fn_on_conversation_complete.log", "capture", uid)
+    assert any(line["model_calls"] == 1 and line["model_failures"] == 0 and line["prompt_tokens"] > 0
+               and line["model_fallbacks"] == 0 for line in capture_lines), capture_lines
+    passes = _usage_lines(info, "fn_consolidate.log", "consolidation_pass", uid)
+    assert [(p["model_calls"], p["model_failures"]) for p in passes] == [(1, 1), (1, 0)], passes
 
     # Both indexes serve what the model path promoted: keyword (Typesense) and vector search.
     with httpx.Client(base_url=info["api_url"], timeout=30) as http:

@@ -58,3 +58,16 @@ def test_every_model_variable_is_typed_described_and_validated(root):
     for name in ("extractor", "router", "embedder", "llm_auth", "llm_location", "llm_base_url", "llm_model"):
         variable = root.variables[name]
         assert variable["type"] and variable["description"].strip() and variable.get("validation"), name
+
+
+def test_the_model_usage_metrics_read_the_fields_the_functions_log(root):
+    from core.metering import ModelUsage
+
+    usage = ModelUsage(fallbacks=1)
+    usage.add_call("google/gemini-2.5-flash", 100, 20, failed=False)
+    assert set(root.locals["model_usage"]) == set(usage.log_fields())
+    metric = root.resources_of("google_logging_metric")["model_usage"]
+    assert metric["for_each"] == "${local.model_usage}"
+    assert metric["value_extractor"] == "EXTRACT(jsonPayload.${each.key})"
+    assert '(\\"capture\\" OR \\"consolidation_pass\\")' in metric["filter"] or \
+        '("capture" OR "consolidation_pass")' in metric["filter"]
