@@ -168,3 +168,9 @@ def test_another_speakers_pet_is_theirs() -> None:
 def test_this_before_a_time_is_no_pointer() -> None:
     assert contents(owner("I started learning the oboe this winter.", day=None)) == [
         "User started learning the oboe this winter"]
+
+
+def test_an_activity_without_its_object_is_no_memory() -> None:
+    assert owner("I've been practising for six weeks now.") == []
+    assert contents(owner("I've been practising karate for six weeks now.", day=None)) == [
+        "User has been practising karate for six weeks"]

@@ -117,10 +117,15 @@ def cut_before_pointer(spoken: str, content: str) -> tuple[str, str] | None:
     return head, content[:at[0].start()].rstrip(" ,;:-–—")
 
 
+# "has been playing for a month": an activity with no object says nothing without the conversation.
+_NO_OBJECT = re.compile(r"^\S+\s+(?:has|have)\s+been\s+(?:playing|doing|practi[sc]ing|learning|going|trying|"
+                        r"working\s+on|at)\s+(?:for|since)\b", _I)
+
+
 def speaks_alone(spoken: str, content: str, about_user: bool) -> bool:
     """Whether a memory reads alone: no pointer in the speaker's words ``spoken``, no "you" and (for
-    a memory about the user) no unintroduced "he"/"she" in ``content``."""
-    if _POINTER.search(spoken) or _ADDRESS.search(content):
+    a memory about the user) no unintroduced "he"/"she" in ``content``, no activity without its object."""
+    if _POINTER.search(spoken) or _ADDRESS.search(content) or _NO_OBJECT.match(content):
         return False
     if about_user and _THIRD_PERSON.search(content):
         return False
