@@ -12,11 +12,16 @@ Counted per pair, from what the services stored:
   it would end;
 - ``stated``: the first conversation left a current Long-term fact at all.
 Reported: updates ended, updates ended or asked (and the share asked of those), non-updates ending
-a fact, over each file. ``python -m strata_dev.bench.supersession FILE...``.
+a fact, over each file. ``python -m strata_dev.bench.supersession FILE...``; with ``--model-replay
+DIR`` the model extractor and router answer from the recorded replies in DIR through the local
+replay server (:mod:`strata_dev.localstack.model_replay`), and every request without a reply is
+written to ``--missing`` (default ``DIR/missing``) for recording; the model's requests fail over to
+nothing (one attempt, no fallback to the rules), so a missing reply shows as a missing reply.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -32,11 +37,18 @@ def conversation(side: dict[str, Any], tag: str) -> dict[str, Any]:
         for i, seg in enumerate(side["segments"])]}
 
 
-def run_pair(pair: dict[str, Any], **world_settings: Any) -> dict[str, Any]:
+def run_pair(pair: dict[str, Any], model_url: str | None = None) -> dict[str, Any]:
     from core.services import capture, consolidation, review
     from tests.unit.fakes.ports import world
 
-    w = world(**world_settings)
+    if model_url is None:
+        w = world()
+    else:
+        from core.adapters.llm import build_extractor, build_router
+
+        w = world(extractor="openai", router="openai", llm_base_url=model_url, llm_model="replay",
+                  llm_max_attempts=1, llm_on_failure="fail")
+        w.ctx._overrides.update(extractor=build_extractor(w.ctx.settings), router=build_router(w.ctx.settings))
     uid = "u-" + pair["id"]
     capture.capture_conversation(w.ctx, uid, "first", conversation(pair["first"], "first"))
     consolidation.run_pass(w.ctx, uid)
@@ -57,9 +69,9 @@ def _items(w: Any, uid: str) -> list[MemoryItem]:
     return [MemoryItem.from_store(d) for d in w.store.collection(paths.user(uid) + "/memory_items").values()]
 
 
-def measure(path: str | Path, **world_settings: Any) -> dict[str, Any]:
+def measure(path: str | Path, model_url: str | None = None) -> dict[str, Any]:
     pairs = json.loads(Path(path).read_text(encoding="utf-8"))["pairs"]
-    rows = [run_pair(p, **world_settings) for p in pairs]
+    rows = [run_pair(p, model_url) for p in pairs]
     updates = [r for r in rows if r["label"] == "update"]
     keeps = [r for r in rows if r["label"] == "non_update"]
     caught = [r for r in updates if r["ended"] or r["asked"]]
@@ -80,9 +92,25 @@ def measure(path: str | Path, **world_settings: Any) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    for path in argv:
-        out = measure(path)
-        print(json.dumps({k: v for k, v in out.items() if k != "rows"}))
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m strata_dev.bench.supersession")
+    parser.add_argument("files", nargs="+")
+    parser.add_argument("--model-replay", default=None, help="a folder of recorded model replies")
+    parser.add_argument("--missing", default=None, help="where requests without a reply are written")
+    parser.add_argument("--rows", action="store_true", help="print every pair's row too")
+    args = parser.parse_args(argv)
+    with contextlib.ExitStack() as stack:
+        url = None
+        if args.model_replay:
+            from strata_dev.localstack.model_replay import ReplayServer
+
+            replies = Path(args.model_replay)
+            server = stack.enter_context(ReplayServer(replies, Path(args.missing or replies / "missing")))
+            url = server.base_url
+        for path in args.files:
+            out = measure(path, url)
+            print(json.dumps({k: v for k, v in out.items() if k != "rows" or args.rows}))
     return 0
 
 

@@ -23,7 +23,7 @@ _VEHICLES = (r"toyota|honda|ford|volvo|tesla|bmw|audi|subaru|mazda|volkswagen|vw
              r"chevrolet|prius|civic|corolla|golf|fiesta|mini|fiat|skoda|renault|peugeot|jaguar|lexus|porsche|"
              r"rivian|polestar|mercedes|saab|dodge|ram|gmc|buick|cadillac|citroen|seat|suzuki|mitsubishi|leaf|"
              r"motorbike|motorcycle|scooter|truck|van|pickup|camper|minivan|suv|hatchback|sedan|estate")
-_VEHICLE = r"(?P<v>(?:[\w-]+\s+){0,2}?(?:" + _VEHICLES + r")(?-i:\s+[A-Z0-9][\w-]*)?)"
+_VEHICLE = r"(?P<v>(?:[\w-]+\s+){0,2}?(?:" + _VEHICLES + r")\d*(?-i:\s+[A-Z0-9][\w-]*)?)"
 _DIETS = r"(?P<v>vegetarian|vegan|pescatarian|pescetarian|keto|paleo|gluten[\s-]free|plant[\s-]based|carnivore)"
 _PARTNERS = r"(?:wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|spouse)"
 _PETS = r"(?:dog|cat|puppy|kitten|rabbit|bunny|hamster|parrot|budgie|tortoise|turtle|horse|pony|guinea\s+pig|ferret|lizard|snake)"
@@ -38,17 +38,21 @@ _READINGS: tuple[tuple[str, bool, re.Pattern[str]], ...] = tuple(
     for attribute, ended, pattern in (
         ("residence", True, r"\b(?i:" + _ME + _SOON + r"\s+moved\s+(?:out\s+of|away\s+from))\s+" + _NAME),
         ("residence", False, r"\b(?i:" + _ME + _SOON + r"\s+(?:live|living|lived|moved|relocated|settled|based)"
-                             r"(?:\s+(?:here|over|down|up|back))?\s+(?:in|to))\s+(?:the\s+)?" + _NAME),
+                             r"(?:\s+with\s+(?:my|our)\s+[a-z]+)?(?:\s+(?:here|over|down|up|back|out))?\s+(?:in|to))"
+                             r"\s+(?:the\s+)?" + _NAME),
         ("school", True, r"\b(?i:" + _ME + _SOON + r"\s+(?:graduated|dropped\s+out)\s+(?:from|of))\s+" + _NAME),
-        ("school", False, r"\b(?i:" + _ME + _SOON + r"\s+(?:study|studying|enrolled|transferred|a\s+student)\s+"
+        ("school", False, r"\b(?i:" + _ME + _SOON + r"\s+(?:study|studying|enrolled|transferred|(?:a|an)\s+"
+                          r"(?:(?:grad|graduate|phd|master['’]?s|undergrad|first[\s-]year|second[\s-]year|final[\s-]year)"
+                          r"\s+)?(?:student|freshman|sophomore|junior|senior|undergrad)|doing\s+(?:a|an|my)\s+"
+                          r"(?:master['’]?s|phd|degree|doctorate|ba|bsc|ma|msc|mba)(?:\s+in\s+[a-z ]{2,30}?)?)\s+"
                           r"(?:at|in|to))\s+(?:the\s+)?" + _NAME),
         ("employer", True, r"\b(?i:(?:" + _ME + _SOON + r"\s+(?:quit|left|resigned\s+from|retired\s+from|"
                            r"(?:was|got)\s+(?:laid\s+off|fired|let\s+go)\s+(?:from|by))|my\s+last\s+day\s+at))\s+"
                            + _NAME),
-        ("employer", False, r"\b(?i:" + _ME + _SOON + r"\s+(?:work|working|worked|started|joined|employed|"
+        ("employer", False, r"\b(?i:" + _ME + _SOON + r"\s+(?:work|working|worked|started|joined|employed|been\s+at|"
                             r"(?:got|took|accepted)\s+(?:a|the|an)\s+(?:new\s+)?(?:job|position|role|offer))"
                             r"(?:\s+(?:full[\s-]time|now))?\s+(?:at|for|with|from)?\s*)(?:the\s+)?" + _NAME),
-        ("job_title", False, r"\b" + _ME + _SOON + r"\s+(?:work(?:ing)?\s+as|promoted\s+to|became|now)\s+"
+        ("job_title", False, r"\b" + _ME + _SOON + r"\s+(?:work(?:ing)?\s+as|practi[cs]ing\s+as|promoted\s+to|became|now)\s+"
                              r"(?:a|an|the)\s+(?:new\s+)?" + _WORDS),
         ("partner", True, r"\b(?:" + _ME + _SOON + r"\s+(?:divorced|broke\s+up\s+with|split\s+(?:up\s+)?with|"
                           r"separated\s+from)\s+(?P<v>[A-Z][\w'’-]+)|(?P<w>[A-Z][\w'’-]+)\s+and\s+i\s+(?:got\s+)?"
@@ -57,12 +61,12 @@ _READINGS: tuple[tuple[str, bool, re.Pattern[str]], ...] = tuple(
                            r"(?P<v>[A-Z][\w'’-]+)|my\s+(?:new\s+)?" + _PARTNERS + r",?\s+(?P<w>[A-Z][\w'’-]+))"),
         ("vehicle", True, r"\b" + _ME + _SOON + r"\s+(?:sold|scrapped|traded\s+in|gave\s+away|got\s+rid\s+of|"
                           r"totall?ed|wrote\s+off)\s+(?:my|our|the)\s+" + _VEHICLE),
-        ("vehicle", False, r"\b(?:" + _ME + _SOON + r"\s+(?:drive|driving|bought|got|own)\s+(?:a|an|my|our)\s+"
+        ("vehicle", False, r"\b(?:" + _ME + _SOON + r"\s+(?:drive|driving|bought|got|own|picked\s+up)\s+(?:a|an|my|our)\s+"
                            r"(?:new\s+|used\s+|second[\s-]hand\s+)?" + _VEHICLE + r"|my\s+(?:car|ride)\s+is\s+(?:a|an)\s+"
                            r"(?P<w>[\w\s-]{2,30}))"),
-        ("diet", True, r"\b" + _ME + _SOON + r"\s+(?:(?:not|no\s+longer)\s+(?:a\s+)?" + _DIETS + r"|stopped\s+being\s+"
-                       r"(?:a\s+)?(?P<w>vegetarian|vegan|pescatarian|keto))"),
-        ("diet", False, r"\b" + _ME + _SOON + r"\s+(?:a\s+|went\s+|gone\s+|eating\s+|been\s+)?(?:strictly\s+|fully\s+)?"
+        ("diet", True, r"\b" + _ME + _SOON + r"\s+(?:(?:not|no\s+longer)\s+(?:a\s+)?" + _DIETS + r"|(?:stopped\s+being|"
+                       r"gave\s+up(?:\s+on)?(?:\s+being)?|quit)\s+(?:a\s+)?(?P<w>vegetarian|vegan|pescatarian|keto|paleo))"),
+        ("diet", False, r"\b" + _ME + _SOON + r"\s+(?:a\s+|went\s+|gone\s+|eating\s+|been\s+|doing\s+)?(?:strict\s+|strictly\s+|fully\s+)?"
                         + _DIETS + r"\b"),
         ("pet", True, r"\b(?:(?:my|our)\s+(?:" + _PETS + r")\s+(?P<v>[A-Z][\w'’-]+)\s+(?:died|passed\s+away)|"
                       + _ME + _SOON + r"\s+(?:rehomed|lost|had\s+to\s+put\s+down)\s+(?:my|our)\s+(?:" + _PETS
