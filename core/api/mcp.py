@@ -38,7 +38,7 @@ from core.domain import fence
 from core.domain.records import MemoryItem, to_public
 from core.errors import MethodNotAllowed, NotFound, PayloadTooLarge, StrataError, Unauthorized
 from core.ports import Ports
-from core.services import api_keys, deletion, devices, intake, reads, search, temporal
+from core.services import api_keys, deletion, devices, edits, intake, reads, search, temporal
 
 _CALLER: ContextVar[tuple[Ports, str]] = ContextVar("strata_mcp_caller")
 # The personal API key the request came with (None: an ID token), for the write tools' scope check.
@@ -168,6 +168,15 @@ async def delete_memory(memory_id: MemoryId, idempotency_key: IdempotencyKey = "
     with _write(ctx, uid):
         result = _service(lambda: deletion.delete_memory(ctx, uid, _checked_id(memory_id), idempotency_key or None))
     return _json(result)
+
+
+@server.tool(description="Undo an automatic ending: a fact a later statement ended is current again, beside "
+             "the fact that ended it, which never ends it again; like POST /v1/memories/{id}/restore")
+async def restore_memory(memory_id: MemoryId) -> dict[str, Any]:
+    ctx, uid = _caller()
+    with _write(ctx, uid):
+        item = _service(lambda: edits.restore(ctx, uid, _checked_id(memory_id)))
+    return _public(ctx, [item])[0]
 
 
 # ------------------------------------------------------------------------------------------ resources

@@ -27,7 +27,7 @@ from tests.support.firestore_checks import assert_nothing_written, user_doc_coun
 
 pytestmark = pytest.mark.e2e
 PROJECT = "demo-strata"
-TOOLS = {"search_memories", "list_memories", "get_memory", "create_memory", "delete_memory"}
+TOOLS = {"search_memories", "list_memories", "get_memory", "create_memory", "delete_memory", "restore_memory"}
 T = TypeVar("T")
 
 
@@ -200,6 +200,7 @@ BAD_CALLS = [
     ("create_memory", {"content": "x" * 9_000}),              # over the content limit
     ("create_memory", {"content": "tea", "visibility": "shared"}),
     ("delete_memory", {"memory_id": "__reserved__"}),
+    ("restore_memory", {"memory_id": "__reserved__"}),
     ("no_such_tool", {}),
 ]
 
