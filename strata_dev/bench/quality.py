@@ -103,7 +103,7 @@ def locomo_sessions(path: Path, split: str) -> list[Session]:
             for owner in (sample.speaker_a, sample.speaker_b):
                 out.append(Session(
                     id=f"{sample.sample_id}/s{session.index}/{owner}",
-                    ref=f"{path.name} {sample.sample_id} session_{session.index} ({session.date}), owner {owner}",
+                    ref=f"{path} {sample.sample_id} session_{session.index} ({session.date}), owner {owner}",
                     owner=owner, doc=locomo.conversation_doc(sample, session, owner)))
     return out
 
