@@ -6,7 +6,9 @@ indexes, clock), one fresh user per session, once per *path*:
 
 - ``rules``: the rule extractor and the rule router (the offline and local default);
 - ``model``: the LLM extractor and router pointed at an OpenAI-compatible server given by
-  ``--replay-url`` (the recorded-replies server); without one the path is skipped with its reason.
+  ``--replay-url`` (the recorded-replies server, :mod:`strata_dev.localstack.model_replay`); without one
+  the path is skipped with its reason. A capture the model fails is retried, then falls back to the
+  rules as deployed; ``fell_back_sessions`` counts those (their memories are the rules').
 
 A session is a LoCoMo session seen from one of its two speakers as the owner (``--data``, default the
 shared development split when present) or one of the repository's sample conversations. After capture
@@ -145,8 +147,11 @@ def _world(path: str, replay_url: str | None) -> Any:
     return w
 
 
-def run_session(path: str, session: Session, replay_url: str | None = None) -> list[Memory]:
-    """The visible memories ``session`` leaves for its owner through capture and consolidation."""
+def run_session(path: str, session: Session, replay_url: str | None = None,
+                fell_back: list[str] | None = None) -> list[Memory]:
+    """The visible memories ``session`` leaves for its owner through capture and consolidation (on
+    the model path a capture the model fails is retried, then falls back to the rules as deployed:
+    its session id is added to ``fell_back``)."""
     from core.domain import paths
     from core.domain.records import MemoryItem
     from core.domain.visibility import collapse_lineage, is_default_visible
@@ -158,7 +163,15 @@ def run_session(path: str, session: Session, replay_url: str | None = None) -> l
         w.clock.current = started + timedelta(hours=1)
     cid = "c-" + hashlib.sha256(session.id.encode()).hexdigest()[:12]
     w.store.put(paths.doc(UID, "conversations", cid), session.doc)
-    capture.capture_conversation(w.ctx, UID, cid, session.doc)
+    for _ in range(1 + w.ctx.settings.llm_max_attempts):  # redelivered until captured, as the trigger is
+        result = capture.capture_conversation(w.ctx, UID, cid, session.doc)
+        if not result.retry:
+            break
+        w.clock.advance(minutes=5)
+    if fell_back is not None:
+        marker = w.store.get(paths.doc(UID, "capture_runs", cid)) or {}
+        if marker.get("fell_back"):
+            fell_back.append(session.id)
     for _ in range(2):  # a pass at capture time, then one after every Short-term deadline
         for _ in range(50):
             summary = consolidation.run_pass(w.ctx, UID)
@@ -285,9 +298,12 @@ def measure(data: str | None = None, split: str = "dev", paths_: Sequence[str] =
             result["paths"][path] = {"skipped": "no recorded-replies server: give --replay-url (an "
                                                 "OpenAI-compatible server answering with recorded replies)"}
             continue
-        found = [m for s in sessions for m in run_session(path, s, replay_url)]
+        fell_back: list[str] = []
+        found = [m for s in sessions for m in run_session(path, s, replay_url, fell_back)]
         memories[path] = found
         row = figures(found, len(sessions), verdicts)
+        if path == "model":  # sessions the rules captured after the model failed: not the model's figures
+            row["fell_back_sessions"] = len(fell_back)
         row["by_judge"] = {j: figures(found, len(sessions), verdicts, j) for j in judges}
         row["by_source"] = {}
         for source in sorted({_source(s.id) for s in sessions}):
