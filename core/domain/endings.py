@@ -112,6 +112,7 @@ def resolve_conflicts(view: ApplyView, plan: Plan, item: MemoryItem, would_end: 
         item.kept_beside = sorted({*item.kept_beside, *(o.id for o in others)})
         for other in others:
             other.kept_beside = sorted({*other.kept_beside, item.id})
+            readmit(view, plan, other, planner + ".keep_both")  # a new revision of a current fact
             changed[other.id] = other
     return changed
 
@@ -136,6 +137,8 @@ def restore(view: ApplyView, *, memory_id: str) -> Plan:
         if successor is not None:
             successor = successor.model_copy(deep=True)
             successor.kept_beside = sorted({*successor.kept_beside, item.id})
+            if current(successor):
+                readmit(view, out, successor, "restore.keep")
             changed[successor.id] = successor
     item.superseded_by, item.valid_to = None, None
     readmit(view, out, item, "restore")

@@ -365,11 +365,13 @@ def judged(decision: Decision, item: MemoryItem, shown: dict[str, MemoryItem], m
         old = shown.get(memory_id)
         if old is None or endings.kept_apart(item, old):
             continue
-        verdict = slots.relation(mine, endings.statement(old))
+        theirs = endings.statement(old)
+        verdict = slots.relation(mine, theirs)
         if verdict == "ends":
             allowed.append(memory_id)
-        elif verdict is None and mine.subject is not None and mine.subject == endings.statement(old).subject:
-            ask.append(memory_id)
+        elif verdict is None and mine.subject is not None and mine.subject == theirs.subject and (
+                mine.slot is None or theirs.slot is None or slots.undecided(mine, theirs)):
+            ask.append(memory_id)  # the rule cannot tell: the owner can (two read slots that agree end nothing)
     if route != "promote":
         return (route, allowed + ask if route == "review" else [], duplicate_of, reason), None
     if ask:

@@ -191,3 +191,40 @@ def test_valid_time_is_half_open() -> None:
     assert not valid_at(item, datetime(2025, 12, 31, tzinfo=UTC))
     assert valid_at(item, datetime(2026, 1, 1, tzinfo=UTC))
     assert not valid_at(item, datetime(2026, 2, 1, tzinfo=UTC))
+
+
+class _Eager:
+    """A router (as a model might) that proposes to end every Long-term neighbour it is shown."""
+
+    router_id = "eager"
+    router_version = "1"
+
+    def route(self, candidates: list) -> list:
+        from core.domain.routing import RouteProposal
+
+        return [RouteProposal(c.ref, "promote", "eager", supersedes=tuple(n.ref for n in c.neighbours
+                                                                           if n.layer == "long_term"))
+                for c in candidates]
+
+
+def test_an_ending_outside_the_rule_ends_nothing_whichever_router_proposes_it() -> None:
+    from core.services import review
+
+    w = world()
+    capture.capture_conversation(w.ctx, UID, "c1", _conversation("2026-01-10", "I live in Leeds."))
+    consolidation.run_pass(w.ctx, UID, router=_Eager())
+    [leeds] = [i for i in _items(w) if i.slot is not None]
+    # Someone else's news: the rule refuses (another subject) and the item is promoted beside it.
+    capture.capture_conversation(w.ctx, UID, "c2", _conversation("2026-02-01", "My sister Kate lives in Leeds too."))
+    consolidation.run_pass(w.ctx, UID, router=_Eager())
+    assert {i.id: i for i in _items(w)}[leeds.id].status == "active"
+    # The owner's own words about the same place without a slot the rule can read: the owner is
+    # asked, the entry naming the fact it would end, and nothing ends before they answer.
+    capture.capture_conversation(w.ctx, UID, "c3", _conversation("2026-03-01", "I love the market in Leeds."))
+    consolidation.run_pass(w.ctx, UID, router=_Eager())
+    assert {i.id: i for i in _items(w)}[leeds.id].status == "active"
+    [entry] = [row for row in review.list_open(w.ctx, UID) if row["would_end"]]
+    assert entry["would_end"] == [{"id": leeds.id, "content": leeds.content}]
+    review.resolve(w.ctx, UID, entry["review_id"], "keep_both")
+    after = {i.id: i for i in _items(w)}
+    assert after[leeds.id].status == "active" and after[entry["memory_id"]].kept_beside == [leeds.id]
