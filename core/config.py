@@ -127,6 +127,9 @@ class Settings:
     # reply is validated here against the same schema) or ``none`` (no response_format at all).
     llm_response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
     llm_send_temperature: bool = True  # off for servers that refuse ``temperature``
+    # ``reasoning_effort`` sent with each chat request (empty: not sent). For Gemini 2.5 on Vertex AI
+    # it bounds the thinking tokens, which count against ``llm_max_tokens`` and are billed as output.
+    llm_reasoning_effort: str = _setting("", choices=("", "none", "minimal", "low", "medium", "high"))
     # A conversation revision's extraction calls the model at most this many times (each failed
     # call counted on the capture marker); then ``llm_on_failure`` decides: ``fall_back`` to the
     # rule extractor, or ``fail`` (recorded, acknowledged).

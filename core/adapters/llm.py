@@ -96,7 +96,7 @@ class ChatClient:
     def __init__(self, base_url: str, model: str, api_key: str = "", timeout_s: float = 20.0,
                  transport: httpx.BaseTransport | None = None, *, max_tokens: int = 4096,
                  response_format: str = "json_schema", send_temperature: bool = True, auth: str = "key",
-                 token: Callable[[], str] | None = None) -> None:
+                 token: Callable[[], str] | None = None, reasoning_effort: str = "") -> None:
         if not base_url or not model:
             raise LLMRejected("LLM adapter needs a base URL and a model", code="llm_misconfigured")
         if response_format not in RESPONSE_FORMATS:
@@ -114,6 +114,7 @@ class ChatClient:
         self.max_tokens = max_tokens
         self.response_format = response_format
         self.send_temperature = send_temperature
+        self.reasoning_effort = reasoning_effort
         self.usage = Usage()
         import httpx
 
@@ -129,7 +130,8 @@ class ChatClient:
     def from_settings(cls, settings: Settings, *, token: Callable[[], str] | None = None) -> ChatClient:
         return cls(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s,
                    max_tokens=settings.llm_max_tokens, response_format=settings.llm_response_format,
-                   send_temperature=settings.llm_send_temperature, auth=settings.llm_auth, token=token)
+                   send_temperature=settings.llm_send_temperature, auth=settings.llm_auth, token=token,
+                   reasoning_effort=settings.llm_reasoning_effort)
 
     def close(self) -> None:
         self._http.close()
@@ -147,6 +149,8 @@ class ChatClient:
         }
         if self.send_temperature:
             body["temperature"] = 0
+        if self.reasoning_effort:
+            body["reasoning_effort"] = self.reasoning_effort
         if self.response_format == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",

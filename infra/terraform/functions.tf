@@ -62,6 +62,7 @@ locals {
     STRATA_LLM_BASE_URL             = local.llm_base_url
     STRATA_LLM_MODEL                = var.llm_model
     STRATA_LLM_AUTH                 = var.llm_auth
+    STRATA_LLM_REASONING_EFFORT     = var.llm_reasoning_effort
   } : k => v if v != "" }
 
   # Secret environment variables by the secrets each function's code reaches.

@@ -342,6 +342,17 @@ variable "llm_model" {
   }
 }
 
+variable "llm_reasoning_effort" {
+  description = "reasoning_effort sent with each chat request (STRATA_LLM_REASONING_EFFORT): Gemini 2.5 thinks before answering, its thinking tokens count against the 4,096-token completion budget and are billed as output; low bounds them at about 1,024 a request. Empty: not sent (the model's default thinking)."
+  type        = string
+  default     = "low"
+
+  validation {
+    condition     = contains(["", "none", "minimal", "low", "medium", "high"], var.llm_reasoning_effort)
+    error_message = "llm_reasoning_effort must be empty, none, minimal, low, medium or high."
+  }
+}
+
 variable "function_settings" {
   description = "Per-function sizing overrides, keyed by function name (api, on_conversation_complete, delete_cascade, outbox_drain, consolidate, deliver_webhook)."
   type = map(object({

@@ -54,8 +54,18 @@ def test_the_functions_that_call_the_model_get_the_vertex_role_and_the_api_is_en
     assert "aiplatform.googleapis.com" in root.locals["services"]
 
 
+def test_thinking_is_bounded_with_a_reasoning_effort_the_settings_accept(root):
+    from core import config
+
+    variable = root.variables["llm_reasoning_effort"]
+    assert variable["default"] == "low"
+    assert _choices(root, "llm_reasoning_effort") | {""} == set(config._fields()["llm_reasoning_effort"].metadata["choices"])
+    assert re.search(r"\bSTRATA_LLM_REASONING_EFFORT = var\.llm_reasoning_effort\b", root.locals["environment"])
+
+
 def test_every_model_variable_is_typed_described_and_validated(root):
-    for name in ("extractor", "router", "embedder", "llm_auth", "llm_location", "llm_base_url", "llm_model"):
+    for name in ("extractor", "router", "embedder", "llm_auth", "llm_location", "llm_base_url", "llm_model",
+                 "llm_reasoning_effort"):
         variable = root.variables[name]
         assert variable["type"] and variable["description"].strip() and variable.get("validation"), name
 

@@ -213,3 +213,13 @@ def test_a_model_outage_costs_capture_the_attempt_bound_then_the_rules_capture(
 
 def _hang() -> Reply:
     return Reply(delay_s=30.0, body={})  # cut short when the server stops
+
+
+def test_the_reasoning_effort_is_sent_only_when_set(vertex: VertexChatServer) -> None:
+    """Gemini 2.5's thinking counts against ``max_tokens``: Terraform bounds it with ``low``."""
+    vertex.script(completion(REPLY), completion(REPLY))
+    _extract(vertex, llm_reasoning_effort="low")
+    _extract(vertex)
+    bounded, default = vertex.chat_requests()
+    assert bounded.body["reasoning_effort"] == "low" and "reasoning_effort" not in default.body
+    assert bounded.body["max_tokens"] == default.body["max_tokens"] == 4096
