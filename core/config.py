@@ -151,6 +151,14 @@ class Settings:
     long_term_archive_after_days: int = _setting(0, ge=0)  # 0 = never age out
     max_body_bytes: int = _setting(1_048_576, gt=0)
     max_content_chars: int = _setting(8_000, gt=0)
+    # Per-user rate limits (429 with Retry-After): requests per window of ``rate_window_s``
+    # seconds, counted in Firestore across every api instance; 0 turns a kind off. ``writes``:
+    # every create, edit and delete; ``extraction``: POST /v1/conversations and reprocess (each
+    # drives extraction, with a model its cost); ``search``: the searches that embed the query.
+    rate_window_s: int = _setting(60, gt=0)
+    rate_limit_writes: int = _setting(120, ge=0)
+    rate_limit_extraction: int = _setting(30, ge=0)
+    rate_limit_search: int = _setting(300, ge=0)
     # Developer webhooks: delivered by Cloud Tasks on their own queue, each POST bounded in time.
     webhook_queue: str = "strata-webhooks"
     webhook_timeout_s: float = _setting(10.0, gt=0)

@@ -15,6 +15,7 @@
     ├── NotFound                      404 not_found
     ├── Locked                        402 memory_locked (a locked historical memory, deleted one by one)
     ├── MethodNotAllowed              405 method_not_allowed (carries the route's ``allowed`` methods)
+    ├── RateLimited                   429 rate_limited R (a user's requests of one kind over the limit)
     ├── Conflict                      409 conflict, stale_review, already_resolved, ...
     │   ├── WritesBlocked             409 writes_blocked (account fence)
     │   │   └── WritesDisabled        503 writes_disabled R (incident switch: nothing written)
@@ -112,6 +113,19 @@ class KeyReused(BadRequest):
 
     status = 422
     code = "idempotency_key_reused"
+
+
+class RateLimited(StrataError):
+    """The user's requests of one kind went over the window's limit: nothing was done; call again
+    after ``retry_after_s`` (the ``Retry-After`` header)."""
+
+    status = 429
+    code = "rate_limited"
+    retryable = True
+
+    def __init__(self, message: str, *, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = max(1, retry_after_s)
 
 
 class Unauthorized(StrataError):

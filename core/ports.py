@@ -259,6 +259,11 @@ class Store(ABC):
     def delete(self, path: str) -> None: ...
 
     @abstractmethod
+    def increment(self, path: str, field: str, data: dict[str, Any]) -> int:
+        """Add 1 to ``field`` of document ``path`` (created when absent, ``data`` merged in) in one
+        write, no transaction and no read; the field's new value."""
+
+    @abstractmethod
     def create(self, path: str, data: dict[str, Any]) -> bool:
         """Create the document; False (nothing written) when it already exists."""
 

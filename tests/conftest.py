@@ -65,6 +65,11 @@ def stack() -> Iterator[dict[str, Any]]:
     # The hanging-receiver test waits for one cut-off POST and its retry; the 10 s default bound
     # would spend most of its run waiting (receivers here answer at once, or hang on purpose).
     os.environ.setdefault("STRATA_WEBHOOK_TIMEOUT_S", "4")
+    # The per-user rate limits count on every request here too, but far above what any test sends
+    # (the fuzz drives hundreds of writes as one user); tests/e2e/test_rate_limits.py runs api
+    # instances of its own with low limits.
+    for kind in ("WRITES", "EXTRACTION", "SEARCH"):
+        os.environ.setdefault(f"STRATA_RATE_LIMIT_{kind}", "1000000")
     try:
         info = localstack.up(state_dir)
         os.environ.update(localstack.stack_env(info))

@@ -109,7 +109,7 @@ def _search_envelope(req: Request, query: str, limit: int) -> Response:
 
 @route("POST", "/v1/tools/memories/search", "Tool adapter: search the user's memories", body=ToolSearch,
        response=ToolResult, query=DEVICE_SCOPE, key_scope="read", operation_id="searchToolMemories",
-       deprecated="GET /v1/memories/hybrid-search (/mcp's search_memories with a personal key)")
+       deprecated="GET /v1/memories/hybrid-search (/mcp's search_memories with a personal key)", rate="search")
 def tools_search(req: Request) -> Response:
     return _search_envelope(req, req.body.query, req.body.limit)
 

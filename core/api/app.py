@@ -43,6 +43,7 @@ from core.errors import (
     PayloadTooLarge,
     StrataError,
 )
+from core.services import rate_limits
 
 # Every module that declares routes, in the order their routes are registered.
 ROUTE_MODULES: tuple[ModuleType, ...] = (
@@ -131,7 +132,7 @@ def dispatch(ctx: Context, method: str, path: str, headers: dict[str, str], quer
 
     Order: route (404/405) → ids in the path (404) → token (401) → a write's Idempotency-Key (400) →
     query names and values (400) → body size
-    (413), media type (415), JSON and model (400) → handler. Nothing is written before the handler,
+    (413), media type (415), JSON and model (400) → the user's rate limit (429) → handler. Nothing is written before the handler,
     and the capture device is registered only for requests that succeeded."""
     try:
         matched, params = match_route(method, path.rstrip("/") or "/")
@@ -141,6 +142,8 @@ def dispatch(ctx: Context, method: str, path: str, headers: dict[str, str], quer
             req.uid, req.key = authenticate(headers.get("authorization"), ctx, matched.key_scope)
             logs.set_uid(req.uid)
         _parse_input(req, matched, raw_body, content_length)
+        if matched.rate:  # after the input checks (bad input is a 400 and counts for nothing), before any work
+            rate_limits.check(ctx, req.uid, matched.rate)
         if req.uid and method not in ("GET", "HEAD"):
             # A write request belongs to the account generation it started in: if a wipe runs
             # before its apply commits, the apply refuses (409 account_generation_changed).

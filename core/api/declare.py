@@ -28,6 +28,7 @@ from core.errors import (
     MethodNotAllowed,
     NotFound,
     PayloadTooLarge,
+    RateLimited,
     RetryableError,
     StrataError,
     Unauthorized,
@@ -104,6 +105,8 @@ class Route:
     key_scope: str | None = None
     operation_id: str = ""  # OpenAPI's operationId, read as a method name (listMemories); see route()
     deprecated: str | None = None  # a compatibility route: the route to use instead ("POST /v1/memories")
+    # The per-user rate limit the route counts against (core.services.rate_limits.KINDS), or "" for none.
+    rate: str = ""
 
     @property
     def path_params(self) -> list[str]:
@@ -133,6 +136,8 @@ class Route:
             found += [WritesBlocked, GenerationChanged, WritesDisabled]
         if self.body_model is not None:
             found += [PayloadTooLarge, UnsupportedMediaType, (BadRequest.status, "malformed_json")]
+        if self.rate:
+            found.append(RateLimited)  # over the user's limit for the window: 429 with Retry-After
         found += [r for r in self.raises if r not in found]
         return found
 
@@ -163,21 +168,27 @@ def route(method: str, pattern: str, summary: str, *, body: type[BaseModel] | No
           response: Any = None, auth: bool = True, query: tuple[Query | str, ...] = (),
           status: int = 200, raises: tuple[Outcome, ...] = (),
           media_type: str = "application/json", key_scope: str | None = None, operation_id: str = "",
-          deprecated: str | None = None) -> Callable[[Handler], Handler]:
+          deprecated: str | None = None, rate: str | None = None) -> Callable[[Handler], Handler]:
     """Register a handler. ``response`` is the success body's pydantic model (or a JSON schema dict);
     ``raises`` adds the errors its services raise beyond the ones every route of its kind can
     answer (see :meth:`Route.outcomes`). ``key_scope`` lets a personal API key call the route:
     ``read`` or ``read+write``, the scope it needs (without it, only an ID token).
     ``operation_id`` names the operation in OpenAPI and so in the generated clients (a method name
     such as ``listMemories``; by default the handler's name in camelCase). ``deprecated`` marks a
-    compatibility route and names the route to use instead."""
+    compatibility route and names the route to use instead. ``rate`` names the per-user rate limit
+    the route counts against (``writes``, ``extraction``, ``search``; "" none); by default every
+    authenticated write counts as ``writes`` and nothing else counts."""
     if key_scope not in (None, "read", "read+write"):
         raise ValueError(f"unknown key scope {key_scope!r}")
+    if rate is None:
+        rate = "writes" if auth and method in WRITE_METHODS else ""
+    if rate not in ("", "writes", "extraction", "search"):
+        raise ValueError(f"unknown rate limit {rate!r}")
     params = tuple(q if isinstance(q, Query) else Query(q) for q in query)
 
     def register(handler: Handler) -> Handler:
         declared = Route(method, pattern, handler, summary, body, response, auth, params, status, raises, media_type,
-                         key_scope, operation_id or camel_case(handler.__name__), deprecated)
+                         key_scope, operation_id or camel_case(handler.__name__), deprecated, rate)
         if declared.endpoint in _BY_ENDPOINT:
             raise ValueError(f"two routes are named {declared.endpoint}")
         if any(r.operation_id == declared.operation_id for r in ROUTES):

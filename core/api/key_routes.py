@@ -71,7 +71,7 @@ def v1_key_list(req: Request) -> Response:
 
 
 @route("DELETE", "/v1/keys/{key_id}", "Revoke a personal API key: its next call is a 401", response=KeyRevoked,
-       operation_id="revokeKey")
+       operation_id="revokeKey", rate="")  # never limited: a leaked key can always be revoked
 def v1_key_revoke(req: Request) -> Response:
     api_keys.revoke(req.ctx, req.uid, req.params["key_id"])
     return 200, {"id": req.params["key_id"], "status": "revoked"}

@@ -252,7 +252,7 @@ def v3_delete_all(req: Request) -> Response:
 # ----------------------------------------------------------------------------------- conversations
 @route("POST", "/v1/conversations", "Create a completed conversation (same path as a Firestore write)",
        body=ConversationCreate, response=ConversationCreated, status=201, operation_id="createConversation",
-       raises=(KeyReused,))
+       raises=(KeyReused,), rate="extraction")
 def v1_conversation_create(req: Request) -> Response:
     from core.services import conversations
 
@@ -265,7 +265,7 @@ def v1_conversation_create(req: Request) -> Response:
 @route("POST", "/v1/conversations/{conversation_id}/reprocess", "Re-extract: complete replacement of its memories",
        response=Reprocessed,
        raises=((409, "conversation_deleted"), (422, "grounding_failed"), (503, "extraction_failed")),
-       operation_id="reprocessConversation")
+       operation_id="reprocessConversation", rate="extraction")
 def v1_conversation_reprocess(req: Request) -> Response:
     from core.services import conversations
 
@@ -290,7 +290,8 @@ def v1_conversation_delete(req: Request) -> Response:
 
 # --------------------------------------------------------------------------------------- account
 @route("DELETE", "/v1/users/delete-account", "Wipe the account (resumable; 503 means call again)",
-       response=AccountDeleted, raises=(LeaseHeld, ProviderUnavailable), operation_id="deleteAccount")
+       response=AccountDeleted, raises=(LeaseHeld, ProviderUnavailable), operation_id="deleteAccount",
+       rate="")  # never limited: a user can always wipe, and the wipe asks to be called again
 def v1_delete_account(req: Request) -> Response:
     from core.services import accounts
 
@@ -436,13 +437,13 @@ def v1_search(req: Request) -> Response:
 
 
 @route("GET", "/v1/memories/vector-search", "Vector search (Pinecone), hydrated from Firestore",
-       query=SEARCH_V1, response=SearchPage, operation_id="vectorSearchMemories", raises=(BAD_CURSOR,))
+       query=SEARCH_V1, response=SearchPage, operation_id="vectorSearchMemories", raises=(BAD_CURSOR,), rate="search")
 def v1_vector_search(req: Request) -> Response:
     return _search_page(req, "vector")
 
 
 @route("GET", "/v1/memories/hybrid-search", "Keyword + vector, reciprocal-rank fused", query=SEARCH_V1,
-       response=SearchPage, operation_id="hybridSearchMemories", raises=(BAD_CURSOR,))
+       response=SearchPage, operation_id="hybridSearchMemories", raises=(BAD_CURSOR,), rate="search")
 def v1_hybrid_search(req: Request) -> Response:
     return _search_page(req, "hybrid")
 
@@ -460,7 +461,8 @@ def alias_search(req: Request) -> Response:
 
 
 @route("GET", "/memory/vector/search", "Alias of /v1/memories/vector-search", query=SEARCH,
-       response=SearchResults, operation_id="vectorSearchMemoriesAlias", deprecated="GET /v1/memories/vector-search")
+       response=SearchResults, operation_id="vectorSearchMemoriesAlias", deprecated="GET /v1/memories/vector-search",
+       rate="search")
 def alias_vector_search(req: Request) -> Response:
     return _search(req, "vector")
 

@@ -56,8 +56,9 @@ PROJECTION_REBUILDS = "projection_rebuilds"  # a ``rebuild --all`` run per provi
 API_KEY_LOOKUP = "api_key_hashes"  # a personal key by its secret's SHA-256
 SCHEDULER_JOBS = "scheduler_jobs"  # the local stack's pause switches (``strata scheduler``)
 CONSOLIDATION_WALK = "consolidation_walk"  # the safety-net walk's cursor (one document, ``cursor``)
+RATE_LIMITS = "rate_limits"  # per-user request counters, one per (user hash, kind, window, shard)
 
-TOP_LEVEL_COLLECTIONS = (ACCOUNT_DELETIONS, CONTROLS, CONSOLIDATION_SCHEDULE, PROJECTION_REBUILDS)
+TOP_LEVEL_COLLECTIONS = (ACCOUNT_DELETIONS, CONTROLS, CONSOLIDATION_SCHEDULE, PROJECTION_REBUILDS, RATE_LIMITS)
 """The top-level collections the backend writes besides ``api_key_hashes`` and
 ``deletion_receipts`` (both readable by no client)."""
 
@@ -204,3 +205,8 @@ def api_key_lookup(digest: str) -> str:
 def request_key(uid: str, digest: str) -> str:
     """The record of an ``Idempotency-Key`` a route took (by a digest of the route and the key)."""
     return doc(uid, REQUEST_KEYS, digest)
+
+
+def rate_counter(name: str) -> str:
+    """A rate-limit counter (top level: a write never lands under a user being wiped)."""
+    return rel(RATE_LIMITS, name)

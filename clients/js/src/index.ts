@@ -1,8 +1,9 @@
 // The Strata API client. Its types are generated from the API's OpenAPI document
 // (`npm run build`: openapi-typescript writes src/schema.gen.ts) and its requests are made by
 // openapi-fetch, typed by those paths. This file is the thin hand-written layer on top: the
-// credential (a signed-in Firebase user, a personal API key or a fixed token), errors as
-// exceptions that carry the request id, and iteration over cursor-paged answers.
+// credential (a signed-in Firebase user, a personal API key or a fixed token), retries of a 429
+// or 503 after its Retry-After, errors as exceptions that carry the request id, and iteration
+// over cursor-paged answers.
 import createFetchClient, { type Client, type Middleware } from "openapi-fetch";
 
 import type { components, operations, paths } from "./schema.gen.js";
@@ -36,6 +37,40 @@ export interface StrataOptions {
   /** Sent with every request, e.g. `X-App-Platform` and `X-Device-Id-Hash`. */
   headers?: Record<string, string>;
   fetch?: typeof globalThis.fetch;
+  /**
+   * A 429 (over the user's rate limit) or 503 (transient) means the API did nothing: the request is
+   * sent again after its `Retry-After`, at most `retries` times (default 3; 0: never), each wait at
+   * most `maxRetryWaitMs` (default 60 s).
+   */
+  retries?: number;
+  maxRetryWaitMs?: number;
+}
+
+const RETRY_STATUSES = new Set([429, 503]);
+
+/** The milliseconds a 429 or 503 asks the caller to wait (`Retry-After` seconds; 1 s without one). */
+export function retryAfterMs(response: Response, capMs: number): number {
+  const seconds = Number(response.headers.get("retry-after") ?? "1");
+  return Math.min(Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 1000, capMs);
+}
+
+/**
+ * `fetch` that sends a request again when it is answered 429 or 503, after its `Retry-After`, at
+ * most `retries` times; the last answer is returned as it is.
+ */
+export function retryingFetch(inner: typeof globalThis.fetch, retries = 3, maxWaitMs = 60_000,
+  sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+): typeof globalThis.fetch {
+  return async (input, init) => {
+    for (let attempt = 0; ; attempt += 1) {
+      // A Request's body can be read once: each attempt sends a copy.
+      const request = input instanceof Request ? input.clone() : input;
+      const response = await inner(request, init);
+      if (attempt >= retries || !RETRY_STATUSES.has(response.status)) return response;
+      await response.body?.cancel();
+      await sleep(retryAfterMs(response, maxWaitMs));
+    }
+  };
 }
 
 /** A refused or failed request: the API's error code and message, and the request's id to report. */
@@ -80,7 +115,8 @@ export function createStrataClient(options: StrataOptions): StrataClient {
   const client = createFetchClient<paths>({
     baseUrl: options.baseUrl.replace(/\/$/, ""),
     headers: options.headers,
-    fetch: options.fetch,
+    fetch: retryingFetch(options.fetch ?? ((input, init) => globalThis.fetch(input, init)), options.retries ?? 3,
+      options.maxRetryWaitMs ?? 60_000),
   });
   client.use(authMiddleware(options.auth));
   return client;

@@ -3,8 +3,8 @@
 Its requests and models are generated from the API's OpenAPI document by openapi-python-client
 (``make client-python`` writes :mod:`strata_client.generated`; nothing generated is committed).
 This module is the thin hand-written layer on top: the credential (an ID token, refreshed per
-request, a personal API key or a fixed token), errors as exceptions that carry the request id,
-and iteration over cursor-paged answers.
+request, a personal API key or a fixed token), retries of a 429 or 503 after its ``Retry-After``,
+errors as exceptions that carry the request id, and iteration over cursor-paged answers.
 
     from strata_client import connect, unwrap, all_memories
     from strata_client.generated.api.default import create_memory
@@ -18,7 +18,9 @@ and iteration over cursor-paged answers.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections.abc import Callable, Generator, Iterator
 from typing import Any, TypeVar
 
@@ -29,7 +31,8 @@ from strata_client.generated.client import AuthenticatedClient
 from strata_client.generated.models import Memory, MemoryList
 from strata_client.generated.types import UNSET, Response
 
-__all__ = ["AuthenticatedClient", "StrataError", "all_memories", "connect", "paginate", "unwrap"]
+__all__ = ["AuthenticatedClient", "RetryingTransport", "StrataError", "all_memories", "connect", "paginate",
+           "unwrap"]
 
 Item = TypeVar("Item")
 
@@ -54,6 +57,62 @@ class StrataError(Exception):
         super().__init__(f"{self.status} {self.code}: {self.message}")
 
 
+RETRY_STATUSES = (429, 503)  # the API did nothing and says when to call again (docs/api.md)
+
+
+def retry_after_s(response: httpx.Response, cap: float) -> float:
+    """How long ``response`` asks the caller to wait (its ``Retry-After`` seconds; 1 without one),
+    at most ``cap``."""
+    try:
+        wait = float(response.headers.get("retry-after", "1"))
+    except ValueError:
+        wait = 1.0
+    return min(max(wait, 0.0), cap)
+
+
+class RetryingTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """Sends a request again when the API answers 429 (over the user's rate limit) or 503
+    (transient) after waiting its ``Retry-After``, at most ``retries`` times; each wait is capped
+    at ``max_wait_s``. Both answers mean nothing was done, so sending again is safe (a create keeps
+    its ``Idempotency-Key`` header). The last answer is returned as it is."""
+
+    def __init__(self, retries: int = 3, max_wait_s: float = 60.0,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.retries, self.max_wait_s, self._sleep = retries, max_wait_s, sleep
+        self._sync: httpx.BaseTransport | None = None
+        self._async: httpx.AsyncBaseTransport | None = None
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self._sync = self._sync or httpx.HTTPTransport()
+        for _ in range(self.retries):
+            response = self._sync.handle_request(request)
+            if response.status_code not in RETRY_STATUSES:
+                return response
+            response.read()
+            response.close()
+            self._sleep(retry_after_s(response, self.max_wait_s))
+        return self._sync.handle_request(request)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self._async = self._async or httpx.AsyncHTTPTransport()
+        for _ in range(self.retries):
+            response = await self._async.handle_async_request(request)
+            if response.status_code not in RETRY_STATUSES:
+                return response
+            await response.aread()
+            await response.aclose()
+            await asyncio.sleep(retry_after_s(response, self.max_wait_s))
+        return await self._async.handle_async_request(request)
+
+    def close(self) -> None:
+        if self._sync is not None:
+            self._sync.close()
+
+    async def aclose(self) -> None:
+        if self._async is not None:
+            await self._async.aclose()
+
+
 class _Bearer(httpx.Auth):
     """``Authorization: Bearer …`` on every request, the token asked for per request."""
 
@@ -67,7 +126,7 @@ class _Bearer(httpx.Auth):
 
 def connect(base_url: str, *, id_token: Callable[[], str] | None = None, key: str | None = None,
             token: str | None = None, headers: dict[str, str] | None = None,
-            timeout: float = 30.0) -> AuthenticatedClient:
+            timeout: float = 30.0, retries: int = 3, max_retry_wait_s: float = 60.0) -> AuthenticatedClient:
     """A client of the API at ``base_url`` (the ``api`` function's URL; locally the ``api`` row of
     ``strata stack up``) with exactly one credential:
 
@@ -77,16 +136,20 @@ def connect(base_url: str, *, id_token: Callable[[], str] | None = None, key: st
       ``/v1/mcp/*``, ``/v1/tools/*``, ``GET /v1/deletions/{id}``);
     - ``token``: a fixed bearer token.
 
-    ``headers`` go with every request (e.g. ``X-App-Platform``, ``X-Device-Id-Hash``). Pass the
-    client to the generated operations: ``list_memories.sync_detailed(client=strata, limit=20)``."""
+    ``headers`` go with every request (e.g. ``X-App-Platform``, ``X-Device-Id-Hash``). A 429 or
+    503 is sent again after its ``Retry-After`` (at most ``retries`` times, each wait at most
+    ``max_retry_wait_s``; ``retries=0``: never). Pass the client to the generated operations:
+    ``list_memories.sync_detailed(client=strata, limit=20)``."""
     given = [c for c in (id_token, key, token) if c is not None]
     if len(given) != 1:
         raise ValueError("give exactly one credential: id_token, key or token")
     fixed = key if key is not None else token
     # A fixed credential is the generated client's own token; an ID token is asked for per request.
+    httpx_args: dict[str, Any] = {"transport": RetryingTransport(retries, max_retry_wait_s)}
+    if id_token is not None:
+        httpx_args["auth"] = _Bearer(id_token)
     return AuthenticatedClient(base_url=base_url.rstrip("/"), token=fixed or "", headers=dict(headers or {}),
-                               timeout=httpx.Timeout(timeout),
-                               httpx_args={"auth": _Bearer(id_token)} if id_token is not None else {})
+                               timeout=httpx.Timeout(timeout), httpx_args=httpx_args)
 
 
 def unwrap(response: Response[Any]) -> Any:

@@ -130,6 +130,14 @@ class FirestoreStore(Store):
     def delete(self, path: str) -> None:
         self._ref(path).delete()
 
+    def increment(self, path: str, field: str, data: dict[str, Any]) -> int:
+        from google.cloud.firestore_v1 import Increment
+
+        # A server-side transform: the commit answers the field's value after it, so the new count
+        # costs this one write (no transaction, so no lock for other writers of the document to wait on).
+        result = self._ref(path).set({**data, field: Increment(1)}, merge=True)
+        return int(result.transform_results[0].integer_value)
+
     def create(self, path: str, data: dict[str, Any]) -> bool:
         from google.api_core.exceptions import AlreadyExists
 

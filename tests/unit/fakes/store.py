@@ -161,6 +161,12 @@ class InMemoryStore(Store):
             if path in self.docs:
                 self._write(path, None)
 
+    def increment(self, path: str, field: str, data: dict[str, Any]) -> int:
+        with self._lock:
+            count = int((self.docs.get(path) or {}).get(field, 0)) + 1
+            self._write(path, {**data, field: count}, merge=True)
+            return count
+
     def create(self, path: str, data: dict[str, Any]) -> bool:
         with self._lock:
             if path in self.docs:
