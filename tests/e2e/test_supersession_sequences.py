@@ -85,3 +85,19 @@ def test_an_ending_is_undone_by_restore_and_stays_undone(stack: dict[str, Any], 
     assert _one(_current(http, uid), "drive")["id"] == volvo["id"]
     commits = http.get(f"/v1/memories/{volvo['id']}/history", headers=_auth(uid)).json()["commits"]
     assert [c["status"] for c in commits][-2:] == ["superseded", "active"]
+
+
+def test_a_review_names_the_fact_it_would_end_and_accepting_ends_it(stack: dict[str, Any],
+                                                                     http: httpx.Client) -> None:
+    ctx, uid = Context(), _uid("review")
+    _say(ctx, stack, uid, "one", "2025-05-01", "I live in Seattle.")
+    seattle = _one(_current(http, uid), "Seattle")
+    _say(ctx, stack, uid, "two", "2025-05-01", "I live in Boston.")  # the same day: the owner decides
+    [entry] = http.get("/v1/review-queue", headers=_auth(uid)).json()["reviews"]
+    assert entry["would_end"] == [{"id": seattle["id"], "content": seattle["content"]}]
+    assert http.get(f"/v1/memories/{seattle['id']}", headers=_auth(uid)).json()["valid_to"] is None
+    resolved = http.post(f"/v1/review-queue/{entry['review_id']}/resolve", json={"decision": "accept"},
+                         headers=_auth(uid))
+    assert resolved.status_code == 200, resolved.text
+    ended = http.get(f"/v1/memories/{seattle['id']}", headers=_auth(uid)).json()
+    assert ended["superseded_by"] == entry["memory_id"] and ended["valid_to"] is not None

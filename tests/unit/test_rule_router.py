@@ -128,3 +128,10 @@ def test_exactly_one_proposal_per_candidate_using_only_given_refs(candidates: li
             assert proposal.route == "archive"
         if proposal.supersedes:
             assert proposal.route == "promote"
+
+
+def test_two_values_said_the_same_day_go_to_review_naming_the_fact() -> None:
+    same_day = Neighbour("n3", "User lives in Seattle", "long_term", slot=Slot(attribute="residence", value="Seattle"),
+                         said=BASE.said)
+    proposal = route(neighbours=(same_day,))
+    assert (proposal.route, proposal.supersedes) == ("review", ("n3",))

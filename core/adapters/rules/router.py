@@ -5,11 +5,12 @@ whatever it proposes. First match wins:
 
 1. empty or unreadable content, or content disclosing a secret          -> ``reject``
 2. a near-duplicate of a Long-term neighbour about the same subject      -> ``archive`` (``duplicate_of``)
-3. corroborated by two independent sources, or added by the user's hand -> ``promote``
-4. a durable kind (fact, preference, relationship) about the user or a named person -> ``promote``,
+3. a value of the same attribute as a Long-term neighbour's, said the same day -> ``review`` naming it
+4. corroborated by two independent sources, or added by the user's hand -> ``promote``
+5. a durable kind (fact, preference, relationship) about the user or a named person -> ``promote``,
    ending each neighbour the ending rule lets it end (same subject, same declared attribute, a
    conflicting value, said later)
-5. anything else (a plan, a passing remark, an unattributed statement)   -> ``archive``: not durable
+6. anything else (a plan, a passing remark, an unattributed statement)   -> ``archive``: not durable
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from core.domain.routing import (
     similarity,
 )
 from core.domain.sensitivity import contains_secret
-from core.domain.slots import Statement, relation, subject_key
+from core.domain.slots import Statement, relation, subject_key, undecided
 
 DURABLE_KINDS = frozenset({"fact", "preference", "relationship"})
 
@@ -49,6 +50,10 @@ class RuleRouter:
         duplicate = _duplicate(c, content, long_term)
         if duplicate is not None:
             return duplicate
+        unsure = tuple(n.ref for n in long_term if undecided(_statement(c), _statement(n)))
+        if unsure:
+            return RouteProposal(c.ref, "review", "two values of one attribute said the same day; the owner decides",
+                                 supersedes=unsure)
         ends = tuple(n.ref for n in long_term if _ends(c, n))
         if c.independent_sources >= 2:
             return RouteProposal(c.ref, "promote", f"corroborated by {c.independent_sources} independent sources",
@@ -83,6 +88,9 @@ def _duplicate(c: RouteCandidate, content: str, long_term: list[Neighbour]) -> R
                          duplicate_of=best[1].ref)
 
 
+def _statement(x: RouteCandidate | Neighbour) -> Statement:
+    return Statement(x.slot, subject_key(x.subject, x.subject_label), x.said)
+
+
 def _ends(c: RouteCandidate, n: Neighbour) -> bool:
-    return relation(Statement(c.slot, subject_key(c.subject, c.subject_label), c.said),
-                    Statement(n.slot, subject_key(n.subject, n.subject_label), n.said)) == "ends"
+    return relation(_statement(c), _statement(n)) == "ends"
