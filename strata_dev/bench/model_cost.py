@@ -3,8 +3,8 @@
 Extraction: the chat requests the project's :class:`~core.adapters.llm.LLMExtractor` sends for the
 run's conversations (captured at its transport, as ``strata model-replies dump`` does). Routing: the
 requests the :class:`~core.adapters.llm.LLMRouter` builds for each consolidation pass's real
-candidates (:class:`RecordingRouter`: the pass's routes stay the rule router's, which answers each
-request, so the rest of the run is unchanged). Tokens are the recorded ``usage`` when a recording
+candidates (:class:`~strata_dev.model_replies.RecordingRouter`: the pass's routes stay the rule
+router's, which answers each request, so the rest of the run is unchanged). Tokens are the recorded ``usage`` when a recording
 of the request exists (``strata_dev/bench/data/model_replies``), else estimated: prompt = the
 characters of the messages and the response schema / 4 (about 4 characters a token in English),
 completion = the recorded reply's characters / 4, or when nothing is recorded the assumptions below.
@@ -19,6 +19,7 @@ from typing import Any
 
 from core import metering
 from strata_dev.localstack import model_replay
+from strata_dev.model_replies import RecordingRouter
 
 MODEL = "google/gemini-2.5-flash"  # Terraform's llm_model default
 CHARS_PER_TOKEN = 4
@@ -45,43 +46,6 @@ def tokens(body: dict[str, Any], recorded: dict[str, dict[str, Any]], assumed_co
     if entry is not None:
         return prompt, len(json.dumps(entry["reply"])) // CHARS_PER_TOKEN, False
     return prompt, assumed_completion, False
-
-
-class RecordingRouter:
-    """Routes like the rule router, and records the request the model router would send for the
-    same candidates (its restricted ones routed locally, as the model router does)."""
-
-    def __init__(self) -> None:
-        import httpx
-
-        from core.adapters.llm import ChatClient, LLMRouter
-        from core.adapters.rules import RuleRouter
-        from core.config import load
-
-        self.requests: list[dict[str, Any]] = []
-        self._rules = RuleRouter()
-        self._answer: list[Any] = []
-        settings = load()
-
-        def answer(request: httpx.Request) -> httpx.Response:
-            self.requests.append(json.loads(request.content))
-            content = json.dumps({"proposals": self._answer})
-            return httpx.Response(200, json={"choices": [{"index": 0, "finish_reason": "stop",
-                                                          "message": {"role": "assistant", "content": content}}]})
-
-        client = ChatClient("http://cost.invalid/v1", MODEL, transport=httpx.MockTransport(answer), auth="none",
-                            max_tokens=settings.llm_max_tokens, response_format=settings.llm_response_format,
-                            send_temperature=settings.llm_send_temperature)
-        self._model = LLMRouter(client, self._rules)
-        self.router_id = self._rules.router_id
-        self.router_version = self._rules.router_version
-
-    def route(self, candidates: list[Any]) -> list[Any]:
-        remote = {c.ref for c in candidates if not c.restricted}
-        self._answer = [{"item_ref": p.item_ref, "route": p.route, "reason": p.reason, "duplicate_of": p.duplicate_of,
-                         "supersedes": list(p.supersedes)}
-                        for p in self._rules.route([c for c in candidates if c.ref in remote])]
-        return self._model.route(candidates)
 
 
 def figures(conversations: list[tuple[str, dict[str, Any]]], router: RecordingRouter,

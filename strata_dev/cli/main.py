@@ -325,7 +325,9 @@ def cmd_model_replies(args: argparse.Namespace) -> int:
     docs = model_replies.conversations(args.conversations)
     out = Output(args.json)
     if args.replies_command == "dump":
-        counts = model_replies.dump(docs, Path(args.out))
+        if args.routing:
+            _use_running_stack()  # else the routing run starts a private stack
+        counts = model_replies.dump(docs, Path(args.out), routing_replies=Path(args.routing) if args.routing else None)
         out.result({**counts, "out": args.out}, title="model requests written")
         return 0
     replies = Path(args.replies or model_replay.REPLIES)
@@ -377,6 +379,12 @@ def _version() -> str:
         return metadata.version("strata-memory")
     except metadata.PackageNotFoundError:
         return "unknown (not installed: pip install -e .)"
+
+
+def model_replay_default() -> Any:
+    from strata_dev.localstack.model_replay import REPLIES
+
+    return REPLIES
 
 
 class _Subparsers:
@@ -487,6 +495,10 @@ def build_parser() -> argparse.ArgumentParser:
         r.set_defaults(func=cmd_model_replies)
         if name == "dump":
             r.add_argument("--out", required=True, help="folder to write the request templates to")
+            r.add_argument("--routing", nargs="?", const=str(model_replay_default()), default=None, metavar="REPLIES",
+                           help="also the routing requests: capture the conversations in order for one user on the "
+                                "local stack, extraction answered from REPLIES (default "
+                                "strata_dev/bench/data/model_replies), a consolidation pass after each")
         else:
             r.add_argument("--replies", default=None, help="folder of recorded replies "
                                                            "(default strata_dev/bench/data/model_replies)")

@@ -51,6 +51,7 @@ def replay_stack() -> Iterator[dict[str, Any]]:
     try:
         info = localstack.up(state_dir, model_replay=replies)
         os.environ.update(localstack.stack_env(info))
+        os.environ["STRATA_STATE_DIR"] = str(state_dir)  # the tooling's "running stack" is this one
         yield info
     finally:
         os.environ.clear()
@@ -139,3 +140,25 @@ def test_capture_and_consolidation_run_on_recorded_model_replies(replay_stack: d
                     "Saint Mary's" in m["content"] for m in response.json().get("memories", []))
 
             wait_for(found, timeout=60, interval=0.5, what=f"the promoted memory in {route}")
+
+
+def test_dump_writes_the_routing_requests_the_model_path_makes(replay_stack: dict[str, Any],
+                                                               tmp_path: Path) -> None:
+    """``strata model-replies dump --routing``: the conversations captured in order on the stack with
+    their recorded extraction replies, the router's request after each written as a template; a
+    conversation whose extraction is not recorded is skipped and named."""
+    samples = sample_conversations()
+    labelled = model_recordings.fixture()["extraction"][CONVERSATION]["memories"]
+    replies = tmp_path / "replies"
+    model_recordings.write(replies, "extraction",
+                           model_recordings.extraction_recordings({CONVERSATION: samples[CONVERSATION]}))
+    docs = {CONVERSATION: samples[CONVERSATION], "c-doctor": samples["c-doctor"]}
+    counts = model_replies.dump(docs, tmp_path / "out", routing_replies=replies)
+    assert counts["skipped_without_extraction_replies"] == ["c-doctor"]
+    assert counts["conversations"] == 2 and counts["routing_requests"] >= 1
+    (request,) = json.loads((tmp_path / "out" / f"routing-{CONVERSATION}.json").read_text())
+    assert request["schema_name"] == "strata_routes" and request["reply"] is None
+    sent = {i["content"] for i in json.loads(request["messages"][-1]["content"])["items"]}
+    assert sent and sent <= {m["content"] for m in labelled}
+    assert not sent & {m["content"] for m in labelled if m["sensitivity"]}  # restricted ones stay local
+    assert not (tmp_path / "out" / "routing-c-doctor.json").exists()
