@@ -63,6 +63,7 @@ locals {
     STRATA_LLM_MODEL                = var.llm_model
     STRATA_LLM_AUTH                 = var.llm_auth
     STRATA_LLM_REASONING_EFFORT     = var.llm_reasoning_effort
+    STRATA_LLM_RESPONSE_FORMAT      = var.llm_response_format
   } : k => v if v != "" }
 
   # Secret environment variables by the secrets each function's code reaches.

@@ -353,6 +353,17 @@ variable "llm_reasoning_effort" {
   }
 }
 
+variable "llm_response_format" {
+  description = "How replies are constrained (STRATA_LLM_RESPONSE_FORMAT): json_schema (strict structured output, the schema sent as response_format), json_object (JSON mode, the schema in the prompt) or none; the reply is validated against the schema either way. json_object is the way out if the endpoint refuses the schema (a 400 INVALID_ARGUMENT naming a schema field makes every capture fall back to the rules)."
+  type        = string
+  default     = "json_schema"
+
+  validation {
+    condition     = contains(["json_schema", "json_object", "none"], var.llm_response_format)
+    error_message = "llm_response_format must be json_schema, json_object or none."
+  }
+}
+
 variable "function_settings" {
   description = "Per-function sizing overrides, keyed by function name (api, on_conversation_complete, delete_cascade, outbox_drain, consolidate, deliver_webhook)."
   type = map(object({

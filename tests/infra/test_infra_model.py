@@ -63,9 +63,17 @@ def test_thinking_is_bounded_with_a_reasoning_effort_the_settings_accept(root):
     assert re.search(r"\bSTRATA_LLM_REASONING_EFFORT = var\.llm_reasoning_effort\b", root.locals["environment"])
 
 
+def test_the_response_format_choices_are_the_clients(root):
+    from core.adapters.llm import RESPONSE_FORMATS
+
+    assert root.variables["llm_response_format"]["default"] == "json_schema"
+    assert _choices(root, "llm_response_format") == set(RESPONSE_FORMATS)
+    assert re.search(r"\bSTRATA_LLM_RESPONSE_FORMAT = var\.llm_response_format\b", root.locals["environment"])
+
+
 def test_every_model_variable_is_typed_described_and_validated(root):
     for name in ("extractor", "router", "embedder", "llm_auth", "llm_location", "llm_base_url", "llm_model",
-                 "llm_reasoning_effort"):
+                 "llm_reasoning_effort", "llm_response_format"):
         variable = root.variables[name]
         assert variable["type"] and variable["description"].strip() and variable.get("validation"), name
 
