@@ -36,7 +36,7 @@ from core.api import (
 from core.api.auth import authenticate
 from core.api.declare import MCP_PATH, ROUTES, WRITE_METHODS, Request, Route, match_route
 from core.bootstrap import Context, default_context
-from core.domain import fence
+from core.domain import credentials, fence
 from core.errors import (
     BadRequest,
     MethodNotAllowed,
@@ -64,6 +64,12 @@ _FENCE_READS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="api-fence")
 
 def _generation(ctx: Context, uid: str) -> int:
     return ctx.store.read_fence(uid).generation
+
+
+def _device_id(headers: dict[str, str]) -> str | None:
+    from core.services import devices
+
+    return devices.device_from_headers(headers)[0]
 
 
 def _record_device(req: Request) -> None:
@@ -148,7 +154,10 @@ def dispatch(ctx: Context, method: str, path: str, headers: dict[str, str], quer
             # A write request belongs to the account generation it started in: if a wipe runs
             # before its apply commits, the apply refuses (409 account_generation_changed).
             # Read beside the handler's own first reads; the first apply waits for it (core.domain.fence).
-            with fence.expect(req.uid, _FENCE_READS.submit(_generation, ctx, req.uid)):
+            # Every commit it makes records the credential it was made with.
+            credential = credentials.of_request(getattr(req.key, "key_id", None), _device_id(headers))
+            with fence.expect(req.uid, _FENCE_READS.submit(_generation, ctx, req.uid)), \
+                    credentials.acting_as(credential):
                 result = matched.handler(req)
         else:
             result = matched.handler(req)

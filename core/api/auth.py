@@ -52,8 +52,9 @@ def authenticate(header: str | None, ctx: Any, key_scope: str | None) -> tuple[s
     if not api_keys.is_key(token):
         return uid_from_authorization(header, ctx.settings), None
     if key_scope is None:
-        raise Unauthorized("this route takes a Firebase ID token; personal API keys are for /mcp, "
-                           "/v1/mcp/* and /v1/tools/*")
+        raise Unauthorized("this route takes the user's Firebase ID token only (key management, webhooks, the "
+                           "export, the account wipe and the compatibility routes); personal API keys are for "
+                           "the other /v1 routes and /mcp")
     caller = api_keys.verify(ctx, token)
     api_keys.require(caller, write=key_scope == "read+write")
     return caller.uid, caller

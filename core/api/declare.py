@@ -167,17 +167,22 @@ def camel_case(name: str) -> str:
 def route(method: str, pattern: str, summary: str, *, body: type[BaseModel] | None = None,
           response: Any = None, auth: bool = True, query: tuple[Query | str, ...] = (),
           status: int = 200, raises: tuple[Outcome, ...] = (),
-          media_type: str = "application/json", key_scope: str | None = None, operation_id: str = "",
+          media_type: str = "application/json", key_scope: str | None = "auto", operation_id: str = "",
           deprecated: str | None = None, rate: str | None = None) -> Callable[[Handler], Handler]:
     """Register a handler. ``response`` is the success body's pydantic model (or a JSON schema dict);
     ``raises`` adds the errors its services raise beyond the ones every route of its kind can
     answer (see :meth:`Route.outcomes`). ``key_scope`` lets a personal API key call the route:
-    ``read`` or ``read+write``, the scope it needs (without it, only an ID token).
+    ``read`` or ``read+write``, the scope it needs; None: only an ID token. By default a ``/v1``
+    route takes a key of the scope its method needs (``read`` for a read, ``read+write`` for a
+    write) and every other route takes an ID token only.
     ``operation_id`` names the operation in OpenAPI and so in the generated clients (a method name
     such as ``listMemories``; by default the handler's name in camelCase). ``deprecated`` marks a
     compatibility route and names the route to use instead. ``rate`` names the per-user rate limit
     the route counts against (``writes``, ``extraction``, ``search``; "" none); by default every
     authenticated write counts as ``writes`` and nothing else counts."""
+    if key_scope == "auto":  # a /v1 route takes a key of the scope its method needs
+        key_scope = (None if not auth or not pattern.startswith("/v1/")
+                     else "read" if method in ("GET", "HEAD") else "read+write")
     if key_scope not in (None, "read", "read+write"):
         raise ValueError(f"unknown key scope {key_scope!r}")
     if rate is None:

@@ -3,7 +3,7 @@ OAuth 2.0 protected-resource metadata (RFC 9728) the MCP authorization specifica
 server to publish, named by its 401's ``WWW-Authenticate: Bearer resource_metadata="..."``.
 
 Keys are managed with a Firebase ID token only: a key cannot mint, list or revoke keys (these
-routes declare no ``key_scope``, so a key is a 401 here). The metadata documents are public.
+routes declare ``key_scope=None``, so a key is a 401 here). The metadata documents are public.
 """
 
 from __future__ import annotations
@@ -59,19 +59,19 @@ class ResourceMetadata(Schema):
 
 @route("POST", "/v1/keys", "Create a personal API key for an agent or tool; the secret is shown once",
        body=KeyCreate, response=KeyCreated, status=201, raises=((Conflict.status, "too_many_keys"),),
-       operation_id="createKey")
+       operation_id="createKey", key_scope=None)
 def v1_key_create(req: Request) -> Response:
     return 201, api_keys.create(req.ctx, req.uid, req.body.name, req.body.scope)
 
 
 @route("GET", "/v1/keys", "The caller's personal API keys (never their secrets)", response=KeyList,
-       operation_id="listKeys")
+       operation_id="listKeys", key_scope=None)
 def v1_key_list(req: Request) -> Response:
     return 200, {"keys": api_keys.list_keys(req.ctx, req.uid)}
 
 
 @route("DELETE", "/v1/keys/{key_id}", "Revoke a personal API key: its next call is a 401", response=KeyRevoked,
-       operation_id="revokeKey", rate="")  # never limited: a leaked key can always be revoked
+       operation_id="revokeKey", rate="", key_scope=None)  # never limited: a leaked key can always be revoked
 def v1_key_revoke(req: Request) -> Response:
     api_keys.revoke(req.ctx, req.uid, req.params["key_id"])
     return 200, {"id": req.params["key_id"], "status": "revoked"}

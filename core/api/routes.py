@@ -291,7 +291,7 @@ def v1_conversation_delete(req: Request) -> Response:
 # --------------------------------------------------------------------------------------- account
 @route("DELETE", "/v1/users/delete-account", "Wipe the account (resumable; 503 means call again)",
        response=AccountDeleted, raises=(LeaseHeld, ProviderUnavailable), operation_id="deleteAccount",
-       rate="")  # never limited: a user can always wipe, and the wipe asks to be called again
+       rate="", key_scope=None)  # never limited: a user can always wipe, and the wipe asks to be called again
 def v1_delete_account(req: Request) -> Response:
     from core.services import accounts
 
@@ -299,7 +299,8 @@ def v1_delete_account(req: Request) -> Response:
 
 
 @route("GET", "/v1/memories/export", "Everything the user owns, as JSON lines", media_type="application/x-ndjson",
-       response={"type": "string", "description": "one JSON object per line"}, operation_id="exportMemories")
+       response={"type": "string", "description": "one JSON object per line"}, operation_id="exportMemories",
+       key_scope=None)  # everything the user owns, restricted memories included: the user's own token
 def v1_export(req: Request) -> Response:
     from core.services import export
 

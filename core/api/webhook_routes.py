@@ -41,18 +41,19 @@ UNKNOWN_TYPE = (404, "unknown_webhook_type")
 
 
 @route("PUT", PATH, "Set the user's developer webhook of this type: {url, enabled}", body=WebhookPut,
-       response=WebhookConfig, raises=(TargetRefused, UNKNOWN_TYPE), operation_id="setWebhook")
+       response=WebhookConfig, raises=(TargetRefused, UNKNOWN_TYPE), operation_id="setWebhook",
+       key_scope=None)  # where conversations are sent: the user's own token, never an agent's key
 def webhook_put(req: Request) -> Response:
     return 200, webhooks.put_config(req.ctx, req.uid, req.params["webhook_type"], req.body.url, req.body.enabled)
 
 
 @route("GET", PATH, "The user's developer webhook of this type (url null when none is set)",
-       response=WebhookConfig, raises=(UNKNOWN_TYPE,), operation_id="getWebhook")
+       response=WebhookConfig, raises=(UNKNOWN_TYPE,), operation_id="getWebhook", key_scope=None)
 def webhook_get(req: Request) -> Response:
     return 200, webhooks.get_config(req.ctx, req.uid, req.params["webhook_type"])
 
 
 @route("DELETE", PATH, "Remove the user's developer webhook of this type", response=WebhookDeleted, raises=(UNKNOWN_TYPE,),
-       operation_id="deleteWebhook")
+       operation_id="deleteWebhook", key_scope=None)
 def webhook_delete(req: Request) -> Response:
     return 200, webhooks.delete_config(req.ctx, req.uid, req.params["webhook_type"])

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from core.domain import fence, ids, paths
+from core.domain import credentials, fence, ids, paths
 from core.domain.admission import admission_validator
 from core.domain.documents import ApplyControl
 from core.domain.plan import (
@@ -280,6 +280,7 @@ class UnitOfWork:
             "commit_id": commit, "sequence": sequence, "parent_commit_id": view.control.head_commit_id,
             "operation_id": m.op_id, "kind": m.kind, "actor": m.actor, "changes": changes,
             "doc_writes": sorted(plan.docs), "created_at": moment, "memory_ids": changed_ids,
+            **({"credential": credential} if (credential := credentials.current()) else {}),
         }))
         writes.append(Write("set", m.control_path, ApplyControl(
             sequence=sequence, head_commit_id=commit, updated_at=moment,

@@ -8,7 +8,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from core.domain import paths
+from core.domain import credentials, paths
 from core.domain.documents import CaptureRun
 from core.errors import Conflict, KeyReused, NotFound
 from core.ports import Ports
@@ -33,6 +33,8 @@ def create(ctx: Ports, uid: str, body: dict[str, Any], device_id: str | None, pl
     created = doc.get("created_at")  # an app's own creation time (ISO 8601, checked at the edge) is kept
     doc.update({"created_at": _timestamp(created) if isinstance(created, str) else now,
                 "finished_at": doc.get("finished_at") or now, "status": "completed"})
+    if (credential := credentials.current()) is not None:
+        doc["created_by"] = credential  # which credential wrote it: the user's token or a key id
     writes = [(paths.conversation(uid, conversation_id), doc, False)]
     if not idempotency_key:
         # Fenced like every API write: refused once a wipe of the account began or ran since the request did.

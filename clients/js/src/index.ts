@@ -21,8 +21,8 @@ export interface IdTokenSource {
  * The credential each request carries as `Authorization: Bearer …`:
  * - `user`: a signed-in Firebase `User` (every route); its ID token is asked for per request, so
  *   the SDK's hourly refresh is picked up;
- * - `key`: a personal API key `strata_pk_…` (the routes that take keys: /mcp, /v1/mcp/*, /v1/tools/*,
- *   GET /v1/deletions/{receipt_id});
+ * - `key`: a personal API key `strata_pk_…` (/mcp and every /v1 route within the key's scope, but
+ *   key management, webhooks, the export and the account wipe);
  * - `token`: a fixed bearer token, or a function that returns one.
  */
 export type Credential =

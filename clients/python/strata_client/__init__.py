@@ -132,8 +132,8 @@ def connect(base_url: str, *, id_token: Callable[[], str] | None = None, key: st
 
     - ``id_token``: a function returning the signed-in user's current Firebase ID token (every
       route); it is called per request, so a refreshed token is picked up;
-    - ``key``: a personal API key ``strata_pk_…`` (the routes that take keys: ``/mcp``,
-      ``/v1/mcp/*``, ``/v1/tools/*``, ``GET /v1/deletions/{id}``);
+    - ``key``: a personal API key ``strata_pk_…`` (``/mcp`` and every ``/v1`` route within the
+      key's scope, but key management, webhooks, the export and the account wipe);
     - ``token``: a fixed bearer token.
 
     ``headers`` go with every request (e.g. ``X-App-Platform``, ``X-Device-Id-Hash``). A 429 or
