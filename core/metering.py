@@ -2,8 +2,10 @@
 
 :func:`metered` opens a meter for the work running in this context (a ``ContextVar``, so concurrent
 requests of one instance count separately); :class:`core.adapters.llm.ChatClient` adds every call
-to it (tokens from the reply's ``usage``, failures included), and capture and the router add a
-fallback when the model's turn ended and the rule extractor or rule router took over. The entry
+to it, whatever its outcome (tokens from the reply's ``usage``); whoever judges the answer counts a
+failure when it was not usable (capture, for an extraction attempt that failed: transport, quota,
+refusal, malformed, or quotes that do not ground; the model router, for a batch) and a fallback
+when the rule extractor or rule router took over. The entry
 points log :meth:`ModelUsage.log_fields` on their ``capture`` and ``consolidation_pass`` lines,
 which the log-based metrics of ``infra/terraform/monitoring.tf`` read.
 
@@ -59,9 +61,8 @@ class ModelUsage:
     cost: float = 0.0
     unpriced: set[str] = field(default_factory=set)
 
-    def add_call(self, model: str, prompt_tokens: int, completion_tokens: int, *, failed: bool) -> None:
+    def add_call(self, model: str, prompt_tokens: int, completion_tokens: int) -> None:
         self.calls += 1
-        self.failures += int(failed)
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
         dollars = cost_usd(model, prompt_tokens, completion_tokens)
@@ -96,10 +97,17 @@ def metered() -> Iterator[ModelUsage]:
         _current.reset(token)
 
 
-def record_call(model: str, prompt_tokens: int, completion_tokens: int, *, failed: bool = False) -> None:
+def record_call(model: str, prompt_tokens: int, completion_tokens: int) -> None:
     usage = _current.get()
     if usage is not None:
-        usage.add_call(model, prompt_tokens, completion_tokens, failed=failed)
+        usage.add_call(model, prompt_tokens, completion_tokens)
+
+
+def record_failure() -> None:
+    """The model's answer was not usable (an extraction attempt or a routing batch failed)."""
+    usage = _current.get()
+    if usage is not None:
+        usage.failures += 1
 
 
 def record_fallback() -> None:
@@ -109,4 +117,4 @@ def record_fallback() -> None:
 
 
 __all__ = ["PRICES_AS_OF", "PRICES_PER_MTOK", "ModelUsage", "cost_usd", "metered", "price", "record_call",
-           "record_fallback"]
+           "record_failure", "record_fallback"]

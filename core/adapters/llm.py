@@ -91,7 +91,8 @@ class ChatClient:
     metadata server; cached by google-auth until shortly before it expires), as Vertex AI's
     OpenAI-compatible endpoint requires. A 401 or 403 is permanent, its message naming the
     provider's status and words; a 429 (quota) or 5xx is retryable. Every call, failed or not,
-    is counted in the current :func:`core.metering.metered` meter."""
+    is counted in the current :func:`core.metering.metered` meter (whether the answer was usable is
+    for its reader to count)."""
 
     def __init__(self, base_url: str, model: str, api_key: str = "", timeout_s: float = 20.0,
                  transport: httpx.BaseTransport | None = None, *, max_tokens: int = 4096,
@@ -166,36 +167,43 @@ class ChatClient:
 
     def complete_json(self, *, system: str, user: str, schema_name: str, schema: dict[str, Any]) -> Any:
         self.usage.calls += 1
+        response = self._post(self._body(system, user, schema_name, schema))
+        tokens = [0, 0]  # prompt, completion: what the reply says it used, usable or not
+        try:
+            return self._parse(response, tokens)
+        finally:
+            metering.record_call(self.model, *tokens)
+
+    def _post(self, body: dict[str, Any]) -> httpx.Response:
+        """The answer to one request; a transport failure or an HTTP error raised (and counted)."""
         headers = {"Authorization": f"Bearer {self._token()}"} if self._token is not None else None
         try:
-            response = self._http.post("/chat/completions", json=self._body(system, user, schema_name, schema),
-                                       headers=headers)
+            response = self._http.post("/chat/completions", json=body, headers=headers)
         except self._timeout_error as exc:
-            metering.record_call(self.model, 0, 0, failed=True)
+            metering.record_call(self.model, 0, 0)
             raise LLMTimeout(f"LLM request timed out after {self.timeout_s:g} s: {exc}") from exc
         except self._transport_error as exc:
-            metering.record_call(self.model, 0, 0, failed=True)
+            metering.record_call(self.model, 0, 0)
             raise LLMUnavailable(f"LLM request failed: {exc}") from exc
         if response.status_code >= 400:
-            metering.record_call(self.model, 0, 0, failed=True)
+            metering.record_call(self.model, 0, 0)
             self._refused(response)
+        return response
+
+    def _parse(self, response: httpx.Response, tokens: list[int]) -> Any:
+        """The JSON object a chat completion carries; ``tokens`` gets its usage."""
         try:
             reply = response.json()
             choice = reply["choices"][0]
             finish = choice.get("finish_reason")
             message = choice["message"]
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            metering.record_call(self.model, 0, 0, failed=True)
             raise LLMMalformedReply("LLM reply is not a chat completion") from exc
         usage = reply.get("usage") if isinstance(reply, dict) else None
-        prompt_tokens = completion_tokens = 0
         if isinstance(usage, dict):
-            prompt_tokens = int(usage.get("prompt_tokens") or 0)
-            completion_tokens = int(usage.get("completion_tokens") or 0)
-            self.usage.prompt_tokens += prompt_tokens
-            self.usage.completion_tokens += completion_tokens
-        metering.record_call(self.model, prompt_tokens, completion_tokens,
-                                failed=finish not in (None, "stop") or not isinstance(message, dict))
+            tokens[:] = [int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)]
+            self.usage.prompt_tokens += tokens[0]
+            self.usage.completion_tokens += tokens[1]
         if finish == "length":
             raise LLMTruncatedReply("LLM reply was truncated (finish_reason=length)")
         if isinstance(message, dict) and message.get("refusal"):
@@ -520,21 +528,28 @@ def build_router(settings: Settings) -> Router:
     if settings.router == "rules":
         return RuleRouter()
     if settings.router == "openai":
-        client = ChatClient.from_settings(settings)
-        return FallbackRouter(client) if settings.llm_on_failure == "fall_back" else LLMRouter(client)
+        return FallbackRouter(ChatClient.from_settings(settings), fall_back=settings.llm_on_failure == "fall_back")
     raise LLMRejected(f"unknown router {settings.router!r} (rules | openai)", code="misconfigured")
 
 
 class FallbackRouter(LLMRouter):
-    """The model router, and the rule router for a batch the model could not route (timeout,
-    quota, 5xx, refusal, malformed reply): one model call per batch, so a pass during a model
-    outage waits at most ``STRATA_LLM_TIMEOUT_S`` per batch and routes with the rules
-    (``STRATA_LLM_ON_FAILURE=fall_back``; ``fail`` leaves the batch to consolidation's retries)."""
+    """The model router, counting a batch the model could not route (timeout, quota, 5xx, refusal,
+    malformed reply) as a failure; with ``fall_back`` (``STRATA_LLM_ON_FAILURE=fall_back``) the rule
+    router routes that batch: one model call per batch, so a pass during a model outage waits at
+    most ``STRATA_LLM_TIMEOUT_S`` per batch. Without it the error reaches consolidation, which
+    retries the batch and then sends it to review."""
+
+    def __init__(self, client: ChatClient, fallback: RuleRouter | None = None, *, fall_back: bool = True) -> None:
+        super().__init__(client, fallback)
+        self.fall_back = fall_back
 
     def route(self, candidates: list[RouteCandidate]) -> list[RouteProposal]:
         try:
             return super().route(candidates)
         except (PermanentError, ProviderUnavailable, LLMMalformedReply) as exc:
+            metering.record_failure()
+            if not self.fall_back:
+                raise
             log.warning("model routing failed (%s: %s); routed %d item(s) with the rule router",
                         exc.code, exc.message, len(candidates))
             metering.record_fallback()

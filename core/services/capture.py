@@ -303,6 +303,7 @@ def _model_extraction(ctx: Ports, uid: str, conversation_id: str, run_ref: str, 
             return raw
         except StrataError as exc:
             reason = exc
+            metering.record_failure()
         now = ctx.now()
         turn.attempts = dict(turn.attempts, last_error=reason.code, last_error_at=now)
         log.warning("model extraction of %s/%s failed (attempt %d of %d): %s: %s", uid, conversation_id,

@@ -196,7 +196,7 @@ resource "google_monitoring_alert_policy" "api_5xx" {
 locals {
   model_usage = {
     model_calls       = { unit = "1", scale = 1, what = "Model calls" }
-    model_failures    = { unit = "1", scale = 1, what = "Failed model calls (timeout, quota, 5xx, refusal, malformed reply)" }
+    model_failures    = { unit = "1", scale = 1, what = "Model answers not usable: extraction attempts or routing batches that failed (timeout, quota, 5xx, refusal, malformed reply, ungrounded quotes)" }
     prompt_tokens     = { unit = "1", scale = 16, what = "Prompt tokens sent to the model" }
     completion_tokens = { unit = "1", scale = 16, what = "Completion tokens the model answered" }
     model_fallbacks   = { unit = "1", scale = 1, what = "Times the rule extractor or rule router took over from the model" }

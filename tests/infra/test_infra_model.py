@@ -82,7 +82,7 @@ def test_the_model_usage_metrics_read_the_fields_the_functions_log(root):
     from core.metering import ModelUsage
 
     usage = ModelUsage(fallbacks=1)
-    usage.add_call("google/gemini-2.5-flash", 100, 20, failed=False)
+    usage.add_call("google/gemini-2.5-flash", 100, 20)
     assert set(root.locals["model_usage"]) == set(usage.log_fields())
     metric = root.resources_of("google_logging_metric")["model_usage"]
     assert metric["for_each"] == "${local.model_usage}"

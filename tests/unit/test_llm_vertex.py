@@ -12,6 +12,7 @@ calls per revision, the request timeout). No assertion reads a clock.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +24,7 @@ from core.adapters.llm import ChatClient, LLMExtractor, build_extractor, build_r
 from core.config import Settings
 from core.domain.extraction import ExtractionSource, Segment
 from core.domain.routing import RouteCandidate
-from core.errors import LLMRejected, LLMUnavailable
+from core.errors import LLMMalformedReply, LLMRejected, LLMUnavailable
 
 if str(Path(__file__).resolve().parents[2]) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -140,7 +141,8 @@ def test_calls_tokens_and_cost_are_counted_per_unit_of_work(vertex: VertexChatSe
         extractor.extract(SOURCE)
         with pytest.raises(LLMUnavailable):
             extractor.extract(SOURCE)
-    assert (usage.calls, usage.failures, usage.prompt_tokens, usage.completion_tokens) == (2, 1, 1000, 200)
+    # Both calls count; whether an answer was usable is counted by its reader (capture, the router).
+    assert (usage.calls, usage.failures, usage.prompt_tokens, usage.completion_tokens) == (2, 0, 1000, 200)
     rates = metering.PRICES_PER_MTOK[MODEL]
     assert usage.log_fields()["model_cost_usd"] == pytest.approx((1000 * rates[0] + 200 * rates[1]) / 1e6)
 
@@ -164,8 +166,9 @@ def test_with_on_failure_fail_the_router_raises_instead(vertex: VertexChatServer
     candidate = RouteCandidate(ref="i0", content="User moved to Lisbon", subject="user", subject_label=None,
                                category="lifestyle", kind="fact", source_ids=("c1",), independent_sources=1,
                                manually_added=False, expired=False, restricted=False, neighbours=())
-    with pytest.raises(LLMUnavailable):
+    with metering.metered() as usage, pytest.raises(LLMUnavailable):
         router.route([candidate])
+    assert (usage.calls, usage.failures, usage.fallbacks) == (1, 1, 0)
 
 
 # --------------------------------------------------------------------------- a model outage in capture
@@ -223,3 +226,11 @@ def test_the_reasoning_effort_is_sent_only_when_set(vertex: VertexChatServer) ->
     bounded, default = vertex.chat_requests()
     assert bounded.body["reasoning_effort"] == "low" and "reasoning_effort" not in default.body
     assert bounded.body["max_tokens"] == default.body["max_tokens"] == 4096
+
+
+@pytest.mark.parametrize("content", ["{not json", json.dumps({"memories": "not a list"})])
+def test_a_reply_that_cannot_be_used_still_counts_its_call_and_tokens(vertex: VertexChatServer, content: str) -> None:
+    vertex.script(completion(content, prompt_tokens=500, completion_tokens=30))
+    with metering.metered() as usage, pytest.raises(LLMMalformedReply):
+        _extract(vertex)
+    assert (usage.calls, usage.prompt_tokens, usage.completion_tokens) == (1, 500, 30)
