@@ -5,9 +5,9 @@ The API runs as many function instances, so the count lives in Firestore: fixed 
 counter documents (:data:`SHARDS`) under ``rate_limits``. A request adds 1 to one counter picked at
 random with a server-side increment whose commit answers the new value: one write, no transaction
 and no read, so requests never wait on each other's locks, and a burst spreads over the shards
-instead of queueing on one document. Each counter admits ``limit // shards`` requests, so a user
-never gets more than ``limit`` in a window; a burst can meet the 429 a little before it when the
-random picks are uneven. A refused request counts too (hammering does not help) and does nothing
+instead of queueing on one document. The limit is split over the counters (5 over 4: 2, 1, 1, 1),
+so a user never gets more than ``limit`` in a window; a burst can meet the 429 a little before it
+when the random picks are uneven. A refused request counts too (hammering does not help) and does nothing
 else: the limiter runs before the handler, so every request answered 2xx was carried out in full.
 
 Counters name a hash of the uid, never the uid, and hold a count and ``expire_at`` only; the first
@@ -58,7 +58,7 @@ def check(ctx: Ports, uid: str, kind: str) -> None:
                                 {"expire_at": datetime.fromtimestamp(ends + window_s, UTC)})
     if count == 1:
         _CLEANUP.submit(_forget, ctx, paths.rate_counter(f"{user}_{kind}_{window - 1}_{shard}"))
-    if count > limit // shards:
+    if count > limit // shards + (shard < limit % shards):
         wait = max(1, math.ceil(ends - now))
         raise RateLimited(f"too many {kind} requests: at most {limit} per {window_s} s for a user; "
                           f"retry in {wait} s", retry_after_s=wait)

@@ -131,6 +131,7 @@ def test_extraction_has_its_own_lower_limit_and_reads_are_not_limited(instances:
                           json={"id": f"c-{n}", "transcript_segments": segments}) for n in range(3 * EXTRACTIONS)]
     ended = time.time()
     created = {a.json()["id"] for a in answers if a.status_code == 201}
+    print(f"{3 * EXTRACTIONS} conversation creates, limit {EXTRACTIONS}: {len(created)} created")
     assert {a.status_code for a in answers} == {201, 429}
     for answer in answers:
         if answer.status_code == 429:

@@ -54,6 +54,15 @@ def test_the_next_window_starts_from_zero_and_clears_the_window_before() -> None
     assert all("u1" not in p for p in left)  # counters name a hash of the uid, never the uid
 
 
+def test_the_limit_is_split_whole_over_the_counters() -> None:
+    """Sequential requests until every counter refused: exactly the limit got through, for a limit
+    that four counters do not divide."""
+    for limit in (5, 7, 2):
+        w = world(rate_limit_writes=limit, rate_window_s=60)
+        admitted, waits = _admitted(w, "u1", "writes", 60 * limit)
+        assert admitted == limit and len(waits) == 59 * limit, (limit, admitted)
+
+
 def test_users_and_kinds_count_apart_and_zero_is_off() -> None:
     w = world(rate_limit_writes=4, rate_limit_extraction=0, rate_window_s=60)
     a, _ = _admitted(w, "u1", "writes", 20)
