@@ -7,8 +7,8 @@ known by :func:`request_key`: a SHA-256 of its ``messages`` and its response sch
 not of the model name, ``max_tokens`` or ``temperature``, so a change of model or budget replays the
 same recordings while a change of prompt or schema does not.
 
-Recordings are the ``*.json`` files of a folder (default :data:`REPLIES`), each a list of entries (or
-one entry)::
+Recordings are the ``*.json`` files of a folder (default :data:`REPLIES`) and its sub-folders, each a
+list of entries (or one entry)::
 
     {"key": "<request_key>", "messages": [...as sent...], "schema_name": "strata_extraction",
      "reply": {...the JSON object the model answered...}, "recorded_by": "who or which model",
@@ -69,8 +69,9 @@ def template(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_entries(folder: Path) -> Iterable[dict[str, Any]]:
-    """Every entry of the ``*.json`` files of ``folder`` (a file holds a list or one entry)."""
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+    """Every entry of the ``*.json`` files of ``folder`` and its sub-folders (a file holds a list or
+    one entry)."""
+    for path in sorted(folder.rglob("*.json")) if folder.is_dir() else []:
         data = json.loads(path.read_text(encoding="utf-8"))
         for entry in data if isinstance(data, list) else [data]:
             if not isinstance(entry, dict) or not isinstance(entry.get("key"), str):

@@ -58,6 +58,13 @@ def test_a_recorded_request_is_answered_with_its_reply_whatever_the_model(tmp_pa
     assert not (tmp_path / "missing").exists()
 
 
+def test_recordings_in_sub_folders_are_found(tmp_path: Path, docs: dict) -> None:
+    model_recordings.write(tmp_path / "replies" / "a-set", "fixture", model_recordings.extraction_recordings(docs))
+    source = source_from_conversation("u1", CONVERSATION, docs[CONVERSATION])
+    with ReplayServer(tmp_path / "replies", tmp_path / "missing") as server:
+        assert len(_extractor(server).extract(source).memories) == 3 and server.missed == []
+
+
 def test_an_unknown_request_is_unavailable_and_written_to_the_missing_folder(tmp_path: Path, docs: dict) -> None:
     source = source_from_conversation("u1", CONVERSATION, docs[CONVERSATION])
     with ReplayServer(tmp_path / "replies", tmp_path / "missing") as server, pytest.raises(LLMUnavailable) as err:
