@@ -24,6 +24,7 @@ from core.domain import legacy_rows, paths
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem, short_term_deadline, user_words
+from core.domain.slot_words import read_slot
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import NotFound, RetryableError
 
@@ -71,6 +72,8 @@ def edit_content(view: ApplyView, *, memory_id: str, content: str, ttl_days: int
     item.edited = True
     item.manually_added = True
     item.subject_attribution = "user" if item.subject_attribution == "legacy_assumed" else item.subject_attribution
+    # The new words state what they state: the slot is read from them again (none when unread).
+    item.slot = read_slot(content) if item.subject_attribution == "user" else None
     item.grandfathered_long_term = False  # a new user assertion: re-admission is checked like any other
     _leave_lineage(view, out, item)
     item.layer = Layer.SHORT_TERM.value

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from core.domain.plan import ApplyView, Plan
 from core.domain.processing import processed
 from core.domain.records import MemoryItem, short_term_deadline, user_words
+from core.domain.slot_words import read_slot
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import Conflict
 
@@ -57,6 +58,7 @@ def _new_item(view: ApplyView, request: ExplicitMemory, memory_id: str, ttl_days
         processing_state=ProcessingState.PENDING, category=request.category or "manual",
         visibility=request.visibility, evidence=[evidence], manually_added=True, kind="fact",
         subject_attribution="user", expires_at=short_term_deadline(view.now, ttl_days),
+        slot=read_slot(content),  # the owner's own words: a plain statement of a declared attribute
     )
 
 

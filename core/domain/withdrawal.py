@@ -43,13 +43,14 @@ def scrubbed(item: MemoryItem) -> bool:
 def retract(item: MemoryItem, *, by_user: bool = False) -> None:
     """Tombstone with content cleared and evidence scrubbed, whatever the item's status was (active,
     superseded, hidden, expired). The route audit and admission receipt (``promotion``) and the
-    subject label go too: a tombstone keeps no text. ``by_user`` marks a user's delete, which a
+    subject label and the slot (its value is text) go too: a tombstone keeps no text. ``by_user`` marks a user's delete, which a
     re-extraction of the same words from the same source must not undo."""
     item.status = Status.TOMBSTONED.value
     item.content = ""
     item.route = item.route or None
     item.promotion = None
     item.subject_label = None
+    item.slot = None  # its value is the fact's own words
     for evidence in item.evidence:
         evidence.status = "tombstoned"
         evidence.quote_refs = []

@@ -7,6 +7,8 @@ import re
 from dataclasses import replace
 from datetime import date
 
+from core.domain.slot_words import with_slots
+
 from ..extraction import (
     Candidate,
     ExtractionResult,
@@ -55,7 +57,6 @@ from .patterns import (
     _category,
 )
 from .phrasing import _about_person, _finish
-from .slots import with_slots
 from .turns import turn_memories
 
 # "my dog biscuit", "our cat Pickle": a pet named in passing, often inside a request ("remind me to

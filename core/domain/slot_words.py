@@ -1,4 +1,5 @@
-"""The rules path's reading of a slot (core.domain.slots) from the owner's own words.
+"""The rules reading of a slot (core.domain.slots) from the owner's own words: the rule extractor
+uses it, and so do explicit memories and content edits (the owner's typed words).
 
 Only a plain first-person statement is read ("I live in ...", "we moved to ...", "I sold my ...");
 anything hedged, negated, asked, planned, wished, remembered or told of a trip is not, and neither is
