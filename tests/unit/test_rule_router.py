@@ -79,13 +79,14 @@ def test_no_ending_without_both_slots_a_later_statement_or_the_same_subject() ->
     assert p.supersedes == ("n1",)
 
 
-def test_durable_kinds_promote_and_the_rest_archives() -> None:
+def test_durable_kinds_promote_and_the_rest_is_reviewed_or_archived_at_its_deadline() -> None:
     assert route(kind="plan", independent_sources=2).route == "promote"
     assert route(kind="plan", manually_added=True).route == "promote"
     assert route(kind="fact").route == "promote"
     assert route(kind="relationship", subject="third_party", subject_label="Tom").route == "promote"
-    assert route(kind="plan", content="User is buying a used car next month").route == "archive"
-    assert route(kind="fact", subject="unknown").route == "archive"
+    assert route(kind="plan", content="User is buying a used car next month").route == "review"
+    assert route(kind="plan", content="User is buying a used car next month", expired=True).route == "archive"
+    assert route(kind="fact", subject="unknown").route == "review"
 
 
 def test_similarity() -> None:
@@ -135,3 +136,11 @@ def test_two_values_said_the_same_day_go_to_review_naming_the_fact() -> None:
                          said=BASE.said)
     proposal = route(neighbours=(same_day,))
     assert (proposal.route, proposal.supersedes) == ("review", ("n3",))
+
+
+def test_a_taste_turned_around_is_asked_never_ended() -> None:
+    loved = Neighbour("n1", "User loves olives", "long_term")
+    proposal = route(content="User hates olives", kind="preference", slot=None, neighbours=(loved,))
+    assert (proposal.route, proposal.supersedes) == ("review", ("n1",))
+    other = route(content="User hates anchovies", kind="preference", slot=None, neighbours=(loved,))
+    assert (other.route, other.supersedes) == ("promote", ())
