@@ -12,8 +12,8 @@ Every user here is built the same way (captured conversations, consolidated by t
   coffee" → four Long-term facts (the blood-pressure one restricted);
 * ``cb`` repeats Lisbon and the meat statement → two archived aliases; the Long-term facts absorb
   ``cb``'s evidence (two conversations now support each);
-* ``cc`` says "moved to Porto" and "training for the Lisbon half marathon" → Porto supersedes Lisbon,
-  the marathon waits in the review queue.
+* ``cc`` says "moved to Porto" and "training for the Lisbon half marathon" → Porto ends Lisbon (a
+  later value of where the user lives), the marathon waits in the review queue.
 
 Each delete (single, lineage, delete-all, conversation cascade by API and by a direct Firestore
 delete, reprocess retract, account delete) is followed by a drain and the trace check, once with the
@@ -137,12 +137,19 @@ def single_delete(user: User) -> Outcome:
 
 
 def lineage_delete(user: User) -> Outcome:
+    """Deleting the ended Lisbon fact deletes it with its alias (its lineage), never Porto, the fact
+    that ended it (issue 44: supersession is not lineage); Porto forgets it ended Lisbon."""
     porto, lisbon = user.one(PORTO), user.one(LISBON)
     alias = user.one(LISBON, layer="archive")
-    response = user.call("DELETE", f"/v3/memories/{porto}")
+    response = user.call("DELETE", f"/v3/memories/{lisbon}")
     assert response.status_code == 200, response.text
-    assert sorted(response.json()["deleted"]) == sorted([porto, lisbon, alias])
-    return Outcome([porto, lisbon, alias], [PORTO, LISBON])
+    assert sorted(response.json()["deleted"]) == sorted([lisbon, alias])
+
+    def porto_stays() -> None:
+        item = trace.items(user.ctx, user.uid)[porto]
+        assert item.status == Status.ACTIVE and item.supersedes == []
+
+    return Outcome([lisbon, alias], [LISBON], porto_stays)
 
 
 def delete_all(user: User) -> Outcome:
@@ -402,7 +409,7 @@ def test_export_streams_everything_the_user_owns_in_the_public_shape(stack: dict
     public = {"id", "content", "layer", "category", "visibility", "created_at", "updated_at", "conversation_id",
               "source_ids", "evidence", "canonical_memory_id", "expires_at", "expired", "reviewed", "user_review",
               "manually_added", "edited", "capture_device_ids", "subject_attribution", "restricted",
-              "valid_from", "valid_to", "superseded_by"}
+              "valid_from", "valid_to", "superseded_by", "slot"}
     for memory in by_kind["memory"].values():
         assert set(memory) <= public, set(memory) - public
     # Nothing the backend keeps for itself, anywhere in the export.

@@ -189,7 +189,7 @@ def test_rebuild_after_the_collection_is_dropped_resumes_and_keeps_concurrent_de
     assert httpx.delete(f"{url}/collections/{collection}", headers=headers, timeout=30).status_code == 200
     fresh = Context(publisher=trace.QuietPublisher())  # its Typesense client creates the collection again
     drift = _doctor(capsys, first, code=1)["drift"]["typesense"]
-    assert drift["missing"] == len(trace.expected_provider_ids(ctx, first)) == 3
+    assert drift["missing"] == len(trace.expected_provider_ids(ctx, first)) == 4  # A_LINES make four memories
 
     walked = sorted(trace.items(ctx, first))
     deleted: list[str] = []
