@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import re
 import sys
@@ -51,7 +52,8 @@ from strata_dev.bench import locomo, stats
 
 REPO = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(__file__).resolve().parent / "data"
-SHARED_SPLIT = Path("/work/shared/data/locomo/locomo_dev.json")
+# The LoCoMo file is never in the repository (its licence): --data names it, or STRATA_LOCOMO_DATA.
+SHARED_SPLIT = Path(os.environ.get("STRATA_LOCOMO_DATA", "")) if os.environ.get("STRATA_LOCOMO_DATA") else None
 PATHS = ("rules", "model")
 QUESTIONS = ("faithful", "attributed", "durable", "self_contained")
 
@@ -123,7 +125,7 @@ def sample_sessions() -> list[Session]:
 
 def select(data: str | None, split: str, with_samples: bool = True) -> tuple[list[Session], str | None]:
     """The sessions to run, and the data file used (None when there is none)."""
-    path = Path(data) if data else (SHARED_SPLIT if SHARED_SPLIT.exists() else None)
+    path = Path(data) if data else (SHARED_SPLIT if SHARED_SPLIT is not None and SHARED_SPLIT.exists() else None)
     sessions = locomo_sessions(path, split) if path is not None else []
     if with_samples and split == "dev":
         sessions += sample_sessions()

@@ -510,7 +510,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", type=int, default=None)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--data", default=None, help="LoCoMo-format JSON file for the recall benchmark (quality: the "
-                                                "LoCoMo file its sessions come from; default the shared split)")
+                                                "LoCoMo file its sessions come from; default: STRATA_LOCOMO_DATA)")
     p.add_argument("--split", choices=["dev", "heldout"], default="dev",
                    help="quality: the development sessions (tuned on) or the held-out ones")
     p.add_argument("--path", action="append", choices=["rules", "model"], default=None,
