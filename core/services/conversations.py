@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from core.domain import credentials, paths
@@ -42,13 +42,16 @@ def create(ctx: Ports, uid: str, body: dict[str, Any], device_id: str | None, pl
         return conversation_id
     record = paths.request_key(uid, _key_digest(CREATE_ROUTE, idempotency_key))
     writes.append((record, {"route": CREATE_ROUTE, "fingerprint": fingerprint, "conversation_id": conversation_id,
-                            "created_at": now}, False))
+                            "created_at": now, "expire_at": now + KEY_KEPT}, False))
     if ctx.store.fenced_write(uid, writes, guard=record, refuse=lambda first: first is not None):
         return conversation_id
     first = ctx.store.get(record) or {}
     if first.get("fingerprint") != fingerprint:
         raise KeyReused("this Idempotency-Key already answered a request with another body; use a new key")
     return str(first["conversation_id"])
+
+
+KEY_KEPT = timedelta(days=7)  # a retry replays within a week; Firestore's TTL policy removes the record
 
 
 def _key_digest(route: str, key: str) -> str:

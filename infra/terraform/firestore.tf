@@ -216,6 +216,31 @@ resource "google_firestore_field" "deletion_receipts_ttl" {
   index_config {}
 }
 
+# A keyed conversation create's first answer (users/{uid}/request_keys: a fingerprint and an id) is
+# kept a week for retries; the per-user rate-limit counters (top-level rate_limits: a count under a
+# hash of the uid) outlive their window by one window. The TTL policy deletes both by `expire_at`.
+resource "google_firestore_field" "request_keys_ttl" {
+  project    = var.project_id
+  database   = local.database
+  collection = "request_keys"
+  field      = "expire_at"
+
+  ttl_config {}
+
+  index_config {}
+}
+
+resource "google_firestore_field" "rate_limits_ttl" {
+  project    = var.project_id
+  database   = local.database
+  collection = "rate_limits"
+  field      = "expire_at"
+
+  ttl_config {}
+
+  index_config {}
+}
+
 resource "google_firestore_field" "deletion_receipts_memory_ids" {
   project    = var.project_id
   database   = local.database

@@ -418,3 +418,10 @@ def test_firebase_emulator_config():
         assert config["emulators"][name]["host"] == "127.0.0.1"
     rc = json.loads((REPO / ".firebaserc").read_text())
     assert rc["projects"]["default"] == "demo-strata"
+
+
+def test_request_keys_and_rate_limit_counters_expire_by_ttl(root):
+    fields = root.resources_of("google_firestore_field")
+    for name, collection in (("request_keys_ttl", "request_keys"), ("rate_limits_ttl", "rate_limits")):
+        ttl = fields[name]
+        assert (ttl["collection"], ttl["field"]) == (collection, "expire_at") and "ttl_config" in ttl
