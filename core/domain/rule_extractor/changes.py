@@ -10,20 +10,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-# --------------------------------------------------------------------------- text helpers
-_WORD = re.compile(r"[a-z0-9]+")
+from core.domain.routing import content_words
 
-
-_STOP = frozenset(re.findall(r"\S+", (
-    "a an the and or but of to in on at for with is are was were be been being it its that this "
-    "user user's users they their them he she his her has have had does do did just about very so"
-)))
-
-
-@lru_cache(maxsize=1 << 15)
-def _tokens(text: str) -> frozenset[str]:
-    words = _WORD.findall((text or "").casefold().replace("'s", ""))
-    return frozenset(w[:-1] if len(w) > 4 and w.endswith("s") else w for w in words if w not in _STOP)
+# The content words the router's similarity compares (stop words out, crude plural folding).
+_tokens = content_words
 
 
 # A statement that ends a state: what follows the verb is what ended ("sold the Volvo", "quit their
