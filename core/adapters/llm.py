@@ -311,8 +311,9 @@ _EXTRACTION_SYSTEM = (
     "('last June', 'next week') against the conversation's date, in the tense the speaker used. "
     "slot: when the memory plainly states the subject's current value of one of these attributes, "
     "give {attribute, value, ended}, else null: "
-    + "; ".join(f"{a.name}: {a.about}" for a in VOCABULARY.values()) + ". ended is true when the "
-    "statement says that value no longer holds (sold the car, left the employer, divorced). Never a "
+    + "; ".join(f"{a.name}: {a.about}" for a in VOCABULARY.values()) + ". value is \"none\" when the person "
+    "says they have none (no car, no pets, no partner). ended is true when the statement says that "
+    "value no longer holds (sold the car, left the employer, quit smoking, divorced). Never a "
     "slot for a plan, a wish, a question, a trip or visit, a hypothetical, or the past mentioned in "
     "passing."
 )

@@ -3,7 +3,8 @@
 A memory may state the value of one *attribute* of one *subject*: where the user lives, who employs
 them, whom they are married to (its :class:`Slot`). The attributes form a small declared
 vocabulary (:data:`VOCABULARY`); each is single-valued (a new value replaces the old) or
-multi-valued (a new value stands beside the old; only a statement that a value ended ends it).
+multi-valued (a new value stands beside the old; only a statement that a value ended ends it). The
+value ``none`` says the subject has none (no car, no pets): any value conflicts with it.
 Whoever reads the slot -- the model extractor, or the rules adapter from the owner's own words --
 only *proposes* it; this module alone decides what ends what, for every router:
 
@@ -12,8 +13,9 @@ only *proposes* it; this module alone decides what ends what, for every router:
 1. both carry a slot of the same declared attribute,
 2. both are about the same, firmly known subject (the user; or the same named person -- an
    ``unknown`` subject never ends and is never ended),
-3. they conflict: two different values of a single-valued attribute, or one states that the very
-   value the other holds has ended ("sold the Volvo" against "drives a Volvo"),
+3. they conflict: two different values of a single-valued attribute, one states that the very
+   value the other holds has ended ("sold the Volvo" against "drives a Volvo"), or one says the
+   subject has none ("has no pets" against "adopted a dog"),
 4. and one is strictly later in *conversation* time (``valid_from``). The order in which the
    statements were processed never matters: an older conversation imported later becomes history
    ended by the current fact, never the reverse. Same day: nothing is decided (review asks).
@@ -43,13 +45,17 @@ VOCABULARY: dict[str, Attribute] = {a.name: a for a in (
     Attribute("residence", True, "the city, town or area where the person lives"),
     Attribute("employer", True, "the organisation the person works for (or: self-employed, unemployed, retired)"),
     Attribute("job_title", True, "the person's job, role or profession"),
-    Attribute("partner", True, "the person's spouse or romantic partner"),
+    Attribute("partner", True, "the person's spouse or romantic partner (their name; none when single)"),
     Attribute("vehicle", True, "the car or other vehicle the person drives"),
+    Attribute("phone", True, "the phone the person uses"),
     Attribute("diet", True, "the person's diet (vegetarian, vegan, ...)"),
     Attribute("school", True, "the school, college or programme the person is studying at"),
+    Attribute("field_of_study", True, "the subject or major the person studies"),
     Attribute("pet", False, "a pet the person has"),
     Attribute("sport", False, "a sport or regular physical activity the person practises"),
+    Attribute("habit", False, "a lasting habit such as smoking or drinking"),
 )}
+NONE = "none"  # the value of "has none": no car, no pets, no partner
 ATTRIBUTES: tuple[str, ...] = tuple(VOCABULARY)
 
 
@@ -112,13 +118,15 @@ def same_value(a: str, b: str) -> bool:
 
 def conflict(a: Slot, b: Slot) -> bool:
     """Whether two slots of one subject cannot both hold: different values of a single-valued
-    attribute, or one ending the very value the other holds."""
+    attribute, one ending the very value the other holds, or "none" against a value."""
     if a.attribute != b.attribute or a.attribute not in VOCABULARY:
         return False
     if a.ended != b.ended:
         return same_value(a.value, b.value)
     if a.ended:
         return False
+    if (a.value.casefold() == NONE) != (b.value.casefold() == NONE):
+        return True
     return VOCABULARY[a.attribute].single and not same_value(a.value, b.value)
 
 

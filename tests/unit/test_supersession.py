@@ -228,3 +228,14 @@ def test_an_ending_outside_the_rule_ends_nothing_whichever_router_proposes_it() 
     review.resolve(w.ctx, UID, entry["review_id"], "keep_both")
     after = {i.id: i for i in _items(w)}
     assert after[leeds.id].status == "active" and after[entry["memory_id"]].kept_beside == [leeds.id]
+
+
+@pytest.mark.parametrize(("new", "old", "expected"), [
+    # "has none" conflicts with any value, either way round, single- or multi-valued
+    (_st("pet", "Waffles", "2026-03-01"), _st("pet", "none", "2025-01-01"), "ends"),
+    (_st("partner", "none", "2026-03-01"), _st("partner", "Rafael", "2025-01-01"), "ends"),
+    (_st("habit", "smoking", "2026-03-01", ended=True), _st("habit", "smoking", "2025-01-01"), "ends"),
+    (_st("habit", "running", "2026-03-01"), _st("habit", "smoking", "2025-01-01"), None),
+])
+def test_none_conflicts_with_a_value(new: Statement, old: Statement, expected: str | None) -> None:
+    assert relation(new, old) == expected
