@@ -28,6 +28,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from core.api.auth import authenticate
@@ -92,6 +93,8 @@ def _write(ctx: Ports, uid: str) -> Iterator[None]:
 
 
 # ---------------------------------------------------------------------------------------------- tools
+# What a host may assume of a tool (MCP tool annotations): reads change nothing and repeat safely.
+_READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 Limit = Annotated[int, Field(ge=1, le=100, description="at most this many memories")]
 MemoryId = Annotated[str, Field(min_length=1, max_length=1_500, description="the memory's public id")]
 IdempotencyKey = Annotated[str, Field(max_length=200, description="a retry with the same key replays")]
@@ -110,7 +113,8 @@ def _scope(scope: str, device_ids: list[str]) -> frozenset[str] | None:
     return _service(lambda: devices.scope_filter(scope, device_ids, _DEVICE.get()))
 
 
-@server.tool(description="Hybrid (keyword + vector) search over the user's memories, like GET /v1/mcp/memories?q=")
+@server.tool(title="Search memories", annotations=_READ,
+             description="Hybrid (keyword + vector) search over the user's memories, like GET /v1/memories/hybrid-search")
 async def search_memories(query: Annotated[str, Field(min_length=1, max_length=1_000, description="the search text")],
                           limit: Limit = 10, device_scope: DeviceScope = "all",
                           device_ids: DeviceIds | None = None, as_of: AsOf | None = None) -> dict[str, Any]:
@@ -126,7 +130,8 @@ async def search_memories(query: Annotated[str, Field(min_length=1, max_length=1
     return {"memories": [_json(dict(to_public(s.item, now), score=round(s.score, 6))) for s in results]}
 
 
-@server.tool(description="List memories newest first with a stable cursor, like GET /v1/memories")
+@server.tool(title="List memories", annotations=_READ,
+             description="List memories newest first with a stable cursor, like GET /v1/memories")
 async def list_memories(layer: Literal["short_term", "long_term", "archive"] | None = None,
                         include_archive: bool = False,
                         limit: Annotated[int, Field(ge=1, le=500)] = 25,
@@ -142,14 +147,16 @@ async def list_memories(layer: Literal["short_term", "long_term", "archive"] | N
     return {"memories": _public(ctx, items), "next_cursor": next_cursor}
 
 
-@server.tool(description="One memory by id, like GET /v1/memories/{id}")
+@server.tool(title="Get a memory", annotations=_READ, description="One memory by id, like GET /v1/memories/{id}")
 async def get_memory(memory_id: MemoryId) -> dict[str, Any]:
     ctx, uid = _caller()
     item = _service(lambda: reads.get_memory(ctx, uid, _checked_id(memory_id)))
     return _public(ctx, [item])[0]
 
 
-@server.tool(description="Add an explicit memory; it enters Short-term like every intake, like POST /v3/memories")
+@server.tool(title="Add a memory", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                                                                idempotent_hint=False, open_world_hint=False),
+             description="Add an explicit memory; it enters Short-term like every intake, like POST /v1/memories")
 async def create_memory(content: Annotated[str, Field(min_length=1, description="the fact, in the user's words")],
                         category: Annotated[str | None, Field(max_length=64)] = None,
                         visibility: Literal["public", "private"] = "private",
@@ -162,7 +169,9 @@ async def create_memory(content: Annotated[str, Field(min_length=1, description=
     return _public(ctx, items)[0]
 
 
-@server.tool(description="Delete a memory and its whole lineage everywhere, like DELETE /v3/memories/{id}")
+@server.tool(title="Delete a memory", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True,
+                                                                   idempotent_hint=True, open_world_hint=False),
+             description="Delete a memory and its aliases everywhere, like DELETE /v1/memories/{id}")
 async def delete_memory(memory_id: MemoryId, idempotency_key: IdempotencyKey = "") -> dict[str, Any]:
     ctx, uid = _caller()
     with _write(ctx, uid):
@@ -170,7 +179,10 @@ async def delete_memory(memory_id: MemoryId, idempotency_key: IdempotencyKey = "
     return _json(result)
 
 
-@server.tool(description="Undo an automatic ending: a fact a later statement ended is current again, beside "
+@server.tool(title="Restore an ended memory",
+             annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                         open_world_hint=False),
+             description="Undo an automatic ending: a fact a later statement ended is current again, beside "
              "the fact that ended it, which never ends it again; like POST /v1/memories/{id}/restore")
 async def restore_memory(memory_id: MemoryId) -> dict[str, Any]:
     ctx, uid = _caller()

@@ -81,6 +81,16 @@ def test_tools_and_resource_templates_are_listed(stack: dict[str, Any], mode: st
     assert by_name["create_memory"].input_schema["properties"]["visibility"]["enum"] == ["public", "private"]
     assert {t.uri_template for t in templates.resource_templates} == {
         "strata://memories/{memory_id}", "strata://memories/{memory_id}/history"}
+    # Issue 46: every tool has a title and annotations a host can trust; reads are read-only and
+    # idempotent, delete is destructive; no description names a deprecated /v3 route.
+    for tool in tools.tools:
+        assert tool.title and tool.annotations is not None, tool.name
+        assert "/v3" not in (tool.description or ""), tool.name
+    for name in ("search_memories", "list_memories", "get_memory"):
+        hints = by_name[name].annotations
+        assert hints.read_only_hint is True and hints.idempotent_hint is True and hints.destructive_hint is False
+    assert by_name["delete_memory"].annotations.destructive_hint is True
+    assert by_name["create_memory"].annotations.read_only_hint is False
 
 
 def test_every_tool_answers_what_the_http_api_answers(stack: dict[str, Any], http: httpx.Client) -> None:
