@@ -54,18 +54,47 @@ export function retryAfterMs(response: Response, capMs: number): number {
   return Math.min(Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 1000, capMs);
 }
 
+// The API's creates that honour an Idempotency-Key: the client gives each call one, so that sending
+// it again (below) can never create twice.
+const KEYED = /\/v1\/(memories(\/batch)?|conversations)$/;
+const REPEATABLE_METHODS = new Set(["GET", "HEAD", "PUT", "DELETE", "OPTIONS"]);
+
+function withKey(request: Request): Request {
+  if (request.method !== "POST" || request.headers.has("idempotency-key") || !KEYED.test(new URL(request.url).pathname)) {
+    return request;
+  }
+  const headers = new Headers(request.headers);
+  headers.set("Idempotency-Key", globalThis.crypto.randomUUID());
+  return new Request(request, { headers });
+}
+
+/** A connection the server closed while it sat idle (reused after a wait): no answer came back. */
+function closedWhileIdle(error: unknown): boolean {
+  const code = (error as { cause?: { code?: string } } | undefined)?.cause?.code;
+  return error instanceof TypeError && (code === "UND_ERR_SOCKET" || code === "ECONNRESET");
+}
+
 /**
- * `fetch` that sends a request again when it is answered 429 or 503, after its `Retry-After`, at
- * most `retries` times; the last answer is returned as it is.
+ * `fetch` that sends a request again when it is answered 429 or 503, after its `Retry-After`, or
+ * when its connection was closed before any answer and the request can be repeated safely (an
+ * idempotent method, or an Idempotency-Key), at most `retries` times; the last answer is returned
+ * as it is.
  */
 export function retryingFetch(inner: typeof globalThis.fetch, retries = 3, maxWaitMs = 60_000,
   sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 ): typeof globalThis.fetch {
   return async (input, init) => {
+    const request = withKey(new Request(input, init));
+    const repeatable = REPEATABLE_METHODS.has(request.method) || request.headers.has("idempotency-key");
     for (let attempt = 0; ; attempt += 1) {
-      // A Request's body can be read once: each attempt sends a copy.
-      const request = input instanceof Request ? input.clone() : input;
-      const response = await inner(request, init);
+      let response: Response;
+      try {
+        // A Request's body can be read once: each attempt sends a copy.
+        response = await inner(request.clone());
+      } catch (error) {
+        if (attempt >= retries || !repeatable || !closedWhileIdle(error)) throw error;
+        continue;
+      }
       if (attempt >= retries || !RETRY_STATUSES.has(response.status)) return response;
       await response.body?.cancel();
       await sleep(retryAfterMs(response, maxWaitMs));
