@@ -237,10 +237,17 @@ def _run_step(ctx: Context, uid: str, model: Model, action: tuple[Any, ...], n: 
                 continue
             # Otherwise only a newer statement that ends it may supersede it: a Long-term fact ended
             # by a Short-term statement this pass promoted; the fact is kept as history until then.
-            assert model.live[memory_id] in ENDS.get(model.live[survivor], set()), (
+            # Issue 44's rule: the same declared attribute with another value, said later.
+            old, new = stored[memory_id], stored[survivor]
+            by_rule = bool(old.get("slot") and new.get("slot") and old["slot"]["attribute"] == new["slot"]["attribute"]
+                           and old["slot"]["value"] != new["slot"]["value"]
+                           and (new.get("valid_from") or new["created_at"]) > (old.get("valid_from") or old["created_at"]))
+            assert by_rule or model.live[memory_id] in ENDS.get(model.live[survivor], set()), (
                 f"{memory_id} was merged into {survivor}, which does not state the same fact")
-            assert layer_before.get(memory_id) == "long_term", (memory_id, layer_before.get(memory_id))
-            assert layer_before.get(survivor, "short_term") == "short_term", (survivor, layer_before.get(survivor))
+            if layer_before.get(memory_id) == "long_term":  # a current fact ended by this pass's promotion
+                assert layer_before.get(survivor, "short_term") == "short_term", (survivor, layer_before.get(survivor))
+            else:  # said before a current fact: it entered Long-term as history that fact ended
+                assert by_rule and layer_before.get(survivor) == "long_term", (memory_id, survivor)
             assert stored[survivor]["layer"] == "long_term" and stored[survivor]["status"] == "active"
             assert memory_id in stored[survivor]["supersedes"] and stored[memory_id]["valid_to"] is not None
             model.history[memory_id] = (survivor, model.live.pop(memory_id))

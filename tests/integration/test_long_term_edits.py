@@ -373,9 +373,12 @@ def test_the_validator_still_refuses_an_unreceipted_long_term_write(ctx: Context
 
 def test_editing_a_superseded_ancestor_takes_it_out_of_the_lineage(ctx: Context) -> None:
     uid = new_uid("lin")
-    old_id, new_id = _start(ctx, uid)
-    edits.edit_content(ctx, uid, new_id, "I play the cello on my roof")
+    # Two statements of where the user lives, the second later: the one the rule lets end the other.
+    [old] = intake.create_explicit(ctx, uid, [ExplicitMemory(content="I live in Leeds", category="system")])
+    assert consolidation.run_pass(ctx, uid)["routes"] == {"promote": 1}
+    [new] = intake.create_explicit(ctx, uid, [ExplicitMemory(content="I live in York", category="system")])
     assert consolidation.run_pass(ctx, uid, router=SupersedeAll())["routes"] == {"promote": 1}
+    old_id, new_id = old.id, new.id
     items = assert_admissions_sound(ctx, uid)
     assert (items[old_id].status, items[old_id].superseded_by, items[new_id].supersedes) == (
         "superseded", new_id, [old_id])

@@ -195,8 +195,8 @@ def test_rebuild_after_the_collection_is_dropped_resumes_and_keeps_concurrent_de
     deleted: list[str] = []
 
     def meanwhile(count: int) -> None:
-        if not deleted:  # after the first page: one memory already enqueued, one not yet walked
-            for memory_id in (walked[0], walked[2]):
+        if not deleted:  # after the first page: one memory already enqueued, the ones not yet walked
+            for memory_id in (walked[0], *walked[2:]):
                 deletion.delete_memory(fresh, first, memory_id)
                 deleted.append(memory_id)
         else:
@@ -206,9 +206,9 @@ def test_rebuild_after_the_collection_is_dropped_resumes_and_keeps_concurrent_de
     with pytest.raises(_Interrupted):
         rebuild.rebuild_user(fresh, first, "typesense", "run-one", report, page=1, after_page=meanwhile)
     resumed = rebuild.rebuild(fresh, "typesense", [first], page=1)
-    assert resumed.resumed_users == 1 and resumed.enqueued == 0  # the last item was deleted before its walk
+    assert resumed.resumed_users == 1 and resumed.enqueued == 0  # the last items were deleted before their walk
     state = fresh.paths.doc(first, "memory_state", "rebuild_typesense").get().to_dict()
-    assert state["run_id"] == "run-one" and state["done"] is True and state["cursor"] == walked[2]
+    assert state["run_id"] == "run-one" and state["done"] is True and state["cursor"] == walked[-1]
     [row] = _cli(capsys, "rebuild", "--provider", "typesense", "--uid", second)
     assert row["users"] == 1 and row["enqueued"] == 1 + len(trace.expected_provider_ids(ctx, second))
     [row] = _cli(capsys, "rebuild", "--provider", "graph", "--uid", second)

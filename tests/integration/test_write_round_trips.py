@@ -1,6 +1,8 @@
 """Sequential Firestore round trips of the API's writes, counted on the emulator (issue 33's targets:
 an explicit create or a content edit in at most 3), with the ledger they leave: still two commits
-each (the intake, then its required processing), committed by one transaction."""
+each (the intake, then its required processing), committed by one transaction. The per-user rate
+limiter (issue 45) adds exactly one round trip in front of a limited request, counted apart: the
+targets are measured with the limits off, and once more with them on."""
 
 from __future__ import annotations
 
@@ -31,9 +33,14 @@ def _kinds(ctx: Context, uid: str) -> list[str]:
 def test_create_and_edit_take_at_most_three_sequential_round_trips(
         stack: dict[str, Any], make_token: Callable[[str], str]) -> None:
     client = counting_client(config.load().project_id)
-    ctx = Context(client=client, publisher=_Quiet())
+    unlimited = config.Settings(rate_limit_writes=0, rate_limit_extraction=0, rate_limit_search=0)
+    ctx = Context(unlimited, client=client, publisher=_Quiet())
     uid = f"rtt-{uuid.uuid4().hex[:10]}"
     token = make_token(uid)
+    limited = Context(client=client, publisher=_Quiet())
+    other = f"rtt-{uuid.uuid4().hex[:10]}"
+    with_limits = counted_dispatch(limited, "POST", "/v1/memories", make_token(other), body={"content": "I keep moths"})
+    assert with_limits["status"] == 201 and with_limits["sequential_rpcs"] <= 3 + 1, with_limits["chain"]
 
     created = counted_dispatch(ctx, "POST", "/v1/memories", token, body={"content": "I keep bees"})
     assert created["status"] == 201, created
