@@ -276,7 +276,6 @@ class _Pool:
     def __init__(self, pool: list[MemoryItem]) -> None:
         from core.domain.routing import content_words
 
-        self.pool = pool
         self.by_word: dict[str, list[MemoryItem]] = {}
         for other in pool:
             for word in content_words(other.content):
@@ -290,11 +289,6 @@ class _Pool:
         scored = sorted(((similarity(item.content, other.content), other.id, other) for other in sharing.values()),
                         key=lambda t: (-t[0], t[1]))
         return [other for score, _, other in scored[:NEIGHBOURS] if score > 0]
-
-
-def _nearest(item: MemoryItem, pool: list[MemoryItem]) -> list[MemoryItem]:
-    """The Long-term memories shown to the router beside ``item`` (see :class:`_Pool`)."""
-    return _Pool(pool).nearest(item)
 
 
 def route_batch(ctx: Ports, uid: str, batch: list[MemoryItem], long_term: list[MemoryItem],
