@@ -31,7 +31,6 @@ import pytest
 from core.api.auth import emulator_token
 from core.bootstrap import Context
 from strata_dev import model_replies
-from strata_dev.localstack import stack as localstack
 from tests.support import model_recordings
 from tests.support.firestore_checks import all_items, sample_conversations, wait_for, write_conversation
 
@@ -45,18 +44,8 @@ def replay_stack() -> Iterator[dict[str, Any]]:
     replies = state_dir / "replies"
     docs = {CONVERSATION: sample_conversations()[CONVERSATION]}
     model_recordings.write(replies, "extraction", model_recordings.extraction_recordings(docs))
-    saved = dict(os.environ)
-    os.environ.update({"STRATA_TICK_SECONDS": "86400", "STRATA_CONSOLIDATION_ON_WRITE": "0",
-                       "STRATA_EMBEDDER": "hashing", "STRATA_LLM_ON_FAILURE": "fail"})
-    try:
-        info = localstack.up(state_dir, model_replay=replies)
-        os.environ.update(localstack.stack_env(info))
-        os.environ["STRATA_STATE_DIR"] = str(state_dir)  # the tooling's "running stack" is this one
+    with model_recordings.replay_stack(state_dir, replies) as info:
         yield info
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-        localstack.down(state_dir)
 
 
 def _auth(uid: str) -> dict[str, str]:

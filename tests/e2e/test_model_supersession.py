@@ -15,7 +15,6 @@ real change (it is exercised, not stubbed).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -27,7 +26,7 @@ import pytest
 
 from core.bootstrap import Context
 from strata_dev.bench import supersession
-from strata_dev.localstack import stack as localstack
+from tests.support import model_recordings
 from tests.support.firestore_checks import all_docs, all_items, wait_for, write_conversation
 
 pytestmark = pytest.mark.e2e
@@ -41,17 +40,8 @@ def model_stack() -> Iterator[dict[str, Any]]:
     state_dir = Path(tempfile.mkdtemp(prefix="strata-test-model-endings-"))
     replies = state_dir / "replies"
     shutil.copytree(DATA / "model_replies" / "supersession", replies)
-    saved = dict(os.environ)
-    os.environ.update({"STRATA_TICK_SECONDS": "86400", "STRATA_CONSOLIDATION_ON_WRITE": "0",
-                       "STRATA_EMBEDDER": "hashing", "STRATA_LLM_ON_FAILURE": "fail"})
-    try:
-        info = localstack.up(state_dir, model_replay=replies)
-        os.environ.update(localstack.stack_env(info))
+    with model_recordings.replay_stack(state_dir, replies) as info:
         yield info
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-        localstack.down(state_dir)
 
 
 def _say(ctx: Context, info: dict[str, Any], uid: str, tag: str, side: dict[str, Any]) -> None:

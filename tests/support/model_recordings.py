@@ -11,7 +11,10 @@ labelled reply is changed.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,3 +79,25 @@ def write(folder: Path, name: str, entries: list[dict[str, Any]]) -> Path:
 
 
 __all__ = ["conform", "extraction_recordings", "fixture", "routing_recording", "write"]
+
+
+@contextlib.contextmanager
+def replay_stack(state_dir: Path, replies: Path) -> Iterator[dict[str, Any]]:
+    """A stack of its own whose functions run the model extractor and router on the replay server
+    answering from ``replies`` (``strata stack up --model-replay``): no tick, no pass on write,
+    the hashing embedder, and a model failure left to consolidation's retries (no rules fallback).
+    The environment points at it while it runs (``STRATA_STATE_DIR`` included) and is restored."""
+    from strata_dev.localstack import stack as localstack
+
+    saved = dict(os.environ)
+    os.environ.update({"STRATA_TICK_SECONDS": "86400", "STRATA_CONSOLIDATION_ON_WRITE": "0",
+                       "STRATA_EMBEDDER": "hashing", "STRATA_LLM_ON_FAILURE": "fail"})
+    try:
+        info = localstack.up(state_dir, model_replay=replies)
+        os.environ.update(localstack.stack_env(info))
+        os.environ["STRATA_STATE_DIR"] = str(state_dir)  # the tooling's "running stack" is this one
+        yield info
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        localstack.down(state_dir)
