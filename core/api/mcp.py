@@ -35,6 +35,7 @@ from core.api.auth import authenticate
 from core.api.declare import MCP_PATH as PATH
 from core.api.edge import valid_id
 from core.api.key_routes import metadata_url
+from core.api.routes import SEARCH_DEPTH, decode_offset, offset_page
 from core.domain import fence
 from core.domain.records import MemoryItem, to_public
 from core.errors import MethodNotAllowed, NotFound, PayloadTooLarge, StrataError, Unauthorized
@@ -105,6 +106,7 @@ DeviceIds = Annotated[list[Annotated[str, Field(pattern=r"^[a-z]+_[0-9a-f]{8}$")
                       Field(max_length=200, description="client device ids ({platform}_{hash}) for explicit")]
 
 
+Cursor = Annotated[str | None, Field(max_length=2_000, description="next_cursor of the previous page")]
 AsOf = Annotated[str, Field(max_length=40, description="what was true then: an ISO-8601 date (its end) or date "
                                                        "and time (UTC unless an offset is given)")]
 
@@ -114,20 +116,31 @@ def _scope(scope: str, device_ids: list[str]) -> frozenset[str] | None:
 
 
 @server.tool(title="Search memories", annotations=_READ,
-             description="Hybrid (keyword + vector) search over the user's memories, like GET /v1/memories/hybrid-search")
+             description="Hybrid (keyword + vector) search over the user's memories, a page at a time with a "
+                         "cursor, like GET /v1/memories/hybrid-search")
 async def search_memories(query: Annotated[str, Field(min_length=1, max_length=1_000, description="the search text")],
                           limit: Limit = 10, device_scope: DeviceScope = "all",
-                          device_ids: DeviceIds | None = None, as_of: AsOf | None = None) -> dict[str, Any]:
+                          device_ids: DeviceIds | None = None, as_of: AsOf | None = None,
+                          cursor: Cursor = None) -> dict[str, Any]:
     ctx, uid = _caller()
     scope = _scope(device_scope, device_ids or [])
     when = _service(lambda: temporal.parse_as_of(as_of))
-    results = _service(lambda: search.hybrid(ctx, uid, query, limit, devices=scope))
+    # The cursor is a position in the ranking, bound to the query, the device scope and as_of (as
+    # on the REST searches): each page ranks to its own end, to the search depth.
+    bound = f"mcp.search_memories\n{query}\n{','.join(sorted(scope or ()))}\n{as_of or ''}"
+    offset = _service(lambda: decode_offset(cursor, bound))
+    if offset >= SEARCH_DEPTH:
+        raise ToolError("bad_cursor: cursor is past the search's depth limit")
+    depth = min(offset + limit + 1, SEARCH_DEPTH)
+    results = _service(lambda: search.hybrid(ctx, uid, query, depth, devices=scope))
     if when is not None:  # what was true then, as the REST search's as_of
-        ended = _service(lambda: temporal.search_history(ctx, uid, query, when, limit, scope))
+        ended = _service(lambda: temporal.search_history(ctx, uid, query, when, depth, scope))
         results = [search.Scored(item, score) for item, score in temporal.search_as_of(
-            [(s.item, s.score) for s in results], ended, when, limit)]
+            [(s.item, s.score) for s in results], ended, when, depth)]
+    page, next_cursor, limited = offset_page(results, offset, limit, SEARCH_DEPTH, bound)
     now = ctx.now()
-    return {"memories": [_json(dict(to_public(s.item, now), score=round(s.score, 6))) for s in results]}
+    return {"memories": [_json(dict(to_public(s.item, now), score=round(s.score, 6))) for s in page],
+            "next_cursor": next_cursor, "depth_limited": limited}
 
 
 @server.tool(title="List memories", annotations=_READ,
@@ -135,8 +148,7 @@ async def search_memories(query: Annotated[str, Field(min_length=1, max_length=1
 async def list_memories(layer: Literal["short_term", "long_term", "archive"] | None = None,
                         include_archive: bool = False,
                         limit: Annotated[int, Field(ge=1, le=500)] = 25,
-                        cursor: Annotated[str | None, Field(max_length=2_000,
-                                                            description="next_cursor of the previous page")] = None,
+                        cursor: Cursor = None,
                         device_scope: DeviceScope = "all", device_ids: DeviceIds | None = None,
                         as_of: AsOf | None = None) -> dict[str, Any]:
     ctx, uid = _caller()

@@ -149,6 +149,46 @@ def test_every_tool_answers_what_the_http_api_answers(stack: dict[str, Any], htt
     assert http.get(f"/v1/memories/{memory_id}", headers=_auth(uid)).status_code == 404
 
 
+def test_search_memories_pages_with_a_cursor_bound_to_its_query(stack: dict[str, Any]) -> None:
+    """Issue 46: ``search_memories`` pages as ``GET /v1/memories/hybrid-search`` does (docs/api.md):
+    each page at most ``limit`` hits, ``next_cursor`` to the next, none after the last; the walk
+    yields every match once; a cursor of another query is a ``bad_cursor`` tool error."""
+    ctx, uid = Context(), _uid()
+    facts = ["I keep bees in the orchard", "The bees swarmed in May", "I sell honey from the bees",
+             "My neighbour is afraid of bees", "I bought a new hive for the bees"]
+
+    async def create(client: Client) -> list[str]:
+        return [_structured(await client.call_tool("create_memory", {"content": fact}))["id"] for fact in facts]
+
+    made = _session(stack, uid, create)
+    wait_for(lambda: {ids.provider_id(uid, m) for m in made} <= ctx.keyword_index.provider_ids(uid)
+             and {ids.provider_id(uid, m) for m in made} <= ctx.vector_index.provider_ids(uid),
+             timeout=120, interval=0.25, what="the five memories to be projected")
+
+    async def walk(client: Client) -> tuple[list[dict[str, Any]], dict[str, Any], str, str]:
+        pages, cursor = [], None
+        while True:
+            arguments: dict[str, Any] = {"query": "bees", "limit": 2, **({"cursor": cursor} if cursor else {})}
+            page = _structured(await client.call_tool("search_memories", arguments))
+            pages.append(page)
+            cursor = page["next_cursor"]
+            if cursor is None or len(pages) > len(facts):
+                break
+        whole = _structured(await client.call_tool("search_memories", {"query": "bees", "limit": 10}))
+        second = pages[0]["next_cursor"]
+        other = _error_text(await client.call_tool("search_memories", {"query": "honey", "cursor": second}))
+        unknown = _error_text(await client.call_tool("search_memories", {"query": "bees", "cursor": "not-a-cursor"}))
+        return pages, whole, other, unknown
+
+    pages, whole, other, unknown = _session(stack, uid, walk)
+    walked = [m["id"] for page in pages for m in page["memories"]]
+    assert [len(page["memories"]) for page in pages] == [2, 2, 1]
+    assert all(page["depth_limited"] is False for page in pages) and pages[-1]["next_cursor"] is None
+    assert sorted(walked) == sorted(made) and len(set(walked)) == len(made)
+    assert whole["next_cursor"] is None and sorted(m["id"] for m in whole["memories"]) == sorted(made)
+    assert "bad_cursor" in other and "bad_cursor" in unknown
+
+
 def test_a_wrong_token_gets_401_and_no_data(stack: dict[str, Any], http: httpx.Client) -> None:
     uid = _uid()
     secret = "My locker code is in the blue notebook"
