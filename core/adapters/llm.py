@@ -19,7 +19,9 @@ conversation.
 
 What leaves the process: the extractor sends the numbered *owner* segments with every disclosed
 secret already redacted; the router sends unrestricted candidates and unrestricted neighbours only
-(restricted candidates are routed by :class:`~core.adapters.rules.RuleRouter` locally). Neither
+(restricted candidates are routed by :class:`~core.adapters.rules.RuleRouter` locally, and a restricted
+neighbour the model does not see is ended only by the ending rule's own reading of the two slots).
+Neither
 sends ids other than the opaque refs the server assigned, and the LLM never supplies ids.
 """
 
@@ -37,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core import metering
 from core.adapters.rules import RuleRouter
+from core.adapters.rules.router import rule_endings
 from core.config import Settings
 from core.domain.extraction import (
     CATEGORIES,
@@ -500,9 +503,11 @@ class LLMRouter:
                 raise ValueError("route outside the schema")
         except (ValidationError, ValueError) as exc:
             raise LLMMalformedReply(f"LLM routing reply has the wrong shape: {exc}") from exc
+        hidden = {c.ref: rule_endings(c, [n for n in c.neighbours if n.restricted]) for c in remote}
         return proposals + [
             RouteProposal(item_ref=p.item_ref, route=p.route, reason=p.reason,  # type: ignore[arg-type]
-                          duplicate_of=p.duplicate_of, supersedes=tuple(p.supersedes))
+                          duplicate_of=p.duplicate_of,
+                          supersedes=tuple(p.supersedes) + (hidden.get(p.item_ref, ()) if p.route == "promote" else ()))
             for p in parsed.proposals
         ]
 

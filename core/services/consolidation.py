@@ -349,8 +349,8 @@ def judged(decision: Decision, item: MemoryItem, shown: dict[str, MemoryItem], m
            ) -> tuple[Decision, str | None]:
     """The server's ending rule (:mod:`core.domain.slots`) over one validated decision, whichever
     router made it: a proposed ending the rule allows stands; one it refuses ends nothing (the owner
-    is asked, naming the fact, when it is about the same subject; otherwise the item is promoted
-    beside it); a fact the owner kept beside the item is never ended. A promoted item said before a
+    is asked, naming the fact, when it is about the same subject and not plainly about another
+    attribute; otherwise the item is promoted beside it); a fact the owner kept beside the item is never ended. A promoted item said before a
     current fact it conflicts with enters as history that fact ended (the second value)."""
     route, supersedes, duplicate_of, reason = decision
     mine = endings.statement(item)
@@ -364,8 +364,8 @@ def judged(decision: Decision, item: MemoryItem, shown: dict[str, MemoryItem], m
         if verdict == "ends":
             allowed.append(memory_id)
         elif verdict is None and mine.subject is not None and mine.subject == theirs.subject and (
-                mine.slot is None or theirs.slot is None or slots.undecided(mine, theirs)):
-            ask.append(memory_id)  # the rule cannot tell: the owner can (two read slots that agree end nothing)
+                mine.slot is None or theirs.slot is None or mine.slot.attribute == theirs.slot.attribute):
+            ask.append(memory_id)  # the rule cannot tell (a slot unread, or one attribute's values agree): the owner can
     if route != "promote":
         return (route, allowed + ask if route == "review" else [], duplicate_of, reason), None
     if ask:

@@ -351,3 +351,33 @@ def test_a_long_transcript_is_one_request_per_window_and_merged(server: OpenAIPr
     (memory,) = result.memories  # the same fact from two windows is one candidate citing both
     assert memory.quotes == ("hive number 0", "hive number 2")
     assert [r.segment_id for g in ground(source, result) for r in g.quote_refs] == ["s0", "s2"]
+
+
+def test_router_ends_a_restricted_neighbour_by_the_rule_alone(server: OpenAIProtocolServer) -> None:
+    """A restricted neighbour is never shown to the model, so the model cannot propose its ending:
+    the ending rule's own reading of the two slots proposes it (and only for a promotion)."""
+    from datetime import UTC, datetime
+
+    from core.domain.slots import Slot
+
+    common = dict(subject="user", subject_label=None, category="core", kind="fact", source_ids=("c1",),
+                  independent_sources=1, manually_added=False, expired=False, restricted=False)
+    hidden = Neighbour("n0", "User lives in Leeds on a rent they cannot afford", "long_term", restricted=True,
+                       subject="user", slot=Slot(attribute="residence", value="Leeds"),
+                       said=datetime(2025, 1, 1, tzinfo=UTC))
+    other = Neighbour("n1", "User drives a Volvo", "long_term", restricted=True, subject="user",
+                      slot=Slot(attribute="vehicle", value="Volvo"), said=datetime(2025, 1, 1, tzinfo=UTC))
+    moved = RouteCandidate(ref="i0", content="User lives in York", neighbours=(hidden, other),
+                           slot=Slot(attribute="residence", value="York"), said=datetime(2026, 1, 1, tzinfo=UTC),
+                           **common)
+    kept = RouteCandidate(ref="i1", content="User may move to York", neighbours=(hidden,),
+                          slot=Slot(attribute="residence", value="York"), said=datetime(2026, 1, 1, tzinfo=UTC),
+                          **common)
+    server.script_chat(chat_reply({"proposals": [
+        {"item_ref": "i0", "route": "promote", "reason": "moved", "duplicate_of": None, "supersedes": []},
+        {"item_ref": "i1", "route": "review", "reason": "unsure", "duplicate_of": None, "supersedes": []},
+    ]}))
+    by_ref = {p.item_ref: p for p in LLMRouter(client(server)).route([moved, kept])}
+    assert by_ref["i0"].supersedes == ("n0",) and by_ref["i1"].supersedes == ()
+    (request,) = server.requests_to(CHAT_PATH)
+    assert "Leeds" not in request.body["messages"][-1]["content"]

@@ -239,3 +239,24 @@ def test_an_ending_outside_the_rule_ends_nothing_whichever_router_proposes_it() 
 ])
 def test_none_conflicts_with_a_value(new: Statement, old: Statement, expected: str | None) -> None:
     assert relation(new, old) == expected
+
+
+def test_a_refused_ending_within_one_attribute_is_asked_and_another_attribute_is_not() -> None:
+    """A router's ending the rule cannot confirm, though both slots name one attribute (the values
+    agree, or an ended value is named otherwise), goes to the owner naming the fact; an ending across
+    two read attributes is promoted beside, asking nothing."""
+    from core.services import review
+
+    w = world()
+    capture.capture_conversation(w.ctx, UID, "c1", _conversation("2026-01-10", "I live in Leeds."))
+    consolidation.run_pass(w.ctx, UID, router=_Eager())
+    [leeds] = [i for i in _items(w) if i.slot is not None]
+    capture.capture_conversation(w.ctx, UID, "c2", _conversation("2026-02-01", "We moved to Leeds."))
+    consolidation.run_pass(w.ctx, UID, router=_Eager())
+    assert {i.id: i for i in _items(w)}[leeds.id].status == "active"
+    [entry] = [row for row in review.list_open(w.ctx, UID) if row["would_end"]]
+    assert entry["would_end"] == [{"id": leeds.id, "content": leeds.content}]
+    capture.capture_conversation(w.ctx, UID, "c3", _conversation("2026-03-01", "I drive a Volvo."))
+    consolidation.run_pass(w.ctx, UID, router=_Eager())
+    assert {i.id: i for i in _items(w)}[leeds.id].status == "active"
+    assert len([row for row in review.list_open(w.ctx, UID) if row["would_end"]]) == 1

@@ -68,7 +68,7 @@ def _asked(c: RouteCandidate, long_term: list[Neighbour]) -> RouteProposal | Non
 
 def _settled(c: RouteCandidate, long_term: list[Neighbour]) -> RouteProposal:
     """Promote what lasts, ending what the rule lets it end; review or archive the rest."""
-    ends = tuple(n.ref for n in long_term if _ends(c, n))
+    ends = rule_endings(c, long_term)
     if c.independent_sources >= 2:
         return RouteProposal(c.ref, "promote", f"corroborated by {c.independent_sources} independent sources",
                              supersedes=ends)
@@ -131,3 +131,9 @@ def _statement(x: RouteCandidate | Neighbour) -> Statement:
 
 def _ends(c: RouteCandidate, n: Neighbour) -> bool:
     return relation(_statement(c), _statement(n)) == "ends"
+
+
+def rule_endings(c: RouteCandidate, neighbours: list[Neighbour]) -> tuple[str, ...]:
+    """The Long-term neighbours the ending rule alone lets ``c`` end (for a router that cannot show
+    some neighbours to its model: the restricted ones)."""
+    return tuple(n.ref for n in neighbours if n.layer == LONG_TERM and _ends(c, n))
