@@ -1,7 +1,8 @@
 """The generated Python client (``clients/python``) against the session's stack.
 
 The client is generated from the ``/openapi.json`` the stack serves (:mod:`tests.support.py_client`),
-then used as an app would, as a new user: create and batch create, list with paging, search with
+then the ``python`` blocks of its README run as written, in order, in one namespace, as a new user;
+then the facade (``Strata``) and the generated operations are used as an app would, as a new user: create and batch create, list with paging, search with
 paging, edit, delete, a conversation's capture status, a personal key as the credential (and
 the deletion receipt it may read), and
 errors with their request id. Expectations come from the API's contract (docs/api.md), not from
@@ -10,7 +11,10 @@ the client.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
+import re
 import sys
 import time
 import uuid
@@ -20,15 +24,19 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 
+from core.bootstrap import Context
+from core.domain import ids
 from strata_dev.localstack.tokens import emulator_token
 from tests.support import py_client
-from tests.support.firestore_checks import wait_for
+from tests.support.firestore_checks import user_documents, wait_for
 
 pytestmark = pytest.mark.e2e
 T = TypeVar("T")
 FACTS = ["I keep three beehives behind the barn", "My sister Ines lives in Porto",
          "I play the cello on Sundays", "I am learning Portuguese", "I cycle to the office"]
 WORDS = "beehives sister cello portuguese cycle"  # each fact matches one of them
+README = py_client.CLIENT / "README.md"
+PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +114,46 @@ def test_the_client_is_generated_from_the_served_document(document: dict[str, An
     for operations in document["paths"].values():
         for operation in operations.values():
             assert operation["operationId"].lower() in modules, operation["operationId"]
+
+
+def _indexed(uid: str, memory_id: str) -> bool:
+    """Whether the memory is in the keyword and the vector index (what a hybrid search reads)."""
+    ctx, provider_id = Context(), ids.provider_id(uid, memory_id)
+    return provider_id in ctx.keyword_index.provider_ids(uid) and provider_id in ctx.vector_index.provider_ids(uid)
+
+
+def test_the_readme_examples_run_as_written(stack: dict[str, Any], strata: Any, http: httpx.Client,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's ``python`` blocks, unchanged, against the stack: connect and add, search,
+    delete (and the error that follows), then the rest; expectations from docs/api.md."""
+    blocks = PYTHON_BLOCK.findall(README.read_text())
+    for call in ("strata.memories.add(", "strata.memories.search(", "strata.memories.delete(",
+                 "strata.conversations.add(messages=", "strata.keys.create(", "strata.review.resolve("):
+        assert any(call in block for block in blocks), f"the README shows no {call}"
+    uid = f"py-readme-{uuid.uuid4().hex[:12]}"
+    monkeypatch.setenv("STRATA_API", stack["api_url"])
+    monkeypatch.setenv("STRATA_TOKEN", emulator_token(uid))
+    namespace: dict[str, Any] = {"__name__": "readme"}
+    printed = []
+    for n, block in enumerate(blocks):
+        if "memories.search(" in block:  # indexing is asynchronous, as the README says
+            _eventually(lambda: _indexed(uid, namespace["memory"].id), "the README's memory to be indexed")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(block, f"{README}: python block {n + 1}", "exec"), namespace)  # noqa: S102 - the README
+        printed.append(out.getvalue())
+    added, found, deleted, rest = printed
+    memory_id = namespace["memory"].id
+    assert added.split() == [memory_id, "short_term"]
+    assert "I grow chillies on the balcony" in found and float(found.split()[0]) > 0
+    assert memory_id in deleted and "404 not_found req_" in deleted
+    assert http.get(f"/v1/memories/{memory_id}", headers={"Authorization": f"Bearer {emulator_token(uid)}"}
+                    ).status_code == 404
+    lines = rest.splitlines()
+    assert lines[0] == "public" and "I am learning Portuguese" in lines
+    assert any(line in ("pending", "captured", "fell_back") for line in lines)
+    assert "['my agent']" in lines  # listed before its revocation
+    assert isinstance(namespace["strata"], strata.Strata)
 
 
 def test_create_one_and_a_batch_with_the_users_token(created: list[Any], user: TokenSource) -> None:
@@ -208,3 +256,34 @@ def test_an_error_carries_its_request_id_in_body_and_header(stack: dict[str, Any
     assert refused.value.status == 401 and (refused.value.request_id or "").startswith("req_")
     with pytest.raises(ValueError):
         strata.connect(stack["api_url"], key="a", token="b")
+
+
+def test_the_facade_over_the_same_user(stack: dict[str, Any], strata: Any, user: TokenSource,
+                                       created: list[Any]) -> None:
+    """``Strata`` answers what the routes answer: a hybrid search walked by its cursor, a restore
+    of a fact nothing ended (409 ``not_ended``), an empty review queue, and a chat whose messages
+    become the conversation's segments (the user's marked)."""
+    with strata.Strata(stack["api_url"], id_token=user, timeout=60) as facade:
+        _eventually(lambda: len(facade.memories.search(WORDS, limit=10).memories) >= 2, "hybrid hits")
+        first = facade.memories.search(WORDS, limit=1)
+        assert len(first.memories) == 1 and isinstance(first.next_cursor, str)
+        second = facade.memories.search(WORDS, limit=1, cursor=first.next_cursor)
+        assert len(second.memories) == 1 and second.memories[0].id != first.memories[0].id
+        with pytest.raises(strata.StrataError) as refused:
+            facade.memories.restore(created[0].id)
+        assert (refused.value.status, refused.value.code) == (409, "not_ended")
+        assert facade.review.list(limit=5).reviews == []
+        with pytest.raises(ValueError):
+            facade.conversations.add(messages=[{"role": "user"}])
+        conversation_id = f"py-chat-{uuid.uuid4().hex[:8]}"
+        made = facade.conversations.add(messages=[
+            {"role": "assistant", "content": "What do you do on weekends?"},
+            {"role": "user", "content": "I go sailing on the lake every Saturday."}], id=conversation_id)
+        assert (made.id, made.status) == (conversation_id, "completed")
+        stored = user_documents(Context(), user.uid)[f"conversations/{conversation_id}"]
+        assert [(s["id"], s["text"], s["speaker"], s["is_user"]) for s in stored["transcript_segments"]] == [
+            ("m0", "What do you do on weekends?", "SPEAKER_01", False),
+            ("m1", "I go sailing on the lake every Saturday.", "SPEAKER_00", True)]
+        status = _eventually(lambda: (answer := facade.conversations.get(conversation_id))
+                             and answer.state.value != "pending" and answer, "the chat's capture")
+        assert status.state.value in ("captured", "fell_back") and status.memory_count >= 1

@@ -1,19 +1,19 @@
-"""The Strata API client for Python.
+"""The Strata API client for Python (the distribution ``strata-memory-client``).
 
 Its requests and models are generated from the API's OpenAPI document by openapi-python-client
-(``make client-python`` writes :mod:`strata_client.generated`; nothing generated is committed).
-This module is the thin hand-written layer on top: the credential (an ID token, refreshed per
-request, a personal API key or a fixed token), retries of a 429 or 503 after its ``Retry-After``,
-errors as exceptions that carry the request id, and iteration over cursor-paged answers.
+(``make client-python`` writes :mod:`strata_client.generated`). This module is the thin
+hand-written layer on top: the credential (an ID token, refreshed per request, a personal API key
+or a fixed token), the timeout, retries of a 429 or 503 after its ``Retry-After``, errors as
+exceptions that carry the request id, and iteration over cursor-paged answers;
+:mod:`strata_client.facade` is the API by resource.
 
-    from strata_client import connect, unwrap, all_memories
-    from strata_client.generated.api.default import create_memory
-    from strata_client.generated.models import MemoryCreate
+    from strata_client import Strata
 
-    strata = connect(STRATA_API, key="strata_pk_...")
-    memory = unwrap(create_memory.sync_detailed(client=strata, body=MemoryCreate(content="I grow chillies")))
-    for m in all_memories(strata, limit=100):
-        print(m.content)
+    strata = Strata(STRATA_API, key="strata_pk_...", timeout=30)
+    memory = strata.memories.add("I grow chillies")
+    for hit in strata.memories.search("chillies").memories:
+        print(hit.score, hit.content)
+    strata.memories.delete(memory.id)
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from strata_client.generated.client import AuthenticatedClient
 from strata_client.generated.models import Memory, MemoryList
 from strata_client.generated.types import UNSET, Response
 
-__all__ = ["AuthenticatedClient", "RetryingTransport", "StrataError", "all_memories", "connect", "paginate",
-           "unwrap"]
+__all__ = ["AuthenticatedClient", "Conversations", "Keys", "Memories", "RetryingTransport", "Review", "Strata",
+           "StrataError", "all_memories", "connect", "paginate", "unwrap"]
 
 Item = TypeVar("Item")
 
@@ -186,3 +186,6 @@ def all_memories(client: AuthenticatedClient, **query: Any) -> Iterator[Memory]:
         return list(answer.memories)
 
     return paginate(page, memories)
+
+
+from strata_client.facade import Conversations, Keys, Memories, Review, Strata  # noqa: E402 - needs connect above
