@@ -1,9 +1,9 @@
 // The Strata API client. Its types are generated from the API's OpenAPI document
 // (`npm run build`: openapi-typescript writes src/schema.gen.ts) and its requests are made by
 // openapi-fetch, typed by those paths. This file is the thin hand-written layer on top: the
-// credential (a signed-in Firebase user, a personal API key or a fixed token), retries of a 429
-// or 503 after its Retry-After, errors as exceptions that carry the request id, and iteration
-// over cursor-paged answers.
+// credential (a signed-in Firebase user, a personal API key or a fixed token), a timeout per
+// attempt, retries of a 429 or 503 after its Retry-After, errors as exceptions that carry the
+// request id, and iteration over cursor-paged answers; facade.ts (`Strata`) is the API by resource.
 import createFetchClient, { type Client, type Middleware } from "openapi-fetch";
 
 import type { components, operations, paths } from "./schema.gen.js";
@@ -44,6 +44,20 @@ export interface StrataOptions {
    */
   retries?: number;
   maxRetryWaitMs?: number;
+  /**
+   * Milliseconds each attempt of a request may take before it is aborted with a `TimeoutError`
+   * (default 30 s; 0: none).
+   */
+  timeoutMs?: number;
+}
+
+/** `fetch` whose every call is aborted after `timeoutMs` (and still when the caller's signal is). */
+export function timedFetch(inner: typeof globalThis.fetch, timeoutMs: number): typeof globalThis.fetch {
+  if (!(timeoutMs > 0)) return inner;
+  return (input, init) => {
+    const request = new Request(input, init);
+    return inner(request, { signal: AbortSignal.any([request.signal, AbortSignal.timeout(timeoutMs)]) });
+  };
 }
 
 const RETRY_STATUSES = new Set([429, 503]);
@@ -144,8 +158,8 @@ export function createStrataClient(options: StrataOptions): StrataClient {
   const client = createFetchClient<paths>({
     baseUrl: options.baseUrl.replace(/\/$/, ""),
     headers: options.headers,
-    fetch: retryingFetch(options.fetch ?? ((input, init) => globalThis.fetch(input, init)), options.retries ?? 3,
-      options.maxRetryWaitMs ?? 60_000),
+    fetch: retryingFetch(timedFetch(options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+      options.timeoutMs ?? 30_000), options.retries ?? 3, options.maxRetryWaitMs ?? 60_000),
   });
   client.use(authMiddleware(options.auth));
   return client;
@@ -192,3 +206,5 @@ export function allMemories(client: StrataClient, query: Omit<ListQuery, "cursor
     (page) => page.memories,
   );
 }
+
+export * from "./facade.js";

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { StrataError, allMemories, createStrataClient, paginate, unwrap } from "../dist/index.js";
+import { Strata, StrataError, allMemories, createStrataClient, paginate, unwrap } from "../dist/index.js";
 
 const baseUrl = process.env.STRATA_API_URL;
 const token = process.env.STRATA_TOKEN;
@@ -15,6 +15,7 @@ const timeoutMs = Number(process.env.STRATA_CLIENT_TIMEOUT_S || 120) * 1000;
 let tokenRequests = 0;
 const user = { getIdToken: async () => { tokenRequests += 1; return token; } };
 const client = createStrataClient({ baseUrl, auth: { user } });
+const strata = new Strata({ baseUrl, auth: { user }, timeoutMs: timeoutMs });
 
 async function waitFor(what, probe) {
   const deadline = Date.now() + timeoutMs;
@@ -133,4 +134,39 @@ test("an error carries its request id, in the body and the header", async () => 
   });
   const anonymous = createStrataClient({ baseUrl, auth: { token: "not-a-token" } });
   await assert.rejects(unwrap(anonymous.GET("/v1/memories")), (err) => err.status === 401 && /^req_/.test(err.requestId));
+});
+
+test("the facade: a search walked by its cursor, a restore of a current fact, the review queue", async () => {
+  const words = "beehives cello portuguese cycle";
+  await waitFor("hybrid hits", async () => (await strata.memories.search(words, { limit: 10 })).memories.length >= 2);
+  const first = await strata.memories.search(words, { limit: 1 });
+  assert.equal(first.memories.length, 1);
+  assert.ok(first.next_cursor);
+  const second = await strata.memories.search(words, { limit: 1, cursor: first.next_cursor });
+  assert.equal(second.memories.length, 1);
+  assert.notEqual(second.memories[0].id, first.memories[0].id);
+  const keyword = await strata.memories.search("beehives", { kind: "keyword" });
+  assert.deepEqual(keyword.memories.map((m) => m.id), [created[0].id]);
+  await assert.rejects(strata.memories.restore(created[0].id),
+    (err) => err instanceof StrataError && err.status === 409 && err.code === "not_ended");
+  assert.deepEqual((await strata.review.list({ limit: 5 })).reviews, []);
+  const walked = [];
+  for await (const m of strata.memories.all({ limit: 2 })) walked.push(m.id);
+  assert.deepEqual(new Set(walked), new Set((await strata.memories.list({ limit: 100 })).memories.map((m) => m.id)));
+});
+
+test("the facade: a chat becomes a conversation whose capture completes", async () => {
+  assert.throws(() => strata.conversations.add({ messages: [{ role: "user" }] }), TypeError);
+  const id = `js-chat-${Date.now().toString(36)}`;
+  const made = await strata.conversations.add({ id, messages: [
+    { role: "assistant", content: "What do you do on weekends?" },
+    { role: "user", content: "I go sailing on the lake every Saturday." },
+  ] });
+  assert.deepEqual(made, { id, status: "completed" });
+  const status = await waitFor("the chat's capture", async () => {
+    const answer = await strata.conversations.get(id);
+    return answer.state === "pending" ? null : answer;
+  });
+  assert.ok(["captured", "fell_back"].includes(status.state), status.state);
+  assert.ok(status.memory_count >= 1);
 });

@@ -1,0 +1,201 @@
+// `Strata`: the API by resource (memories, conversations, keys, review), each method one request
+// through the typed client of index.ts (credential, timeout, retries of a 429 or 503), answering
+// the body the API documents or throwing a StrataError. Arguments carry the API's own names.
+import { createStrataClient, paginate, unwrap, type StrataClient, type StrataOptions } from "./index.js";
+import type { components, operations } from "./schema.gen.js";
+
+type Schemas = components["schemas"];
+export type Memory = Schemas["Memory"];
+export type MemoryList = Schemas["MemoryList"];
+export type MemoryDeleted = Schemas["MemoryDeleted"];
+export type AllDeleted = Schemas["AllDeleted"];
+export type SearchPage = Schemas["SearchPage"];
+export type CaptureStatus = Schemas["CaptureStatus"];
+export type ConversationCreated = Schemas["ConversationCreated"];
+export type ConversationDeleted = Schemas["ConversationDeleted"];
+export type Key = Schemas["Key"];
+export type KeyCreated = Schemas["KeyCreated"];
+export type KeyRevoked = Schemas["KeyRevoked"];
+export type ReviewPage = Schemas["ReviewPage"];
+export type ReviewResolved = Schemas["ReviewResolved"];
+
+type Query<Operation extends keyof operations> = NonNullable<operations[Operation]["parameters"]["query"]>;
+export type ListOptions = Query<"listMemories">;
+export type SearchKind = "hybrid" | "keyword" | "vector" | "archive";
+export type SearchOptions = Omit<Query<"hybridSearchMemories">, "q" | "query"> & { kind?: SearchKind };
+export type MemoryEdit = Partial<Schemas["MemoryEdit"]>;
+export type NewMemory = Partial<Omit<Schemas["MemoryCreate"], "content">>;
+export type ReviewDecision = Schemas["ReviewResolve"]["decision"];
+/** A chat message: the `user` role's are the user's words. */
+export interface Message { role: string; content: string }
+
+const SEARCH_PATHS = {
+  hybrid: "/v1/memories/hybrid-search",
+  keyword: "/v1/memories/search",
+  vector: "/v1/memories/vector-search",
+  archive: "/v1/memories/archive/search",
+} as const;
+
+// The generated body types list every field with a default as present; the API fills them in.
+function body<T>(value: Partial<T>): T {
+  return value as T;
+}
+
+/** `/v1/memories`: add, list, get, search, update, delete, restore. */
+export class Memories {
+  constructor(private readonly client: StrataClient) {}
+
+  /** `POST /v1/memories`: an explicit memory; it enters Short-term. */
+  add(content: string, options: NewMemory = {}): Promise<Memory> {
+    return unwrap(this.client.POST("/v1/memories", { body: body({ ...options, content }) }));
+  }
+
+  /** `POST /v1/memories/batch`: up to 100 memories, all checked before any is written. */
+  async addMany(contents: string[], options: NewMemory = {}): Promise<Memory[]> {
+    const memories = contents.map((content) => body<Schemas["MemoryCreate"]>({ ...options, content }));
+    return (await unwrap(this.client.POST("/v1/memories/batch", { body: { memories } }))).memories;
+  }
+
+  /** `GET /v1/memories`: one page, newest first; its `next_cursor` asks for the next. */
+  list(options: ListOptions = {}): Promise<MemoryList> {
+    return unwrap(this.client.GET("/v1/memories", { params: { query: options } }));
+  }
+
+  /** Every memory `list` pages through, walking its cursor. */
+  all(options: Omit<ListOptions, "cursor"> = {}): AsyncGenerator<Memory> {
+    return paginate((cursor) => this.client.GET("/v1/memories", { params: { query: { ...options, cursor } } }),
+      (page) => page.memories);
+  }
+
+  /** `GET /v1/memories/{id}`. */
+  get(memoryId: string): Promise<Memory> {
+    return unwrap(this.client.GET("/v1/memories/{memory_id}", { params: { path: { memory_id: memoryId } } }));
+  }
+
+  /**
+   * A page of ranked hits (`memories`, each with its `score`; `next_cursor`): `hybrid` (the default:
+   * keyword and vector ranks fused), `keyword`, `vector` or `archive` (the Archive layer only).
+   */
+  search(query: string, options: SearchOptions = {}): Promise<SearchPage> {
+    const { kind = "hybrid", ...rest } = options;
+    return unwrap(this.client.GET(SEARCH_PATHS[kind], { params: { query: { ...rest, q: query } } }));
+  }
+
+  /** `PATCH /v1/memories/{id}`: any of the fields, at least one (new content is a new revision). */
+  update(memoryId: string, edit: MemoryEdit): Promise<Memory> {
+    return unwrap(this.client.PATCH("/v1/memories/{memory_id}",
+      { params: { path: { memory_id: memoryId } }, body: body(edit) }));
+  }
+
+  /** `DELETE /v1/memories/{id}`: the memory and its whole lineage; names the deletion receipt. */
+  delete(memoryId: string): Promise<MemoryDeleted> {
+    return unwrap(this.client.DELETE("/v1/memories/{memory_id}", { params: { path: { memory_id: memoryId } } }));
+  }
+
+  /** `DELETE /v1/memories`: every memory of the user. */
+  deleteAll(): Promise<AllDeleted> {
+    return unwrap(this.client.DELETE("/v1/memories"));
+  }
+
+  /** `POST /v1/memories/{id}/restore`: a fact a later statement ended is current again (409 otherwise). */
+  restore(memoryId: string): Promise<Memory> {
+    return unwrap(this.client.POST("/v1/memories/{memory_id}/restore",
+      { params: { path: { memory_id: memoryId } } }));
+  }
+}
+
+/** `/v1/conversations`: a chat as a conversation, its capture status, its deletion. */
+export class Conversations {
+  constructor(private readonly client: StrataClient) {}
+
+  /**
+   * `POST /v1/conversations` from chat messages: each a transcript segment in order, the `user`
+   * role's marked as the user's (`SPEAKER_00`), every other role a speaker of its own (`SPEAKER_01`,
+   * … in order of appearance).
+   */
+  add(chat: { messages: Message[]; id?: string; language?: string; source?: string }): Promise<ConversationCreated> {
+    const speakers = new Map<string, number>([["user", 0]]);
+    const segments = chat.messages.map((message, n) => {
+      if (typeof message?.role !== "string" || !message.role || typeof message.content !== "string") {
+        throw new TypeError(`message ${n} needs a role and a content string`);
+      }
+      if (!speakers.has(message.role)) speakers.set(message.role, speakers.size);
+      const speaker = speakers.get(message.role) ?? 0;
+      return body<Schemas["TranscriptSegment"]>({ id: `m${n}`, text: message.content,
+        speaker: `SPEAKER_${String(speaker).padStart(2, "0")}`, speaker_id: speaker, is_user: message.role === "user" });
+    });
+    const { messages: _messages, ...rest } = chat;
+    return unwrap(this.client.POST("/v1/conversations",
+      { body: body<Schemas["ConversationCreate"]>({ ...rest, transcript_segments: segments }) }));
+  }
+
+  /** `GET /v1/conversations/{id}`: its capture status (`state`: pending, captured, failed, fell_back). */
+  get(conversationId: string): Promise<CaptureStatus> {
+    return unwrap(this.client.GET("/v1/conversations/{conversation_id}",
+      { params: { path: { conversation_id: conversationId } } }));
+  }
+
+  /** `DELETE /v1/conversations/{id}`: with `cascade` (the default), the memories only it supports too. */
+  delete(conversationId: string, options: { cascade?: boolean } = {}): Promise<ConversationDeleted> {
+    return unwrap(this.client.DELETE("/v1/conversations/{conversation_id}",
+      { params: { path: { conversation_id: conversationId }, query: options } }));
+  }
+}
+
+/** `/v1/keys`: personal API keys (managed with an ID token only; a key cannot manage keys). */
+export class Keys {
+  constructor(private readonly client: StrataClient) {}
+
+  /** A new key; its `secret` (`strata_pk_…`) is in this answer only. */
+  create(name: string, options: Partial<Omit<Schemas["KeyCreate"], "name">> = {}): Promise<KeyCreated> {
+    return unwrap(this.client.POST("/v1/keys",
+      { body: body<Schemas["KeyCreate"]>({ scope: "read", ...options, name }) }));
+  }
+
+  /** The caller's keys, never their secrets. */
+  async list(): Promise<Key[]> {
+    return (await unwrap(this.client.GET("/v1/keys"))).keys;
+  }
+
+  /** Revoke a key: its next call is a 401. */
+  revoke(keyId: string): Promise<KeyRevoked> {
+    return unwrap(this.client.DELETE("/v1/keys/{key_id}", { params: { path: { key_id: keyId } } }));
+  }
+}
+
+/** `/v1/review-queue`: the open review entries and their resolution. */
+export class Review {
+  constructor(private readonly client: StrataClient) {}
+
+  /** One page of open entries, newest first (`reviews`, `next_cursor`). */
+  list(options: Query<"listReviews"> = {}): Promise<ReviewPage> {
+    return unwrap(this.client.GET("/v1/review-queue", { params: { query: options } }));
+  }
+
+  /** `accept`, `keep_both`, `reject`, or `correct` with the `correction` text. */
+  resolve(reviewId: string, decision: ReviewDecision, correction?: string): Promise<ReviewResolved> {
+    return unwrap(this.client.POST("/v1/review-queue/{review_id}/resolve",
+      { params: { path: { review_id: reviewId } }, body: body({ decision, correction }) }));
+  }
+}
+
+/**
+ * The Strata API with one credential (`auth`), a timeout per attempt (`timeoutMs`, default 30 s)
+ * and retries of a 429 or 503 after its Retry-After (`retries`, `maxRetryWaitMs`). `client` is
+ * the typed client underneath, for the routes the facade does not cover.
+ */
+export class Strata {
+  readonly client: StrataClient;
+  readonly memories: Memories;
+  readonly conversations: Conversations;
+  readonly keys: Keys;
+  readonly review: Review;
+
+  constructor(options: StrataOptions) {
+    this.client = createStrataClient(options);
+    this.memories = new Memories(this.client);
+    this.conversations = new Conversations(this.client);
+    this.keys = new Keys(this.client);
+    this.review = new Review(this.client);
+  }
+}
