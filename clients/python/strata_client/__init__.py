@@ -26,10 +26,17 @@ from typing import Any, TypeVar
 
 import httpx
 
-from strata_client.generated.api.default import list_memories
-from strata_client.generated.client import AuthenticatedClient
-from strata_client.generated.models import Memory, MemoryList
-from strata_client.generated.types import UNSET, Response
+try:
+    from strata_client.generated.api.default import list_memories
+    from strata_client.generated.client import AuthenticatedClient
+    from strata_client.generated.models import Memory, MemoryList
+    from strata_client.generated.types import UNSET, Response
+except ModuleNotFoundError as missing:  # a clone before its build: say how to build, not just what is absent
+    if missing.name != "strata_client.generated":
+        raise
+    raise ModuleNotFoundError("strata_client.generated is not built yet: run `make client-python` in the Strata "
+                              "checkout, or openapi-python-client on the API's /openapi.json (clients/python/README.md)",
+                              name=missing.name) from missing
 
 __all__ = ["AuthenticatedClient", "Conversations", "Keys", "Memories", "RetryingTransport", "Review", "Strata",
            "StrataError", "all_memories", "connect", "paginate", "unwrap"]
