@@ -93,3 +93,22 @@ def test_the_readme_examples_run_as_written(document: dict[str, Any], stack: dic
     assert lines[0] == "public" and "I am learning Portuguese" in lines
     assert any(line in ("pending", "captured", "fell_back") for line in lines)
     assert "[ 'my agent' ]" in lines  # listed before its revocation
+
+
+def test_the_readme_examples_type_check(document: dict[str, Any]) -> None:
+    """The same blocks are TypeScript too: one module of them compiles with ``tsc --strict`` against
+    the package's declarations (``process.env`` declared, as ``@types/node`` would in an app)."""
+    blocks = JS_BLOCK.findall(README.read_text())
+    imports = [line for block in blocks for line in block.splitlines() if line.startswith("import ")]
+    code = ["\n".join(line for line in block.splitlines() if not line.startswith("import ")) for block in blocks]
+    path = js_client.CLIENT / f".readme-{uuid.uuid4().hex[:8]}.mts"
+    path.write_text("\n".join([*imports, "declare const process: { env: Record<string, string> };", *code,
+                                "export {};"]))
+    try:
+        run = subprocess.run(["node_modules/.bin/tsc", "--noEmit", "--strict", "--module", "nodenext",
+                              "--moduleResolution", "nodenext", "--target", "es2022", "--lib", "es2022,dom",
+                              "--skipLibCheck", path.name], cwd=js_client.CLIENT, capture_output=True, text=True,
+                             timeout=300)
+    finally:
+        path.unlink()
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
