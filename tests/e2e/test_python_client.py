@@ -29,6 +29,7 @@ from core.domain import ids
 from strata_dev.localstack.tokens import emulator_token
 from tests.support import py_client
 from tests.support.firestore_checks import user_documents, wait_for
+from tests.support.json_server import Reply, ScriptedJSONServer
 
 pytestmark = pytest.mark.e2e
 T = TypeVar("T")
@@ -287,3 +288,40 @@ def test_the_facade_over_the_same_user(stack: dict[str, Any], strata: Any, user:
         status = _eventually(lambda: (answer := facade.conversations.get(conversation_id))
                              and answer.state.value != "pending" and answer, "the chat's capture")
         assert status.state.value in ("captured", "fell_back") and status.memory_count >= 1
+
+
+class Throttling(ScriptedJSONServer):
+    """Answers 429 (``Retry-After: 0``) to the first ``refusals`` POSTs, then what the API answers
+    a resolved review; a ``slow`` one answers after two seconds."""
+
+    def __init__(self, refusals: int, slow: bool = False) -> None:
+        super().__init__()
+        self.refusals, self.slow = refusals, slow
+
+    def answer(self, path: str, headers: dict[str, str], body: Any) -> Reply:
+        if len(self.requests) <= self.refusals:
+            return Reply(429, {"error": {"code": "rate_limited", "message": "slow down", "request_id": "req_1"}},
+                         headers={"Retry-After": "0"})
+        return Reply(200, {"review_id": path.split("/")[3]}, delay_s=2.0 if self.slow else 0.0)
+
+
+def test_the_facade_retries_a_429_and_times_out(strata: Any) -> None:
+    """A 429 means the API did nothing (docs/api.md): the facade sends the request again after its
+    ``Retry-After``, at most ``retries`` times, then raises it; an attempt longer than ``timeout``
+    is cut."""
+    with Throttling(refusals=2) as server, strata.Strata(f"http://127.0.0.1:{server.port}", key="strata_pk_x") as api:
+        assert api.review.resolve("r1", "accept").review_id == "r1"
+        assert [r.path for r in server.requests] == ["/v1/review-queue/r1/resolve"] * 3
+        assert server.requests[0].body == {"decision": "accept"}
+    with Throttling(refusals=5) as server, strata.Strata(f"http://127.0.0.1:{server.port}", key="strata_pk_x",
+                                                         retries=1) as api:
+        with pytest.raises(strata.StrataError) as refused:
+            api.review.resolve("r1", "reject")
+        assert (refused.value.status, refused.value.code, refused.value.retry_after) == (429, "rate_limited", 0.0)
+        assert len(server.requests) == 2
+    with Throttling(refusals=0, slow=True) as server, strata.Strata(f"http://127.0.0.1:{server.port}",
+                                                                     key="strata_pk_x", timeout=0.2) as api:
+        started = time.monotonic()
+        with pytest.raises(httpx.TimeoutException):
+            api.review.resolve("r1", "accept")
+        assert time.monotonic() - started < 1.5
