@@ -145,7 +145,8 @@ def dispatch(ctx: Context, method: str, path: str, headers: dict[str, str], quer
         edge.check_path_params(params)
         req = Request(ctx, method, path, params, query, headers, b"")
         if matched.auth:
-            req.uid, req.key = authenticate(headers.get("authorization"), ctx, matched.key_scope)
+            req.uid, req.key = authenticate(headers.get("authorization"), ctx, matched.key_scope,
+                                            headers.get("x-strata-user"))
             logs.set_uid(req.uid)
         _parse_input(req, matched, raw_body, content_length)
         if matched.rate:  # after the input checks (bad input is a 400 and counts for nothing), before any work
@@ -157,10 +158,11 @@ def dispatch(ctx: Context, method: str, path: str, headers: dict[str, str], quer
             # Every commit it makes records the credential it was made with.
             credential = credentials.of_request(getattr(req.key, "key_id", None), _device_id(headers))
             with fence.expect(req.uid, _FENCE_READS.submit(_generation, ctx, req.uid)), \
-                    credentials.acting_as(credential):
+                    credentials.acting_as(credential), credentials.reading_as(req.key):
                 result = matched.handler(req)
         else:
-            result = matched.handler(req)
+            with credentials.reading_as(req.key):  # a key's reads show restricted memories only if it may
+                result = matched.handler(req)
         status, body = result[0], result[1]
         extra = result[2] if len(result) > 2 else {}  # type: ignore[misc]
         if matched.auth and status < 400:

@@ -1,5 +1,5 @@
-"""Firebase ID token authentication (and personal API keys, where a route takes them), and the
-check of Cloud Tasks callers.
+"""Firebase ID token authentication (and personal API keys and operators' server keys, where a route
+takes them), and the check of Cloud Tasks callers.
 
 Production verifies the token's RS256 signature against the Firebase securetoken certificates
 (``STRATA_FIREBASE_CERTS_URL`` names another certificate source, as tests do), its expiry, its
@@ -28,7 +28,7 @@ from typing import Any
 
 from core.api.edge import valid_id
 from core.config import Settings
-from core.errors import Unauthorized
+from core.errors import Forbidden, Unauthorized
 
 _UID = re.compile(r"^[A-Za-z0-9_\-:.@]{1,128}$")
 
@@ -41,23 +41,61 @@ def _b64json(part: str) -> dict[str, Any]:
     return value
 
 
-def authenticate(header: str | None, ctx: Any, key_scope: str | None) -> tuple[str, Any]:
+def authenticate(header: str | None, ctx: Any, key_scope: str | None,
+                 acting_for: str | None = None) -> tuple[str, Any]:
     """The caller of a request: ``(uid, None)`` for a Firebase ID token, ``(uid, KeyCaller)`` for a
-    personal API key (:mod:`core.services.api_keys`). ``key_scope`` is what the route needs of a
-    key (``read``, ``read+write``); None: the route takes an ID token only, and a key is a 401
-    there, refused before any read. A ``read`` key on a ``read+write`` route is a 403."""
+    personal API key (:mod:`core.services.api_keys`) or for an operator's server key acting for
+    ``acting_for`` (the ``X-Strata-User`` header; :mod:`core.services.server_keys`). ``key_scope`` is
+    what the route needs of a key (``read``, ``read+write``); None: the route takes an ID token
+    only, and a key is a 401 there, refused before any read. A ``read`` key on a ``read+write``
+    route is a 403. ``X-Strata-User`` with any other credential is a 403 unless it names the
+    credential's own user."""
     token = _bearer(header)
-    from core.services import api_keys
+    from core.services import api_keys, server_keys
 
+    if server_keys.is_server_key(token):
+        return _server_caller(ctx, token, key_scope, acting_for)
     if not api_keys.is_key(token):
-        return uid_from_authorization(header, ctx.settings), None
+        uid, caller = uid_from_authorization(header, ctx.settings), None
+    else:
+        if key_scope is None:
+            raise Unauthorized(_ID_TOKEN_ONLY)
+        caller = api_keys.verify(ctx, token)
+        api_keys.require(caller, write=key_scope == "read+write")
+        uid = caller.uid
+    if acting_for is not None and acting_for != uid:
+        raise Forbidden(f"{USER_HEADER} names another user: only a server key acts for the user it names",
+                        code="acting_user")
+    return uid, caller
+
+
+_ID_TOKEN_ONLY = ("this route takes the user's Firebase ID token only (key management, webhooks, the export, the "
+                  "account wipe and the compatibility routes); personal API keys and server keys are for the other "
+                  "/v1 routes (personal keys also /mcp)")
+USER_HEADER = "X-Strata-User"
+
+
+def _server_caller(ctx: Any, token: str, key_scope: str | None, acting_for: str | None) -> tuple[str, Any]:
+    """A server key acting for the user ``X-Strata-User`` names: that header is required and must be
+    a user id (401 otherwise, like an incomplete credential); the key must be known and not revoked
+    (401) and of the scope the route needs (403). Its first write for a user is recorded first, so
+    revoking the key can list everything it wrote."""
+    from core.services import api_keys, server_keys
+
     if key_scope is None:
-        raise Unauthorized("this route takes the user's Firebase ID token only (key management, webhooks, the "
-                           "export, the account wipe and the compatibility routes); personal API keys are for "
-                           "the other /v1 routes and /mcp")
-    caller = api_keys.verify(ctx, token)
-    api_keys.require(caller, write=key_scope == "read+write")
-    return caller.uid, caller
+        raise Unauthorized(_ID_TOKEN_ONLY)
+    if acting_for is None or not acting_for.strip():
+        raise Unauthorized(f"a server key acts for a user: name them in the {USER_HEADER} header")
+    uid = acting_for.strip()
+    if not _UID.match(uid) or not valid_id(uid):
+        raise Unauthorized(f"{USER_HEADER} is not a user id")
+    key = server_keys.verify(ctx, token)
+    caller = api_keys.KeyCaller(uid, key.key_id, key.scope, key.restricted)
+    write = key_scope == "read+write"
+    api_keys.require(caller, write=write)
+    if write:
+        server_keys.record_user(ctx, key.key_id, uid)
+    return uid, caller
 
 
 def _bearer(header: str | None) -> str:

@@ -1,4 +1,5 @@
-"""Personal API keys (``/v1/keys``: create, list, revoke; :mod:`core.services.api_keys`) and the
+"""Personal API keys (``/v1/keys``: create, list, revoke, what a key wrote; :mod:`core.services.api_keys`,
+:mod:`core.services.key_writes`) and the
 OAuth 2.0 protected-resource metadata (RFC 9728) the MCP authorization specification asks an MCP
 server to publish, named by its 401's ``WWW-Authenticate: Bearer resource_metadata="..."``.
 
@@ -17,7 +18,7 @@ from core.api.declare import MCP_PATH, Request, Response, route
 from core.api.schemas import Schema, Strict
 from core.config import Settings
 from core.errors import Conflict
-from core.services import api_keys
+from core.services import api_keys, key_writes
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 
@@ -26,12 +27,15 @@ class KeyCreate(Strict):
     name: str = Field(min_length=1, max_length=100, description="what the key is for, e.g. the agent's name")
     scope: Literal["read", "read+write"] = Field(description="read: list, search and read; read+write: also "
                                                              "create and delete")
+    restricted: bool = Field(False, description="its reads also show the user's restricted memories (health, "
+                                                "finances, ...); without it a key never receives one")
 
 
 class Key(Schema):
     id: str
     name: str
     scope: Literal["read", "read+write"]
+    restricted: bool = Field(description="whether its reads show restricted memories")
     created_at: str = Field(description="ISO 8601")
     last_used_at: str | None = Field(description="ISO 8601, recorded at most once a minute; null: never used")
 
@@ -44,9 +48,19 @@ class KeyList(Schema):
     keys: list[Key]
 
 
+class KeyWrites(Schema):
+    commits: int = Field(description="ledger commits its requests made")
+    memory_ids: list[str] = Field(description="memories those commits created, edited, deleted or restored")
+    conversation_ids: list[str] = Field(description="conversations it created (POST /v1/conversations)")
+    truncated: bool = Field(description=f"more than {key_writes.MAX_LISTED} commits or conversations: the "
+                                        "first ones are listed")
+
+
 class KeyRevoked(Schema):
     id: str
     status: Literal["revoked"]
+    written: KeyWrites = Field(description="what the key wrote in the account (GET /v1/keys/{key_id}/writes "
+                                           "lists it again later)")
 
 
 class ResourceMetadata(Schema):
@@ -61,7 +75,7 @@ class ResourceMetadata(Schema):
        body=KeyCreate, response=KeyCreated, status=201, raises=((Conflict.status, "too_many_keys"),),
        operation_id="createKey", key_scope=None)
 def v1_key_create(req: Request) -> Response:
-    return 201, api_keys.create(req.ctx, req.uid, req.body.name, req.body.scope)
+    return 201, api_keys.create(req.ctx, req.uid, req.body.name, req.body.scope, req.body.restricted)
 
 
 @route("GET", "/v1/keys", "The caller's personal API keys (never their secrets)", response=KeyList,
@@ -70,11 +84,20 @@ def v1_key_list(req: Request) -> Response:
     return 200, {"keys": api_keys.list_keys(req.ctx, req.uid)}
 
 
-@route("DELETE", "/v1/keys/{key_id}", "Revoke a personal API key: its next call is a 401", response=KeyRevoked,
-       operation_id="revokeKey", rate="", key_scope=None)  # never limited: a leaked key can always be revoked
+@route("DELETE", "/v1/keys/{key_id}", "Revoke a personal API key: its next call is a 401; the answer lists "
+       "what it wrote", response=KeyRevoked, operation_id="revokeKey", rate="",
+       key_scope=None)  # never limited: a leaked key can always be revoked
 def v1_key_revoke(req: Request) -> Response:
-    api_keys.revoke(req.ctx, req.uid, req.params["key_id"])
-    return 200, {"id": req.params["key_id"], "status": "revoked"}
+    api_keys.revoke(req.ctx, req.uid, req.params["key_id"])  # first: the key stops working before the listing
+    return 200, {"id": req.params["key_id"], "status": "revoked",
+                 "written": key_writes.written(req.ctx, req.uid, req.params["key_id"])}
+
+
+@route("GET", "/v1/keys/{key_id}/writes", "What a personal API key wrote in the account (revoked keys too): "
+       "the memories its commits touched and the conversations it created", response=KeyWrites,
+       operation_id="getKeyWrites", key_scope=None)
+def v1_key_writes(req: Request) -> Response:
+    return 200, key_writes.written(req.ctx, req.uid, req.params["key_id"])
 
 
 # ------------------------------------------------------------------- protected-resource metadata

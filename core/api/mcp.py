@@ -36,7 +36,7 @@ from core.api.declare import MCP_PATH as PATH
 from core.api.edge import valid_id
 from core.api.key_routes import metadata_url
 from core.api.routes import SEARCH_DEPTH, decode_offset, offset_page
-from core.domain import fence
+from core.domain import credentials, fence
 from core.domain.records import MemoryItem, to_public
 from core.errors import MethodNotAllowed, NotFound, PayloadTooLarge, StrataError, Unauthorized
 from core.ports import Ports
@@ -294,7 +294,8 @@ def handle(ctx: Ports, method: str, headers: dict[str, str], body: bytes, conten
     scoped = _KEY.set(key)
     device = _DEVICE.set(devices.device_from_headers(headers)[0])
     try:
-        return anyio.run(_exchange, method, headers, body)
+        with credentials.reading_as(key):  # a key's reads show restricted memories only if it may
+            return anyio.run(_exchange, method, headers, body)
     finally:
         _DEVICE.reset(device)
         _KEY.reset(scoped)

@@ -185,6 +185,11 @@ QUERIES: Mapping[str, QuerySpec] = {
         # A memory's ledger history.
         _q("commits_by_memory", paths.COMMITS, "COLLECTION",
            [Clause("memory_ids", "array_contains")], [Order("sequence", ASC)]),
+        # What a key wrote (listed when it is revoked): the user's commits and conversations naming it.
+        _q("commits_by_credential", paths.COMMITS, "COLLECTION", [Clause("credential.key_id", "==")],
+           [Order("__name__", ASC)]),
+        _q("conversations_by_creator", paths.CONVERSATIONS, "COLLECTION", [Clause("created_by.key_id", "==")],
+           [Order("__name__", ASC)]),
         # Review entries past their 72 h deadline (consolidation settles them in Archive).
         _q("reviews_expiring", paths.REVIEW_QUEUE, "COLLECTION",
            [Clause("status", "=="), Clause("expires_at", "<=")], [Order("expires_at", ASC)]),

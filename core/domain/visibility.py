@@ -1,15 +1,25 @@
-"""Default-read visibility and lineage collapse: one logical memory appears once."""
+"""Default-read visibility and lineage collapse: one logical memory appears once; and what the
+request's credential may read (a key without ``restricted`` sees no restricted memory)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from core.domain import credentials
 from core.domain.records import MemoryItem
 from core.domain.states import default_visible
 
 
 def is_default_visible(item: MemoryItem) -> bool:
     return default_visible(item.layer, item.status, item.processing_state)
+
+
+def readable(item: MemoryItem) -> bool:
+    """Whether the running request may be shown ``item``: an unrestricted one always; a restricted
+    one (:mod:`core.domain.sensitivity`) only by the user's ID token, by a key made with
+    ``restricted``, or outside a request (:func:`core.domain.credentials.sees_restricted`). Never a
+    projection decision: what the indexes hold does not depend on who asks."""
+    return not item.restricted or credentials.sees_restricted()
 
 
 def lineage_key(item: MemoryItem) -> str:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from core.domain import paths
+from core.domain import credentials, paths
 from core.errors import Conflict, Forbidden, NotFound, Unauthorized
 from core.ports import Ports, Write
 
@@ -52,6 +52,7 @@ class KeyCaller:
     uid: str
     key_id: str
     scope: Scope
+    restricted: bool = False  # whether its reads show the user's restricted memories
 
 
 def new_secret() -> str:
@@ -81,21 +82,25 @@ def require(caller: KeyCaller | None, write: bool) -> None:
 
 def _public(key_id: str, data: dict[str, Any]) -> dict[str, Any]:
     return {"id": key_id, "name": data.get("name", ""), "scope": data.get("scope"),
+            "restricted": data.get("restricted") is True,
             "created_at": data.get("created_at"), "last_used_at": data.get("last_used_at")}
 
 
-def create(ctx: Ports, uid: str, name: str, scope: Scope) -> dict[str, Any]:
-    """A new key: its listing fields and, this once, its ``secret``."""
+def create(ctx: Ports, uid: str, name: str, scope: Scope, restricted: bool = False) -> dict[str, Any]:
+    """A new key: its listing fields and, this once, its ``secret``. ``restricted``: its reads show
+    the user's restricted memories too (without it they show none)."""
     if scope not in SCOPES:
         raise ValueError(f"unknown scope {scope!r}")
     if len(ctx.store.scan(paths.col(uid, COLLECTION), limit=MAX_KEYS, keys_only=True)) >= MAX_KEYS:
         raise Conflict(f"at most {MAX_KEYS} keys per user: revoke one first", code="too_many_keys")
     secret = new_secret()
     hashed = digest(secret)
-    key_id = "key_" + secrets.token_hex(8)
+    key_id = credentials.PERSONAL_KEY_ID_PREFIX + secrets.token_hex(8)
     now = ctx.now()
-    record = {"name": name, "scope": scope, "created_at": now, "last_used_at": None, "hash": hashed}
-    lookup = {"uid": uid, "key_id": key_id, "scope": scope, "created_at": now, "last_used_at": None}
+    record = {"name": name, "scope": scope, "restricted": restricted, "created_at": now, "last_used_at": None,
+              "hash": hashed}
+    lookup = {"uid": uid, "key_id": key_id, "scope": scope, "restricted": restricted, "created_at": now,
+              "last_used_at": None}
     ctx.store.fenced_write(uid, [(paths.api_key(uid, key_id), record, False),
                                  (paths.api_key_lookup(hashed), lookup, False)])
     return {**_public(key_id, record), "secret": secret}
@@ -143,7 +148,7 @@ def verify(ctx: Ports, secret: str) -> KeyCaller:
     found = ctx.store.get(paths.api_key_lookup(hashed))
     if found is None or found.get("scope") not in SCOPES or not isinstance(found.get("uid"), str):
         raise Unauthorized("unknown or revoked key")
-    caller = KeyCaller(found["uid"], str(found.get("key_id", "")), found["scope"])
+    caller = KeyCaller(found["uid"], str(found.get("key_id", "")), found["scope"], found.get("restricted") is True)
     _touch(ctx, hashed, caller, found.get("last_used_at"), ctx.now())
     return caller
 

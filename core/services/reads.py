@@ -28,7 +28,7 @@ from typing import Any
 from core.domain import paths
 from core.domain.records import MemoryItem
 from core.domain.states import Layer, ProcessingState, Status
-from core.domain.visibility import collapse_lineage, is_default_visible
+from core.domain.visibility import collapse_lineage, is_default_visible, readable
 from core.errors import BadRequest, NotFound
 from core.ports import Ports
 from core.services import legacy, temporal
@@ -103,7 +103,7 @@ def list_memories(ctx: Ports, uid: str, query: ListQuery) -> tuple[list[MemoryIt
     out: list[MemoryItem] = []
     skipped = 0
     for item in merged:
-        if not in_scope(item, query.device_ids):
+        if not in_scope(item, query.device_ids) or not readable(item):  # readable: a key's restricted scope
             continue
         if skipped < query.offset:
             skipped += 1
@@ -194,7 +194,10 @@ def get_memory(ctx: Ports, uid: str, memory_id: str, *, include_hidden: bool = F
     item = _stored(ctx, uid, memory_id)
     if item is None or (item.record_status == Status.TOMBSTONED and not include_hidden):
         raise NotFound("no such memory")
-    return item if include_hidden else as_read(ctx, uid, item)
+    shown = item if include_hidden else as_read(ctx, uid, item)
+    if not readable(item) or not readable(shown):  # a key without the restricted scope: as if it did not exist
+        raise NotFound("no such memory")
+    return shown
 
 
 def _stored(ctx: Ports, uid: str, memory_id: str) -> MemoryItem | None:

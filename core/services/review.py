@@ -16,6 +16,7 @@ from typing import Any
 
 from core.domain import paths, planners, review_queue
 from core.domain.documents import ReviewRow
+from core.domain.visibility import readable
 from core.errors import BadRequest, Conflict, NotFound
 from core.ports import Ports
 from core.services import intake
@@ -41,6 +42,8 @@ def list_open(ctx: Ports, uid: str, limit: int = 100) -> list[dict[str, Any]]:
         # Fail closed: a row whose memory moved on (edited, deleted, routed) is not shown.
         if item is None or item.revision != row.revision or item.review_id != row.review_id:
             continue
+        if not readable(item):  # a key without the restricted scope sees no restricted memory
+            continue
         out.append(_entry(row, items))
     return out
 
@@ -51,7 +54,7 @@ def _entry(row: ReviewRow, items: dict[str, Any]) -> dict[str, Any]:
     return {"review_id": row.review_id, "memory_id": row.memory_id, "content": row.content or "",
             "conflicting": list(row.conflicting or ()), "reason": row.reason or "",
             "would_end": [{"id": other.id, "content": other.content} for other in ends
-                          if other.layer == "long_term" and other.record_status == "active"],
+                          if other.layer == "long_term" and other.record_status == "active" and readable(other)],
             "created_at": _iso(row.created_at), "expires_at": _iso(row.expires_at)}
 
 

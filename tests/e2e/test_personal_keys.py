@@ -69,7 +69,8 @@ def test_keys_are_created_listed_and_revoked_with_an_id_token_only(stack: dict[s
     listed = http.get("/v1/keys", headers=_token(uid))
     assert listed.status_code == 200, listed.text
     [entry] = listed.json()["keys"]
-    assert set(entry) == {"id", "name", "scope", "created_at", "last_used_at"} and entry["id"] == created["id"]
+    assert set(entry) == {"id", "name", "scope", "restricted", "created_at", "last_used_at"}
+    assert entry["id"] == created["id"] and entry["restricted"] is False
     assert secret not in listed.text
     # Stored only as a hash: the secret is in no document of the user, nor in its lookup.
     ctx = Context()
@@ -92,7 +93,10 @@ def test_keys_are_created_listed_and_revoked_with_an_id_token_only(stack: dict[s
                 {"name": "x", "scope": "read", "secret": "mine"}):
         assert http.post("/v1/keys", json=bad, headers=_token(uid)).status_code == 400, bad
     revoked = http.delete(f"/v1/keys/{created['id']}", headers=_token(uid))
-    assert revoked.status_code == 200 and revoked.json() == {"id": created["id"], "status": "revoked"}
+    # The key only read: its revoke lists no writes.
+    nothing = {"commits": 0, "memory_ids": [], "conversation_ids": [], "truncated": False}
+    assert revoked.status_code == 200 and revoked.json() == {"id": created["id"], "status": "revoked",
+                                                             "written": nothing}
     assert http.get("/v1/keys", headers=_token(uid)).json()["keys"] == []
     assert http.get("/v1/tools/memories", headers=_key(secret)).status_code == 401
     assert http.delete(f"/v1/keys/{created['id']}", headers=_token(uid)).status_code == 404

@@ -32,7 +32,8 @@ def test_a_new_key_is_shown_once_with_a_recognisable_prefix_and_stored_only_as_i
     created = api_keys.create(w.ctx, UID, "laptop agent", "read+write")
     secret = created["secret"]
     assert secret.startswith("strata_pk_") and len(secret) >= len("strata_pk_") + 40
-    assert {"id", "name", "scope", "created_at", "last_used_at", "secret"} == set(created)
+    assert {"id", "name", "scope", "restricted", "created_at", "last_used_at", "secret"} == set(created)
+    assert created["restricted"] is False  # a key sees no restricted memory unless made to
     assert (created["name"], created["scope"], created["last_used_at"]) == ("laptop agent", "read+write", None)
     stored = _stored_text(w)
     assert secret not in stored and secret[len("strata_pk_"):] not in stored
@@ -164,6 +165,7 @@ def test_keys_are_taken_on_v1_within_their_scope_except_by_the_id_token_routes()
     ``read+write`` for a write (the tool search reads), except key management, webhooks, the export
     and the account wipe; no route outside ``/v1`` takes one (``/mcp`` checks keys itself)."""
     id_token_only = {("POST", "/v1/keys"), ("GET", "/v1/keys"), ("DELETE", "/v1/keys/{key_id}"),
+                     ("GET", "/v1/keys/{key_id}/writes"),
                      ("GET", "/v1/memories/export"), ("DELETE", "/v1/users/delete-account"),
                      *{(m, "/v1/users/developer/webhooks/{webhook_type}") for m in ("PUT", "GET", "DELETE")}}
     reads_by_post = {("POST", "/v1/tools/memories/search")}

@@ -1,0 +1,158 @@
+"""Server keys: the credential of an app's own backend, acting on ``/v1`` for the user it names.
+
+An app's server holds no user's Firebase ID token. The operator creates a server key for it
+(``strata server-key create``, never through the API: no user may mint one); the backend presents
+it as ``Authorization: Bearer strata_sk_…`` with ``X-Strata-User: <uid>`` naming the user it acts
+for (:data:`USER_HEADER`, checked by :func:`core.api.auth.authenticate`). It is the mem0/Zep model:
+one server credential plus the user id, with the same scopes as a personal key (``read``,
+``read+write``; ``restricted`` for reads that show restricted memories).
+
+A secret is ``strata_sk_`` and 43 characters of ``secrets.token_urlsafe(32)`` (256 random bits);
+only its SHA-256 is stored, in two top-level documents:
+
+* ``server_keys/{key_id}``: name, scope, ``restricted``, times, the digest, and once revoked
+  ``revoked_at`` (kept, so that what the key wrote can still be listed after its revoke);
+* ``server_key_hashes/{sha256 hex}``: the lookup a request reads (key id, scope, ``restricted``).
+  Revoking deletes it first, so the next request answers 401.
+
+``server_keys/{key_id}/users/{uid}`` records each user the key wrote for (created on its first write
+request for that user; once per process and pair after that), so revoking the key lists, per user,
+the ledger commits and conversations that name it (:mod:`core.services.key_writes`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from core.domain import credentials, paths
+from core.errors import NotFound, Unauthorized
+from core.ports import Ports, Write
+from core.services import api_keys, key_writes
+
+PREFIX = "strata_sk_"
+SECRET_CHARS = len(PREFIX) + 43
+USER_HEADER = "X-Strata-User"
+SERVER_KEYS = "server_keys"
+SERVER_KEY_LOOKUP = "server_key_hashes"
+ACTED_FOR = "users"  # server_keys/{key_id}/users/{uid}
+MAX_KEYS = 100  # a listing is one bounded read
+
+
+@dataclass(frozen=True)
+class ServerKey:
+    key_id: str
+    scope: api_keys.Scope
+    restricted: bool
+
+
+def is_server_key(token: str) -> bool:
+    return token.startswith(PREFIX)
+
+
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def record_path(key_id: str) -> str:
+    return paths.rel(SERVER_KEYS, key_id)
+
+
+def lookup_path(hashed: str) -> str:
+    return paths.rel(SERVER_KEY_LOOKUP, hashed)
+
+
+def acted_for_path(key_id: str, uid: str) -> str:
+    return f"{record_path(key_id)}/{ACTED_FOR}/{uid}"
+
+
+def _public(key_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    return {"id": key_id, "name": data.get("name", ""), "scope": data.get("scope"),
+            "restricted": data.get("restricted") is True, "created_at": data.get("created_at"),
+            "last_used_at": data.get("last_used_at"), "revoked_at": data.get("revoked_at")}
+
+
+def create(ctx: Ports, name: str, scope: api_keys.Scope, restricted: bool = False) -> dict[str, Any]:
+    """A new server key: its listing fields and, this once, its ``secret`` (an operator's act)."""
+    if scope not in api_keys.SCOPES:
+        raise ValueError(f"unknown scope {scope!r}")
+    if not name.strip():
+        raise ValueError("a server key needs a name (what backend holds it)")
+    secret = PREFIX + secrets.token_urlsafe(32)
+    hashed = digest(secret)
+    key_id = credentials.SERVER_KEY_ID_PREFIX + secrets.token_hex(8)
+    now = ctx.now()
+    record = {"name": name, "scope": scope, "restricted": restricted, "created_at": now, "last_used_at": None,
+              "revoked_at": None, "hash": hashed}
+    lookup = {"key_id": key_id, "scope": scope, "restricted": restricted, "created_at": now}
+    ctx.store.commit([Write("set", record_path(key_id), record), Write("set", lookup_path(hashed), lookup)])
+    return {**_public(key_id, record), "secret": secret}
+
+
+def list_keys(ctx: Ports) -> list[dict[str, Any]]:
+    """Every server key, revoked ones included (never a secret or its hash), oldest first."""
+    docs = ctx.store.scan(SERVER_KEYS, limit=MAX_KEYS)
+    return sorted((_public(d.id, d.data or {}) for d in docs), key=lambda k: (str(k["created_at"]), k["id"]))
+
+
+def verify(ctx: Ports, secret: str) -> ServerKey:
+    """The server key a presented secret is; 401 when it is unknown, revoked or malformed."""
+    if not is_server_key(secret) or len(secret) != SECRET_CHARS:
+        raise Unauthorized("unknown or revoked server key")
+    found = ctx.store.get(lookup_path(digest(secret)))
+    if found is None or found.get("scope") not in api_keys.SCOPES or not isinstance(found.get("key_id"), str):
+        raise Unauthorized("unknown or revoked server key")
+    return ServerKey(found["key_id"], found["scope"], found.get("restricted") is True)
+
+
+_RECORDED: set[tuple[str, str]] = set()
+_RECORDED_LOCK = threading.Lock()
+_RECORDED_MAX = 10_000
+
+
+def record_user(ctx: Ports, key_id: str, uid: str) -> None:
+    """Remember that ``key_id`` wrote for ``uid`` (before its write runs), once per process and
+    pair: what its revoke walks. Written before the handler, so a write is never unlisted."""
+    with _RECORDED_LOCK:
+        if (key_id, uid) in _RECORDED:
+            return
+    ctx.store.create(acted_for_path(key_id, uid), {"uid": uid, "first_write_at": ctx.now()})
+    with _RECORDED_LOCK:
+        if len(_RECORDED) >= _RECORDED_MAX:
+            _RECORDED.clear()
+        _RECORDED.add((key_id, uid))
+
+
+def users_of(ctx: Ports, key_id: str) -> list[str]:
+    """The users ``key_id`` wrote for, in id order."""
+    out: list[str] = []
+    after: str | None = None
+    while True:
+        page = ctx.store.scan(f"{record_path(key_id)}/{ACTED_FOR}", limit=200, after=after, keys_only=True)
+        out.extend(d.id for d in page)
+        if len(page) < 200:
+            return out
+        after = page[-1].id
+
+
+def writes(ctx: Ports, key_id: str) -> list[dict[str, Any]]:
+    """What ``key_id`` wrote, per user it acted for (:func:`core.services.key_writes.written`)."""
+    if ctx.store.get(record_path(key_id)) is None:
+        raise NotFound("no such server key")
+    return [{"uid": uid, **key_writes.written(ctx, uid, key_id)} for uid in users_of(ctx, key_id)]
+
+
+def revoke(ctx: Ports, key_id: str) -> dict[str, Any]:
+    """Revoke ``key_id`` (its next request is a 401) and list what it wrote. Idempotent."""
+    record = ctx.store.get(record_path(key_id))
+    if record is None:
+        raise NotFound("no such server key")
+    hashed = record.get("hash")
+    batch = [Write("update", record_path(key_id), {"revoked_at": record.get("revoked_at") or ctx.now()})]
+    if isinstance(hashed, str):
+        batch.insert(0, Write("delete", lookup_path(hashed)))
+    ctx.store.commit(batch)
+    return {"id": key_id, "status": "revoked", "written": writes(ctx, key_id)}

@@ -1,0 +1,101 @@
+"""Server keys and the reads a credential may see, on the in-memory store (issue 45; docs/api.md,
+*Server keys*, *Restricted memories*).
+
+A server key is stored only as its SHA-256, acts for the user ``X-Strata-User`` names (required,
+a user id), within its scope, and stops at once when revoked; ``X-Strata-User`` with another
+credential must name that credential's own user. A key's reads see restricted memories only when
+it was made with ``restricted``; the ID token and work outside a request see them all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from core.api import auth
+from core.domain import credentials
+from core.domain.records import MemoryItem
+from core.domain.visibility import readable
+from core.errors import Forbidden, NotFound, Unauthorized
+from core.services import api_keys, server_keys
+from tests.unit.fakes.ports import world
+
+UID = "u-backend"
+
+
+def test_a_server_key_is_stored_only_as_its_sha256_and_acts_for_the_named_user() -> None:
+    w = world()
+    made = server_keys.create(w.ctx, "app backend", "read+write")
+    secret = made["secret"]
+    assert secret.startswith("strata_sk_") and len(secret) == server_keys.SECRET_CHARS
+    assert made["id"].startswith("srv_") and made["restricted"] is False
+    stored = json.dumps(w.store.docs, default=str)
+    assert secret not in stored and hashlib.sha256(secret.encode()).hexdigest() in stored
+    uid, caller = auth.authenticate(f"Bearer {secret}", w.ctx, "read+write", UID)
+    assert (uid, caller.key_id, caller.scope, caller.restricted) == (UID, made["id"], "read+write", False)
+    assert server_keys.users_of(w.ctx, made["id"]) == [UID]  # its first write for the user is noted
+    assert credentials.of_request(caller.key_id, None) == {"kind": "server_key", "key_id": made["id"]}
+    assert server_keys.list_keys(w.ctx)[0].keys() == {"id", "name", "scope", "restricted", "created_at",
+                                                      "last_used_at", "revoked_at"}
+
+
+@pytest.mark.parametrize("user", [None, "", "a/b", "..", "__x__", "x" * 129])
+def test_a_server_key_without_a_user_id_is_a_401(user: str | None) -> None:
+    w = world()
+    secret = server_keys.create(w.ctx, "app backend", "read")["secret"]
+    with pytest.raises(Unauthorized):
+        auth.authenticate(f"Bearer {secret}", w.ctx, "read", user)
+
+
+def test_unknown_revoked_out_of_scope_and_id_token_routes_are_refused() -> None:
+    w = world()
+    reader = server_keys.create(w.ctx, "reporting", "read")
+    with pytest.raises(Forbidden):
+        auth.authenticate(f"Bearer {reader['secret']}", w.ctx, "read+write", UID)
+    assert server_keys.users_of(w.ctx, reader["id"]) == []  # a refused write is not noted
+    with pytest.raises(Unauthorized):
+        auth.authenticate(f"Bearer {reader['secret']}", w.ctx, None, UID)  # an ID-token-only route
+    with pytest.raises(Unauthorized):
+        auth.authenticate("Bearer strata_sk_" + "x" * 43, w.ctx, "read", UID)
+    revoked = server_keys.revoke(w.ctx, reader["id"])
+    assert revoked["status"] == "revoked" and revoked["written"] == []
+    with pytest.raises(Unauthorized):
+        auth.authenticate(f"Bearer {reader['secret']}", w.ctx, "read", UID)
+    assert server_keys.list_keys(w.ctx)[0]["revoked_at"] is not None  # the record stays, for its listing
+    with pytest.raises(NotFound):
+        server_keys.revoke(w.ctx, "srv_0000000000000000")
+
+
+LOCAL = {"auth_emulator_host": "127.0.0.1:9099", "firestore_emulator_host": "127.0.0.1:8080"}  # unsigned tokens
+
+
+def test_the_user_header_with_another_credential_must_name_its_own_user() -> None:
+    w = world(**LOCAL)
+    token = f"Bearer {auth.emulator_token(UID, w.ctx.settings.project_id)}"
+    assert auth.authenticate(token, w.ctx, "read", UID)[0] == UID
+    with pytest.raises(Forbidden) as refused:
+        auth.authenticate(token, w.ctx, "read", "someone-else")
+    assert refused.value.code == "acting_user"
+    key = api_keys.create(w.ctx, UID, "agent", "read")
+    with pytest.raises(Forbidden):
+        auth.authenticate(f"Bearer {key['secret']}", w.ctx, "read", "someone-else")
+
+
+def _item(restricted: bool) -> MemoryItem:
+    item = MemoryItem(id="m1", uid=UID, content="x", sensitivity_labels=["health"] if restricted else []).settle()
+    assert item.restricted is restricted
+    return item
+
+
+def test_a_key_reads_restricted_memories_only_when_made_to() -> None:
+    plain, restricted = _item(False), _item(True)
+    assert readable(plain) and readable(restricted)  # outside a request: everything
+    with credentials.reading_as(None):  # the user's ID token
+        assert readable(restricted)
+    with credentials.reading_as(api_keys.KeyCaller(UID, "key_1", "read+write")):
+        assert readable(plain) and not readable(restricted)
+    with credentials.reading_as(api_keys.KeyCaller(UID, "key_2", "read", restricted=True)):
+        assert readable(restricted)
+    assert readable(restricted)  # reset after the request
