@@ -58,18 +58,23 @@ def _auth(uid: str) -> dict[str, str]:
 # What the spec requires of every captured fact (one grounding segment, provenance, no secrets,
 # restricted labels, third-party attribution) is checked separately, from the spec.
 SAMPLE_FACTS: dict[str, frozenset[str]] = {
-    "c-bank-call": frozenset({"User wants to raise their card limit because they're buying a used car next month"}),
+    # Relative dates are resolved against each sample's own date (its started_at), in the tense
+    # the speaker used: the spec's rule, so these pins follow from the samples' dates.
+    "c-bank-call": frozenset({
+        "User wants to raise their card limit because they're buying a used car next month "
+        "(next month: December 2026)"}),
     "c-dinner-plans": frozenset({
         "Tom is allergic to peanuts", "Tom is the user's brother", "Tom works as a nurse at Saint Mary's",
-        "User is vegetarian and stopped eating meat about two years ago"}),
+        "User is vegetarian and stopped eating meat about two years ago (two years ago: 2024)"}),
     "c-doctor": frozenset({
-        "User is cutting down on coffee", "User is training for the Lisbon half marathon in October",
+        "User is cutting down on coffee",
+        "User is training for the Lisbon half marathon in October (in October: October 2027)",
         "User's blood pressure is a bit high, according to their doctor"}),
     "c-empty-chatter": frozenset(),
     "c-morning-standup": frozenset({
-        "User climbs three times a week back home", "User finished the billing migration",
-        "User is on Western European time", "User is starting on the search rewrite",
-        "User moved to Lisbon in March", "User still hasn't found a decent climbing gym"}),
+        "User climbs three times a week back home", "User finished the billing migration (yesterday: 15 November 2026)",
+        "User is on Western European time", "User is starting on the search rewrite (today: 16 November 2026)",
+        "User moved to Lisbon in March (in March: March 2026)", "User still hasn't found a decent climbing gym"}),
 }
 
 

@@ -40,7 +40,8 @@ pytestmark = pytest.mark.e2e
 
 SAMPLES = ("c-morning-standup", "c-dinner-plans", "c-doctor", "c-bank-call", "c-empty-chatter")
 RESTRICTED = ("User's blood pressure is a bit high, according to their doctor",
-              "User wants to raise their card limit because they're buying a used car next month")
+              "User wants to raise their card limit because they're buying a used car next month "
+              "(next month: December 2026)")
 RESTRICTED_MARKERS = ("blood pressure", "card limit", "allergic to peanuts")
 
 
@@ -138,10 +139,10 @@ def test_sample_user_providers_hold_exactly_the_visible_unrestricted_memories(sa
 
 
 @pytest.mark.parametrize(("path", "query", "expected"), [
-    ("/v1/memories/search", "billing migration", "User finished the billing migration"),
+    ("/v1/memories/search", "billing migration", "User finished the billing migration (yesterday: 15 November 2026)"),
     ("/memory/memory/search", "nurse Saint Mary's", "Tom works as a nurse at Saint Mary's"),
-    ("/v1/memories/vector-search", "billing migration", "User finished the billing migration"),
-    ("/memory/vector/search", "moved to Lisbon", "User moved to Lisbon in March"),
+    ("/v1/memories/vector-search", "billing migration", "User finished the billing migration (yesterday: 15 November 2026)"),
+    ("/memory/vector/search", "moved to Lisbon", "User moved to Lisbon in March (in March: March 2026)"),
 ])
 def test_search_over_http_finds_the_memory_a_query_is_about(stack: dict[str, Any], sample_user: dict[str, Any],
                                                            path: str, query: str, expected: str) -> None:
