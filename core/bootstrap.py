@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from core import config
 from core.adapters.firestore.client import Paths, firestore_client
+from core.domain import paths
 from core.domain.extraction import Extractor
 from core.ports import Clock, Embedder, KeywordIndex, Publisher, Store, TaskQueue, VectorIndex, WebhookSender
 
@@ -30,6 +31,8 @@ class Context:
 
     def __init__(self, settings: config.Settings | None = None, **overrides: Any) -> None:
         self.settings = settings or config.load()
+        # The process's path layout (the names an app chose): every path is built against it.
+        paths.configure(self.settings.data_root, self.settings.conversations_path)
         # An override given as None is no override (callers pass ``clock=None`` meaning "the system's").
         self._overrides = {name: part for name, part in overrides.items() if part is not None}
         self._building = threading.RLock()  # factories may ask for other parts (the store → the client)

@@ -28,6 +28,7 @@ import os
 import typing
 from typing import Any, Literal
 
+from core.domain import paths
 from core.errors import ConfigurationError
 
 FIREBASE_CERTS_URL = "https://www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com"
@@ -103,6 +104,11 @@ class Settings:
     # mode, where the app writes them for Strata only); false leaves them to an app that keeps them
     # as its own records. The wipe never deletes the ``users/{uid}`` document or an app's collections.
     wipe_conversations: bool = True
+    # Names an app chooses (core/domain/paths.py): the document Strata keeps a user's collections
+    # under, and the collection the app writes conversations to (the capture trigger's source), each
+    # with ``{uid}`` once in a document id's place. Terraform sets both with the trigger's path.
+    data_root: str = paths.DEFAULT_DATA_ROOT
+    conversations_path: str = paths.DEFAULT_CONVERSATIONS_PATH
     pinecone_host: str = ""
     pinecone_api_key: str = _setting("", env=("PINECONE_API_KEY",))
     pinecone_namespace: str = "strata"
@@ -295,6 +301,9 @@ def _checked(values: dict[str, Any]) -> dict[str, Any]:
             checked[name] = _check(field, values[name])
         except ValueError as exc:
             problems.append(f"{env_name(name)} ({name}) = {values[name]!r}: {exc}")
+    if not problems:
+        problems = [f"{env_name(field)} ({field}) = {checked[field]!r}: {what}" for field, what in
+                    paths.layout_problems(checked["data_root"], checked["conversations_path"])]
     if problems:
         raise ConfigurationError("invalid settings: " + "; ".join(problems))
     # Unsigned Auth-emulator tokens are accepted only when Firestore is an emulator too.

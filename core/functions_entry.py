@@ -35,6 +35,7 @@ log = logging.getLogger("strata")  # configured by core.logs when an entry point
 
 
 def _conversation_path(path: str) -> tuple[str, str] | None:
+    default_context()  # sets the layout (the conversations' path) the event's path is read against
     return paths.conversation_of(path)
 
 

@@ -12,6 +12,11 @@ with its own tooling (``firebase deploy --only firestore:rules``). The merge
   collections in the app's rules would reach Strata's memory items, ledger or outbox whatever
   Strata's fragment says. The error names the offending line.
 
+Both follow the deployment's names (:class:`core.domain.paths.Layout`: ``--data-root`` and
+``--conversations-path``, else ``STRATA_DATA_ROOT`` and ``STRATA_CONVERSATIONS_PATH``): the
+fragment's match is the conversations' path, and the check guards Strata's collections under the
+data root.
+
 ``infra/firestore.rules`` (the new-project mode's file, the one the emulators load) is the fragment
 merged into :data:`EMPTY_APP`; tests/infra checks it is up to date (``strata rules merge --write-default``
 rewrites it).
@@ -27,12 +32,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from core import config
 from core.domain import paths
 from core.errors import ConfigurationError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FRAGMENT = REPO_ROOT / "infra" / "rules" / "strata.rules"
 DEFAULT_RULES = REPO_ROOT / "infra" / "firestore.rules"
+FRAGMENT_MATCH = "match /users/{strataUid}/conversations/{strataConversationId} {"  # the fragment's, as written
 BEGIN = "// BEGIN strata (inserted by `strata rules merge`; edit infra/rules/strata.rules, not this section)"
 END = "// END strata"
 
@@ -93,10 +100,21 @@ def _full_matches(code: str) -> list[tuple[int, str]]:
     return out
 
 
-def check_app_rules(app: str) -> None:
+def _under(segments: list[str], template: str) -> bool:
+    """Whether a match path's ``segments`` start with ``template``'s (``{uid}`` and the app's
+    wildcards match any segment)."""
+    want = template.split("/")
+    return len(segments) >= len(want) and all(
+        w == paths.UID or s.startswith("{") or w == s for w, s in zip(want, segments, strict=False))
+
+
+def check_app_rules(app: str, layout: paths.Layout | None = None) -> None:
     """Refuse app rules under which Strata's collections would not stay closed: any match whose full
     path (nested matches joined) is a recursive wildcard, one of Strata's collections, or a wildcard
-    where one of Strata's collection names can stand."""
+    where one of Strata's collection names can stand (``layout``: where they are; default the
+    process's)."""
+    layout = layout or paths.layout()
+    root = layout.data_root.split("/")
     code = _strip_comments(_SECTION.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), app))
     for offset, full in _full_matches(code):
         path = re.sub(r"^/databases/\{[^}]*\}/documents", "", full)
@@ -114,24 +132,36 @@ def check_app_rules(app: str) -> None:
         if first in STRATA_TOP_LEVEL or first.startswith("{"):
             raise ConfigurationError(f"{where}: reaches Strata's top-level collections "
                                      f"({', '.join(STRATA_TOP_LEVEL)}); match your own collections by name.")
-        if first == "users" and len(segments) >= 3:
-            third = segments[2]
-            if third.startswith("{"):
-                raise ConfigurationError(f"{where}: a wildcard collection under users/{{uid}} reaches Strata's "
-                                         "per-user collections; match your own collections by name instead.")
-            if third in STRATA_USER_COLLECTIONS or third == paths.CONVERSATIONS:
-                raise ConfigurationError(f"{where}: users/{{uid}}/{third} is Strata's; remove this match "
-                                         "(Strata's fragment guards conversations).")
+        if len(segments) > len(root) and _under(segments, layout.data_root):
+            below = segments[len(root)]
+            if below.startswith("{"):
+                raise ConfigurationError(f"{where}: a wildcard collection under {layout.data_root} reaches "
+                                         "Strata's per-user collections; match your own collections by name instead.")
+            if below in STRATA_USER_COLLECTIONS:
+                raise ConfigurationError(f"{where}: {layout.data_root}/{below} is Strata's; remove this match.")
+        if _under(segments, layout.conversations):
+            raise ConfigurationError(f"{where}: {layout.conversations} is Strata's; remove this match "
+                                     "(Strata's fragment guards conversations).")
 
 
 def _indent(block: str, prefix: str) -> str:
     return "".join(prefix + line if line.strip() else line for line in block.splitlines(keepends=True))
 
 
-def merge(app: str, fragment: str | None = None) -> str:
-    """The app's rules with Strata's fragment in its documents block (replacing an earlier merge)."""
-    fragment = FRAGMENT.read_text(encoding="utf-8") if fragment is None else fragment
-    check_app_rules(app)
+def fragment_for(layout: paths.Layout) -> str:
+    """``infra/rules/strata.rules`` with its match on ``layout``'s conversations path."""
+    text = FRAGMENT.read_text(encoding="utf-8")
+    if FRAGMENT_MATCH not in text:
+        raise ConfigurationError(f"{FRAGMENT} no longer opens with {FRAGMENT_MATCH!r}")
+    return text.replace(FRAGMENT_MATCH, f"match /{layout.trigger_pattern('strataUid', 'strataConversationId')} {{")
+
+
+def merge(app: str, fragment: str | None = None, layout: paths.Layout | None = None) -> str:
+    """The app's rules with Strata's fragment in its documents block (replacing an earlier merge),
+    for ``layout``'s names (default: the process's)."""
+    layout = layout or paths.layout()
+    fragment = fragment_for(layout) if fragment is None else fragment
+    check_app_rules(app, layout)
     if "rules_version = '2'" not in app and 'rules_version = "2"' not in app:
         raise ConfigurationError("the app's rules must declare rules_version = '2' (Strata's fragment needs it)")
     app = _SECTION.sub("", app)
@@ -149,9 +179,10 @@ def merge(app: str, fragment: str | None = None) -> str:
     return head + section + app[insert_at:]
 
 
-def default_rules() -> str:
-    """infra/firestore.rules as it should be: the fragment merged into :data:`EMPTY_APP`."""
-    return merge(EMPTY_APP)
+def default_rules(layout: paths.Layout | None = None) -> str:
+    """infra/firestore.rules as it should be: the fragment merged into :data:`EMPTY_APP` (with
+    ``layout``: the new-project mode's rules for those names)."""
+    return merge(EMPTY_APP, layout=layout or paths.Layout())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -161,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="only check the app's rules; write nothing")
     parser.add_argument("--write-default", action="store_true", help="rewrite infra/firestore.rules")
     parser.add_argument("--json", action="store_true", help="what was done as one JSON object")
+    parser.add_argument("--data-root", help="where Strata keeps a user's collections (default STRATA_DATA_ROOT)")
+    parser.add_argument("--conversations-path", help="the conversations collection (default STRATA_CONVERSATIONS_PATH)")
     args = parser.parse_args(argv)
 
     def said(**result: Any) -> None:
@@ -170,6 +203,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(" ".join(str(value) for value in result.values()))
 
     try:
+        settings = config.load(**{k: v for k, v in (("data_root", args.data_root),
+                                                    ("conversations_path", args.conversations_path)) if v})
+        layout = paths.Layout(settings.data_root, settings.conversations_path)
         if args.write_default:
             DEFAULT_RULES.write_text(default_rules(), encoding="utf-8")
             said(wrote=DEFAULT_RULES)
@@ -178,10 +214,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("--app is required")
         app = args.app.read_text(encoding="utf-8")
         if args.check:
-            check_app_rules(app)
+            check_app_rules(app, layout)
             said(checked=args.app, result="Strata's collections stay closed under these rules")
             return 0
-        merged = merge(app)
+        merged = merge(app, layout=layout)
     except ConfigurationError as exc:
         print(f"rules merge refused: {exc}", file=sys.stderr)
         return 1

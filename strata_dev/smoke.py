@@ -30,6 +30,7 @@ from typing import Any
 import httpx
 
 from core.adapters.firestore import codec
+from core.domain import paths
 from strata_dev.cli.output import Output
 
 LINES = ("I moved to Porto in May.", "I'm vegetarian and stopped eating meat about two years ago.")
@@ -99,7 +100,7 @@ def run(target: Target, *, timeout_s: float = 180.0, report: Callable[[dict[str,
         auth = {"Authorization": f"Bearer {token}"}
         step("signed_in", uid=uid)
         conversation_id = "smoke-" + uuid.uuid4().hex[:10]
-        doc_url = f"{target.firestore_url}/users/{uid}/conversations/{conversation_id}"
+        doc_url = f"{target.firestore_url}/{paths.conversation(uid, conversation_id)}"
         fields = codec.fields_to_rest(conversation(conversation_id))
         written = http.patch(doc_url, headers=auth, json={"fields": fields})
         if written.status_code != 200:
@@ -152,6 +153,9 @@ def target_from_args(args: Any) -> Target:
     from core import config
 
     settings = config.load()
+    # The conversations' path the deployment watches (STRATA_CONVERSATIONS_PATH, Terraform's
+    # conversations_path): the test user writes there, as the app does.
+    paths.configure(settings.data_root, settings.conversations_path)
     if args.project and not settings.firestore_emulator_host:
         if not args.api_url:
             raise SmokeFailed("--api-url is required for a project (terraform output -raw api_url)")

@@ -5,14 +5,23 @@ Services, the unit of work, the queries and the adapters name documents only thr
 and hand the paths to :class:`core.ports.Store`; only the store adapter turns them into SDK
 references. ``tests/unit/test_path_layout.py`` fails on a collection name spelled as a string
 anywhere else in ``core``.
+
+Two places are an app's choice (:class:`Layout`; ``STRATA_DATA_ROOT``, ``STRATA_CONVERSATIONS_PATH``):
+the document under which Strata keeps a user's collections (``users/{uid}``) and the collection
+the app writes conversations to (``users/{uid}/conversations``, the capture trigger's source). The
+composition root (:class:`core.bootstrap.Context`) sets the process's layout from its settings with
+:func:`configure`; every path below is built against it. Collection ids (``memory_items``, ...)
+and the top-level collections are fixed: Firestore's indexes name them.
 """
 
 from __future__ import annotations
 
-# -- collections under users/{uid} ---------------------------------------------------------------
+import re
+from dataclasses import dataclass
 
-USERS = "users"
-CONVERSATIONS = "conversations"  # written by the app; the capture trigger's source
+# -- collections under the user's root (users/{uid}) ---------------------------------------------
+
+CONVERSATIONS = "conversations"  # written by the app; the capture trigger's source (its own path)
 MEMORY_ITEMS = "memory_items"  # the canonical memory records
 CAPTURE_RUNS = "capture_runs"  # one marker per conversation: capture progress, cascade state
 COMMITS = "memory_commits"  # the ledger: one journal entry per applied change, gapless per user
@@ -41,11 +50,11 @@ USER_COLLECTIONS = (
     WEBHOOK_DELIVERIES, LEGACY_MEMORIES, LEGACY_SHORT_TERM, CONSOLIDATION_ATTEMPTS, DELETION_RECEIPTS, API_KEYS,
     REQUEST_KEYS,
 )
-"""The collections under ``users/{uid}`` the backend writes (the app writes ``conversations``): what an
-account wipe deletes, with ``conversations`` when ``STRATA_WIPE_CONVERSATIONS`` says so. Nothing else
-under ``users/{uid}`` is Strata's: the ``users/{uid}`` document and any other subcollection are the
-app's, and the wipe leaves them. ``tests/unit/test_wipe_scope.py`` fails on a per-user collection
-named in ``core`` that is not here."""
+"""The collections under the user's root (``users/{uid}``) the backend writes (the app writes the
+conversations, at :attr:`Layout.conversations`): what an account wipe deletes, with the conversations
+when ``STRATA_WIPE_CONVERSATIONS`` says so. Nothing else under the root is Strata's: the root document
+and any other subcollection are the app's, and the wipe leaves them. ``tests/unit/test_wipe_scope.py``
+fails on a per-user collection named in ``core`` that is not here."""
 
 # -- top-level collections -------------------------------------------------------------------------
 
@@ -69,19 +78,117 @@ CONSOLIDATION_LEASE = "consolidation_lease"
 PROJECTION_LEASE = "projection_lease"
 LAST_CONSOLIDATION = "last_consolidation"
 
+# -- the layout an app chooses -------------------------------------------------------------------
+
+UID = "{uid}"
+STRATA_COLLECTION_IDS = frozenset({*USER_COLLECTIONS, *TOP_LEVEL_COLLECTIONS, API_KEY_LOOKUP, DELETION_RECEIPTS,
+                                   CONSOLIDATION_WALK, SCHEDULER_JOBS})
+"""Every collection id Strata writes: an app's chosen names may not reuse one (infra/terraform's
+validations list the same ids)."""
+DEFAULT_DATA_ROOT = "users/{uid}"
+DEFAULT_CONVERSATIONS_PATH = "users/{uid}/conversations"
+_SEGMENT = re.compile(r"[A-Za-z0-9_-]{1,100}")
+
+
+def layout_problems(data_root: str, conversations: str) -> list[tuple[str, str]]:
+    """(``data_root`` or ``conversations_path``, what is wrong) for each way the two templates fail: both
+    are slash-separated segments of letters, digits, ``_`` and ``-`` (no ``__x__``), with ``{uid}``
+    exactly once as a whole segment in a document id's place; ``data_root`` is a document ending in
+    ``{uid}``, ``conversations`` a collection whose id is none of Strata's own collections'."""
+    found: list[tuple[str, str]] = []
+    for name, template, document in (("data_root", data_root, True), ("conversations_path", conversations, False)):
+        parts = template.split("/")
+        bad = [p for p in parts if p != UID and (not _SEGMENT.fullmatch(p) or re.fullmatch(r"__.*__", p))]
+        if bad:
+            found.append((name, f"segment {bad[0]!r}: each is letters, digits, '_' or '-' (not __x__), or {UID}"))
+        elif parts.count(UID) != 1 or parts.index(UID) % 2 != 1:
+            found.append((name, f"needs {UID} once, as a document id (an even segment: users/{UID}/...)"))
+        elif document and parts[-1] != UID:
+            found.append((name, f"is a document path ending in {UID} (users/{UID}, strata_users/{UID})"))
+        elif not document and len(parts) % 2 == 0:
+            found.append((name, "is a collection path (an odd number of segments: users/{uid}/conversations)"))
+        elif (collection := parts[-2 if document else -1]) in STRATA_COLLECTION_IDS:
+            found.append((name, f"{collection!r} is one of Strata's collection ids"))
+    return found
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where Strata keeps a user's collections (``data_root``, a document path with ``{uid}``) and
+    where the app writes the conversations (``conversations``, a collection path with ``{uid}``)."""
+
+    data_root: str = DEFAULT_DATA_ROOT
+    conversations: str = DEFAULT_CONVERSATIONS_PATH
+
+    def __post_init__(self) -> None:
+        problems = layout_problems(self.data_root, self.conversations)
+        if problems:
+            values = {"data_root": self.data_root, "conversations_path": self.conversations}
+            raise ValueError("; ".join(f"{name} {values[name]!r} {what}" for name, what in problems))
+
+    def trigger_pattern(self, uid: str = "uid", conversation_id: str = "conversation_id") -> str:
+        """The conversations' document path pattern (the capture and cascade triggers',
+        ``users/{uid}/conversations/{conversation_id}``), with these wildcard names."""
+        return self.conversations.replace(UID, "{" + uid + "}") + "/{" + conversation_id + "}"
+
+
+_layout = Layout()
+
+
+def configure(data_root: str = DEFAULT_DATA_ROOT, conversations: str = DEFAULT_CONVERSATIONS_PATH) -> Layout:
+    """Make (``data_root``, ``conversations``) the process's layout (a ``ValueError`` when malformed)."""
+    global _layout
+    _layout = Layout(data_root, conversations)
+    return _layout
+
+
+def layout() -> Layout:
+    """The process's layout."""
+    return _layout
+
+
+def _match(template: str, path: str) -> str | None:
+    """The uid where ``path`` starts with ``template``'s segments, else None."""
+    want, parts = template.split("/"), path.split("/")
+    if len(parts) < len(want):
+        return None
+    uid = ""
+    for pattern, part in zip(want, parts, strict=False):
+        if pattern == UID:
+            uid = part
+        elif pattern != part:
+            return None
+    return uid or None
+
+
 # -- paths -------------------------------------------------------------------------------------------
 
 
 def user(uid: str) -> str:
-    return f"{USERS}/{uid}"
+    """The user's root: the document Strata's per-user collections hang under."""
+    return _layout.data_root.replace(UID, uid)
+
+
+def users_collection() -> str:
+    """The collection whose documents are users' roots (``users``)."""
+    return _layout.data_root.rsplit("/", 1)[0]
+
+
+def conversations_parent(uid: str) -> tuple[str, str]:
+    """(the document the user's conversations collection hangs under, that collection's id)."""
+    parent, _, name = _layout.conversations.replace(UID, uid).rpartition("/")
+    return parent, name
 
 
 def col(uid: str, collection: str) -> str:
-    return f"{USERS}/{uid}/{collection}"
+    """One of the user's collections: under the user's root, the conversations at their own path."""
+    if collection == CONVERSATIONS:
+        return _layout.conversations.replace(UID, uid)
+    return f"{user(uid)}/{collection}"
 
 
 def doc(uid: str, collection: str, doc_id: str) -> str:
-    return f"{USERS}/{uid}/{collection}/{doc_id}"
+    return f"{col(uid, collection)}/{doc_id}"
 
 
 def rel(collection: str, doc_id: str) -> str:
@@ -179,16 +286,20 @@ def doc_id(path: str) -> str:
 
 
 def owner(path: str) -> str | None:
-    """The uid of a path under ``users/{uid}/...``, else None."""
-    parts = path.split("/")
-    return parts[1] if len(parts) > 2 and parts[0] == USERS else None
+    """The uid of a path below the user's root (``users/{uid}/...``) or in the user's conversations,
+    else None."""
+    depth = len(path.split("/"))
+    for template in (_layout.data_root, _layout.conversations):
+        if depth > len(template.split("/")) and (uid := _match(template, path)):
+            return uid
+    return None
 
 
 def conversation_of(path: str) -> tuple[str, str] | None:
     """(uid, conversation id) of a conversation document's path, else None."""
     parts = path.split("/")
-    if len(parts) == 4 and parts[0] == USERS and parts[2] == CONVERSATIONS:
-        return parts[1], parts[3]
+    if len(parts) == len(_layout.conversations.split("/")) + 1 and (uid := _match(_layout.conversations, path)):
+        return uid, parts[-1]
     return None
 
 

@@ -160,9 +160,17 @@ def owned_collections(ctx: Ports) -> tuple[str, ...]:
 
 
 def _owned_present(ctx: Ports, uid: str) -> list[str]:
-    """Strata's collections that hold a document for ``uid`` (one listing of the user's collections)."""
+    """Strata's collections that hold a document for ``uid``: one listing of the user's root, and one
+    of the conversations' parent when the app keeps them elsewhere (``STRATA_CONVERSATIONS_PATH``)."""
     owned = set(owned_collections(ctx))
-    return [name for name in ctx.store.child_collections(paths.user(uid)) if name in owned]
+    root = paths.user(uid)
+    listed = ctx.store.child_collections(root)
+    present = [name for name in listed if name in owned - {paths.CONVERSATIONS}]
+    if paths.CONVERSATIONS in owned:
+        parent, name = paths.conversations_parent(uid)
+        if name in (listed if parent == root else ctx.store.child_collections(parent)):
+            present.append(paths.CONVERSATIONS)
+    return present
 
 
 def _has_data(ctx: Ports, uid: str) -> bool:

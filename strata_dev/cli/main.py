@@ -362,6 +362,8 @@ def cmd_rules(args: argparse.Namespace) -> int:
     argv += ["--check"] if args.check else []
     argv += ["--write-default"] if args.write_default else []
     argv += ["--json"] if args.json else []
+    argv += ["--data-root", args.data_root] if args.data_root else []
+    argv += ["--conversations-path", args.conversations_path] if args.conversations_path else []
     return rules.main(argv)
 
 
@@ -473,6 +475,10 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--out", default=None, help="write the merged file here (default: print it)")
     m.add_argument("--check", action="store_true", help="only check that the app's rules keep Strata closed")
     m.add_argument("--write-default", action="store_true", help="rewrite infra/firestore.rules")
+    m.add_argument("--data-root", default=None, help="where Strata keeps a user's collections "
+                                                    "(default STRATA_DATA_ROOT, users/{uid})")
+    m.add_argument("--conversations-path", default=None, help="the app's conversations collection "
+                                                             "(default STRATA_CONVERSATIONS_PATH, users/{uid}/conversations)")
     m.set_defaults(func=cmd_rules)
     p = sub.add_parser("smoke", help="end-to-end check of a deployment: a test user's conversation becomes "
                                      "memories, is searched, deleted, and nothing is left")
