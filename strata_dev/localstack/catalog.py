@@ -19,7 +19,6 @@ MAX_DELIVERY_ATTEMPTS = 5
 TASKS_QUEUE = "strata-consolidation"
 WEBHOOK_QUEUE = "strata-webhooks"  # developer webhook deliveries (deliver_webhook), apart from consolidation passes
 TASKS_MAX_RETRIES = 5  # the emulator's bound; Terraform's queues bound retries per queue
-CONVERSATION_PATTERN = "users/{uid}/conversations/{conversation_id}"
 
 
 def queue_path(project_id: str = PROJECT_ID, queue: str = TASKS_QUEUE) -> str:
@@ -50,7 +49,9 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
 
 @dataclass(frozen=True)
 class FirestoreTrigger:
-    """An Eventarc-style Firestore trigger: events of ``event_type`` on ``pattern`` go to ``function``.
+    """An Eventarc-style Firestore trigger: events of ``event_type`` on the conversations' documents
+    (``STRATA_CONVERSATIONS_PATH``'s pattern, :meth:`core.domain.paths.Layout.trigger_pattern`) go to
+    ``function``.
 
     ``key`` is the trigger id registered with the emulator; the relay maps it back to the function.
     """
@@ -58,7 +59,6 @@ class FirestoreTrigger:
     key: str
     function: str
     event_type: str
-    pattern: str = CONVERSATION_PATTERN
 
 
 FIRESTORE_TRIGGERS: tuple[FirestoreTrigger, ...] = (

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.domain import paths
 from core.errors import StackError
 from strata_dev.localstack import catalog, firebase_suite, wiring
 from strata_dev.localstack.processes import (
@@ -57,6 +58,15 @@ FIREBASE_STARTUP_TIMEOUT_S = 300.0
 SUITES = ("default", "firebase")
 # The functions that run with the search-only Typesense key (infra/terraform/functions.tf).
 SEARCH_KEY_FUNCTIONS = ("api", "delete_cascade")
+
+
+def _layout() -> paths.Layout:
+    """The names the stack's processes run with (``STRATA_DATA_ROOT``, ``STRATA_CONVERSATIONS_PATH``
+    in the environment it starts them in; a malformed one stops ``up`` before anything starts)."""
+    from core import config
+
+    settings = config.load()
+    return paths.Layout(settings.data_root, settings.conversations_path)
 
 
 def default_state_dir() -> Path:
@@ -473,6 +483,13 @@ def _start(state_dir: Path, functions_dir: Path, timeout_s: float, suite: str = 
     if not rules.is_file():
         raise StackError(f"{rules} is missing")
     _check_functions(functions_dir)
+    layout = _layout()
+    if layout != paths.Layout():  # names an app chose: the rules guard its conversations' path
+        from strata_dev import rules as rules_merge
+
+        state_dir.mkdir(parents=True, exist_ok=True)
+        rules = state_dir / "firestore.rules"
+        rules.write_text(rules_merge.default_rules(layout), encoding="utf-8")
     started = time.monotonic()
     shutil.rmtree(state_dir / "data", ignore_errors=True)  # Firestore starts empty; so do the indexes
     for sub in ("typesense", "pinecone"):
@@ -498,7 +515,8 @@ def _start(state_dir: Path, functions_dir: Path, timeout_s: float, suite: str = 
             if "firebase" in procs:
                 procs = _with_detached_children(procs, "firebase")
                 _write_state(state_dir, info, list(procs.values()), 0.0, suite)
-        wiring.register_firestore_triggers(info["firestore_emulator_host"], info["project_id"])
+        wiring.register_firestore_triggers(info["firestore_emulator_host"], info["project_id"],
+                                           layout.trigger_pattern())
         wiring.wire_pubsub(info["pubsub_emulator_host"], info["project_id"],
                            f"{info['relay_url']}/pubsub/{catalog.PROJECTION_PUSH_FUNCTION}")
         wiring.ensure_tasks_queue(info["tasks_emulator_host"], info["project_id"])

@@ -18,8 +18,9 @@ from strata_dev.localstack import catalog
 log = logging.getLogger("strata.stack")
 
 
-def register_firestore_triggers(firestore_host: str, project_id: str) -> None:
-    """Tell the Firestore emulator which writes to send to its functions emulator (the relay)."""
+def register_firestore_triggers(firestore_host: str, project_id: str, pattern: str) -> None:
+    """Tell the Firestore emulator which writes to send to its functions emulator (the relay): those
+    on documents matching ``pattern`` (the conversations', as Terraform's triggers watch them)."""
     for trig in catalog.FIRESTORE_TRIGGERS:
         # A freshly started emulator on a busy machine can take many seconds to answer its first
         # requests: a generous timeout, and a retry (registering the same trigger id again is harmless).
@@ -32,7 +33,7 @@ def register_firestore_triggers(firestore_host: str, project_id: str) -> None:
                         "eventType": trig.event_type,
                         "database": "(default)",
                         "namespace": "(default)",
-                        "document": {"value": trig.pattern, "matchType": "PATH_PATTERN"},
+                        "document": {"value": pattern, "matchType": "PATH_PATTERN"},
                     },
                     timeout=60.0,
                 )
