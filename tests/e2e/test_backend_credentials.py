@@ -47,11 +47,11 @@ def _uid() -> str:
 
 
 def strata(*args: str) -> subprocess.CompletedProcess[str]:
-    """``strata server-key …`` as an operator runs it (its module, the same command), against the
+    """``strata server-key …`` as an operator runs it, against the
     session's stack (this process's environment names its emulators)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
-    return subprocess.run([sys.executable, "-m", "strata_dev.cli.server_key_cmd", *args], cwd=REPO, env=env,
+    return subprocess.run([sys.executable, "-m", "strata_dev.cli.main", *args], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=120)
 
 

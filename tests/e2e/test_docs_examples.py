@@ -23,6 +23,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -138,10 +139,26 @@ def test_the_api_doc_has_an_example_for_every_route(stack: dict[str, Any]) -> No
     assert not missing, f"routes without an example in docs/api.md: {missing}"
 
 
+SERVER_KEY_LINE = re.compile(r"^export STRATA_SERVER_KEY=(.+)$", re.MULTILINE)
+
+
+def server_key_env(uid: str) -> dict[str, str]:
+    """``STRATA_SERVER_KEY`` made by the doc's own operator command (the ``strata`` CLI, against the
+    session's stack: this process's environment names its emulators) and ``STRATA_USER``, the
+    examples' user."""
+    [command] = SERVER_KEY_LINE.findall(API_DOC.read_text())
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-c", f'export STRATA_SERVER_KEY={command}; printf %s "$STRATA_SERVER_KEY"'],
+                          env=env, capture_output=True, text=True, cwd=REPO, timeout=COMMAND_TIMEOUT_S)
+    assert done.returncode == 0 and done.stdout.startswith("strata_sk_"), (done.stdout, done.stderr)
+    return {"STRATA_SERVER_KEY": done.stdout, "STRATA_USER": uid}
+
+
 def test_every_curl_example_of_the_api_doc_answers_its_documented_status(stack: dict[str, Any]) -> None:
     examples = curl_examples(API_DOC)
     assert len(examples) >= 40
-    env = shell_env(stack, _uid("docs"))
+    uid = _uid("docs")
+    env = shell_env(stack, uid) | server_key_env(uid)
     for example in examples:
         status, body = run_curl(example, env)
         if example.call_again is not None and status == example.call_again:  # as the doc says: call again
