@@ -71,6 +71,9 @@ class Settings:
     auth_emulator_host: str = _setting("", env=("FIREBASE_AUTH_EMULATOR_HOST",))
     # Where production ID-token verification fetches the Firebase signing certificates.
     firebase_certs_url: str = FIREBASE_CERTS_URL
+    # Firebase projects besides ``project_id`` whose users' ID tokens are accepted, comma-separated
+    # project ids (an app whose users sign in to the app's own project). Empty: Strata's own only.
+    firebase_audiences: str = ""
     # Messaging.
     projection_topic: str = "strata-projection"
     tasks_queue: str = "strata-consolidation"

@@ -3,7 +3,8 @@ takes them), and the check of Cloud Tasks callers.
 
 Production verifies the token's RS256 signature against the Firebase securetoken certificates
 (``STRATA_FIREBASE_CERTS_URL`` names another certificate source, as tests do), its expiry, its
-audience and its issuer (``https://securetoken.google.com/<project>``), with google-auth's
+audience (Strata's project or one ``STRATA_FIREBASE_AUDIENCES`` lists) and its issuer
+(``https://securetoken.google.com/<that project>``), with google-auth's
 ``jwt.decode``. The certificates are fetched once per lifetime, not once per request: Google serves
 them with ``Cache-Control: max-age=N`` (hours) and rotates keys well inside that, so
 :class:`CertificateCache` keeps them until ``max-age`` minus ``Age`` has passed (an unknown ``kid``
@@ -11,7 +12,8 @@ refetches early, at most once per :data:`UNKNOWN_KID_REFETCH_S`, so random ``kid
 make every request a fetch). ``strata bench auth`` measures both. In local mode
 (``FIREBASE_AUTH_EMULATOR_HOST`` *and* ``FIRESTORE_EMULATOR_HOST`` set, as the stack does) unsigned
 Auth-emulator tokens (``alg: none``) are accepted the way firebase-admin accepts them against the
-Auth emulator, but their ``aud`` must still be the project and ``sub`` must be present. The auth
+Auth emulator, but their ``aud`` must still be an accepted project (:func:`audiences`: Strata's own
+and the app's, ``STRATA_FIREBASE_AUDIENCES``) and ``sub`` must be present. The auth
 emulator variable alone never switches verification off: :func:`core.config.load` refuses it.
 """
 
@@ -110,13 +112,22 @@ def uid_from_authorization(header: str | None, settings: Settings) -> str:
         claims = _emulator_claims(token)
     else:
         claims = _verified_claims(token, settings)
-    if claims.get("aud") != settings.project_id:
+    if claims.get("aud") not in audiences(settings):
         raise Unauthorized("token was issued for another project")
     uid = claims.get("sub") or claims.get("user_id")
     # The uid names the user's Firestore document: "." / ".." / "__x__" are not document ids.
     if not isinstance(uid, str) or not _UID.match(uid) or not valid_id(uid):
         raise Unauthorized("token has no valid subject")
     return uid
+
+
+def audiences(settings: Settings) -> tuple[str, ...]:
+    """The Firebase projects whose ID tokens are accepted: Strata's own (``STRATA_PROJECT_ID``) and
+    those ``STRATA_FIREBASE_AUDIENCES`` lists (comma-separated project ids: an app whose users sign
+    in to the app's own Firebase project). A token's ``aud`` must be one of them and its ``iss``
+    ``https://securetoken.google.com/`` followed by that same ``aud``."""
+    listed = (a.strip() for a in settings.firebase_audiences.split(","))
+    return tuple(dict.fromkeys([settings.project_id, *(a for a in listed if a)]))
 
 
 def _emulator_claims(token: str) -> dict[str, Any]:
@@ -212,10 +223,10 @@ def _verified_claims(token: str, settings: Settings) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - certificates unreachable: refuse, never accept unverified
         raise Unauthorized("token could not be verified") from exc
     try:
-        claims = dict(jwt.decode(token, certs=certs, audience=settings.project_id))
+        claims = dict(jwt.decode(token, certs=certs, audience=list(audiences(settings))))
     except Exception as exc:  # noqa: BLE001 - any verification failure (kid, signature, exp, aud) is a 401
         raise Unauthorized("invalid token") from exc
-    if claims.get("iss") != f"https://securetoken.google.com/{settings.project_id}":
+    if claims.get("iss") != f"https://securetoken.google.com/{claims.get('aud')}":
         raise Unauthorized("token was issued for another project")
     return claims
 

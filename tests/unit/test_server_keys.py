@@ -83,6 +83,16 @@ def test_the_user_header_with_another_credential_must_name_its_own_user() -> Non
         auth.authenticate(f"Bearer {key['secret']}", w.ctx, "read", "someone-else")
 
 
+def test_app_project_tokens_are_accepted_only_when_listed() -> None:
+    w = world(**LOCAL)
+    token = f"Bearer {auth.emulator_token(UID, 'app-project')}"
+    with pytest.raises(Unauthorized):
+        auth.uid_from_authorization(token, w.ctx.settings)
+    listed = w.ctx.settings.replace(firebase_audiences=" app-project , other-app ")
+    assert auth.audiences(listed) == (listed.project_id, "app-project", "other-app")
+    assert auth.uid_from_authorization(token, listed) == UID
+
+
 def _item(restricted: bool) -> MemoryItem:
     item = MemoryItem(id="m1", uid=UID, content="x", sensitivity_labels=["health"] if restricted else []).settle()
     assert item.restricted is restricted
