@@ -187,9 +187,15 @@ class RecordingRouter:
         return self._model.route(candidates)
 
 
+DUMP_UID = "model-replies-dump"
+
+
 def routing_requests(docs: dict[str, dict[str, Any]], replies: Path) -> tuple[list[tuple[str, dict]], list[str]]:
     """(conversation id, request) for every routing request of the conversations captured in order
-    for one user on the local stack, and the conversations skipped for want of extraction replies."""
+    for one user (:data:`DUMP_UID`) on a private local stack, and the conversations skipped for want
+    of extraction replies. The user is fixed because memory ids, and so the order of a request's
+    items, derive from it: a test that replays the same conversations for the same user on the
+    stack sends the same requests."""
     from core.adapters.llm import ChatClient, LLMExtractor
     from core.config import load
     from core.services import capture, consolidation
@@ -210,7 +216,7 @@ def routing_requests(docs: dict[str, dict[str, Any]], replies: Path) -> tuple[li
                                             send_temperature=settings.llm_send_temperature),
                                  window_segments=settings.llm_window_segments, window_chars=settings.llm_window_chars)
         ctx = harness.context(extractor=extractor, router=router)
-        uid = harness.new_uid("dump")
+        uid = DUMP_UID
         for conversation_id, doc in ready.items():
             capture.capture_conversation(ctx, uid, conversation_id, doc)
             before = len(router.requests)
@@ -219,4 +225,4 @@ def routing_requests(docs: dict[str, dict[str, Any]], replies: Path) -> tuple[li
     return out, skipped
 
 
-__all__ = ["RecordingRouter", "conversations", "dump", "extraction_requests", "missing", "routing_requests"]
+__all__ = ["DUMP_UID", "RecordingRouter", "conversations", "dump", "extraction_requests", "missing", "routing_requests"]

@@ -44,7 +44,7 @@ import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -161,7 +161,9 @@ def run_session(path: str, session: Session, replay_url: str | None = None,
 
     w = _world(path, replay_url)
     started = session.doc.get("started_at")
-    if started is not None and not isinstance(started, str):
+    if isinstance(started, str):  # ISO text, as the sample conversations carry it
+        started = datetime.fromisoformat(started.replace("Z", "+00:00"))
+    if started is not None:
         w.clock.current = started + timedelta(hours=1)
     cid = "c-" + hashlib.sha256(session.id.encode()).hexdigest()[:12]
     w.store.put(paths.doc(UID, "conversations", cid), session.doc)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +51,12 @@ def run_pair(pair: dict[str, Any], model_url: str | None = None) -> dict[str, An
                   llm_max_attempts=1, llm_on_failure="fail")
         w.ctx._overrides.update(extractor=build_extractor(w.ctx.settings), router=build_router(w.ctx.settings))
     uid = "u-" + pair["id"]
+    w.clock.current = _after(pair["first"])  # each conversation is captured the day it took place
     capture.capture_conversation(w.ctx, uid, "first", conversation(pair["first"], "first"))
     consolidation.run_pass(w.ctx, uid)
     items = _items(w, uid)
     first = {i.id for i in items if i.conversation_id == "first" and i.layer == "long_term" and i.status == "active"}
+    w.clock.current = _after(pair["later"])
     capture.capture_conversation(w.ctx, uid, "later", conversation(pair["later"], "later"))
     consolidation.run_pass(w.ctx, uid)
     after = {i.id: i for i in _items(w, uid)}
@@ -63,6 +66,10 @@ def run_pair(pair: dict[str, Any], model_url: str | None = None) -> dict[str, An
             "ended": bool(ended), "asked": bool(asked) and not ended,
             "first_facts": [after[m].content for m in sorted(first)],
             "later_facts": [i.content for i in after.values() if i.conversation_id == "later"]}
+
+
+def _after(side: dict[str, Any]) -> datetime:
+    return datetime.fromisoformat(f"{side['date']}T13:00:00+00:00")
 
 
 def _items(w: Any, uid: str) -> list[MemoryItem]:
