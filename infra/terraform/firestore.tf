@@ -354,8 +354,10 @@ resource "google_firebaserules_ruleset" "firestore" {
 
   source {
     files {
-      name    = "firestore.rules"
-      content = file(local.rules_path)
+      name = "firestore.rules"
+      # Strata's match on the conversations where the app writes them (conversations_path), as
+      # `strata rules merge --conversations-path` writes it; the default path leaves the file as is.
+      content = replace(file(local.rules_path), local.rules_match_default, local.rules_match)
     }
   }
 

@@ -2,8 +2,6 @@
 # account, its own trigger and retry policy, and only the roles and secrets its code uses.
 
 locals {
-  conversation_document = "users/{uid}/conversations/{conversation_id}"
-
   # The consolidate function's Cloud Run URL, known before it exists (the function reads it to
   # address Cloud Tasks at itself, so it cannot come from the module's output without a cycle):
   # Cloud Run's deterministic URL, https://SERVICE-PROJECT_NUMBER.REGION.run.app. Cloud Tasks must
@@ -11,12 +9,12 @@ locals {
   # internal-only) only there, not on the cloudfunctions.net URL. Each task carries an OIDC token
   # of the invoker with this URL as audience; Cloud Run checks the audience against the service's
   # URLs, and the function checks it again (STRATA_TASKS_AUDIENCE, core/api/auth.py).
-  consolidate_url = "https://consolidate-${data.google_project.this.number}.${var.region}.run.app"
+  consolidate_url = "https://${local.function_names.consolidate}-${data.google_project.this.number}.${var.region}.run.app"
 
   # The deliver_webhook function's run.app URL, for the same reasons: the capture trigger addresses
   # webhook delivery tasks at it (STRATA_WEBHOOK_URL) and it checks the tasks' OIDC audience
   # against it (its own STRATA_TASKS_AUDIENCE).
-  webhook_url = "https://deliver-webhook-${data.google_project.this.number}.${var.region}.run.app"
+  webhook_url = "https://${local.function_names.deliver_webhook}-${data.google_project.this.number}.${var.region}.run.app"
 
   # The api's public URL as clients call it, path prefix included (STRATA_PUBLIC_URL): the MCP
   # server names it in its 401 and its protected-resource metadata (RFC 9728), which a client checks
@@ -24,7 +22,7 @@ locals {
   # Hosting rewrite) the request's Host alone names the wrong place. Default: the function's
   # deterministic run.app URL (what `api_url` outputs), known before the function exists.
   api_public_url = trimsuffix(coalesce(var.api_public_url,
-  "https://api-${data.google_project.this.number}.${var.region}.run.app"), "/")
+  "https://${local.function_names.api}-${data.google_project.this.number}.${var.region}.run.app"), "/")
 
   # The chat model: Vertex AI's OpenAI-compatible endpoint of this project unless llm_base_url
   # names another (the global location has no regional host).
@@ -35,6 +33,8 @@ locals {
   environment = { for k, v in {
     STRATA_PROJECT_ID               = var.project_id
     STRATA_REGION                   = var.region
+    STRATA_DATA_ROOT                = var.data_root
+    STRATA_CONVERSATIONS_PATH       = var.conversations_path
     STRATA_PROJECTION_TOPIC         = google_pubsub_topic.projection.name
     STRATA_TASKS_QUEUE              = google_cloud_tasks_queue.consolidation.name
     STRATA_WEBHOOK_QUEUE            = google_cloud_tasks_queue.webhooks.name
@@ -107,14 +107,14 @@ module "api" {
 
   project_id                       = var.project_id
   region                           = var.region
-  name                             = "api"
+  name                             = local.function_names.api
   description                      = "Strata HTTP API (Firebase ID token auth in the app)."
   entry_point                      = "api"
   runtime                          = var.python_runtime
   source_dir                       = "${local.package_dir}/api"
   source_bucket                    = google_storage_bucket.sources.name
   build_service_account            = google_service_account.build.id
-  service_account_id               = "strata-api"
+  service_account_id               = local.service_account_ids.api
   project_roles                    = local.common_project_roles
   environment_variables            = merge(local.environment, { STRATA_PUBLIC_URL = local.api_public_url })
   secret_environment_variables     = local.secret_env.api
@@ -134,14 +134,14 @@ module "on_conversation_complete" {
 
   project_id                   = var.project_id
   region                       = var.region
-  name                         = "on-conversation-complete"
+  name                         = local.function_names.on_conversation_complete
   description                  = "Extracts memories when a conversation is written as completed."
   entry_point                  = "on_conversation_complete"
   runtime                      = var.python_runtime
   source_dir                   = "${local.package_dir}/on_conversation_complete"
   source_bucket                = google_storage_bucket.sources.name
   build_service_account        = google_service_account.build.id
-  service_account_id           = "strata-conv-complete"
+  service_account_id           = local.service_account_ids.on_conversation_complete
   project_roles                = local.capture_roles
   environment_variables        = local.environment
   secret_environment_variables = local.secret_env.on_conversation_complete
@@ -167,14 +167,14 @@ module "delete_cascade" {
 
   project_id                   = var.project_id
   region                       = var.region
-  name                         = "delete-cascade"
+  name                         = local.function_names.delete_cascade
   description                  = "Tombstones a deleted conversation's memories and schedules provider deletes."
   entry_point                  = "delete_cascade"
   runtime                      = var.python_runtime
   source_dir                   = "${local.package_dir}/delete_cascade"
   source_bucket                = google_storage_bucket.sources.name
   build_service_account        = google_service_account.build.id
-  service_account_id           = "strata-delete-cascade"
+  service_account_id           = local.service_account_ids.delete_cascade
   project_roles                = local.common_project_roles
   environment_variables        = local.environment
   secret_environment_variables = local.secret_env.delete_cascade
@@ -200,14 +200,14 @@ module "outbox_drain" {
 
   project_id                   = var.project_id
   region                       = var.region
-  name                         = "outbox-drain"
+  name                         = local.function_names.outbox_drain
   description                  = "Projects due outbox events to Typesense and Pinecone."
   entry_point                  = "outbox_drain"
   runtime                      = var.python_runtime
   source_dir                   = "${local.package_dir}/outbox_drain"
   source_bucket                = google_storage_bucket.sources.name
   build_service_account        = google_service_account.build.id
-  service_account_id           = "strata-outbox-drain"
+  service_account_id           = local.service_account_ids.outbox_drain
   project_roles                = local.common_project_roles
   environment_variables        = local.environment
   secret_environment_variables = local.secret_env.outbox_drain
@@ -221,7 +221,7 @@ module "outbox_drain" {
   trigger = {
     kind                       = "pubsub_push"
     topic                      = google_pubsub_topic.projection.id
-    subscription_name          = "${var.projection_topic}-outbox-drain"
+    subscription_name          = "${local.projection_topic}-outbox-drain"
     dead_letter_topic          = google_pubsub_topic.projection_dead_letter.id
     max_delivery_attempts      = var.outbox_max_delivery_attempts
     ack_deadline_seconds       = 300
@@ -236,14 +236,14 @@ module "consolidate" {
 
   project_id                   = var.project_id
   region                       = var.region
-  name                         = "consolidate"
+  name                         = local.function_names.consolidate
   description                  = "Consolidation: safety-net walk over users (scheduler) or one user's pass (Cloud Tasks)."
   entry_point                  = "consolidate"
   runtime                      = var.python_runtime
   source_dir                   = "${local.package_dir}/consolidate"
   source_bucket                = google_storage_bucket.sources.name
   build_service_account        = google_service_account.build.id
-  service_account_id           = "strata-consolidate"
+  service_account_id           = local.service_account_ids.consolidate
   project_roles                = local.consolidate_roles
   environment_variables        = local.environment
   secret_environment_variables = local.secret_env.consolidate
@@ -263,14 +263,14 @@ module "deliver_webhook" {
 
   project_id                   = var.project_id
   region                       = var.region
-  name                         = "deliver-webhook"
+  name                         = local.function_names.deliver_webhook
   description                  = "Developer webhooks: one delivery attempt per Cloud Task of the webhook queue."
   entry_point                  = "deliver_webhook"
   runtime                      = var.python_runtime
   source_dir                   = "${local.package_dir}/deliver_webhook"
   source_bucket                = google_storage_bucket.sources.name
   build_service_account        = google_service_account.build.id
-  service_account_id           = "strata-deliver-webhook"
+  service_account_id           = local.service_account_ids.deliver_webhook
   project_roles                = ["roles/datastore.user"]
   environment_variables        = merge(local.environment, { STRATA_TASKS_AUDIENCE = local.webhook_url })
   secret_environment_variables = local.secret_env.deliver_webhook

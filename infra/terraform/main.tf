@@ -87,7 +87,7 @@ resource "google_firebase_project" "this" {
 resource "google_storage_bucket" "sources" {
   #checkov:skip=CKV_GCP_62:Access logs of a bucket that only Terraform writes and Cloud Build reads add nothing; Cloud Audit Logs already record data access.
   project                     = var.project_id
-  name                        = "${var.project_id}-strata-sources"
+  name                        = local.source_bucket
   location                    = upper(var.region)
   uniform_bucket_level_access = true
   public_access_prevention    = "enforced"
@@ -114,7 +114,7 @@ resource "google_storage_bucket" "sources" {
 # compute account, which new projects no longer grant Editor).
 resource "google_service_account" "build" {
   project      = var.project_id
-  account_id   = "strata-build"
+  account_id   = local.service_account_ids.build
   display_name = "Strata function builds"
   description  = "Builds the Strata functions' images from their source zips."
 }
@@ -135,7 +135,7 @@ resource "google_project_iam_member" "build" {
 # to the consolidate and deliver_webhook functions.
 resource "google_service_account" "consolidation_invoker" {
   project      = var.project_id
-  account_id   = "strata-consolidation-invoker"
+  account_id   = local.service_account_ids.consolidation_invoker
   display_name = "Strata consolidation invoker"
   description  = "OIDC identity of Cloud Scheduler and Cloud Tasks calls to the consolidate function."
 }
@@ -143,7 +143,7 @@ resource "google_service_account" "consolidation_invoker" {
 # Identity of the projection push subscription (OIDC token to the outbox_drain function).
 resource "google_service_account" "projection_push" {
   project      = var.project_id
-  account_id   = "strata-projection-push"
+  account_id   = local.service_account_ids.projection_push
   display_name = "Strata projection push"
   description  = "OIDC identity of the Pub/Sub push subscription that delivers to outbox_drain."
 }

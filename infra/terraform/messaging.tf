@@ -4,7 +4,7 @@
 resource "google_pubsub_topic" "projection" {
   #checkov:skip=CKV_GCP_83:Messages are nudges (uid and event ids, no memory content); Google-managed encryption is enough and a CMEK key would be the project's only KMS dependency.
   project                    = var.project_id
-  name                       = var.projection_topic
+  name                       = local.projection_topic
   message_retention_duration = "86400s"
   labels                     = var.labels
 
@@ -14,7 +14,7 @@ resource "google_pubsub_topic" "projection" {
 resource "google_pubsub_topic" "projection_dead_letter" {
   #checkov:skip=CKV_GCP_83:Holds the same id-only nudges as the projection topic; Google-managed encryption is enough.
   project                    = var.project_id
-  name                       = "${var.projection_topic}-dead-letter"
+  name                       = "${local.projection_topic}-dead-letter"
   message_retention_duration = "604800s"
   labels                     = var.labels
 
@@ -25,7 +25,7 @@ resource "google_pubsub_topic" "projection_dead_letter" {
 # Firestore stay authoritative, so replaying is `strata outbox drain`.
 resource "google_pubsub_subscription" "projection_dead_letter" {
   project                    = var.project_id
-  name                       = "${var.projection_topic}-dead-letter"
+  name                       = "${local.projection_topic}-dead-letter"
   topic                      = google_pubsub_topic.projection_dead_letter.id
   ack_deadline_seconds       = 60
   message_retention_duration = "604800s"
@@ -39,7 +39,7 @@ resource "google_pubsub_subscription" "projection_dead_letter" {
 
 resource "google_cloud_tasks_queue" "consolidation" {
   project  = var.project_id
-  name     = var.tasks_queue
+  name     = local.tasks_queue
   location = var.region
 
   rate_limits {
@@ -68,7 +68,7 @@ resource "google_cloud_tasks_queue" "consolidation" {
 # by the delivery code (5 attempts).
 resource "google_cloud_tasks_queue" "webhooks" {
   project  = var.project_id
-  name     = var.webhook_queue
+  name     = local.webhook_queue
   location = var.region
 
   rate_limits {
@@ -97,7 +97,7 @@ resource "google_cloud_tasks_queue" "webhooks" {
 resource "google_cloud_scheduler_job" "consolidation" {
   project          = var.project_id
   region           = var.region
-  name             = "strata-consolidation-fanout"
+  name             = local.scheduler_jobs.consolidation
   description      = "Consolidation safety net: walks pending users, re-enqueues overdue per-user tasks."
   schedule         = var.consolidation_schedule
   time_zone        = var.scheduler_time_zone
@@ -131,7 +131,7 @@ resource "google_cloud_scheduler_job" "consolidation" {
 resource "google_cloud_scheduler_job" "outbox_sweep" {
   project     = var.project_id
   region      = var.region
-  name        = "strata-outbox-sweep"
+  name        = local.scheduler_jobs.outbox_sweep
   description = "Periodic outbox sweep message on the projection topic."
   schedule    = var.outbox_sweep_schedule
   time_zone   = var.scheduler_time_zone

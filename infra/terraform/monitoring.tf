@@ -9,9 +9,9 @@ locals {
 # A drain dead-lettered outbox events: a provider has failed for the whole attempt budget.
 resource "google_logging_metric" "outbox_dead_events" {
   project     = var.project_id
-  name        = "strata/outbox_dead_events"
+  name        = "${local.metric_prefix}/outbox_dead_events"
   description = "Outbox drains that dead-lettered at least one projection event."
-  filter      = "resource.type=\"cloud_run_revision\" AND resource.labels.service_name=\"outbox-drain\" AND jsonPayload.message=\"drain\" AND jsonPayload.dead>0"
+  filter      = "resource.type=\"cloud_run_revision\" AND resource.labels.service_name=\"${local.function_names.outbox_drain}\" AND jsonPayload.message=\"drain\" AND jsonPayload.dead>0"
 
   metric_descriptor {
     metric_kind = "DELTA"
@@ -25,9 +25,9 @@ resource "google_logging_metric" "outbox_dead_events" {
 # Drain lag: every sweep logs how long the oldest due event has waited (oldest_due_age_s).
 resource "google_logging_metric" "outbox_drain_lag" {
   project         = var.project_id
-  name            = "strata/outbox_drain_lag"
+  name            = "${local.metric_prefix}/outbox_drain_lag"
   description     = "Age in seconds of the oldest due outbox event, as each scheduled sweep sees it."
-  filter          = "resource.type=\"cloud_run_revision\" AND resource.labels.service_name=\"outbox-drain\" AND jsonPayload.message=\"drain\" AND jsonPayload.oldest_due_age_s>=0"
+  filter          = "resource.type=\"cloud_run_revision\" AND resource.labels.service_name=\"${local.function_names.outbox_drain}\" AND jsonPayload.message=\"drain\" AND jsonPayload.oldest_due_age_s>=0"
   value_extractor = "EXTRACT(jsonPayload.oldest_due_age_s)"
 
   metric_descriptor {
@@ -50,9 +50,9 @@ resource "google_logging_metric" "outbox_drain_lag" {
 # A consolidation pass raised (the Cloud Task is retried; repeated failures leave items pending).
 resource "google_logging_metric" "consolidation_pass_failures" {
   project     = var.project_id
-  name        = "strata/consolidation_pass_failures"
+  name        = "${local.metric_prefix}/consolidation_pass_failures"
   description = "Consolidation passes that failed with an error."
-  filter      = "resource.type=\"cloud_run_revision\" AND resource.labels.service_name=\"consolidate\" AND jsonPayload.message=\"consolidation_pass_failed\""
+  filter      = "resource.type=\"cloud_run_revision\" AND resource.labels.service_name=\"${local.function_names.consolidate}\" AND jsonPayload.message=\"consolidation_pass_failed\""
 
   metric_descriptor {
     metric_kind = "DELTA"
@@ -66,9 +66,9 @@ resource "google_logging_metric" "consolidation_pass_failures" {
 # API responses with a 5xx status (Cloud Run's request log).
 resource "google_logging_metric" "api_5xx" {
   project     = var.project_id
-  name        = "strata/api_5xx"
+  name        = "${local.metric_prefix}/api_5xx"
   description = "API requests answered with a 5xx status."
-  filter      = "resource.type=\"cloud_run_revision\" AND resource.labels.service_name=\"api\" AND httpRequest.status>=500"
+  filter      = "resource.type=\"cloud_run_revision\" AND resource.labels.service_name=\"${local.function_names.api}\" AND httpRequest.status>=500"
 
   metric_descriptor {
     metric_kind = "DELTA"
@@ -208,7 +208,7 @@ resource "google_logging_metric" "model_usage" {
   for_each = local.model_usage
 
   project         = var.project_id
-  name            = "strata/${each.key}"
+  name            = "${local.metric_prefix}/${each.key}"
   description     = "${each.value.what}, per capture or consolidation pass that used the model."
   filter          = "resource.type=\"cloud_run_revision\" AND jsonPayload.message=(\"capture\" OR \"consolidation_pass\") AND jsonPayload.${each.key}>=0"
   value_extractor = "EXTRACT(jsonPayload.${each.key})"

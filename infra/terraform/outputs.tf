@@ -102,3 +102,16 @@ output "source_bucket" {
   description = "Bucket holding the function source zips."
   value       = google_storage_bucket.sources.name
 }
+
+output "function_names" {
+  description = "Deployed name of every function, by function (name_prefix in front of each)."
+  value       = local.function_names
+}
+
+output "firestore_paths" {
+  description = "Where the functions read and write in Firestore: data_root (each user's collections) and conversations_path (the triggers' source), as STRATA_DATA_ROOT and STRATA_CONVERSATIONS_PATH."
+  value = {
+    data_root          = var.data_root
+    conversations_path = var.conversations_path
+  }
+}

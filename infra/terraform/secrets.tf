@@ -10,13 +10,13 @@ locals {
     # hold; the search key (documents:search, collections:get: no write or delete of any kind) the
     # api and delete_cascade mount under the same variable. An account wipe's keyword purge is the drain's
     # (the api asks it over the projection topic: STRATA_KEYWORD_PURGE = "drain").
-    typesense        = { id = "strata-typesense-api-key", env = "STRATA_TYPESENSE_API_KEY", what = "Typesense write key (outbox drain, consolidate, operators)" }
-    typesense_search = { id = "strata-typesense-search-key", env = "STRATA_TYPESENSE_API_KEY", what = "Typesense search-only key: documents:search, collections:get (api, delete_cascade)" }
-    pinecone         = { id = "strata-pinecone-api-key", env = "PINECONE_API_KEY", what = "Pinecone API key" }
-    llm              = { id = "strata-llm-api-key", env = "STRATA_LLM_API_KEY", what = "LLM endpoint API key (extraction, routing)" }
+    typesense        = { id = "${local.resource_prefix}typesense-api-key", env = "STRATA_TYPESENSE_API_KEY", what = "Typesense write key (outbox drain, consolidate, operators)" }
+    typesense_search = { id = "${local.resource_prefix}typesense-search-key", env = "STRATA_TYPESENSE_API_KEY", what = "Typesense search-only key: documents:search, collections:get (api, delete_cascade)" }
+    pinecone         = { id = "${local.resource_prefix}pinecone-api-key", env = "PINECONE_API_KEY", what = "Pinecone API key" }
+    llm              = { id = "${local.resource_prefix}llm-api-key", env = "STRATA_LLM_API_KEY", what = "LLM endpoint API key (extraction, routing)" }
     # The OpenAI-compatible embedder's own key, mounted by the functions that embed; never the LLM
     # key (the chat model's key stays with extraction and routing).
-    embedding = { id = "strata-embedding-api-key", env = "STRATA_EMBEDDING_API_KEY", what = "OpenAI-compatible embeddings endpoint API key" }
+    embedding = { id = "${local.resource_prefix}embedding-api-key", env = "STRATA_EMBEDDING_API_KEY", what = "OpenAI-compatible embeddings endpoint API key" }
   }
 }
 

@@ -14,6 +14,49 @@ variable "deployment_mode" {
   }
 }
 
+variable "conversations_path" {
+  description = "The collection the app writes conversations to, with {uid} once in a document id's place (STRATA_CONVERSATIONS_PATH): the capture and cascade triggers watch {conversations_path}/{conversation_id}, and the rules guard it. Default users/{uid}/conversations; e.g. chats/{uid}/threads when the app's users/{uid}/conversations is its own. Both modes."
+  type        = string
+  default     = "users/{uid}/conversations"
+
+  validation {
+    condition     = can(regex("^([A-Za-z0-9_-]{1,100}/[A-Za-z0-9_-]{1,100}/)*[A-Za-z0-9_-]{1,100}/\\{uid\\}/[A-Za-z0-9_-]{1,100}(/[A-Za-z0-9_-]{1,100}/[A-Za-z0-9_-]{1,100})*$", var.conversations_path)) && !can(regex("(^|/)__[^/]*__(/|$)", var.conversations_path))
+    error_message = "conversations_path is a collection path (an odd number of segments) with {uid} once as a document id, e.g. users/{uid}/conversations or chats/{uid}/threads; segments are letters, digits, _ and - (not __x__)."
+  }
+
+  validation {
+    condition     = !contains(["account_deletions", "action_items", "api_key_hashes", "api_keys", "capture_runs", "client_devices", "consolidation_attempts", "consolidation_schedule", "consolidation_walk", "deletion_receipts", "developer_webhooks", "goals", "knowledge_edges", "knowledge_nodes", "memories", "memory_commits", "memory_controls", "memory_graph_assertions", "memory_items", "memory_operations", "memory_outbox", "memory_review_queue", "memory_state", "projection_rebuilds", "rate_limits", "request_keys", "scheduler_jobs", "short_term", "webhook_deliveries"], element(split("/", var.conversations_path), length(split("/", var.conversations_path)) - 1))
+    error_message = "conversations_path must not end in one of Strata's own collection ids (memory_items, api_keys, ...)."
+  }
+}
+
+variable "data_root" {
+  description = "The document Strata keeps each user's collections under (memory_items, the ledger, the outbox, ...), ending in {uid} (STRATA_DATA_ROOT). Default users/{uid}; e.g. strata_users/{uid} to keep them out of the app's users/{uid}. Both modes."
+  type        = string
+  default     = "users/{uid}"
+
+  validation {
+    condition     = can(regex("^([A-Za-z0-9_-]{1,100}/[A-Za-z0-9_-]{1,100}/)*[A-Za-z0-9_-]{1,100}/\\{uid\\}$", var.data_root)) && !can(regex("(^|/)__[^/]*__(/|$)", var.data_root))
+    error_message = "data_root is a document path ending in {uid} (an even number of segments, {uid} once), e.g. users/{uid} or strata_users/{uid}; segments are letters, digits, _ and - (not __x__)."
+  }
+
+  validation {
+    condition     = !contains(["account_deletions", "action_items", "api_key_hashes", "api_keys", "capture_runs", "client_devices", "consolidation_attempts", "consolidation_schedule", "consolidation_walk", "deletion_receipts", "developer_webhooks", "goals", "knowledge_edges", "knowledge_nodes", "memories", "memory_commits", "memory_controls", "memory_graph_assertions", "memory_items", "memory_operations", "memory_outbox", "memory_review_queue", "memory_state", "projection_rebuilds", "rate_limits", "request_keys", "scheduler_jobs", "short_term", "webhook_deliveries"], element(split("/", var.data_root), length(split("/", var.data_root)) - 2))
+    error_message = "data_root's collection must not be one of Strata's own collection ids (memory_items, rate_limits, ...)."
+  }
+}
+
+variable "name_prefix" {
+  description = "Prefix of the names of Strata's resources in the project: in front of each function's name (api becomes PREFIXapi) and in place of strata- in the other names (service accounts, topics, queues, scheduler jobs, secrets, the source bucket, log-based metrics). Empty: today's names. 3 to 9 characters ending in a hyphen (a service account id has at most 30 characters), e.g. mem-. Both modes."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = var.name_prefix == "" || can(regex("^[a-z][a-z0-9-]{1,7}-$", var.name_prefix))
+    error_message = "name_prefix is empty or 3 to 9 characters: a lowercase letter, then lowercase letters, digits or hyphens, ending in a hyphen (e.g. mem-)."
+  }
+}
+
 variable "region" {
   description = "Region for the functions, the Cloud Tasks queue, the scheduler jobs and the source bucket."
   type        = string
@@ -79,15 +122,15 @@ variable "api_public_url" {
 }
 
 variable "projection_topic" {
-  description = "Pub/Sub topic that nudges the outbox drain (STRATA_PROJECTION_TOPIC)."
+  description = "Pub/Sub topic that nudges the outbox drain (STRATA_PROJECTION_TOPIC); empty: strata-projection (with name_prefix: PREFIXprojection)."
   type        = string
-  default     = "strata-projection"
+  default     = ""
 }
 
 variable "tasks_queue" {
-  description = "Cloud Tasks queue for per-user consolidation passes (STRATA_TASKS_QUEUE)."
+  description = "Cloud Tasks queue for per-user consolidation passes (STRATA_TASKS_QUEUE); empty: strata-consolidation (with name_prefix: PREFIXconsolidation)."
   type        = string
-  default     = "strata-consolidation"
+  default     = ""
 }
 
 variable "outbox_max_delivery_attempts" {
@@ -179,9 +222,9 @@ variable "consolidation_retry" {
 }
 
 variable "webhook_queue" {
-  description = "Cloud Tasks queue for developer webhook deliveries (STRATA_WEBHOOK_QUEUE)."
+  description = "Cloud Tasks queue for developer webhook deliveries (STRATA_WEBHOOK_QUEUE); empty: strata-webhooks (with name_prefix: PREFIXwebhooks)."
   type        = string
-  default     = "strata-webhooks"
+  default     = ""
 }
 
 variable "webhook_rate" {
@@ -365,7 +408,7 @@ variable "llm_response_format" {
 }
 
 variable "function_settings" {
-  description = "Per-function sizing overrides, keyed by function name (api, on_conversation_complete, delete_cascade, outbox_drain, consolidate, deliver_webhook)."
+  description = "Per-function sizing overrides, keyed by function (api, on_conversation_complete, delete_cascade, outbox_drain, consolidate, deliver_webhook; the keys do not take name_prefix)."
   type = map(object({
     available_memory   = optional(string)
     timeout_seconds    = optional(number)

@@ -45,7 +45,8 @@ def _mounted(root) -> dict[str, set[str]]:
 
 def test_the_embedding_key_is_its_own_secret_mounted_by_the_functions_that_embed(root):
     embedding = root.locals["secrets"]["embedding"]
-    assert embedding["id"] == "strata-embedding-api-key" and embedding["env"] == "STRATA_EMBEDDING_API_KEY"
+    # strata-embedding-api-key by default (names.tf: name_prefix takes strata-'s place).
+    assert embedding["id"] == "${local.resource_prefix}embedding-api-key" and embedding["env"] == "STRATA_EMBEDDING_API_KEY"
     keys = _mounted(root)
     assert {name for name, mounted in keys.items() if "embedding" in mounted} == EMBEDS
     # The LLM key only where a model extracts (capture) or routes (consolidate), no longer for embeddings.

@@ -91,20 +91,20 @@ def test_count_expressions_are_readable_for_both_modes(root, module):
 
 def test_tasks_target_the_run_app_url_with_an_oidc_audience(root):
     url = root.locals["consolidate_url"]
-    assert re.fullmatch(r"https://consolidate-\$\{data\.google_project\.this\.number\}\.\$\{var\.region\}\.run\.app",
-                        url), url
+    assert re.fullmatch(r"https://\$\{local\.function_names\.consolidate\}-\$\{data\.google_project\.this\.number\}"
+                        r"\.\$\{var\.region\}\.run\.app", url), url
     assert "cloudfunctions.net" not in url
-    # The function is named `consolidate`, so its Cloud Run service (and URL) is too.
-    assert root.modules["consolidate"]["name"] == "consolidate"
+    # The function's name (`consolidate` behind name_prefix) is its Cloud Run service's, so its URL's.
+    assert root.modules["consolidate"]["name"] == "${local.function_names.consolidate}"
     env = root.locals["environment"]
     assert re.search(r"\bSTRATA_CONSOLIDATE_URL = local\.consolidate_url\b", env)
     assert re.search(r"\bSTRATA_TASKS_AUDIENCE = local\.consolidate_url\b", env)
     assert re.search(r"\bSTRATA_TASKS_INVOKER = google_service_account\.consolidation_invoker\.email\b", env)
     # Webhook deliveries have their own function and URL; it checks the audience of its own URL.
     hook = root.locals["webhook_url"]
-    assert re.fullmatch(r"https://deliver-webhook-\$\{data\.google_project\.this\.number\}\.\$\{var\.region\}\.run\.app",
-                        hook), hook
-    assert root.modules["deliver_webhook"]["name"] == "deliver-webhook"
+    assert re.fullmatch(r"https://\$\{local\.function_names\.deliver_webhook\}-\$\{data\.google_project\.this\.number\}"
+                        r"\.\$\{var\.region\}\.run\.app", hook), hook
+    assert root.modules["deliver_webhook"]["name"] == "${local.function_names.deliver_webhook}"
     assert re.search(r"\bSTRATA_WEBHOOK_URL = local\.webhook_url\b", env)
     assert re.search(r"STRATA_TASKS_AUDIENCE = local\.webhook_url\b", root.modules["deliver_webhook"]["environment_variables"])
     # The enqueuing code signs each task for the URL it targets (core/adapters/tasks.py).

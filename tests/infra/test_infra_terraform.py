@@ -20,7 +20,7 @@ from core.adapters.firestore.queries import QUERIES, Clause, Order, QuerySpec, c
 from strata_dev import packaging
 
 PRIMITIVE_ROLES = {"roles/owner", "roles/editor", "roles/viewer"}
-CONVERSATION_PATTERN = "users/{uid}/conversations/{conversation_id}"
+CONVERSATION_PATTERN = "${var.conversations_path}/{conversation_id}"
 
 
 def _ref(expr: str) -> str:
@@ -124,7 +124,7 @@ def test_each_function_has_its_own_service_account_and_trigger(root, module):
     assert deleted["event_type"] == "google.cloud.firestore.document.v1.deleted"
     for t in (written, deleted):
         assert t["retry"] is True
-        assert root.locals["conversation_document"] == CONVERSATION_PATTERN
+        assert root.locals["conversation_document"] == CONVERSATION_PATTERN  # names.tf: the app's choice
         assert t["document"] == "${local.conversation_document}"
     filters = fn["dynamic"][0]["event_trigger"]["content"][0]["event_filters"]
     assert {"attribute": "document", "value": "${event_trigger.value.document}",
@@ -177,8 +177,8 @@ def test_the_api_function_knows_its_public_url(root):
     assert "STRATA_PUBLIC_URL" not in root.locals["environment"]  # no other function serves MCP
     url = root.locals["api_public_url"]
     assert url.startswith("${trimsuffix(coalesce(var.api_public_url, ") and url.endswith(', "/")}')
-    assert '"https://api-${data.google_project.this.number}.${var.region}.run.app"' in url
-    assert root.modules["api"]["name"] == "api"  # the Cloud Run service, hence its run.app host
+    assert '"https://${local.function_names.api}-${data.google_project.this.number}.${var.region}.run.app"' in url
+    assert root.modules["api"]["name"] == "${local.function_names.api}"  # the Cloud Run service, hence its run.app host
     assert root.outputs["api_url"]["value"] == "${local.api_public_url}"
     variable = root.variables["api_public_url"]
     assert variable["default"] == "" and variable["type"] == "string"
@@ -214,8 +214,8 @@ def test_every_push_subscription_has_a_dead_letter_policy(root, module):
 
 def test_projection_topic_and_dead_letter(root):
     topics = root.resources_of("google_pubsub_topic")
-    assert topics["projection"]["name"] == "${var.projection_topic}"
-    assert root.variables["projection_topic"]["default"] == "strata-projection"
+    assert topics["projection"]["name"] == "${local.projection_topic}"  # names.tf: strata-projection by default
+    assert root.variables["projection_topic"]["default"] == ""
     assert "projection_dead_letter" in topics
     dl_sub = root.resources_of("google_pubsub_subscription")["projection_dead_letter"]
     assert dl_sub["topic"] == "${google_pubsub_topic.projection_dead_letter.id}"
@@ -223,8 +223,8 @@ def test_projection_topic_and_dead_letter(root):
 
 def test_tasks_queue_has_rate_and_retry_limits(root):
     queue = root.resources_of("google_cloud_tasks_queue")["consolidation"]
-    assert queue["name"] == "${var.tasks_queue}"
-    assert root.variables["tasks_queue"]["default"] == "strata-consolidation"
+    assert queue["name"] == "${local.tasks_queue}"  # names.tf: strata-consolidation by default
+    assert root.variables["tasks_queue"]["default"] == ""
     rate, retry = queue["rate_limits"][0], queue["retry_config"][0]
     assert {"max_dispatches_per_second", "max_concurrent_dispatches"} <= set(rate)
     assert {"max_attempts", "min_backoff", "max_backoff", "max_retry_duration"} <= set(retry)
@@ -236,8 +236,8 @@ def test_webhook_queue_is_separate_and_bounded(root):
     """Developer webhook deliveries have their own queue (a slow receiver never delays
     consolidation) with a bounded retry config, and the trigger may enqueue on it."""
     queue = root.resources_of("google_cloud_tasks_queue")["webhooks"]
-    assert queue["name"] == "${var.webhook_queue}"
-    assert root.variables["webhook_queue"]["default"] == "strata-webhooks"
+    assert queue["name"] == "${local.webhook_queue}"  # names.tf: strata-webhooks by default
+    assert root.variables["webhook_queue"]["default"] == ""
     retry = queue["retry_config"][0]
     assert {"max_attempts", "min_backoff", "max_backoff", "max_retry_duration"} <= set(retry)
     assert 0 < root.variables["webhook_retry"]["default"]["max_attempts"] <= 10
@@ -399,7 +399,8 @@ def test_field_overrides(root):
 def test_security_rules_release_uses_the_project_rules_file(root):
     assert "${path.module}/../firestore.rules" in root.locals["rules_path"]
     ruleset = root.resources_of("google_firebaserules_ruleset")["firestore"]
-    assert ruleset["source"][0]["files"][0]["content"] == "${file(local.rules_path)}"
+    content = "${replace(file(local.rules_path), local.rules_match_default, local.rules_match)}"  # test_infra_names
+    assert ruleset["source"][0]["files"][0]["content"] == content
     release = root.resources_of("google_firebaserules_release")["firestore"]
     assert "cloud.firestore" in release["name"]
     assert (REPO / "infra" / "firestore.rules").is_file(), "infra/firestore.rules is missing"
