@@ -43,19 +43,30 @@ def _b64json(part: str) -> dict[str, Any]:
     return value
 
 
+class NotGiven:
+    """:func:`authenticate`'s ``acting_for`` when the caller has no ``X-Strata-User`` to give."""
+
+
+NOT_GIVEN = NotGiven()
+
+
 def authenticate(header: str | None, ctx: Any, key_scope: str | None,
-                 acting_for: str | None = None) -> tuple[str, Any]:
+                 acting_for: str | None | NotGiven = NOT_GIVEN) -> tuple[str, Any]:
     """The caller of a request: ``(uid, None)`` for a Firebase ID token, ``(uid, KeyCaller)`` for a
     personal API key (:mod:`core.services.api_keys`) or for an operator's server key acting for
     ``acting_for`` (the ``X-Strata-User`` header; :mod:`core.services.server_keys`). ``key_scope`` is
     what the route needs of a key (``read``, ``read+write``); None: the route takes an ID token
     only, and a key is a 401 there, refused before any read. A ``read`` key on a ``read+write``
     route is a 403. ``X-Strata-User`` with any other credential is a 403 unless it names the
-    credential's own user."""
+    credential's own user. A caller that does not pass ``acting_for`` at all (``/mcp``) takes no
+    server key."""
     token = _bearer(header)
     from core.services import api_keys, server_keys
 
     if server_keys.is_server_key(token):
+        if isinstance(acting_for, NotGiven):
+            raise Unauthorized("server keys are for the /v1 routes (with X-Strata-User); this one takes an ID token "
+                               "or a personal key")
         return _server_caller(ctx, token, key_scope, acting_for)
     if not api_keys.is_key(token):
         uid, caller = uid_from_authorization(header, ctx.settings), None
@@ -65,7 +76,7 @@ def authenticate(header: str | None, ctx: Any, key_scope: str | None,
         caller = api_keys.verify(ctx, token)
         api_keys.require(caller, write=key_scope == "read+write")
         uid = caller.uid
-    if acting_for is not None and acting_for != uid:
+    if isinstance(acting_for, str) and acting_for != uid:
         raise Forbidden(f"{USER_HEADER} names another user: only a server key acts for the user it names",
                         code="acting_user")
     return uid, caller

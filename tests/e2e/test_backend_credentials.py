@@ -119,6 +119,10 @@ def test_a_server_key_is_refused_without_its_user_unknown_revoked_or_out_of_scop
     for method, path in (("GET", "/v1/keys"), ("GET", "/v1/memories/export"), ("DELETE", "/v1/users/delete-account")):
         answer = http.request(method, path, headers=_as(writer, uid))
         assert answer.status_code == 401, (path, answer.text)
+    # Not /mcp (it names no user): a 401 that says where the key belongs.
+    mcp = http.post("/mcp", headers={**_as(writer, uid), "Accept": "application/json, text/event-stream"},
+                    json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert mcp.status_code == 401 and "/v1" in mcp.json()["error"]["message"], mcp.text
     # Revoked: the next request is a 401.
     revoked = strata("server-key", "revoke", reader["id"], "--json")
     assert revoked.returncode == 0, revoked.stderr

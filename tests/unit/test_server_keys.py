@@ -123,3 +123,12 @@ def test_what_a_key_wrote_names_conversations_in_an_apps_own_collection() -> Non
         assert key_writes._conversations(w.ctx, UID, "key_a") == (["t1", "t3"], False)
     finally:
         world()  # the default layout again for the tests after this one
+
+
+def test_a_caller_without_the_user_header_takes_no_server_key() -> None:
+    """``/mcp`` passes no ``X-Strata-User``: a server key there is a 401 saying where it belongs."""
+    w = world()
+    secret = server_keys.create(w.ctx, "app backend", "read")["secret"]
+    with pytest.raises(Unauthorized) as refused:
+        auth.authenticate(f"Bearer {secret}", w.ctx, "read")
+    assert "/v1" in refused.value.message
