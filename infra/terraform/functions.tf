@@ -116,7 +116,7 @@ module "api" {
   build_service_account            = google_service_account.build.id
   service_account_id               = local.service_account_ids.api
   project_roles                    = local.common_project_roles
-  environment_variables            = merge(local.environment, { STRATA_PUBLIC_URL = local.api_public_url })
+  environment_variables            = merge(local.environment, { STRATA_PUBLIC_URL = local.api_public_url, STRATA_FIREBASE_AUDIENCES = join(",", var.firebase_audiences) })
   secret_environment_variables     = local.secret_env.api
   available_memory                 = local.sizing.api.available_memory
   timeout_seconds                  = local.sizing.api.timeout_seconds

@@ -121,6 +121,16 @@ variable "api_public_url" {
   }
 }
 
+variable "firebase_audiences" {
+  description = "Firebase project ids besides project_id whose users' ID tokens the api accepts (STRATA_FIREBASE_AUDIENCES): the app's own project when its users sign in there and Strata runs in a project of its own (new-project mode). Default: none."
+  type        = list(string)
+  default     = []
+  validation {
+    condition     = alltrue([for p in var.firebase_audiences : can(regex("^[a-z][a-z0-9-]{4,28}[a-z0-9]$", p))])
+    error_message = "firebase_audiences are project ids: 6-30 lowercase letters, digits and hyphens."
+  }
+}
+
 variable "projection_topic" {
   description = "Pub/Sub topic that nudges the outbox drain (STRATA_PROJECTION_TOPIC); empty: strata-projection (with name_prefix: PREFIXprojection)."
   type        = string

@@ -171,9 +171,11 @@ def test_function_environment_and_secrets(root):
 def test_the_api_function_knows_its_public_url(root):
     """The MCP protected-resource metadata names STRATA_PUBLIC_URL (core/api/key_routes.py): set on
     the api function, from the operator's URL (path prefix included) or the function's run.app URL,
-    the same URL the api_url output gives apps."""
+    the same URL the api_url output gives apps. Beside it, the app projects whose ID tokens the api
+    accepts (STRATA_FIREBASE_AUDIENCES, from the firebase_audiences list; core/api/auth.py)."""
     env = root.modules["api"]["environment_variables"]
-    assert env == "${merge(local.environment, {STRATA_PUBLIC_URL = local.api_public_url})}"
+    assert env == ('${merge(local.environment, {STRATA_PUBLIC_URL = local.api_public_url, '
+                   'STRATA_FIREBASE_AUDIENCES = join(",", var.firebase_audiences)})}')
     assert "STRATA_PUBLIC_URL" not in root.locals["environment"]  # no other function serves MCP
     url = root.locals["api_public_url"]
     assert url.startswith("${trimsuffix(coalesce(var.api_public_url, ") and url.endswith(', "/")}')
