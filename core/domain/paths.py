@@ -66,6 +66,9 @@ API_KEY_LOOKUP = "api_key_hashes"  # a personal key by its secret's SHA-256
 SCHEDULER_JOBS = "scheduler_jobs"  # the local stack's pause switches (``strata scheduler``)
 CONSOLIDATION_WALK = "consolidation_walk"  # the safety-net walk's cursor (one document, ``cursor``)
 RATE_LIMITS = "rate_limits"  # per-user request counters, one per (user hash, kind, window, shard)
+SERVER_KEYS = "server_keys"  # an operator's server keys for an app's backend (core/services/server_keys.py)
+SERVER_KEY_LOOKUP = "server_key_hashes"  # a server key by its secret's SHA-256
+SERVER_KEY_USERS = "users"  # under server_keys/{key_id}: each user the key wrote for
 
 TOP_LEVEL_COLLECTIONS = (ACCOUNT_DELETIONS, CONTROLS, CONSOLIDATION_SCHEDULE, PROJECTION_REBUILDS, RATE_LIMITS)
 """The top-level collections the backend writes besides ``api_key_hashes`` and
@@ -82,7 +85,7 @@ LAST_CONSOLIDATION = "last_consolidation"
 
 UID = "{uid}"
 STRATA_COLLECTION_IDS = frozenset({*USER_COLLECTIONS, *TOP_LEVEL_COLLECTIONS, API_KEY_LOOKUP, DELETION_RECEIPTS,
-                                   CONSOLIDATION_WALK, SCHEDULER_JOBS})
+                                   CONSOLIDATION_WALK, SCHEDULER_JOBS, SERVER_KEYS, SERVER_KEY_LOOKUP})
 """Every collection id Strata writes: an app's chosen names may not reuse one (infra/terraform's
 validations list the same ids)."""
 DEFAULT_DATA_ROOT = "users/{uid}"
@@ -311,6 +314,21 @@ def api_key(uid: str, key_id: str) -> str:
 def api_key_lookup(digest: str) -> str:
     """The global lookup of a key by its secret's SHA-256 (hex): verifying a key is one read."""
     return rel(API_KEY_LOOKUP, digest)
+
+
+def server_key(key_id: str) -> str:
+    """An operator's server key record (name, scope, times, the secret's hash; kept once revoked)."""
+    return rel(SERVER_KEYS, key_id)
+
+
+def server_key_lookup(digest: str) -> str:
+    """The lookup of a server key by its secret's SHA-256 (hex): verifying one is one read."""
+    return rel(SERVER_KEY_LOOKUP, digest)
+
+
+def server_key_users(key_id: str) -> str:
+    """The users a server key wrote for (one document each, by uid): what its revoke walks."""
+    return f"{server_key(key_id)}/{SERVER_KEY_USERS}"
 
 
 def request_key(uid: str, digest: str) -> str:

@@ -36,9 +36,6 @@ from core.services import api_keys, key_writes
 PREFIX = "strata_sk_"
 SECRET_CHARS = len(PREFIX) + 43
 USER_HEADER = "X-Strata-User"
-SERVER_KEYS = "server_keys"
-SERVER_KEY_LOOKUP = "server_key_hashes"
-ACTED_FOR = "users"  # server_keys/{key_id}/users/{uid}
 MAX_KEYS = 100  # a listing is one bounded read
 
 
@@ -57,16 +54,11 @@ def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def record_path(key_id: str) -> str:
-    return paths.rel(SERVER_KEYS, key_id)
-
-
-def lookup_path(hashed: str) -> str:
-    return paths.rel(SERVER_KEY_LOOKUP, hashed)
+record_path, lookup_path = paths.server_key, paths.server_key_lookup
 
 
 def acted_for_path(key_id: str, uid: str) -> str:
-    return f"{record_path(key_id)}/{ACTED_FOR}/{uid}"
+    return f"{paths.server_key_users(key_id)}/{uid}"
 
 
 def _public(key_id: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -94,7 +86,7 @@ def create(ctx: Ports, name: str, scope: api_keys.Scope, restricted: bool = Fals
 
 def list_keys(ctx: Ports) -> list[dict[str, Any]]:
     """Every server key, revoked ones included (never a secret or its hash), oldest first."""
-    docs = ctx.store.scan(SERVER_KEYS, limit=MAX_KEYS)
+    docs = ctx.store.scan(paths.SERVER_KEYS, limit=MAX_KEYS)
     return sorted((_public(d.id, d.data or {}) for d in docs), key=lambda k: (str(k["created_at"]), k["id"]))
 
 
@@ -131,7 +123,7 @@ def users_of(ctx: Ports, key_id: str) -> list[str]:
     out: list[str] = []
     after: str | None = None
     while True:
-        page = ctx.store.scan(f"{record_path(key_id)}/{ACTED_FOR}", limit=200, after=after, keys_only=True)
+        page = ctx.store.scan(paths.server_key_users(key_id), limit=200, after=after, keys_only=True)
         out.extend(d.id for d in page)
         if len(page) < 200:
             return out

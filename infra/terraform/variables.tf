@@ -25,7 +25,7 @@ variable "conversations_path" {
   }
 
   validation {
-    condition     = !contains(["account_deletions", "action_items", "api_key_hashes", "api_keys", "capture_runs", "client_devices", "consolidation_attempts", "consolidation_schedule", "consolidation_walk", "deletion_receipts", "developer_webhooks", "goals", "knowledge_edges", "knowledge_nodes", "memories", "memory_commits", "memory_controls", "memory_graph_assertions", "memory_items", "memory_operations", "memory_outbox", "memory_review_queue", "memory_state", "projection_rebuilds", "rate_limits", "request_keys", "scheduler_jobs", "short_term", "webhook_deliveries"], element(split("/", var.conversations_path), length(split("/", var.conversations_path)) - 1))
+    condition     = !contains(["account_deletions", "action_items", "api_key_hashes", "api_keys", "capture_runs", "client_devices", "consolidation_attempts", "consolidation_schedule", "consolidation_walk", "deletion_receipts", "developer_webhooks", "goals", "knowledge_edges", "knowledge_nodes", "memories", "memory_commits", "memory_controls", "memory_graph_assertions", "memory_items", "memory_operations", "memory_outbox", "memory_review_queue", "memory_state", "projection_rebuilds", "rate_limits", "request_keys", "scheduler_jobs", "server_key_hashes", "server_keys", "short_term", "webhook_deliveries"], element(split("/", var.conversations_path), length(split("/", var.conversations_path)) - 1))
     error_message = "conversations_path must not end in one of Strata's own collection ids (memory_items, api_keys, ...)."
   }
 }
@@ -41,7 +41,7 @@ variable "data_root" {
   }
 
   validation {
-    condition     = !contains(["account_deletions", "action_items", "api_key_hashes", "api_keys", "capture_runs", "client_devices", "consolidation_attempts", "consolidation_schedule", "consolidation_walk", "deletion_receipts", "developer_webhooks", "goals", "knowledge_edges", "knowledge_nodes", "memories", "memory_commits", "memory_controls", "memory_graph_assertions", "memory_items", "memory_operations", "memory_outbox", "memory_review_queue", "memory_state", "projection_rebuilds", "rate_limits", "request_keys", "scheduler_jobs", "short_term", "webhook_deliveries"], element(split("/", var.data_root), length(split("/", var.data_root)) - 2))
+    condition     = !contains(["account_deletions", "action_items", "api_key_hashes", "api_keys", "capture_runs", "client_devices", "consolidation_attempts", "consolidation_schedule", "consolidation_walk", "deletion_receipts", "developer_webhooks", "goals", "knowledge_edges", "knowledge_nodes", "memories", "memory_commits", "memory_controls", "memory_graph_assertions", "memory_items", "memory_operations", "memory_outbox", "memory_review_queue", "memory_state", "projection_rebuilds", "rate_limits", "request_keys", "scheduler_jobs", "server_key_hashes", "server_keys", "short_term", "webhook_deliveries"], element(split("/", var.data_root), length(split("/", var.data_root)) - 2))
     error_message = "data_root's collection must not be one of Strata's own collection ids (memory_items, rate_limits, ...)."
   }
 }

@@ -24,7 +24,7 @@ COLLECTIONS = frozenset({
     "knowledge_edges", "consolidation_attempts", "deletion_receipts", "developer_webhooks", "webhook_deliveries",
     "client_devices", "api_keys", "memories", "short_term", "action_items", "goals", "account_deletions",
     "memory_controls", "consolidation_schedule", "projection_rebuilds", "api_key_hashes", "consolidation_walk",
-    "request_keys", "rate_limits",
+    "request_keys", "rate_limits", "server_keys", "server_key_hashes",
 })
 BUILDERS = frozenset({"doc", "col", "collection", "document", "rel", "_q", "scan", "collection_group"})
 

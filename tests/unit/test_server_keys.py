@@ -132,3 +132,11 @@ def test_a_caller_without_the_user_header_takes_no_server_key() -> None:
     with pytest.raises(Unauthorized) as refused:
         auth.authenticate(f"Bearer {secret}", w.ctx, "read")
     assert "/v1" in refused.value.message
+
+
+@pytest.mark.parametrize("data_root", ["server_keys/{uid}", "server_key_hashes/{uid}"])
+def test_an_apps_data_root_cannot_be_a_server_key_collection(data_root: str) -> None:
+    """Users' roots in ``server_keys`` would sit beside the key records (docs/configuration.md)."""
+    from core.domain import paths
+
+    assert paths.layout_problems(data_root, paths.DEFAULT_CONVERSATIONS_PATH)
