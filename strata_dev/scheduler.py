@@ -4,7 +4,9 @@
 ``infra/terraform/messaging.tf`` (``strata-consolidation-fanout``, ``strata-outbox-sweep``):
 
 * :class:`CloudJobs` on a real project, through ``google-cloud-scheduler``'s ``CloudSchedulerClient``
-  (``projects/{project}/locations/{region}/jobs/{name}``);
+  (``projects/{project}/locations/{region}/jobs/{name}``); a deployment with Terraform's
+  ``name_prefix`` (``mem-``) named them ``mem-consolidation-fanout`` and ``mem-outbox-sweep``, which
+  ``CloudJobs(..., name_prefix="mem-")`` addresses (by either name);
 * :class:`LocalJobs` on the local stack: the tick loop (``strata_dev.localstack.tick``) reads each job's
   state from ``scheduler_jobs/{name}`` in the Firestore emulator before calling it, skips a paused
   job (counting the skipped ticks) and records each attempt; ``run`` calls the job once now.
@@ -63,16 +65,25 @@ class ScheduledJobs(ABC):
 class CloudJobs(ScheduledJobs):
     """Cloud Scheduler on a real project."""
 
-    def __init__(self, project_id: str, region: str, client: Any = None) -> None:
+    def __init__(self, project_id: str, region: str, client: Any = None, name_prefix: str = "") -> None:
         if client is None:
             from google.cloud import scheduler_v1
 
             client = scheduler_v1.CloudSchedulerClient()
         self.client = client
         self.parent = f"projects/{project_id}/locations/{region}"
+        self.prefix = name_prefix
+
+    def deployed(self, name: str) -> str:
+        """The deployed name of job ``name`` (its Terraform name, or already the deployed one): the
+        prefix in ``strata-``'s place, as infra/terraform/names.tf names it."""
+        if self.prefix and name.startswith(self.prefix) and not name.startswith("strata-"):
+            name = "strata-" + name.removeprefix(self.prefix)
+        job_name(name)
+        return self.prefix + name.removeprefix("strata-") if self.prefix else name
 
     def _full(self, name: str) -> str:
-        return f"{self.parent}/jobs/{job_name(name)}"
+        return f"{self.parent}/jobs/{self.deployed(name)}"
 
     @staticmethod
     def _row(job: Any) -> JobStatus:
@@ -83,7 +94,8 @@ class CloudJobs(ScheduledJobs):
 
     def status(self) -> list[JobStatus]:
         rows = [self._row(job) for job in self.client.list_jobs(parent=self.parent)]
-        return sorted((r for r in rows if r.name in JOBS), key=lambda r: r.name)
+        ours = {self.deployed(name) for name in JOBS}
+        return sorted((r for r in rows if r.name in ours), key=lambda r: r.name)
 
     def pause(self, name: str) -> JobStatus:
         return self._row(self.client.pause_job(name=self._full(name)))

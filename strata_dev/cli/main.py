@@ -213,14 +213,14 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     return 0
 
 
-def _scheduled_jobs() -> Any:
+def _scheduled_jobs(name_prefix: str = "") -> Any:
     """Cloud Scheduler on a real project (``STRATA_REAL_PROJECT=1``), else the local stack's tick."""
     from core import config
     from strata_dev import scheduler
 
     settings = config.load()
     if settings.real_project:
-        return scheduler.CloudJobs(settings.project_id, settings.region)
+        return scheduler.CloudJobs(settings.project_id, settings.region, name_prefix=name_prefix)
     ctx = _context()
     return scheduler.LocalJobs(ctx.client)
 
@@ -229,7 +229,7 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
     """status | pause JOB | resume JOB | run JOB: one JSON line per job (the same on both backends)."""
     from strata_dev import scheduler
 
-    jobs = _scheduled_jobs()
+    jobs = _scheduled_jobs(args.name_prefix or "")
     try:
         if args.action == "status":
             rows = jobs.status()
@@ -457,6 +457,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("scheduler", help="the scheduled jobs Terraform declares: status, pause, resume, run now")
     p.add_argument("action", choices=["status", "pause", "resume", "run"])
     p.add_argument("job", nargs="?", help="strata-consolidation-fanout | strata-outbox-sweep")
+    p.add_argument("--name-prefix", default=None,
+                   help="a real project deployed with Terraform's name_prefix (mem-): its jobs are "
+                        "mem-consolidation-fanout and mem-outbox-sweep")
     p.set_defaults(func=cmd_scheduler)
     p = sub.add_parser("inspect", help="memories per layer")
     p.add_argument("--uid", required=True)
