@@ -45,7 +45,8 @@ END = "// END strata"
 
 # Collections (and documents) the backend writes; an app's rule matching any of them would open it.
 STRATA_USER_COLLECTIONS = paths.USER_COLLECTIONS
-STRATA_TOP_LEVEL = paths.TOP_LEVEL_COLLECTIONS
+STRATA_TOP_LEVEL = (*paths.TOP_LEVEL_COLLECTIONS, paths.API_KEY_LOOKUP, paths.DELETION_RECEIPTS,
+                    paths.CONSOLIDATION_WALK, paths.SERVER_KEYS, paths.SERVER_KEY_LOOKUP)
 
 EMPTY_APP = """rules_version = '2';
 

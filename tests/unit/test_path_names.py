@@ -121,6 +121,17 @@ def test_app_rules_opening_the_chosen_paths_are_refused(opening: str) -> None:
         rules.merge(app, layout=paths.Layout(ROOT, CONVERSATIONS))
 
 
+@pytest.mark.parametrize("collection", ["api_key_hashes", "server_keys", "server_key_hashes", "deletion_receipts",
+                                        "consolidation_walk", "rate_limits", "account_deletions"])
+def test_app_rules_opening_a_top_level_collection_of_stratas_are_refused(collection: str) -> None:
+    """Key hashes, server keys and receipts are Strata's under any names the app chose."""
+    app = ("rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n"
+           f"    match /{collection}/{{id}} {{\n      allow read: if true;\n    }}\n  }}\n}}\n")
+    for layout in (paths.Layout(), paths.Layout(ROOT, CONVERSATIONS)):
+        with pytest.raises(ConfigurationError, match="top-level"):
+            rules.merge(app, layout=layout)
+
+
 def test_the_apps_own_users_collection_is_free_when_strata_keeps_elsewhere() -> None:
     app = ("rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n"
            "    match /users/{uid}/{coll}/{id} {\n      allow read: if request.auth.uid == uid;\n    }\n  }\n}\n")
