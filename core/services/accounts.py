@@ -31,7 +31,7 @@ from core.domain import fence as account_fence
 from core.domain import paths
 from core.errors import LeaseHeld, RetryableError, StrataError
 from core.ports import Ports
-from core.services import api_keys, receipts
+from core.services import api_keys, receipts, server_keys
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,7 @@ def delete_account(ctx: Ports, uid: str) -> dict[str, Any]:
     # Personal API keys stop working first (their global lookup documents live outside the
     # subtree); no key can be created meanwhile, key creation being fenced like every write.
     api_keys.revoke_all(ctx, uid)
+    server_keys.forget_user(ctx, uid)  # the operator's keys stay; their note of this user goes
     if not steps.get("providers_purged"):
         leased = ctx.store.query("outbox_by_state", {"state": ["leased"]}, parent=paths.user(uid), limit=LEASE_SCAN)
         if any(_lease_live(doc.data, ctx.now()) for doc in leased):

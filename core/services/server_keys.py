@@ -16,15 +16,15 @@ only its SHA-256 is stored, in two top-level documents:
   Revoking deletes it first, so the next request answers 401.
 
 ``server_keys/{key_id}/users/{uid}`` records each user the key wrote for (created on its first write
-request for that user; once per process and pair after that), so revoking the key lists, per user,
-the ledger commits and conversations that name it (:mod:`core.services.key_writes`).
+request for that user), so revoking the key lists, per user,
+the ledger commits and conversations that name it (:mod:`core.services.key_writes`). The account
+wipe removes the user from those lists (:func:`forget_user`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,22 +100,12 @@ def verify(ctx: Ports, secret: str) -> ServerKey:
     return ServerKey(found["key_id"], found["scope"], found.get("restricted") is True)
 
 
-_RECORDED: set[tuple[str, str]] = set()
-_RECORDED_LOCK = threading.Lock()
-_RECORDED_MAX = 10_000
-
-
 def record_user(ctx: Ports, key_id: str, uid: str) -> None:
-    """Remember that ``key_id`` wrote for ``uid`` (before its write runs), once per process and
-    pair: what its revoke walks. Written before the handler, so a write is never unlisted."""
-    with _RECORDED_LOCK:
-        if (key_id, uid) in _RECORDED:
-            return
+    """Note that ``key_id`` writes for ``uid`` (before its write runs, so no write goes unlisted):
+    what its revoke walks. A create that does nothing once the note exists: one more round trip per
+    write request of a server key, and no per-process cache that an account wipe
+    (:func:`forget_user`) would leave stale in other instances."""
     ctx.store.create(acted_for_path(key_id, uid), {"uid": uid, "first_write_at": ctx.now()})
-    with _RECORDED_LOCK:
-        if len(_RECORDED) >= _RECORDED_MAX:
-            _RECORDED.clear()
-        _RECORDED.add((key_id, uid))
 
 
 def users_of(ctx: Ports, key_id: str) -> list[str]:
@@ -128,6 +118,16 @@ def users_of(ctx: Ports, key_id: str) -> list[str]:
         if len(page) < 200:
             return out
         after = page[-1].id
+
+
+def forget_user(ctx: Ports, uid: str) -> int:
+    """Remove ``uid`` from every server key's list of users it wrote for (the account wipe: the
+    user's data goes, and with it what a listing would find; the keys are the operator's and stay)."""
+    noted = [acted_for_path(k.id, uid) for k in ctx.store.scan(paths.SERVER_KEYS, limit=MAX_KEYS, keys_only=True)]
+    found = [path for path, data in ctx.store.get_all(noted).items() if data is not None] if noted else []
+    if found:
+        ctx.store.commit([Write("delete", path) for path in found])
+    return len(found)
 
 
 def writes(ctx: Ports, key_id: str) -> list[dict[str, Any]]:

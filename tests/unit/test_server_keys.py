@@ -140,3 +140,17 @@ def test_an_apps_data_root_cannot_be_a_server_key_collection(data_root: str) -> 
     from core.domain import paths
 
     assert paths.layout_problems(data_root, paths.DEFAULT_CONVERSATIONS_PATH)
+
+
+def test_the_account_wipe_removes_the_user_from_a_keys_list_and_a_later_write_notes_them_again() -> None:
+    from core.services import accounts
+
+    w = world()
+    key = server_keys.create(w.ctx, "app backend", "read+write")
+    for uid in (UID, "u-other"):
+        auth.authenticate(f"Bearer {key['secret']}", w.ctx, "read+write", uid)
+    assert accounts.delete_account(w.ctx, UID)["state"] == "completed"
+    assert server_keys.users_of(w.ctx, key["id"]) == ["u-other"]  # the key itself stays
+    assert auth.authenticate(f"Bearer {key['secret']}", w.ctx, "read", UID)[0] == UID
+    auth.authenticate(f"Bearer {key['secret']}", w.ctx, "read+write", UID)
+    assert server_keys.users_of(w.ctx, key["id"]) == [UID, "u-other"]
