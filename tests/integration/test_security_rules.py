@@ -119,6 +119,9 @@ def test_signed_out_client_is_denied(docs: str) -> None:
         "users/{uid}/short_term/s1",
         "users/{uid}/api_keys/key_0123456789abcdef",  # personal API keys: managed through /v1/keys only
         "api_key_hashes/" + "0" * 64,
+        "server_keys/srv_0123456789abcdef",  # an operator's server keys: `strata server-key` only
+        "server_key_hashes/" + "0" * 64,
+        "server_keys/srv_0123456789abcdef/users/{uid}",
         "users/{uid}",
         "account_deletions/{uid}",
         "memory_controls/global",
