@@ -225,3 +225,13 @@ def test_a_key_receives_restricted_memories_only_when_its_scope_says_so(http: ht
     keys = http.get("/v1/keys", headers=_token(uid)).json()["keys"]
     assert sorted(k["restricted"] for k in keys) == [False, False, True]
 
+
+
+def test_a_browser_is_not_allowed_to_send_the_user_header(http: httpx.Client) -> None:
+    """A server key is a server's secret: the CORS preflight does not allow ``X-Strata-User``."""
+    answer = http.options("/v1/memories", headers={"Origin": "http://localhost:3000",
+                                                   "Access-Control-Request-Method": "GET",
+                                                   "Access-Control-Request-Headers": "authorization, x-strata-user"})
+    assert answer.status_code == 204, answer.text
+    allowed = {h.strip().lower() for h in answer.headers.get("access-control-allow-headers", "").split(",")}
+    assert "authorization" in allowed and "x-strata-user" not in allowed, allowed
