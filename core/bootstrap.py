@@ -17,11 +17,21 @@ from typing import TYPE_CHECKING, Any
 from core import config
 from core.adapters.firestore.client import Paths, firestore_client
 from core.domain import paths
-from core.domain.extraction import Extractor
-from core.ports import Clock, Embedder, KeywordIndex, Publisher, Store, TaskQueue, VectorIndex, WebhookSender
+from core.ports import (
+    Clock,
+    Embedder,
+    Extractor,
+    KeywordIndex,
+    Publisher,
+    Router,
+    Store,
+    TaskQueue,
+    VectorIndex,
+    WebhookSender,
+)
 
-if TYPE_CHECKING:  # built by the passes that route, from core.adapters.llm
-    from core.domain.routing import Router
+if TYPE_CHECKING:
+    from core.domain.slots import Slot
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +168,20 @@ class Context:
             return build_router(self.settings)
 
         return self._get("router", build)
+
+    @property
+    def fallback_extractor(self) -> Extractor:
+        def build() -> Extractor:
+            from core.adapters.rules.extractor import RuleExtractor
+
+            return RuleExtractor()
+
+        return self._get("fallback_extractor", build)
+
+    def read_slot(self, text: str) -> Slot | None:
+        from core.adapters.rules.slot_words import read_slot
+
+        return read_slot(text)
 
     def nudge_projection(self, uid: str, sequence: int) -> None:
         self.publisher.publish(self.settings.projection_topic, {"uid": uid, "sequence": sequence})

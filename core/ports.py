@@ -17,14 +17,15 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from core.config import Settings
 from core.domain import ids, paths
-from core.domain.extraction import Extractor
+from core.domain.extraction import ExtractionResult, ExtractionSource
 from core.domain.fence import AccountFence
 from core.domain.plan import ApplyResult, ItemQuery, Planner
 from core.domain.plan import Write as Write
 from core.domain.unit_of_work import Chain, Mutation, Step, TransactionReads, UnitOfWork
 
-if TYPE_CHECKING:  # the router's patterns load with the passes that route (consolidation, capture)
-    from core.domain.routing import Router
+if TYPE_CHECKING:
+    from core.domain.routing import RouteCandidate, RouteProposal
+    from core.domain.slots import Slot
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -141,6 +142,27 @@ class Embedder(ABC):
 
     @abstractmethod
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+# --------------------------------------------------------------------------- models
+class Extractor(Protocol):
+    """The extractor port: a pure function of the source, identified for evidence provenance
+    (the rules in ``core.adapters.rules.extractor``, a model in ``core.adapters.llm``)."""
+
+    extractor_id: str
+    extractor_version: str
+
+    def extract(self, source: ExtractionSource) -> ExtractionResult: ...
+
+
+class Router(Protocol):
+    """The router port: a proposal per pending item, which the server validates and judges
+    (the rules in ``core.adapters.rules.router``, a model in ``core.adapters.llm``)."""
+
+    router_id: str
+    router_version: str
+
+    def route(self, candidates: list[RouteCandidate]) -> list[RouteProposal]: ...
 
 
 # --------------------------------------------------------------------------- messaging
@@ -448,6 +470,16 @@ class Ports(Protocol):
 
     @property
     def router(self) -> Router: ...
+
+    @property
+    def fallback_extractor(self) -> Extractor:
+        """The offline extractor a capture falls back to when the model gives up (the rules)."""
+        ...
+
+    def read_slot(self, text: str) -> Slot | None:
+        """The declared attribute the owner's own typed words state (an explicit memory, an edit),
+        as the rules read it; None when they state none."""
+        ...
 
     @property
     def publisher(self) -> Publisher: ...

@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core import metering
 from core.adapters.rules import RuleRouter
+from core.adapters.rules.extractor import RuleExtractor
 from core.adapters.rules.router import rule_endings
 from core.config import Settings
 from core.domain.extraction import (
@@ -46,14 +47,12 @@ from core.domain.extraction import (
     Candidate,
     ExtractionResult,
     ExtractionSource,
-    Extractor,
     Segment,
     WorkflowCandidate,
     drop_secret_candidates,
     source_segments,
 )
-from core.domain.routing import ROUTE_SCHEMA, ROUTES, RouteCandidate, RouteProposal, Router
-from core.domain.rule_extractor import RuleExtractor
+from core.domain.routing import ROUTE_SCHEMA, ROUTES, RouteCandidate, RouteProposal
 from core.domain.sensitivity import REDACTED, RESTRICTED_LABELS, label_sensitivity, redact_secrets
 from core.domain.slots import ATTRIBUTES, VOCABULARY, Slot
 from core.errors import (
@@ -65,6 +64,7 @@ from core.errors import (
     PermanentError,
     ProviderUnavailable,
 )
+from core.ports import Extractor, Router
 
 if TYPE_CHECKING:  # httpx is imported when a model client is built: the rule extractor never needs it
     import httpx

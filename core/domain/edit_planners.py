@@ -24,7 +24,7 @@ from core.domain import legacy_rows, paths
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem, short_term_deadline, user_words
-from core.domain.slot_words import read_slot
+from core.domain.slots import Slot
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import NotFound, RetryableError
 
@@ -58,9 +58,10 @@ def editable(view: ApplyView, memory_id: str, plan: Plan, ttl_days: int) -> Memo
     return item.model_copy(deep=True)
 
 
-def edit_content(view: ApplyView, *, memory_id: str, content: str, ttl_days: int) -> Plan:
+def edit_content(view: ApplyView, *, memory_id: str, content: str, ttl_days: int, slot: Slot | None = None) -> Plan:
     """``memory_id`` with ``content`` (already checked and normalised) as a new user assertion back
-    in Short-term, pending, with a ``user_edit`` evidence entry quoting the new words; its graph
+    in Short-term, pending, with a ``user_edit`` evidence entry quoting the new words and the slot
+    they state (``slot``, read by the service; kept only for the owner's own fact); its graph
     assertion (if it was Long-term or has one) goes. The same text again writes nothing."""
     out = Plan()
     item = editable(view, memory_id, out, ttl_days)
@@ -73,7 +74,7 @@ def edit_content(view: ApplyView, *, memory_id: str, content: str, ttl_days: int
     item.manually_added = True
     item.subject_attribution = "user" if item.subject_attribution == "legacy_assumed" else item.subject_attribution
     # The new words state what they state: the slot is read from them again (none when unread).
-    item.slot = read_slot(content) if item.subject_attribution == "user" else None
+    item.slot = slot if item.subject_attribution == "user" else None
     item.grandfathered_long_term = False  # a new user assertion: re-admission is checked like any other
     _leave_lineage(view, out, item)
     item.layer = Layer.SHORT_TERM.value

@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from core.domain.records import QuoteRef
 from core.domain.slots import Slot
@@ -115,15 +115,6 @@ class GroundedCandidate:
     candidate: Candidate
     quote_refs: tuple[QuoteRef, ...]
     subject: Subject
-
-
-class Extractor(Protocol):
-    """The extractor port: a pure function of the source, identified for evidence provenance."""
-
-    extractor_id: str
-    extractor_version: str
-
-    def extract(self, source: ExtractionSource) -> ExtractionResult: ...
 
 
 # --------------------------------------------------------------------------- sources
@@ -292,7 +283,7 @@ def drop_secret_candidates(result: ExtractionResult) -> ExtractionResult:
 
 __all__ = [
     "CATEGORIES", "EXTERNAL_SEGMENT_PREFIX", "MEMORY_KINDS", "SUBJECTS", "WORKFLOW_KINDS",
-    "Candidate", "ExtractionResult", "ExtractionSource", "Extractor", "GroundedCandidate",
+    "Candidate", "ExtractionResult", "ExtractionSource", "GroundedCandidate",
     "GroundingError", "QuoteRef", "Segment", "WorkflowCandidate",
     "bind_quote", "drop_secret_candidates", "ground", "ground_then_drop_secrets", "normalize_text",
     "source_from_conversation", "source_segments", "split_external_text",

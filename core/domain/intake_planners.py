@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from core.domain.plan import ApplyView, Plan
 from core.domain.processing import processed
 from core.domain.records import MemoryItem, short_term_deadline, user_words
-from core.domain.slot_words import read_slot
+from core.domain.slots import Slot
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import Conflict
 
@@ -32,24 +32,26 @@ class ExplicitMemory:
 
 
 def create_explicit(view: ApplyView, *, requests: Sequence[ExplicitMemory], memory_ids: Sequence[str],
-                    first: bool, ttl_days: int) -> Plan:
+                    first: bool, ttl_days: int, slots: Sequence[Slot | None] | None = None) -> Plan:
     """Each request under its id as a new Short-term, pending, user-asserted fact whose evidence is
-    the user's submission (whitespace collapsed). An id that already holds a memory is a replay and
+    the user's submission (whitespace collapsed), with the slot its words state (``slots``, read by
+    the service through its port; none when absent). An id that already holds a memory is a replay and
     writes nothing; on the ``first`` (unsalted) ids, one that holds a tombstone is a
     :class:`Conflict` (``READDED``): re-adding deleted content gets a new id, never the tombstone."""
     out = Plan(summary={"created": 0})
-    for request, memory_id in zip(requests, memory_ids, strict=True):
+    for index, (request, memory_id) in enumerate(zip(requests, memory_ids, strict=True)):
         current = view.items.get(memory_id)
         if first and current is not None and current.record_status == Status.TOMBSTONED:
             raise Conflict("this memory was deleted; it gets a new id", code=READDED)
         if current is not None:
             continue  # the same explicit memory already exists: a replay, not a new fact
-        out.items.append(_new_item(view, request, memory_id, ttl_days))
+        out.items.append(_new_item(view, request, memory_id, ttl_days, slots[index] if slots else None))
         out.summary["created"] += 1
     return out
 
 
-def _new_item(view: ApplyView, request: ExplicitMemory, memory_id: str, ttl_days: int) -> MemoryItem:
+def _new_item(view: ApplyView, request: ExplicitMemory, memory_id: str, ttl_days: int,
+              slot: Slot | None) -> MemoryItem:
     content = " ".join(request.content.split())
     evidence = user_words(memory_id, content, signal="user_submission", extractor_id="api", captured_at=view.now,
                           source_type=request.source_type, client_device_id=request.client_device_id)
@@ -58,7 +60,7 @@ def _new_item(view: ApplyView, request: ExplicitMemory, memory_id: str, ttl_days
         processing_state=ProcessingState.PENDING, category=request.category or "manual",
         visibility=request.visibility, evidence=[evidence], manually_added=True, kind="fact",
         subject_attribution="user", expires_at=short_term_deadline(view.now, ttl_days),
-        slot=read_slot(content),  # the owner's own words: a plain statement of a declared attribute
+        slot=slot,  # the owner's own words: a plain statement of a declared attribute
     )
 
 

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from .slots import Slot
 
@@ -66,15 +66,6 @@ class RouteProposal:
     reason: str
     duplicate_of: str | None = None
     supersedes: tuple[str, ...] = ()
-
-
-class Router(Protocol):
-    """The router port."""
-
-    router_id: str
-    router_version: str
-
-    def route(self, candidates: list[RouteCandidate]) -> list[RouteProposal]: ...
 
 
 # The LLM router's strict JSON schema (OpenAI "json_schema" response format).
@@ -175,5 +166,5 @@ def pass_survivors(entries: list[tuple[str, str, str]], known: dict[str, str] | 
 
 __all__ = [
     "DUPLICATE_THRESHOLD", "LONG_TERM", "ROUTES", "ROUTE_SCHEMA", "Neighbour", "Route", "RouteCandidate",
-    "RouteProposal", "Router", "changes_subject", "content_words", "fact_key", "pass_survivors", "similarity",
+    "RouteProposal", "changes_subject", "content_words", "fact_key", "pass_survivors", "similarity",
 ]

@@ -332,12 +332,7 @@ def _model_extraction(ctx: Ports, uid: str, conversation_id: str, run_ref: str, 
               uid, conversation_id, turn.attempts["count"], code)
     turn.fell_back = {"reason": code, "attempts": turn.attempts["count"], "at": ctx.now()}
     metering.record_fallback()
-    # Imported here: the rule extractor's patterns cost every importer of this module about 50 ms of
-    # CPU, and core.services.conversations imports it for reprocess, so the delete cascade and the
-    # api's conversation routes would pay them without ever extracting.
-    from core.domain.rule_extractor import RuleExtractor
-
-    return RuleExtractor().extract(source)
+    return ctx.fallback_extractor.extract(source)
 
 
 def deleting(run: dict[str, Any] | None) -> bool:

@@ -26,9 +26,9 @@ from core.domain import endings, fence, ids, paths, planners, review_queue, slot
 from core.domain.consolidation import Decision, settle_routes
 from core.domain.documents import ReviewRow
 from core.domain.records import MemoryItem, expired, valid_since
-from core.domain.routing import Neighbour, RouteCandidate, RouteProposal, Router, changes_subject, fact_key
+from core.domain.routing import Neighbour, RouteCandidate, RouteProposal, changes_subject, fact_key
 from core.errors import GenerationChanged, InvalidRouterOutput, StrataError, WritesBlocked
-from core.ports import Ports
+from core.ports import Ports, Router
 from core.services import projection, scheduling
 
 log = logging.getLogger(__name__)

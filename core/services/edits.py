@@ -50,7 +50,7 @@ def edit_content(ctx: Ports, uid: str, memory_id: str, content: str) -> MemoryIt
     doc_paths = [assertion_path(memory_id)] + ([assertion_path(survivor_id)] if survivor_id else [])
 
     plan = partial(edit_planners.edit_content, memory_id=memory_id, content=content,
-                   ttl_days=ctx.settings.short_term_ttl_days)
+                   ttl_days=ctx.settings.short_term_ttl_days, slot=ctx.read_slot(content))
     # The revision edited from is part of the key: editing back to an earlier text (A → B → A) is a
     # new operation, while a retried request against the same revision still replays.
     key = {"id": memory_id, "content_hash": ids.content_hash(content), "from_revision": current.revision if current else 0}

@@ -59,7 +59,8 @@ def create_explicit(ctx: Ports, uid: str, requests: list[ExplicitMemory]) -> lis
 def _create(ctx: Ports, uid: str, requests: list[ExplicitMemory], memory_ids: list[str], *,
             first: bool) -> list[MemoryItem]:
     plan = partial(intake_planners.create_explicit, requests=requests, memory_ids=memory_ids, first=first,
-                   ttl_days=ctx.settings.short_term_ttl_days)
+                   ttl_days=ctx.settings.short_term_ttl_days,
+                   slots=[ctx.read_slot(" ".join(r.content.split())) for r in requests])
     item_paths = [paths.memory_item(uid, mid) for mid in memory_ids]
     _, docs = ctx.store.apply_steps(uid, [
         ctx.store.step(uid, "intake.explicit", {"ids": memory_ids}, plan, item_ids=memory_ids, actor="user"),

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.adapters.rules.extractor import RuleExtractor
 from core.domain.extraction import ExtractionSource, Segment, ground
-from core.domain.rule_extractor import RuleExtractor
 from strata_dev.bench import locomo
 
 

@@ -105,9 +105,9 @@ def _stored_citations(ctx: Any, uid: str, extractor: str | None = None) -> tuple
 def run(args: Any) -> dict[str, Any]:
     from core import config
     from core.adapters.llm import ChatClient, LLMExtractor
+    from core.adapters.rules.extractor import RuleExtractor
     from core.domain import paths
     from core.domain.extraction import bind_quote, source_from_conversation, source_segments
-    from core.domain.rule_extractor import RuleExtractor
     from core.errors import GroundingError, StrataError
     from core.services import capture, capture_status
 

@@ -130,7 +130,7 @@ class PausedExtractor:
     """The rule extractor, held at its start until the test releases it: a capture in flight."""
 
     def __init__(self) -> None:
-        from core.domain.rule_extractor import RuleExtractor
+        from core.adapters.rules.extractor import RuleExtractor
 
         self.inner = RuleExtractor()
         self.entered = threading.Event()

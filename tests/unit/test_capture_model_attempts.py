@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from core.adapters.rules.extractor import RuleExtractor
 from core.domain import paths
 from core.domain.documents import attempts_of, conversation_revision
 from core.domain.extraction import Candidate, ExtractionResult, ExtractionSource
-from core.domain.rule_extractor import RuleExtractor
 from core.errors import LLMMalformedReply, LLMRejected, StrataError
 from core.services import capture, capture_status
 from tests.unit.fakes.ports import World, world

@@ -35,7 +35,7 @@ NOT_AT_LOAD = (*EMBEDDER_STACK,
                "google.cloud.pubsub_v1", "google.pubsub_v1", "google.cloud.tasks_v2",  # the nudge, the queue
                "core.adapters.typesense_index", "core.adapters.pinecone_index", "core.adapters.llm",
                "core.adapters.pubsub", "core.adapters.tasks", "core.adapters.webhook_http",
-               "core.domain.rule_extractor",         # capture's extractor: about 40 ms of patterns
+               "core.adapters.rules.extractor",         # capture's extractor: about 40 ms of patterns
                "core.domain.routing",                # the router's patterns (12 ms): passes and capture
                "core.api.mcp", "mcp")                # the MCP server, on the first /mcp request only
 
@@ -53,7 +53,7 @@ REQUEST_PATH = {
 # extractor (the default) needs no HTTP client; a model client imports httpx when it is built.
 # The delete cascade imports capture (core.services.conversations reprocesses too) but never
 # extracts: the rule extractor stays behind capture's own lazy import.
-REQUEST_DENIED = {"on_conversation_complete": ("httpx",), "delete_cascade": ("core.domain.rule_extractor",)}
+REQUEST_DENIED = {"on_conversation_complete": ("httpx",), "delete_cascade": ("core.adapters.rules.extractor",)}
 # Only consolidation routes, and capture's rule extractor shares the router's change words.
 ROUTES = {"consolidate", "on_conversation_complete"}
 

@@ -23,10 +23,10 @@ from core.adapters.llm import (
     build_router,
 )
 from core.adapters.rules import RuleRouter
+from core.adapters.rules.extractor import RuleExtractor
 from core.config import Settings
 from core.domain.extraction import ExtractionSource, Segment, ground
 from core.domain.routing import Neighbour, RouteCandidate
-from core.domain.rule_extractor import RuleExtractor
 from core.errors import PermanentError, RetryableError
 
 # `tests.support` is imported from the repository root, which plain `pytest` (unlike `python -m

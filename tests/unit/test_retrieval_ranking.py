@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import date
 
+from core.adapters.rules.extractor import RuleExtractor
+from core.adapters.rules.extractor.dates import resolve
 from core.domain.extraction import ExtractionSource, Segment, ground, source_from_conversation
 from core.domain.plan import projected_context, projected_quote
 from core.domain.records import Evidence, MemoryItem, QuoteRef
-from core.domain.rule_extractor import RuleExtractor
-from core.domain.rule_extractor.dates import resolve
 from core.domain.sensitivity import contains_secret
 from core.ports import ProjectionDoc
 from core.services.search import keyword_terms

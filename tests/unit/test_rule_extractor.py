@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
+from core.adapters.rules.extractor import RuleExtractor
 from core.domain.extraction import (
     ExtractionResult,
     ExtractionSource,
@@ -17,7 +18,6 @@ from core.domain.extraction import (
     normalize_text,
     source_from_conversation,
 )
-from core.domain.rule_extractor import RuleExtractor
 from core.domain.sensitivity import contains_secret, is_restricted
 from strata_dev.samples import load_sample
 from tests.support.transcripts import segments_from

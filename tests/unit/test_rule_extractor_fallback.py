@@ -8,8 +8,8 @@ action items do not.
 
 from __future__ import annotations
 
+from core.adapters.rules.extractor import RuleExtractor
 from core.domain.extraction import ExtractionSource, Segment, ground
-from core.domain.rule_extractor import RuleExtractor
 
 
 def contents(*turns: tuple[str, str, bool]) -> list[str]:

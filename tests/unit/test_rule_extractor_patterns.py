@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 
+from core.adapters.rules.extractor import RuleExtractor
 from core.domain.extraction import (
     Candidate,
     ExtractionResult,
@@ -17,7 +18,6 @@ from core.domain.extraction import (
     bind_quote,
     ground,
 )
-from core.domain.rule_extractor import RuleExtractor
 from core.domain.sensitivity import contains_secret
 from tests.support.transcripts import segments_from
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.adapters.rules.extractor import RuleExtractor
 from core.domain.extraction import ExtractionResult, ExtractionSource, Segment, bind_quote, ground
-from core.domain.rule_extractor import RuleExtractor
 from core.domain.sensitivity import contains_secret, is_restricted
 
 

@@ -10,9 +10,9 @@ from datetime import date
 
 import pytest
 
+from core.adapters.rules.extractor import RuleExtractor
+from core.adapters.rules.extractor.dates import annotation, tense
 from core.domain.extraction import Candidate, ExtractionSource, Segment, ground
-from core.domain.rule_extractor import RuleExtractor
-from core.domain.rule_extractor.dates import annotation, tense
 
 DAY = date(2026, 12, 4)  # a Friday
 

@@ -1,11 +1,11 @@
-"""The rules path reads a slot only from a plain first-person statement (core/domain/slot_words.py);
+"""The rules path reads a slot only from a plain first-person statement (core/adapters/rules/slot_words.py);
 a plan, a question, a trip, a negation or someone else's news reads none. Sentences written here."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.domain.slot_words import read_slot
+from core.adapters.rules.slot_words import read_slot
 
 
 @pytest.mark.parametrize(("text", "attribute", "value", "ended"), [

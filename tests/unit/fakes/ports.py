@@ -11,8 +11,8 @@ from typing import Any
 
 from core import config
 from core.adapters.rules import RuleRouter
+from core.adapters.rules.extractor import RuleExtractor
 from core.bootstrap import Context
-from core.domain.rule_extractor import RuleExtractor
 from core.ports import (
     Clock,
     Embedder,

@@ -7,9 +7,8 @@ import re
 from dataclasses import replace
 from datetime import date
 
-from core.domain.slot_words import with_slots
-
-from ..extraction import (
+from core.adapters.rules.slot_words import with_slots
+from core.domain.extraction import (
     Candidate,
     ExtractionResult,
     ExtractionSource,
@@ -19,7 +18,8 @@ from ..extraction import (
     WorkflowCandidate,
     source_segments,
 )
-from ..sensitivity import contains_secret, label_sensitivity
+from core.domain.sensitivity import contains_secret, label_sensitivity
+
 from . import worth
 from .changes import change_terms, ended_terms
 from .clauses import _I, _REPORTED, _Clause, _clauses, _Draft, _sentence_around, _unique_quote

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import re
 
-from ..extraction import Segment
-from ..sensitivity import contains_secret
+from core.domain.extraction import Segment
+from core.domain.sensitivity import contains_secret
+
 from .changes import change_terms, states_a_value
 from .clauses import _FILLER, _I, _Clause, _clauses, _Draft, _trimmed
 from .disclosure import _ADDRESSES_OWNER, _FUNCTION_WORDS, _NOT_A_DISCLOSURE

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 
-from ..extraction import MemoryKind, Segment
-from ..sensitivity import contains_secret
+from core.domain.extraction import MemoryKind, Segment
+from core.domain.sensitivity import contains_secret
+
 from .clauses import _I, _Clause, _clauses, _Draft, _trimmed
 from .patterns import (
     _ACTION,
