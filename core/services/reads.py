@@ -79,11 +79,24 @@ def list_memories(ctx: Ports, uid: str, query: ListQuery) -> tuple[list[MemoryIt
     (:mod:`core.services.legacy`), merged under one order. Both are
     ordered by ``(created_at, id)`` descending, keys a materialisation keeps (same id, same
     ``created_at``), so a legacy row that becomes canonical between two pages keeps its place."""
+    _check(query)
+    after = decode_cursor(query.cursor) if query.cursor else None
+    out = _take_page(_merged(ctx, uid, query, after), query)
+    items = collapse_lineage(out) if query.as_of is None else temporal.collapse(out)
+    next_cursor = encode_cursor(out[-1]) if len(out) == query.limit else None
+    return items, next_cursor
+
+
+def _check(query: ListQuery) -> None:
     if query.layer is not None and query.layer not in LAYERS:
         raise BadRequest(f"layer must be one of {', '.join(LAYERS)}", code="validation_error")
     if not 1 <= query.limit <= MAX_LIMIT:
         raise BadRequest(f"limit must be between 1 and {MAX_LIMIT}", code="validation_error")
-    after = decode_cursor(query.cursor) if query.cursor else None
+
+
+def _merged(ctx: Ports, uid: str, query: ListQuery, after: tuple[datetime, str] | None) -> Iterator[MemoryItem]:
+    """The canonical items and the historical rows of the view, strictly after ``after``, in list
+    order (with the ended facts still true then, for a read ``as_of`` a moment)."""
     # Started first: the legacy collections' first pages are read while the canonical query runs.
     # Historical rows are held to the view as canonical items are: their read class (a superseded
     # or invalidated row is in none) and, for a layer view, their layer (a retired ``short_term``
@@ -94,12 +107,17 @@ def list_memories(ctx: Ports, uid: str, query: ListQuery) -> tuple[list[MemoryIt
                    if item.read_class in classes and query.layer in (None, item.layer)))
     merged: Iterator[MemoryItem] = heapq.merge(_canonical(ctx, uid, query, after), historical, key=_order_key,
                                                reverse=True)
-    if query.as_of is not None:
-        # As of a moment: what had begun by then, and the ended facts (history) still true then.
-        ended = (temporal.history(ctx, uid) if query.layer in (None, Layer.LONG_TERM) else iter(()))
-        if after is not None:
-            ended = (item for item in ended if _order_key(item) < after)
-        merged = temporal.merge_listing(merged, ended, query.as_of, _order_key)
+    if query.as_of is None:
+        return merged
+    # As of a moment: what had begun by then, and the ended facts (history) still true then.
+    ended = (temporal.history(ctx, uid) if query.layer in (None, Layer.LONG_TERM) else iter(()))
+    if after is not None:
+        ended = (item for item in ended if _order_key(item) < after)
+    return temporal.merge_listing(merged, ended, query.as_of, _order_key)
+
+
+def _take_page(merged: Iterable[MemoryItem], query: ListQuery) -> list[MemoryItem]:
+    """The page of ``merged``: in the device scope and readable, past the offset, up to the limit."""
     out: list[MemoryItem] = []
     skipped = 0
     for item in merged:
@@ -111,9 +129,7 @@ def list_memories(ctx: Ports, uid: str, query: ListQuery) -> tuple[list[MemoryIt
         out.append(item)
         if len(out) == query.limit:
             break
-    items = collapse_lineage(out) if query.as_of is None else temporal.collapse(out)
-    next_cursor = encode_cursor(out[-1]) if len(out) == query.limit else None
-    return items, next_cursor
+    return out
 
 
 def _order_key(item: MemoryItem) -> tuple[datetime, str]:
