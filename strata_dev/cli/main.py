@@ -316,7 +316,20 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 DEFAULT_RTT_MS = 8.0
 
 
-def cmd_model_replies(args: argparse.Namespace) -> int:
+def cmd_model_replies_dump(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from strata_dev import model_replies
+
+    docs = model_replies.conversations(args.conversations)
+    if args.routing:
+        _use_running_stack()  # else the routing run starts a private stack
+    counts = model_replies.dump(docs, Path(args.out), routing_replies=Path(args.routing) if args.routing else None)
+    Output(args.json).result({**counts, "out": args.out}, title="model requests written")
+    return 0
+
+
+def cmd_model_replies_missing(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from strata_dev import model_replies
@@ -324,12 +337,6 @@ def cmd_model_replies(args: argparse.Namespace) -> int:
 
     docs = model_replies.conversations(args.conversations)
     out = Output(args.json)
-    if args.replies_command == "dump":
-        if args.routing:
-            _use_running_stack()  # else the routing run starts a private stack
-        counts = model_replies.dump(docs, Path(args.out), routing_replies=Path(args.routing) if args.routing else None)
-        out.result({**counts, "out": args.out}, title="model requests written")
-        return 0
     replies = Path(args.replies or model_replay.REPLIES)
     missing_dir = Path(args.missing_dir) if args.missing_dir else replies.parent / "model_replies_missing"
     rows = model_replies.missing(docs, replies, missing_dir)
@@ -502,7 +509,7 @@ def build_parser() -> argparse.ArgumentParser:
         r = replies_sub.add_parser(name, help=help_text)
         r.add_argument("--conversations", default=None,
                        help="a JSON file or folder of conversation documents (default: the sample conversations)")
-        r.set_defaults(func=cmd_model_replies)
+        r.set_defaults(func=cmd_model_replies_dump if name == "dump" else cmd_model_replies_missing)
         if name == "dump":
             r.add_argument("--out", required=True, help="folder to write the request templates to")
             r.add_argument("--routing", nargs="?", const=str(model_replay_default()), default=None, metavar="REPLIES",

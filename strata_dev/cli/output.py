@@ -20,6 +20,7 @@ EXIT_CODES = (
     ("1", "done, with a finding: drift (doctor), events left or dead (outbox drain), a benchmark or "
           "check that failed, a switch that held the work back"),
     ("2", "usage error: bad arguments or an unknown job (argparse also exits 2)"),
+    ("3", "stack status: no stack, or a component of it is not up"),
     ("130", "interrupted (Ctrl-C)"),
 )
 
