@@ -9,7 +9,8 @@
   ``CloudJobs(..., name_prefix="mem-")`` addresses (by either name);
 * :class:`LocalJobs` on the local stack: the tick loop (``strata_dev.localstack.tick``) reads each job's
   state from ``scheduler_jobs/{name}`` in the Firestore emulator before calling it, skips a paused
-  job (counting the skipped ticks) and records each attempt; ``run`` calls the job once now.
+  job (counting the skipped ticks) and records each attempt (those switches, and the job names, are
+  :mod:`strata_dev.scheduled_jobs`, which the tick imports); ``run`` calls the job once now.
 
 Both answer with the same :class:`JobStatus` rows, so the command prints the same thing either way.
 """
@@ -22,18 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.domain import paths
-from core.errors import UnknownJob
-
-# Terraform job name → the variable holding its cron (and the tick's job key).
-JOBS = {"strata-consolidation-fanout": "consolidation_schedule", "strata-outbox-sweep": "outbox_sweep_schedule"}
-COLLECTION = paths.SCHEDULER_JOBS
-
-
-def job_name(name: str) -> str:
-    if name not in JOBS:
-        raise UnknownJob(f"unknown job {name!r}; the jobs are {', '.join(JOBS)}")
-    return name
+from strata_dev.localstack import tick
+from strata_dev.scheduled_jobs import COLLECTION, JOBS, JobSwitches, UnknownJob, for_tick_key, job_name
 
 
 @dataclass(frozen=True)
@@ -107,19 +98,15 @@ class CloudJobs(ScheduledJobs):
         return self._row(self.client.run_job(name=self._full(name)))
 
 
-class LocalJobs(ScheduledJobs):
-    """The local stack's tick loop, gated by ``scheduler_jobs/{name}`` in the Firestore emulator."""
+class LocalJobs(ScheduledJobs, JobSwitches):
+    """The local stack's tick loop, gated by ``scheduler_jobs/{name}`` in the Firestore emulator (the
+    switches the tick reads, :class:`~strata_dev.scheduled_jobs.JobSwitches`)."""
 
     def __init__(self, client: Any, variables_tf: Path | None = None, jobs: Any = None) -> None:
-        from strata_dev.localstack import tick
-
-        self.client = client
+        JobSwitches.__init__(self, client)
         self.schedules = tick.load_schedules(variables_tf or Path(__file__).resolve().parents[2]
                                              / "infra" / "terraform" / "variables.tf")
         self._jobs = jobs
-
-    def _ref(self, name: str) -> Any:
-        return self.client.collection(COLLECTION).document(job_name(name))
 
     def _row(self, name: str) -> JobStatus:
         data = self._ref(name).get().to_dict() or {}
@@ -141,31 +128,11 @@ class LocalJobs(ScheduledJobs):
 
     def run(self, name: str) -> JobStatus:
         """Run the job now, paused or not (as Cloud Scheduler's ``run_job`` does)."""
-        from strata_dev.localstack import tick
-
         jobs = self._jobs or tick.Jobs()
         call = {"consolidation_schedule": jobs.consolidate_fanout, "outbox_sweep_schedule": jobs.outbox_sweep}
         call[JOBS[job_name(name)]]()
         self.attempted(name)
         return self._row(name)
-
-    # ---------------------------------------------------------------- the tick loop's side
-    def paused(self, name: str) -> bool:
-        return (self._ref(name).get().to_dict() or {}).get("state") == "PAUSED"
-
-    def attempted(self, name: str) -> None:
-        self._ref(name).set({"last_attempt_time": datetime.now(UTC)}, merge=True)
-
-    def skipped(self, name: str) -> None:
-        from google.cloud import firestore
-
-        self._ref(name).set({"skipped_ticks": firestore.Increment(1), "last_skipped_time": datetime.now(UTC)},
-                            merge=True)
-
-
-def for_tick_key(key: str) -> str:
-    """The Terraform job name of a tick job key (``consolidation_schedule`` → ``strata-consolidation-fanout``)."""
-    return next(name for name, variable in JOBS.items() if variable == key)
 
 
 __all__ = ["COLLECTION", "JOBS", "CloudJobs", "JobStatus", "LocalJobs", "ScheduledJobs", "UnknownJob",

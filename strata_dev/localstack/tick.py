@@ -167,10 +167,11 @@ class Jobs:
 
 
 def _run(name: str, job: Callable[[], None], gate: Any = None) -> None:
-    """Call one due job, unless ``strata scheduler pause`` paused it (``gate``: a LocalJobs)."""
+    """Call one due job, unless ``strata scheduler pause`` paused it (``gate``: the jobs'
+    :class:`~strata_dev.scheduled_jobs.JobSwitches`)."""
     try:
         if gate is not None:
-            from strata_dev.scheduler import for_tick_key
+            from strata_dev.scheduled_jobs import for_tick_key
 
             job_name = for_tick_key(name)
             if gate.paused(job_name):
@@ -220,18 +221,18 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    run_loop(Jobs(), load_schedules(args.variables), every, stop, gate=_gate(args.variables))
+    run_loop(Jobs(), load_schedules(args.variables), every, stop, gate=_gate())
     return 0
 
 
-def _gate(variables_tf: Path) -> Any:
+def _gate() -> Any:
     """The pause switches of ``strata scheduler`` (in the stack's Firestore emulator)."""
     from core import config
     from core.adapters.firestore.client import firestore_client
-    from strata_dev.scheduler import LocalJobs
+    from strata_dev.scheduled_jobs import JobSwitches
 
     settings = config.load()
-    return LocalJobs(firestore_client(settings), variables_tf) if settings.firestore_emulator_host else None
+    return JobSwitches(firestore_client(settings)) if settings.firestore_emulator_host else None
 
 
 if __name__ == "__main__":

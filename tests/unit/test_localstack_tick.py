@@ -1,14 +1,15 @@
-"""The scheduler stand-in's cron matching and its reading of Terraform's variables."""
+"""The scheduler stand-in's cron matching, its reading of Terraform's variables and its pause switches."""
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
 from pathlib import Path
 
 import pytest
 
 from strata_dev.localstack.stack import REPO_ROOT
-from strata_dev.localstack.tick import DEFAULT_SCHEDULES, Cron, load_schedules
+from strata_dev.localstack.tick import DEFAULT_SCHEDULES, Cron, _run, load_schedules
 
 
 def _at(text: str) -> dt.datetime:
@@ -82,3 +83,50 @@ def test_the_repository_crons_parse_and_fire() -> None:
         assert text == declared[name], f"{name}: loader read {text!r}, Terraform declares {declared[name]!r}"
         cron = Cron.parse(text)
         assert any(cron.matches(t) for t in week), f"{name} ({text}) never fires in a week"
+
+
+class _Gate:
+    """Stands in for the jobs' pause switches (:class:`strata_dev.scheduled_jobs.JobSwitches`)."""
+
+    def __init__(self, paused: set[str]) -> None:
+        self.paused_jobs = paused
+        self.seen: list[tuple[str, str]] = []
+
+    def paused(self, name: str) -> bool:
+        return name in self.paused_jobs
+
+    def skipped(self, name: str) -> None:
+        self.seen.append(("skipped", name))
+
+    def attempted(self, name: str) -> None:
+        self.seen.append(("attempted", name))
+
+
+def test_a_paused_job_is_skipped_and_a_run_one_recorded_under_its_terraform_name() -> None:
+    calls: list[str] = []
+    gate = _Gate({"strata-outbox-sweep"})
+    _run("outbox_sweep_schedule", lambda: calls.append("sweep"), gate)
+    _run("consolidation_schedule", lambda: calls.append("fanout"), gate)
+    assert calls == ["fanout"]
+    assert gate.seen == [("skipped", "strata-outbox-sweep"), ("attempted", "strata-consolidation-fanout")]
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module a file imports, the lazy imports inside functions included."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_the_tick_and_the_scheduler_command_are_no_circle() -> None:
+    # The job names and their pause switches sit below both (strata_dev/scheduled_jobs.py): the
+    # command imports the tick, the tick never imports the command.
+    tick_imports = _imports(REPO_ROOT / "strata_dev/localstack/tick.py")
+    below = _imports(REPO_ROOT / "strata_dev/scheduled_jobs.py")
+    assert "strata_dev.scheduler" not in tick_imports and "strata_dev.scheduled_jobs" in tick_imports
+    assert not {"strata_dev.scheduler", "strata_dev.localstack.tick", "strata_dev.localstack"} & below
