@@ -121,17 +121,7 @@ def run_pass(ctx: Ports, uid: str, *, router: Router | None = None, max_selected
     limit = ctx.settings.consolidation_pass_limit if max_selected is None else max_selected
     moved = finished = False
     try:
-        with fence.expect(uid, account.generation):
-            if settle_outbox:
-                moved = ctx.store.read_fence(uid) != account
-                if not moved:
-                    projection.settle(ctx, uid)  # existing outbox work first: the pass reads projected state
-            if not moved:
-                moved = not _pass(ctx, uid, router, account, limit, summary)
-                if not moved:
-                    if settle_outbox:
-                        projection.settle(ctx, uid)  # then the events of the pass's own commits
-                    finished = True
+        moved, finished = _leased_pass(ctx, uid, router, account, limit, summary, settle_outbox)
     except GenerationChanged:
         summary.skipped = "account_generation_changed"
     finally:
@@ -143,6 +133,22 @@ def run_pass(ctx: Ports, uid: str, *, router: Router | None = None, max_selected
         else:
             ctx.store.release_lease(lease, holder, LEASE)
     return summary.as_dict()
+
+
+def _leased_pass(ctx: Ports, uid: str, router: Router | None, account: fence.AccountFence, limit: int,
+                 summary: PassSummary, settle_outbox: bool) -> tuple[bool, bool]:
+    """The pass under its lease, every write requiring the account generation read before it, the
+    outbox settled around it (``settle_outbox``). Returns (the generation moved, the pass finished)."""
+    with fence.expect(uid, account.generation):
+        if settle_outbox:
+            if ctx.store.read_fence(uid) != account:
+                return True, False
+            projection.settle(ctx, uid)  # existing outbox work first: the pass reads projected state
+        if not _pass(ctx, uid, router, account, limit, summary):
+            return True, False
+        if settle_outbox:
+            projection.settle(ctx, uid)  # then the events of the pass's own commits
+        return False, True
 
 
 def _release_and_reschedule(ctx: Ports, uid: str, holder: str, started: Any, overflow: bool) -> None:
@@ -354,6 +360,19 @@ def judged(decision: Decision, item: MemoryItem, shown: dict[str, MemoryItem], m
     current fact it conflicts with enters as history that fact ended (the second value)."""
     route, supersedes, duplicate_of, reason = decision
     mine = endings.statement(item)
+    allowed, ask = _proposed_endings(item, mine, supersedes, shown)
+    if route != "promote":
+        return (route, allowed + ask if route == "review" else [], duplicate_of, reason), None
+    if ask:
+        return ("review", ask, None, "a later statement may end this fact; the owner decides"), None
+    return (route, allowed, duplicate_of, reason), _ended_by(item, mine, mates)
+
+
+def _proposed_endings(item: MemoryItem, mine: endings.Statement, supersedes: list[str], shown: dict[str, MemoryItem]
+                      ) -> tuple[list[str], list[str]]:
+    """The proposed endings the rule allows, and those it cannot tell about the same subject (and
+    not plainly another attribute), which the owner is asked about; a fact kept beside the item is
+    neither."""
     allowed, ask = [], []
     for memory_id in supersedes:
         old = shown.get(memory_id)
@@ -366,14 +385,16 @@ def judged(decision: Decision, item: MemoryItem, shown: dict[str, MemoryItem], m
         elif verdict is None and mine.subject is not None and mine.subject == theirs.subject and (
                 mine.slot is None or theirs.slot is None or mine.slot.attribute == theirs.slot.attribute):
             ask.append(memory_id)  # the rule cannot tell (a slot unread, or one attribute's values agree): the owner can
-    if route != "promote":
-        return (route, allowed + ask if route == "review" else [], duplicate_of, reason), None
-    if ask:
-        return ("review", ask, None, "a later statement may end this fact; the owner decides"), None
+    return allowed, ask
+
+
+def _ended_by(item: MemoryItem, mine: endings.Statement, mates: list[MemoryItem]) -> str | None:
+    """The earliest current fact the promoted item was said before and conflicts with: it enters as
+    history that fact ended."""
     later = sorted((m for m in mates if m.id != item.id and not endings.kept_apart(item, m)
                     and slots.relation(mine, endings.statement(m)) == "ended_by"),
                    key=lambda m: (endings.statement(m).said or item.created_at, m.id))
-    return (route, allowed, duplicate_of, reason), (later[0].id if later else None)
+    return later[0].id if later else None
 
 
 def _candidates(items: list[MemoryItem], long_term: list[MemoryItem], batch: list[MemoryItem], now: Any,
@@ -387,20 +408,9 @@ def _candidates(items: list[MemoryItem], long_term: list[MemoryItem], batch: lis
         item_refs[ref] = item.id
         near = pool.nearest(item)
         near += [m for m in (mates or {}).get(item.slot_key or "", []) if m.id != item.id and m not in near]
-        neighbours = []
-        for other in near:
-            nref = next((r for r, mid in neighbour_refs.items() if mid == other.id), None)
-            if nref is None:
-                nref = f"n{len(neighbour_refs)}"
-                neighbour_refs[nref] = other.id
-            neighbours.append(Neighbour(ref=nref, content=other.content, layer=other.layer,
-                                        subject_label=other.subject_label, restricted=other.restricted,
-                                        subject=other.subject_attribution, slot=other.slot,
-                                        said=valid_since(other)))
+        neighbours = [_neighbour(other, neighbour_refs) for other in near]
         sources = tuple(sorted({e.source_id for e in item.evidence if e.status == "active"}))
-        corroborating = {e.source_id for other in batch if other.id != item.id
-                         and ids.content_hash(other.content.casefold()) == ids.content_hash(item.content.casefold())
-                         for e in other.evidence if e.status == "active"}
+        corroborating = _corroborating(item, batch)
         candidates.append(RouteCandidate(
             ref=ref, content=item.content, subject=item.subject_attribution, subject_label=item.subject_label,
             category=item.category, kind=item.kind, source_ids=sources,
@@ -409,6 +419,25 @@ def _candidates(items: list[MemoryItem], long_term: list[MemoryItem], batch: lis
             slot=item.slot, said=valid_since(item),
         ))
     return candidates, item_refs, neighbour_refs
+
+
+def _neighbour(other: MemoryItem, neighbour_refs: dict[str, str]) -> Neighbour:
+    """``other`` as a neighbour shown to the router, under its ref (a new one the first time it is
+    shown, recorded in ``neighbour_refs``)."""
+    nref = next((r for r, mid in neighbour_refs.items() if mid == other.id), None)
+    if nref is None:
+        nref = f"n{len(neighbour_refs)}"
+        neighbour_refs[nref] = other.id
+    return Neighbour(ref=nref, content=other.content, layer=other.layer, subject_label=other.subject_label,
+                     restricted=other.restricted, subject=other.subject_attribution, slot=other.slot,
+                     said=valid_since(other))
+
+
+def _corroborating(item: MemoryItem, batch: list[MemoryItem]) -> set[str]:
+    """The active sources of the batch's other items with the same words (case aside)."""
+    return {e.source_id for other in batch if other.id != item.id
+            and ids.content_hash(other.content.casefold()) == ids.content_hash(item.content.casefold())
+            for e in other.evidence if e.status == "active"}
 
 
 def validate(proposals: Any, item_refs: dict[str, str], neighbour_refs: dict[str, str],
