@@ -34,7 +34,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -172,23 +172,7 @@ def drain_user(ctx: Ports, uid: str, *, max_rounds: int = 1000, progress: Any = 
     try:
         while again:
             again = False
-            while rounds < max_rounds:
-                # After the first round, the round checks the incident switch (switched on mid-drain:
-                # it stops before leasing) and that the drain lease is still this drain's (another
-                # drain took over: it drains what is left), and renews it as it leases.
-                round_report, more = _drain_round(ctx, uid, account.generation, holder, check_switch=rounds > 0)
-                if round_report.skipped == "projection_disabled":
-                    report.skipped = "projection_disabled"
-                    break
-                rounds += 1
-                report.add(DrainReport(**{**round_report.as_dict(), "uids": []}))
-                if progress is not None:
-                    progress(report)
-                if round_report.skipped == "lease_lost":
-                    report.skipped = "lease_lost"
-                    break
-                if round_report.leased == 0 or round_report.retried or not more:
-                    break
+            rounds = _drain_rounds(ctx, uid, account.generation, holder, report, rounds, max_rounds, progress)
             if report.skipped == "lease_lost":
                 break  # not ours to release
             again = _release(ctx, uid, holder, force=rounds >= max_rounds or report.skipped is not None)
@@ -197,6 +181,31 @@ def drain_user(ctx: Ports, uid: str, *, max_rounds: int = 1000, progress: Any = 
         raise
     report.retry_later = report.retried > 0
     return report
+
+
+def _drain_rounds(ctx: Ports, uid: str, generation: int, holder: str, report: DrainReport, rounds: int,
+                  max_rounds: int, progress: Any) -> int:
+    """Drain rounds into ``report`` until nothing more is due, a round retried, or ``max_rounds``
+    rounds in all; ``report.skipped`` says when the switch or a lost lease stopped it. Returns the
+    rounds run so far (``rounds`` before)."""
+    while rounds < max_rounds:
+        # After the first round, the round checks the incident switch (switched on mid-drain:
+        # it stops before leasing) and that the drain lease is still this drain's (another
+        # drain took over: it drains what is left), and renews it as it leases.
+        round_report, more = _drain_round(ctx, uid, generation, holder, check_switch=rounds > 0)
+        if round_report.skipped == "projection_disabled":
+            report.skipped = "projection_disabled"
+            break
+        rounds += 1
+        report.add(DrainReport(**{**round_report.as_dict(), "uids": []}))
+        if progress is not None:
+            progress(report)
+        if round_report.skipped == "lease_lost":
+            report.skipped = "lease_lost"
+            break
+        if round_report.leased == 0 or round_report.retried or not more:
+            break
+    return rounds
 
 
 def settle(ctx: Ports, uid: str) -> DrainReport | None:
@@ -220,16 +229,8 @@ def _drain_round(ctx: Ports, uid: str, generation: int | None = None,
     (``report.skipped`` is ``projection_disabled``, nothing leased)."""
     report = DrainReport()
     now = ctx.now()
-    # Read at once: the due events, the drain lease (with its version) and the incident switch.
-    lease_read = _ROUND_READS.submit(ctx.store.get_versioned, _lease_ref(uid)) if holder is not None else None
-    switch_read = _ROUND_READS.submit(controls.is_on, ctx, controls.PROJECTION) if check_switch else None
-    candidates = due_events(ctx, uid, now)
-    if switch_read is not None and switch_read.result():
-        report.skipped = "projection_disabled"
-        return report, False
-    lease = lease_read.result() if lease_read is not None else None
-    if holder is not None and not _held_by(holder)(lease.data if lease is not None else None):
-        report.skipped = "lease_lost"  # another drain took over: it drains what is left
+    report.skipped, candidates, lease = _round_reads(ctx, uid, holder, check_switch, now)
+    if report.skipped is not None:
         return report, False
     chosen = _choose(candidates, now)
     # Fewer due events than the scan asked for, all taken: nothing else was due at ``now`` (a later
@@ -245,18 +246,42 @@ def _drain_round(ctx: Ports, uid: str, generation: int | None = None,
             report.skipped = "lease_lost"
         return report, True
     report.leased, report.repaired = len(chosen), repaired
+    _project_and_acknowledge(ctx, uid, chosen, versions, generation, holder, now, report)
+    return report, more
+
+
+def _round_reads(ctx: Ports, uid: str, holder: str | None, check_switch: bool, now: datetime
+                 ) -> tuple[str | None, list[StoredDoc], StoredDoc | None]:
+    """Read at once: the due events, the drain lease (with its version) and the incident switch.
+    Returns (why the round stops before leasing, or None; the due events; the drain lease)."""
+    lease_read = _ROUND_READS.submit(ctx.store.get_versioned, _lease_ref(uid)) if holder is not None else None
+    switch_read = _ROUND_READS.submit(controls.is_on, ctx, controls.PROJECTION) if check_switch else None
+    candidates = due_events(ctx, uid, now)
+    if switch_read is not None and switch_read.result():
+        return "projection_disabled", candidates, None
+    lease = lease_read.result() if lease_read is not None else None
+    if holder is not None and not _held_by(holder)(lease.data if lease is not None else None):
+        return "lease_lost", candidates, lease  # another drain took over: it drains what is left
+    return None, candidates, lease
+
+
+def _project_and_acknowledge(ctx: Ports, uid: str, chosen: Chosen, versions: dict[str, Any] | None,
+                             generation: int | None, holder: str | None, now: datetime,
+                             report: DrainReport) -> None:
+    """Project the leased events and acknowledge them with the graph writes; a provider failure
+    acknowledges nothing (each event backs off, or goes dead), a refused acknowledgement requeues
+    them (``report.skipped`` is ``lease_lost``)."""
     try:
         writes = project(ctx, uid, [event for _, event in chosen], report, generation)
     except Exception as exc:  # noqa: BLE001 - any provider failure: nothing is acknowledged
         _record_failure(ctx, chosen, f"{type(exc).__name__}: {exc}"[:500], now, report)
-        return report, more
+        return
     epochs = {snap.path: event.lease_epoch for snap, event in chosen}
     if not _acknowledge(ctx, uid, writes, epochs, holder, versions):
         report.skipped = "lease_lost"
         _requeue(ctx, uid, chosen, generation, holder or "")
-        return report, more
+        return
     report.acknowledged = len(chosen)
-    return report, more
 
 
 Chosen = list[tuple[StoredDoc, OutboxEvent]]
@@ -429,6 +454,19 @@ def project(ctx: Ports, uid: str, events: list[OutboxEvent], report: DrainReport
             writes = graph.plan(ctx, uid, memory_ids, items, assertions, fenced)
     except Exception as exc:  # noqa: BLE001 - raised once the providers are done, never mid-flight
         plan_failure = exc
+    registry_write = _finished(uid, scheduled, pending, plan_failure, report)
+    report.upserts += len(upserts)
+    report.deletes += len(deletes)
+    if registry_write is not None:
+        writes.ops.insert(0, registry_write)
+    return writes
+
+
+def _finished(uid: str, scheduled: Future[Any] | None, pending: list[Future[int]], plan_failure: Exception | None,
+              report: DrainReport) -> Write | None:
+    """Wait for the schedule's enqueue and both providers, counting the providers' calls and which
+    confirmed; once all have finished, raise the first failure (the schedule's, then a provider's,
+    then the graph plan's). Returns the registry write of the schedule, if any."""
     failures: list[Exception] = []
     registry_write = None
     if scheduled is not None:  # reported first, as when it ran before the providers
@@ -447,11 +485,7 @@ def project(ctx: Ports, uid: str, events: list[OutboxEvent], report: DrainReport
         failures.append(plan_failure)
     if failures:
         raise failures[0]
-    report.upserts += len(upserts)
-    report.deletes += len(deletes)
-    if registry_write is not None:
-        writes.ops.insert(0, registry_write)
-    return writes
+    return registry_write
 
 
 def _projection(uid: str, memory_ids: list[str], items: dict[str, MemoryItem], fenced: bool,
@@ -553,12 +587,22 @@ def _read_state(ctx: Ports, uid: str, memory_ids: list[str], generation: int | N
     assertions of the items that are graph facts now (the only ones the graph projection reads an
     assertion for)."""
     fence_ref = paths.account_deletion(uid)
-    fenced = False
-    items: dict[str, MemoryItem] = {}
     schedule_refs = [scheduling.registry_path(uid), paths.CONTROLS_GLOBAL] if with_schedule else []
     found = ctx.store.get_all([fence_ref, *schedule_refs, *(paths.memory_item(uid, mid) for mid in memory_ids)])
     registry = (found.pop(schedule_refs[0], None) or {}) if with_schedule else {}
     switches = (found.pop(schedule_refs[1], None) or {}) if with_schedule else {}
+    fenced, items = _fenced_and_items(found, fence_ref, generation)
+    assertions = {} if fenced else _fact_assertions(ctx, uid, memory_ids, items)
+    disabled = bool(ctx.settings.consolidation_on_write and switches.get(controls.CONSOLIDATION))
+    return _State(fenced, items, assertions, registry, disabled)
+
+
+def _fenced_and_items(found: dict[str, dict[str, Any] | None], fence_ref: str, generation: int | None
+                      ) -> tuple[bool, dict[str, MemoryItem]]:
+    """From the lookup: whether the account is fenced (being wiped, or no longer at ``generation``),
+    and the items that exist, by id."""
+    fenced = False
+    items: dict[str, MemoryItem] = {}
     for path, data in found.items():
         if data is None:
             continue
@@ -567,12 +611,16 @@ def _read_state(ctx: Ports, uid: str, memory_ids: list[str], generation: int | N
             fenced = account.deleting or (generation is not None and account.generation != generation)
         else:
             items[paths.doc_id(path)] = MemoryItem.from_store(data)
-    facts = [] if fenced else [mid for mid in memory_ids if graph.is_fact(items.get(mid))]
-    refs = [paths.graph_assertion(uid, mid) for mid in facts]
-    assertions = ({paths.doc_id(p): d for p, d in ctx.store.get_all(refs).items() if d is not None}
-                  if refs else {})
-    disabled = bool(ctx.settings.consolidation_on_write and switches.get(controls.CONSOLIDATION))
-    return _State(fenced, items, assertions, registry, disabled)
+    return fenced, items
+
+
+def _fact_assertions(ctx: Ports, uid: str, memory_ids: list[str], items: dict[str, MemoryItem]
+                     ) -> dict[str, dict[str, Any]]:
+    """The graph assertions of the items that are graph facts now, by memory id (one lookup; none
+    when no item is a fact)."""
+    refs = [paths.graph_assertion(uid, mid) for mid in memory_ids if graph.is_fact(items.get(mid))]
+    return ({paths.doc_id(p): d for p, d in ctx.store.get_all(refs).items() if d is not None}
+            if refs else {})
 
 
 # ------------------------------------------------------------------------------------------ sweep
