@@ -27,6 +27,7 @@ from core.ports import Embedder
 from strata_dev.bench import harness, locomo, stats
 from strata_dev.bench.bm25 import BM25
 from strata_dev.bench.coverage import Tally
+from strata_dev.cli import progress
 
 MODES = ("keyword", "vector", "hybrid")
 KS = (5, 10)
@@ -171,8 +172,10 @@ def _run_file(ctx: Any, path: str, args: Any) -> dict[str, Any]:
     routes_total: dict[str, int] = {}
     started = time.monotonic()
     owners = 0
-    for sample in samples:
-        for owner in _owners(sample, args):
+    plan = [(sample, owner) for sample in samples for owner in _owners(sample, args)]
+    with progress.bar(f"recall {Path(path).name}: owners", len(plan),
+                      json_mode=bool(getattr(args, "json", False))) as shown:
+        for sample, owner in plan:
             owners += 1
             uid = harness.new_uid("recall")
             _ingest(ctx, uid, sample, owner)
@@ -186,10 +189,12 @@ def _run_file(ctx: Any, path: str, args: Any) -> dict[str, Any]:
                 searches.update(_fusion_grid(ctx, uid))
             all_rows.extend(evaluate(sample, owner, searches)["rows"])
             voice_rows.extend(evaluate(sample, owner, searches, owner_voice=True)["rows"])
-            sys.stderr.write(f"[recall {time.strftime('%H:%M:%S')}] {Path(path).name}: {sample.sample_id} with "
-                             f"{owner} as owner done ({owners} owners, {memories} memories, "
-                             f"{time.monotonic() - started:.0f} s)\n")
-            sys.stderr.flush()
+            shown.advance(note=f"{sample.sample_id} ({memories} memories)")
+            if not shown.enabled:  # no bar (a pipe, a log file): one line per owner instead
+                sys.stderr.write(f"[recall {time.strftime('%H:%M:%S')}] {Path(path).name}: {sample.sample_id} with "
+                                 f"{owner} as owner done ({owners} of {len(plan)} owners, {memories} memories, "
+                                 f"{time.monotonic() - started:.0f} s)\n")
+                sys.stderr.flush()
     owner_rows = [r for r in all_rows if r["owner_only"]]
     summary = _summary(all_rows)
     voice = _summary(voice_rows)

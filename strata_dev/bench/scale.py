@@ -59,6 +59,7 @@ from typing import Any
 from core.domain import paths
 from strata_dev.bench import harness, project, stats
 from strata_dev.bench.read import QUERIES, _items
+from strata_dev.cli import progress
 
 FULL_SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (100, 300, 1_000)
@@ -529,39 +530,42 @@ def run(args: Any) -> dict[str, Any]:
             Path(args.out).write_text(json.dumps(partial, indent=1, default=str))
 
     try:
-        # The users axis first and the memory sizes in ascending order, the largest last: the
-        # emulator does not give back what a large point held (after a 100,000-memory point the
-        # same 1,000-memory list page took about three times as long, p95 109 -> 299 ms), so each
-        # point finds the store no heavier than the points before it left it.
-        present = 0
-        for count in users:
-            background = seed_background(ctx, count - 1 - present, per_user) if count - 1 > present else 0.0
-            present = count - 1
-            uid = harness.new_uid("scale-usr")
-            seeded = seed_user(ctx, uid, target)
-            _progress(f"{count} users seeded")
-            figures = measure_point(ctx, uid, target, repeats, pass_items)
-            result["users"]["runs"].append({"users": count, "memories_of_measured_user": target,
-                                            "memories_per_other_user": per_user,
-                                            "seed_seconds": round(seeded + background, 2), "figures": figures})
-            save()
-        for size in sizes:
-            uid = harness.new_uid("scale-mem")
-            seeded = seed_user(ctx, uid, size)
-            _progress(f"one user, {size} memories seeded in {seeded:.1f} s")
-            started = time.monotonic()
-            figures = measure_point(ctx, uid, size, repeats, pass_items)
-            point: dict[str, Any] = {"memories": size, "seed_seconds": round(seeded, 2),
-                                     "measure_seconds": round(time.monotonic() - started, 2), "figures": figures}
-            for rtt_ms in harness.rtt_levels(args)[1:]:
-                delayed_uid = harness.new_uid("scale-rtt")
-                seed_user(ctx, delayed_uid, size)
-                _progress(f"one user, {size} memories: measuring under {rtt_ms:g} ms per request")
-                with harness.rtt(args.stack_info, rtt_ms):
-                    delayed = measure_point(ctx, delayed_uid, size, repeats, pass_items)
-                point["under_rtt"] = beside(figures, delayed, rtt_ms)
-            result["memories"]["runs"].append(point)
-            save()
+        with progress.bar("scale: points", len(users) + len(sizes), json_mode=bool(getattr(args, "json", False))) as shown:
+            # The users axis first and the memory sizes in ascending order, the largest last: the
+            # emulator does not give back what a large point held (after a 100,000-memory point the
+            # same 1,000-memory list page took about three times as long, p95 109 -> 299 ms), so each
+            # point finds the store no heavier than the points before it left it.
+            present = 0
+            for count in users:
+                background = seed_background(ctx, count - 1 - present, per_user) if count - 1 > present else 0.0
+                present = count - 1
+                uid = harness.new_uid("scale-usr")
+                seeded = seed_user(ctx, uid, target)
+                _progress(f"{count} users seeded")
+                figures = measure_point(ctx, uid, target, repeats, pass_items)
+                result["users"]["runs"].append({"users": count, "memories_of_measured_user": target,
+                                                "memories_per_other_user": per_user,
+                                                "seed_seconds": round(seeded + background, 2), "figures": figures})
+                save()
+                shown.advance(note=f"{count} users")
+            for size in sizes:
+                uid = harness.new_uid("scale-mem")
+                seeded = seed_user(ctx, uid, size)
+                _progress(f"one user, {size} memories seeded in {seeded:.1f} s")
+                started = time.monotonic()
+                figures = measure_point(ctx, uid, size, repeats, pass_items)
+                point: dict[str, Any] = {"memories": size, "seed_seconds": round(seeded, 2),
+                                         "measure_seconds": round(time.monotonic() - started, 2), "figures": figures}
+                for rtt_ms in harness.rtt_levels(args)[1:]:
+                    delayed_uid = harness.new_uid("scale-rtt")
+                    seed_user(ctx, delayed_uid, size)
+                    _progress(f"one user, {size} memories: measuring under {rtt_ms:g} ms per request")
+                    with harness.rtt(args.stack_info, rtt_ms):
+                        delayed = measure_point(ctx, delayed_uid, size, repeats, pass_items)
+                    point["under_rtt"] = beside(figures, delayed, rtt_ms)
+                result["memories"]["runs"].append(point)
+                save()
+                shown.advance(note=f"{size} memories")
     finally:
         for name in paused:
             scheduled.resume(name)

@@ -14,7 +14,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from strata_dev.cli import server_key_cmd, stack_cmd
+from strata_dev.cli import progress, server_key_cmd, stack_cmd
 from strata_dev.cli.output import RULE, Output, exit_codes_epilog
 
 
@@ -39,15 +39,8 @@ def _context() -> Any:
     return Context()
 
 
-def _progress(label: str) -> Any:
-    """A one-line progress indicator on stderr (only on a terminal)."""
-    def show(report: Any) -> None:
-        if sys.stderr.isatty():
-            sys.stderr.write(f"\r{label}: {report.acknowledged} acknowledged, {report.retried} retrying, "
-                             f"{report.dead} dead")
-            sys.stderr.flush()
-
-    return show
+def _count(items: Any) -> int:
+    return sum(1 for _ in items)
 
 
 def cmd_consolidate(args: argparse.Namespace) -> int:
@@ -61,16 +54,14 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
     totals: dict[str, int] = {}
     disabled = False
     out = Output(args.json)
-    for index, uid in enumerate(uids, 1):
-        summary = consolidation.run_pass(ctx, uid)
-        disabled = disabled or summary.get("skipped") == "consolidation_disabled"
-        for route, count in summary["routes"].items():
-            totals[route] = totals.get(route, 0) + count
-        out.record(summary, title="passes")
-        if sys.stderr.isatty():
-            sys.stderr.write(f"\rconsolidated {index}/{len(uids)} users")
-    if sys.stderr.isatty() and uids:
-        sys.stderr.write("\n")
+    with progress.bar("consolidating users", len(uids), json_mode=args.json) as shown:
+        for uid in uids:
+            summary = consolidation.run_pass(ctx, uid)
+            disabled = disabled or summary.get("skipped") == "consolidation_disabled"
+            for route, count in summary["routes"].items():
+                totals[route] = totals.get(route, 0) + count
+            out.record(summary, title="passes")
+            shown.advance(note=f"{sum(totals.values())} items routed")
     out.result({"users": len(uids), "routes": totals}, title="consolidation")
     if disabled:
         sys.stderr.write("strata consolidate: consolidation_disabled is on; nothing was routed\n")
@@ -94,11 +85,14 @@ def cmd_outbox_drain(args: argparse.Namespace) -> int:
     while True:
         uids = [args.uid] if args.uid else projection.users_with_due_events(ctx)
         skipped = set()
-        for uid in uids:
-            report = projection.drain_user(ctx, uid, progress=_progress(f"draining {uid}"))
-            total.add(report)
-            if report.skipped:
-                skipped.add(report.skipped)
+        with progress.bar("draining users", len(uids), json_mode=args.json) as shown:
+            for uid in uids:
+                report = projection.drain_user(ctx, uid, progress=lambda r: shown.update(
+                    note=f"{r.acknowledged} acknowledged, {r.retried} retrying, {r.dead} dead"))
+                total.add(report)
+                if report.skipped:
+                    skipped.add(report.skipped)
+                shown.advance()
         total.skipped = ",".join(sorted(skipped)) or None
         horizon = ctx.now() + timedelta(seconds=projection.BACKOFF_MAX_S * 2 + args.max_wait)
         watch = [args.uid] if args.uid else projection.users_with_due_events(ctx, until=horizon)
@@ -110,12 +104,10 @@ def cmd_outbox_drain(args: argparse.Namespace) -> int:
         pause = max(1.0, (due - ctx.now()).total_seconds() + 0.5)
         if time.monotonic() + pause > deadline:
             break
-        if sys.stderr.isatty():
-            sys.stderr.write(f"\rwaiting {pause:.0f}s for {sum(s.waiting for s in waiting)} events in backoff")
+        if progress.wanted(args.json):
+            sys.stderr.write(f"waiting {pause:.0f}s for {sum(s.waiting for s in waiting)} events in backoff\n")
             sys.stderr.flush()
         time.sleep(pause)
-    if sys.stderr.isatty():
-        sys.stderr.write("\n")
     pending = sum(s.waiting for s in left.values())
     dead = sum(s.dead for s in left.values())
     dues = [s.next_due_at for s in left.values() if s.waiting and s.next_due_at]
@@ -158,35 +150,31 @@ def cmd_outbox_list(args: argparse.Namespace) -> int:
 
 def cmd_outbox_redrive(args: argparse.Namespace) -> int:
     """Dead events back to pending with a fresh attempt budget; each user's drain is nudged."""
-    from rich.progress import Progress, SpinnerColumn, TextColumn
-
     from core.services import redrive
 
     ctx = _context()
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=_stderr_console(),
-                  transient=True) as bar:
-        task = bar.add_task("redriving dead events", total=None)
-        report = redrive.redrive(ctx, args.uid, args.since, progress=lambda r: bar.update(
-            task, description=f"redriven {r.redriven} events of {len(r.uids)} users"))
+    with progress.bar("redriving dead events", json_mode=args.json) as shown:
+        if shown.enabled:  # the total is a count of the dead events first (only for the bar)
+            shown.update(total=_count(redrive.dead_events(ctx, args.uid, args.since)))
+        report = redrive.redrive(ctx, args.uid, args.since, progress=lambda r: shown.update(
+            completed=r.redriven + r.changed_meanwhile, note=f"{len(r.uids)} users"))
     Output(args.json).result(report.as_dict(), title="outbox redrive")
     return 0
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Canonical state vs Typesense, the vector index and the graph; exits 1 on drift."""
-    from rich.progress import Progress, SpinnerColumn, TextColumn
-
     from core.services import doctor
 
     ctx = _context()
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=_stderr_console(),
-                  transient=True) as bar:
-        task = bar.add_task("checking", total=None)
-        report = doctor.run(ctx, args.uid, progress=lambda uid, r: bar.update(
-            task, description=f"checked {r.users} users, {r.canonical} projectable memories, "
-                              f"{len(r.findings)} findings"))
+    with progress.bar("checking users", 1 if args.uid else None, json_mode=args.json) as shown:
+        if shown.enabled and not args.uid:
+            shown.update(total=_count(doctor.users(ctx)))
+        report = doctor.run(ctx, args.uid, progress=lambda uid, r: shown.update(
+            completed=r.users, note=f"{r.canonical} projectable memories, {len(r.findings)} findings"))
+        shown.update(completed=report.users)
         if args.repair and report.drift:
-            bar.update(task, description=f"enqueueing repairs for {len(report.findings)} findings")
+            shown.update(note=f"enqueueing repairs for {len(report.findings)} findings")
             doctor.repair(ctx, report)
     if args.json:
         print(json.dumps(report.as_dict()))
@@ -197,16 +185,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
     """Queue a provider's purge and re-projection per user; the drain does the writes."""
-    from rich.progress import Progress, SpinnerColumn, TextColumn
-
-    from core.services import rebuild
+    from core.services import doctor, rebuild
 
     ctx = _context()
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=_stderr_console(),
-                  transient=True) as bar:
-        task = bar.add_task(f"rebuilding {args.provider}", total=None)
-        report = rebuild.rebuild(ctx, args.provider, None if args.all else [args.uid], progress=lambda r: bar.update(
-            task, description=f"rebuilding {args.provider}: {r.users} users, {r.enqueued} events enqueued"))
+    with progress.bar(f"rebuilding {args.provider}", None if args.all else 1, json_mode=args.json) as shown:
+        if shown.enabled and args.all:
+            shown.update(total=_count(doctor.users(ctx)))
+        report = rebuild.rebuild(ctx, args.provider, None if args.all else [args.uid], progress=lambda r: shown.update(
+            completed=r.users + r.skipped_users, note=f"{r.enqueued} events enqueued"))
     Output(args.json).result(report.as_dict(), title=f"rebuild {args.provider}")
     sys.stderr.write(f"strata rebuild: {report.enqueued} events queued for the drain (nudged); "
                      "`strata outbox drain` waits for them, `strata doctor` checks the result\n")
@@ -277,12 +263,6 @@ def _stdout_console() -> Any:
     from rich.console import Console
 
     return Console(width=200 if not sys.stdout.isatty() else None)
-
-
-def _stderr_console() -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True)
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:

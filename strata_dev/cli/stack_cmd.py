@@ -51,9 +51,21 @@ def _print_urls(info: dict[str, Any], out: Any = sys.stdout) -> None:
         print(f"{label.ljust(width)}  {value}", file=out)
 
 
+def _reporter(json_mode: bool) -> Any:
+    """Where ``stack.up`` says what starts: a stderr line each (``  starting api on port 8081``),
+    none with ``--json`` (its one JSON object on stdout is all)."""
+    if json_mode:
+        return None
+
+    def report(line: str) -> None:
+        print(f"  {line}", file=sys.stderr, flush=True)
+
+    return report
+
+
 def cmd_up(args: argparse.Namespace) -> int:
     try:
-        info = stack.up(_state_dir(args), suite=args.suite, model_replay=_replay(args))
+        info = stack.up(_state_dir(args), suite=args.suite, model_replay=_replay(args), report=_reporter(args.json))
     except stack.StackError as exc:
         print(f"strata stack up: {exc}", file=sys.stderr)
         return 1
@@ -93,13 +105,14 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0 if report["running"] else 3
 
 
-def run_foreground(state_dir: Path | None = None, suite: str = "default", model_replay: Path | None = None) -> int:
+def run_foreground(state_dir: Path | None = None, suite: str = "default", model_replay: Path | None = None,
+                   json_mode: bool = False) -> int:
     """`make dev`: start the stack, print where it is, stop all of it on Ctrl-C / SIGTERM."""
     stop = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
-            info = stack.up(state_dir, suite=suite, model_replay=model_replay)
+            info = stack.up(state_dir, suite=suite, model_replay=model_replay, report=_reporter(json_mode))
         except stack.StackError as exc:
             print(f"strata dev: {exc}", file=sys.stderr)
             return 1
@@ -117,7 +130,7 @@ def run_foreground(state_dir: Path | None = None, suite: str = "default", model_
 
 
 def cmd_dev(args: argparse.Namespace) -> int:
-    return run_foreground(_state_dir(args), args.suite, _replay(args))
+    return run_foreground(_state_dir(args), args.suite, _replay(args), bool(getattr(args, "json", False)))
 
 
 def _replay(args: argparse.Namespace) -> Path | None:

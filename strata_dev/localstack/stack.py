@@ -406,9 +406,11 @@ def _process_env(base: dict[str, str], extra: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def _wait_ready(comps: list[Component], procs: dict[str, Proc], timeout_s: float) -> None:
+def _wait_ready(comps: list[Component], procs: dict[str, Proc], timeout_s: float,
+                report: Callable[[str], None] = lambda line: None) -> None:
     pending = {c.name: c for c in comps}
-    deadline = time.monotonic() + timeout_s
+    started = time.monotonic()
+    deadline = started + timeout_s
     while pending:
         for name, comp in list(pending.items()):
             proc = procs[name]
@@ -416,6 +418,8 @@ def _wait_ready(comps: list[Component], procs: dict[str, Proc], timeout_s: float
                 raise StackError(f"{name} exited during start-up; log {proc.log}:\n{log_tail(proc.log)}")
             if comp.ready():
                 log.info("%s ready on port %d", name, comp.port)
+                report(f"{name} ready on port {comp.port} ({time.monotonic() - started:.1f} s; "
+                       f"{len(comps) - len(pending) + 1} of {len(comps)})")
                 del pending[name]
         if not pending:
             return
@@ -428,7 +432,7 @@ def _wait_ready(comps: list[Component], procs: dict[str, Proc], timeout_s: float
 
 def up(state_dir: Path | None = None, *, functions_dir: Path | None = None,
        timeout_s: float | None = None, suite: str = "default", latency: bool = False,
-       model_replay: Path | None = None) -> dict[str, Any]:
+       model_replay: Path | None = None, report: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Start the whole stack (or return the running one in ``state_dir``) and describe it.
 
     ``suite`` picks the emulators: ``default`` runs the Google Cloud CLI's Firestore and Pub/Sub
@@ -437,7 +441,9 @@ def up(state_dir: Path | None = None, *, functions_dir: Path | None = None,
     ``latency`` (default suite only) starts the delay proxy in front of Firestore, Typesense and the
     vector index (:func:`set_rtt_ms` sets its delay; 0 until then). ``model_replay`` (a folder of
     recorded model replies) runs the model path: extractor and router ``openai`` on the replay
-    server of :mod:`strata_dev.localstack.model_replay`."""
+    server of :mod:`strata_dev.localstack.model_replay`. ``report`` is told, one line each, what
+    starts (with its port), what is ready and what is wired (``strata stack up`` prints them)."""
+    report = report or (lambda line: None)
     if latency and suite != "default":
         raise StackError("the latency proxy runs with the default suite only")
     if suite not in SUITES:
@@ -458,12 +464,13 @@ def up(state_dir: Path | None = None, *, functions_dir: Path | None = None,
                 if bool(model_replay) != bool(existing["info"].get("model_replay")):
                     raise StackError(f"the stack in {state_dir} runs {'with' if not model_replay else 'without'} "
                                      "the model replay: stop it first")
+                report(f"a stack is already running in {state_dir}")
                 return existing["info"]
             log.warning("stale stack state in %s; stopping its remains first", state_dir)
             _stop_all(existing)
             (state_dir / STATE_FILE).unlink(missing_ok=True)
         return _start(state_dir, functions_dir, timeout_s, suite, latency,
-                      Path(model_replay).resolve() if model_replay else None)
+                      Path(model_replay).resolve() if model_replay else None, report)
 
 
 def set_rtt_ms(info: dict[str, Any], ms: float) -> None:
@@ -478,7 +485,8 @@ def set_rtt_ms(info: dict[str, Any], ms: float) -> None:
 
 
 def _start(state_dir: Path, functions_dir: Path, timeout_s: float, suite: str = "default",
-           latency: bool = False, model_replay: Path | None = None) -> dict[str, Any]:
+           latency: bool = False, model_replay: Path | None = None,
+           report: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     rules = REPO_ROOT / "infra" / "firestore.rules"
     if not rules.is_file():
         raise StackError(f"{rules} is missing")
@@ -507,14 +515,16 @@ def _start(state_dir: Path, functions_dir: Path, timeout_s: float, suite: str = 
         for comp in comps:
             procs[comp.name] = spawn(comp.name, comp.argv, env={**env, **comp.env}, cwd=comp.cwd or REPO_ROOT,
                                      log=logs / f"{comp.name.replace(':', '_')}.log", port=comp.port)
+            report(f"starting {comp.name} on port {comp.port}")
         # Written early so that `down` can clean up even if this process dies mid-start.
         _write_state(state_dir, info, list(procs.values()), 0.0, suite)
         try:
-            _wait_ready(comps, procs, timeout_s)
+            _wait_ready(comps, procs, timeout_s, report)
         finally:
             if "firebase" in procs:
                 procs = _with_detached_children(procs, "firebase")
                 _write_state(state_dir, info, list(procs.values()), 0.0, suite)
+        report("wiring the Firestore triggers, the Pub/Sub push, the Tasks queue and the Typesense keys")
         wiring.register_firestore_triggers(info["firestore_emulator_host"], info["project_id"],
                                            layout.trigger_pattern())
         wiring.wire_pubsub(info["pubsub_emulator_host"], info["project_id"],
@@ -522,6 +532,7 @@ def _start(state_dir: Path, functions_dir: Path, timeout_s: float, suite: str = 
         wiring.ensure_tasks_queue(info["tasks_emulator_host"], info["project_id"])
         wiring.typesense_keys(info["typesense_url"], info["typesense_api_key"], info["typesense_search_key"])
         procs[tick.name] = spawn(tick.name, tick.argv, env=env, cwd=REPO_ROOT, log=logs / "tick.log", port=0)
+        report("starting tick (the scheduler's stand-in)")
     except BaseException:
         _stop_all({"processes": [p.to_json() for p in procs.values()], "info": info})
         (state_dir / STATE_FILE).unlink(missing_ok=True)
