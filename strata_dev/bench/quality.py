@@ -343,6 +343,11 @@ def main(args: Any) -> int:
             sys.stderr.write(f"never judged  {m.key}  {m.session}  [{m.layer} {m.kind}]  {m.content}\n")
         result["never_judged_keys"] = sorted({m.key for m in unjudged})
     Output(bool(getattr(args, "json", False))).result({"benchmark": "quality", **result}, title="bench quality")
+    if getattr(args, "plot", None):
+        from strata_dev.bench import plots
+
+        drawn = plots.quality(result, Path(args.plot))
+        sys.stderr.write(f"bench quality: chart written to {drawn}\n" if drawn else "bench quality: no chart\n")
     return 0
 
 

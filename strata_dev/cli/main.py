@@ -525,7 +525,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--updates-only", action="store_true", help="recall: only the knowledge-update figure")
     p.add_argument("--owner", choices=["each", "a"], default="each",
                    help="recall: each named speaker as the owner in turn (default), or speaker_a only")
-    p.add_argument("--plot", default=None, help="scale: write the growth curves as a PNG here")
+    p.add_argument("--plot", default=None, metavar="FILE",
+                   help="write a chart of the results as a PNG (matplotlib, the dev extra): all, each benchmark's "
+                        "ratio to its baseline beside its target; recall, recall@10 per mode and BM25; quality, "
+                        "precision and good per session; scale, the growth curves")
+    p.add_argument("--replot", default=None, metavar="RESULTS",
+                   help="with --plot: draw the chart from a saved run (--json output, or scale's --out) and run nothing")
     p.add_argument("--max-memories", type=int, default=None,
                    help="scale: leave out the memory sizes above this one")
     p.add_argument("--out", default=None, help="scale: also write the figures so far to this file after each point")
