@@ -106,6 +106,12 @@ def receipt_problems(item: MemoryItem, assertion: dict[str, Any] | None) -> list
             problems.append(f"receipt {key} is stale")
     if ids.graph_plan_hash(plan) != item.graph_plan_hash:
         problems.append("graph plan hash mismatch")
+    return problems + _record_problems(item, assertion)
+
+
+def _record_problems(item: MemoryItem, assertion: dict[str, Any] | None) -> list[str]:
+    """Beside the receipt: the item's own lineage and ledger fields, and its graph assertion."""
+    problems: list[str] = []
     if item.id in item.supersedes:
         problems.append("item supersedes itself")
     if not item.ledger_commit_id or item.ledger_sequence is None:
