@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -202,17 +202,27 @@ def deliver_webhook(ctx: Ports, uid: str, webhook_type: str, conversation_id: st
         return finish("refused", reason=str(exc))
     body = json.dumps(policy.conversation_body(conversation_id, conversation),
                       ensure_ascii=False, allow_nan=False).encode()
-    try:
-        status = ctx.webhook_sender.post(policy.target_url(url, uid), addresses[0], body,
-                                         timeout_s=ctx.settings.webhook_timeout_s)
-    except RetryableError as exc:
-        status, error = 0, exc.message
-    else:
-        error = ""
-        if 200 <= status < 300:
-            return finish("delivered", last_status=status, delivered_at=ctx.now())
+    status, error = _post(ctx, uid, url, addresses, body)
+    if 200 <= status < 300:
+        return finish("delivered", last_status=status, delivered_at=ctx.now())
+    return _undelivered(finish, attempt, status, error)
+
+
+def _undelivered(finish: Callable[..., dict[str, Any]], attempt: int, status: int, error: str) -> dict[str, Any]:
+    """An attempt the receiver did not take: recorded as retrying (raising :class:`DeliveryPending`)
+    while it may take it later and attempts remain, else as failed."""
     worth_retrying = status == 0 or policy.retry_worthy(status)
     if worth_retrying and attempt < MAX_ATTEMPTS:
         finish("retrying", last_status=status or None, last_error=error or None)
         raise DeliveryPending(f"webhook attempt {attempt} of {MAX_ATTEMPTS} failed: {error or status}")
     return finish("failed", last_status=status or None, last_error=error or None)
+
+
+def _post(ctx: Ports, uid: str, url: str, addresses: list[str], body: bytes) -> tuple[int, str]:
+    """POST the body to the checked address: (the receiver's status, ""), or (0, why) when it could
+    not be reached in time."""
+    try:
+        return ctx.webhook_sender.post(policy.target_url(url, uid), addresses[0], body,
+                                       timeout_s=ctx.settings.webhook_timeout_s), ""
+    except RetryableError as exc:
+        return 0, exc.message
