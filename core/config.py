@@ -179,6 +179,18 @@ class Settings:
     consolidation_on_write: bool = True  # off: writes only mark the user; the walk schedules it
     walk_page_size: int = _setting(500, gt=0)
     walk_pages: int = _setting(4, gt=0)
+    # Observability (core/tracing.py, core/logs.py). Where spans go: ``cloud_trace`` (Cloud Trace),
+    # ``file`` (JSON lines in ``trace_file``, empty: ``<state_dir>/traces.jsonl``; the local stack),
+    # ``none``, or ``auto``: ``cloud_trace`` on Cloud Run (``K_SERVICE`` set, no emulator), else none.
+    trace_exporter: str = _setting("auto", choices=("auto", "none", "file", "cloud_trace"))
+    trace_file: str = ""
+    # The share of traces recorded when the caller did not decide (a sampled parent is always kept).
+    trace_sample_ratio: float = _setting(1.0, ge=0)
+    # The Cloud Run service name (set by the platform): the traces' service name, and ``auto``'s cue.
+    k_service: str = _setting("", env=("K_SERVICE",))
+    # The HMAC-SHA256 key of ``uid_hash`` in log lines and spans (a secret in production: without it
+    # anyone who reads the logs can hash candidate uids and compare). Empty: a fixed local key.
+    log_hash_key: str = ""
     # Local tooling (the stack, its scheduler stand-in, the CLI).
     state_dir: str = ""  # default <repo>/.strata/stack
     tick_seconds: float = _setting(0.0, ge=0)  # 0 = follow the Terraform crons

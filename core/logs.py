@@ -8,13 +8,18 @@ JSON object (``log.info(json.dumps({...}))``, :func:`core.services.webhooks.log_
 fields, its ``event`` becoming the ``message``.
 
 Users are pseudonymous in logs: a ``uid`` field becomes ``uid_hash`` (``uids`` → ``uid_hashes``),
+an HMAC-SHA256 of the uid keyed with the ``log_hash_key`` setting (a secret in production, so a
+reader of the logs cannot hash candidate uids to find one; ``strata uid-hash`` maps a hash back to
+the user for an operator),
 and the raw uid of the request in scope is replaced by its hash anywhere in the text, exceptions
 included (URL-encoded too); every line written in a user's scope carries its ``uid_hash``. Fields that could carry memory or transcript text (``content``, ``text``, ``quote``,
 ``transcript``, ``transcript_segments``) are dropped, never logged.
 
 :func:`configure` is idempotent and called by each function entry point on its first event (not at
 import time); it routes Python warnings and every library logger through the same handler, so no
-other line format reaches the function's output.
+other line format reaches the function's output. The entry wrappers also open the unit of work's
+root span (:mod:`core.tracing`); a line written inside a recording span carries its trace (when no
+header gave one) and ``logging.googleapis.com/spanId``, so Cloud Logging links the line to the trace.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import hmac
 import json
 import logging
 import re
@@ -33,7 +39,11 @@ from datetime import UTC, datetime
 from typing import IO, Any
 from urllib.parse import quote, quote_plus
 
+from core import tracing
+
 TRACE_FIELD = "logging.googleapis.com/trace"
+SPAN_FIELD = "logging.googleapis.com/spanId"
+LOCAL_HASH_KEY = "strata-log"  # the key of uid_hash when ``log_hash_key`` is empty (local, tests)
 QUIET_LOGGERS = ("httpx", "httpcore", "urllib3", "google.auth", "grpc")
 REDACTED_FIELDS = frozenset({"content", "text", "quote", "transcript", "transcript_segments"})
 _SEVERITY = {logging.DEBUG: "DEBUG", logging.INFO: "INFO", logging.WARNING: "WARNING", logging.ERROR: "ERROR",
@@ -48,9 +58,20 @@ _lock = threading.Lock()
 _handler: logging.Handler | None = None
 
 
-def hash_uid(uid: str) -> str:
-    """A stable pseudonym of ``uid`` (the same in every log line, not reversible from the log)."""
-    return "uh_" + hashlib.sha256(f"strata-log:{uid}".encode()).hexdigest()[:16]
+def hash_uid(uid: str, key: str | None = None) -> str:
+    """A stable pseudonym of ``uid``: ``uh_`` and 16 hex digits of HMAC-SHA256(``key``, uid), the
+    key being the ``log_hash_key`` setting unless given (the same in every log line; without the key
+    a candidate uid cannot be checked against it)."""
+    secret = (_hash_key() if key is None else key) or LOCAL_HASH_KEY
+    return "uh_" + hmac.new(secret.encode(), uid.encode(), hashlib.sha256).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=1)
+def _hash_key() -> str:
+    """The settings' ``log_hash_key`` (one resolution of the variables)."""
+    from core.config import load
+
+    return load().log_hash_key
 
 
 def trace_id(headers: Mapping[str, str]) -> str | None:
@@ -91,9 +112,12 @@ def set_request_id(request_id: str) -> None:
 
 
 def set_uid(uid: str | None) -> None:
-    """Name the user of the request in scope once it is known (after decoding or auth)."""
+    """Name the user of the request in scope once it is known (after decoding or auth); the
+    recording span carries its ``uid_hash`` too."""
     if uid:
         _uid.set(uid)
+        if tracing.enabled():
+            tracing.annotate(**{"strata.uid_hash": hash_uid(uid)})
 
 
 def _hide(text: str, uid: str) -> str:
@@ -149,6 +173,10 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         trace = _trace.get()
+        ids = tracing.current_ids()
+        if ids:
+            trace = trace or ids[0]
+            entry[SPAN_FIELD] = ids[1]
         if trace:
             entry[TRACE_FIELD] = f"projects/{_project()}/traces/{trace}"
         request_id = _request.get()
@@ -190,10 +218,20 @@ def configure(stream: IO[str] | None = None, level: int = logging.INFO) -> loggi
 
 
 def _event_headers(cloud_event: Any) -> dict[str, str]:
-    try:
-        parent = cloud_event.get("traceparent")
-    except (AttributeError, KeyError, TypeError):
-        parent = None
+    """The event's trace: a Pub/Sub message's ``traceparent`` attribute (set by the publisher,
+    :mod:`core.adapters.pubsub`, so a drain joins the trace of the work that nudged it), else the
+    CloudEvent's own ``traceparent``."""
+    parent: Any = None
+    with contextlib.suppress(AttributeError, KeyError, TypeError, ValueError):
+        data = cloud_event.data
+        if isinstance(data, bytes | str):
+            data = json.loads(data)
+        parent = ((data.get("message") or {}).get("attributes") or {}).get("traceparent")
+    if not isinstance(parent, str):
+        try:
+            parent = cloud_event.get("traceparent")
+        except (AttributeError, KeyError, TypeError):
+            parent = None
     return {"traceparent": parent} if isinstance(parent, str) else {}
 
 
@@ -202,7 +240,8 @@ def event_entry(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
     @functools.wraps(fn)
     def entry(cloud_event: Any) -> Any:
         configure()
-        with scope(headers=_event_headers(cloud_event)):
+        headers = _event_headers(cloud_event)
+        with scope(headers=headers), tracing.root(fn.__name__, headers=headers, kind="CONSUMER"):
             return fn(cloud_event)
 
     return entry
@@ -213,11 +252,12 @@ def http_entry(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def entry(request: Any, *args: Any, **kwargs: Any) -> Any:
         configure()
-        with scope(headers=dict(request.headers.items())):
+        headers = dict(request.headers.items())
+        with scope(headers=headers), tracing.root(fn.__name__, headers=headers):
             return fn(request, *args, **kwargs)
 
     return entry
 
 
-__all__ = ["REDACTED_FIELDS", "TRACE_FIELD", "JsonFormatter", "configure", "event_entry", "hash_uid", "http_entry",
+__all__ = ["LOCAL_HASH_KEY", "REDACTED_FIELDS", "SPAN_FIELD", "TRACE_FIELD", "JsonFormatter", "configure", "event_entry", "hash_uid", "http_entry",
            "scope", "set_request_id", "set_uid", "trace_id"]

@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 
+from core import tracing
 from core.adapters.google_auth import adc_token
 from core.config import Settings
 from core.errors import BadRequest, DimensionMismatch, PermanentError, ProviderUnavailable
@@ -47,6 +48,7 @@ def _normalise(vector: Sequence[float]) -> list[float]:
     return [x / norm for x in vector]
 
 
+@tracing.spanned("embedder", only=("embed",))
 class HashingEmbedder(Embedder):
     """Deterministic feature hashing; no model, no dependency, no network.
 
@@ -91,6 +93,7 @@ class HashingEmbedder(Embedder):
         return [self.embed_one(t) for t in texts]
 
 
+@tracing.spanned("embedder", only=("embed",))
 class MiniLMEmbedder(Embedder):
     """all-MiniLM-L6-v2 on ONNX Runtime, without PyTorch (the ``minilm`` extra).
 
@@ -186,6 +189,7 @@ class MiniLMEmbedder(Embedder):
         return out
 
 
+@tracing.spanned("embedder", only=("embed",))
 class _RemoteEmbedder(Embedder):
     """An HTTP embeddings endpoint asked ``_batch`` texts per request over one client."""
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from core import metering
+from core import metering, tracing
 from core.adapters.rules import RuleRouter
 from core.adapters.rules.extractor import RuleExtractor
 from core.adapters.rules.router import rule_endings
@@ -85,6 +85,7 @@ class Usage:
 
 
 # --------------------------------------------------------------------------- the client
+@tracing.spanned("model", only=("complete_json",))
 class ChatClient:
     """A small OpenAI-compatible ``/chat/completions`` client returning the parsed JSON object.
 

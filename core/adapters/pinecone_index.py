@@ -31,6 +31,7 @@ from pinecone.errors.exceptions import (
     PineconeValueError,
 )
 
+from core import tracing
 from core.errors import PermanentError, ProviderUnavailable
 from core.ports import Hit, ProjectionDoc, ProviderRecord, VectorIndex
 
@@ -63,6 +64,7 @@ def _translate(exc: Exception, action: str) -> Exception:
     return ProviderUnavailable(f"pinecone transport failure during {action}: {exc}")
 
 
+@tracing.spanned("vector_index")
 class PineconeIndex(VectorIndex):
     """One Pinecone index host and one namespace (a namespace per deployment)."""
 

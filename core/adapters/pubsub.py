@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from core import tracing
 from core.errors import ProviderUnavailable
 from core.ports import Publisher
 
 PUBLISH_TIMEOUT_S = 10.0
 
 
+@tracing.spanned("publisher")
 class PubSubPublisher(Publisher):
     def __init__(self, project_id: str) -> None:
         from google.pubsub_v1.services.publisher.client import PublisherClient
@@ -29,7 +31,8 @@ class PubSubPublisher(Publisher):
 
     def publish(self, topic: str, data: dict[str, Any]) -> None:
         path = self._client.topic_path(self.project_id, topic)
-        message = self._message(data=json.dumps(data).encode())
+        # The publishing span's traceparent: the drain's root span joins the trace (core/logs.py).
+        message = self._message(data=json.dumps(data).encode(), attributes=tracing.carrier())
         try:
             self._client.publish(topic=path, messages=[message], timeout=PUBLISH_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001 - SDK raises many types

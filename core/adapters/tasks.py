@@ -6,11 +6,13 @@ import json
 from datetime import datetime
 from typing import Any
 
+from core import tracing
 from core.config import Settings
 from core.errors import ProviderUnavailable
 from core.ports import TaskQueue
 
 
+@tracing.spanned("tasks")
 class CloudTasksQueue(TaskQueue):
     def __init__(self, settings: Settings) -> None:
         from google.cloud import tasks_v2

@@ -37,6 +37,7 @@ import httpx
 import typesense
 from typesense import exceptions as ts_errors
 
+from core import tracing
 from core.errors import ConfigurationError, PermanentError, ProviderUnavailable
 from core.ports import Hit, KeywordIndex, ProjectionDoc, ProviderRecord
 
@@ -138,6 +139,7 @@ def _translate(exc: BaseException, action: str) -> Exception:
     return ProviderUnavailable(f"typesense failed during {action}: {exc}")
 
 
+@tracing.spanned("keyword_index")
 class TypesenseIndex(KeywordIndex):
     """One Typesense collection of ProjectionDocs."""
 

@@ -15,12 +15,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from core import tracing
 from core.errors import WebhookUnreachable
 from core.ports import WebhookSender
 
 USER_AGENT = "strata-webhooks/1"
 
 
+@tracing.spanned("webhook", only=("post",))
 class HttpWebhookSender(WebhookSender):
     def resolve(self, host: str, port: int) -> list[str]:
         try:

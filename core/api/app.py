@@ -13,6 +13,7 @@ import json
 import logging
 import re
 import secrets
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
@@ -20,7 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core import logs
+from core import logs, tracing
 from core.api import (
     adapter_routes,
     conversation_routes,
@@ -197,9 +198,43 @@ def http_error(exc: Any) -> Any:
     return response
 
 
+UNMATCHED_ROUTE = "(unmatched)"
+
+
+def route_template(method: str, path: str) -> str:
+    """The declared pattern of the route ``path`` is (``/v1/memories/{memory_id}``), whichever
+    method it was asked with; ``(unmatched)`` for a path no route takes. Logs and spans name a
+    request by it, never by its raw path (ids, and a uid where a route carries one)."""
+    path = path.rstrip("/") or "/"
+    if path == MCP_PATH:
+        return MCP_PATH
+    try:
+        return match_route(method, path)[0].pattern
+    except MethodNotAllowed as exc:
+        if exc.allowed:
+            with contextlib.suppress(StrataError):
+                return match_route(exc.allowed[0], path)[0].pattern
+    except StrataError:
+        pass
+    return UNMATCHED_ROUTE
+
+
+def log_request(method: str, path: str, status: int, started: float) -> None:
+    """The request's ``api_request`` line: method, route template, status and latency in ms (from
+    the entry to the answer built; a streamed body's lines are written after). The root span takes
+    the route's name."""
+    route = route_template(method, path)
+    latency_ms = round((time.perf_counter() - started) * 1000, 2)
+    tracing.annotate(f"{method} {route}", **{"http.request.method": method, "http.route": route,
+                                             "http.response.status_code": status})
+    log.info(json.dumps({"event": "api_request", "method": method, "route": route, "status": status,
+                         "latency_ms": latency_ms}))
+
+
 @logs.http_entry
 def handle_flask(request: Any, ctx: Context | None = None) -> Any:
     """functions-framework entry: a Flask request in, a Flask response out."""
+    started = time.perf_counter()
     ctx = ctx or default_context()
     request_id = new_request_id()
     logs.set_request_id(request_id)
@@ -208,6 +243,7 @@ def handle_flask(request: Any, ctx: Context | None = None) -> Any:
     for key, value in cors.answer_headers(ctx.settings, headers).items():
         response.headers.setdefault(key, value)
     response.headers[REQUEST_ID_HEADER] = request_id
+    log_request(request.method, request.path, response.status_code, started)
     return response
 
 
@@ -249,7 +285,6 @@ def _respond(ctx: Context, request: Any, headers: dict[str, str], request_id: st
         status, body, extra = dispatch(ctx, request.method, request.path, headers,
                                        {k: request.args.getlist(k) for k in request.args}, raw,
                                        request.content_length)
-    log.info(json.dumps({"event": "api_request", "method": request.method, "path": request.path, "status": status}))
     body = _with_request_id(body, request_id) if status >= 400 else body
     if status == 204:
         response = flask.Response(status=204)

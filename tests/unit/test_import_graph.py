@@ -25,6 +25,7 @@ FLOORS: dict[str, int] = {
     "core.domain": 1,
     "core.ports": 2,
     "core.logs": 2,
+    "core.tracing": 2,
     "core.metering": 2,
     "core.services": 3,
     "core.adapters": 3,

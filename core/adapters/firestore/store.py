@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
+from core import tracing
 from core.adapters.firestore import fence, leases, transactions
 from core.adapters.firestore.client import stream_docs
 from core.adapters.firestore.queries import QUERIES, build
@@ -48,6 +49,7 @@ def _stage(writer: Any, ref: Any, write: Write, option: Any = None) -> None:
         writer.delete(ref, option=option)
 
 
+@tracing.spanned("firestore")
 class FirestoreStore(Store):
     def __init__(self, client: Any, clock: Callable[[], datetime], *,
                  on_committed: Callable[[str, int], None] | None = None, max_attempts: int = 15) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from core import tracing
 from core.adapters.firestore.queries import QUERIES, build
 from core.domain.unit_of_work import TransactionReads
 
@@ -18,6 +19,7 @@ T = TypeVar("T")
 MAX_ATTEMPTS = 5  # the SDK's default
 
 
+@tracing.spanned("firestore.transaction")
 class Reads(TransactionReads):
     """The reads of one Firestore transaction, as the unit of work asks for them. A transaction not
     begun yet (``begin``) is begun by its first read (a lookup or a query), in the same round trip."""
