@@ -133,12 +133,10 @@ def capture_conversation(ctx: Ports, uid: str, conversation_id: str, doc: dict[s
 def _capture(ctx: Ports, uid: str, conversation_id: str, doc: dict[str, Any], revision: str, run_ref: str,
              stored_run: dict[str, Any] | None, result: CaptureResult) -> None:
     run = CaptureRun.from_store(stored_run)
-    if run.deleting:
-        result.skipped = "conversation_deleted"
-        return
     done = run.jobs_done(revision)
-    if all(done.get(job) for job in JOBS):
-        result.skipped = "already_captured"
+    skipped = _skipped(run, done)
+    if skipped is not None:
+        result.skipped = skipped
         return
     # No marker at all (or one that only counts model attempts): nothing of this conversation was
     # ever applied (the marker is written in the same commit as the memories), so there is no cohort
@@ -156,7 +154,7 @@ def _capture(ctx: Ports, uid: str, conversation_id: str, doc: dict[str, Any], re
     if raw is None:
         return
     extraction = drop_secret_candidates(raw)
-    device_id = doc.get("client_device_id") if isinstance(doc.get("client_device_id"), str) else None
+    device_id = _device_id(doc)
     workflow = {name: _workflow_rows(ctx, uid, conversation_id, revision, name, extraction)
                 for name in JOBS[1:] if not done.get(name)}
 
@@ -191,6 +189,21 @@ def _capture(ctx: Ports, uid: str, conversation_id: str, doc: dict[str, Any], re
         result.skipped = "conversation_deleted"
         return
     _count_workflow(result, workflow)
+
+
+def _skipped(run: CaptureRun, done: dict[str, Any]) -> str | None:
+    """Why the capture writes nothing: a delete of the conversation began, or every job of this
+    revision is done already; None when it goes on."""
+    if run.deleting:
+        return "conversation_deleted"
+    if all(done.get(job) for job in JOBS):
+        return "already_captured"
+    return None
+
+
+def _device_id(doc: dict[str, Any]) -> str | None:
+    """The conversation's capture device, when it names one."""
+    return doc.get("client_device_id") if isinstance(doc.get("client_device_id"), str) else None
 
 
 def _flatten(workflow: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
