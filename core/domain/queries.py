@@ -82,6 +82,14 @@ class QuerySpec:
         indexes (created automatically) serve it (a query with ``any_of``: :meth:`required_indexes`)."""
         if self.any_of:
             raise ValueError(f"query {self.name} is a disjunction: it needs required_indexes()")
+        fields = self._index_fields()
+        if len(fields) < 2:
+            return None
+        return CompositeIndex(self.collection, self.scope, tuple(fields))
+
+    def _index_fields(self) -> list[IndexField]:
+        """The fields of the index, in the order Firestore wants them: array-contains, then
+        equality, then inequality (in its field's order direction), then the remaining orders."""
         fields: list[IndexField] = []
         seen: set[str] = set()
         for clause in self.where:
@@ -102,9 +110,7 @@ class QuerySpec:
             if order.field not in seen and order.field != "__name__":
                 fields.append(IndexField(order.field, order.direction))
                 seen.add(order.field)
-        if len(fields) < 2:
-            return None
-        return CompositeIndex(self.collection, self.scope, tuple(fields))
+        return fields
 
 
 def _q(name: str, collection: str, scope: Scope, where: Sequence[Clause], order_by: Sequence[Order],
