@@ -315,8 +315,17 @@ def _cascade(ctx: Ports, uid: str, conversation_id: str, remove_document: bool) 
                     "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None,
                     "intent": run_id}
     totals = dict(state.summary or {"withdrawn": 0, "retracted": 0})
+    commit_id, workflow_removed = _cascade_pages(ctx, uid, conversation_id, run_id, remove_document, totals)
+    for name in ("withdrawn", "retracted"):
+        totals[name] = totals.get(name, 0) + historical
+    return {**totals, "workflow_removed": workflow_removed, "commit_id": commit_id, "intent": run_id}
+
+
+def _cascade_pages(ctx: Ports, uid: str, conversation_id: str, run_id: str, remove_document: bool,
+                   totals: dict[str, Any]) -> tuple[str | None, int]:
+    """The cascade's pages up to its last, each page's counts added to ``totals``, then the
+    conversation's workflow rows. Returns (the last commit id, the workflow rows removed)."""
     commit_id = None
-    workflow_removed = 0
     for _page in range(MAX_PAGES):
         page = _cascade_page(ctx, uid, conversation_id, run_id, remove_document)
         for name in ("withdrawn", "retracted"):
@@ -326,14 +335,9 @@ def _cascade(ctx: Ports, uid: str, conversation_id: str, remove_document: bool) 
             # Captures are refused from the first page on (their workflow writes too), so the
             # conversation's action items and goals can go after the last page; a delete trigger
             # finding the cascade done removes any a failure here left.
-            workflow_removed += _remove_workflow(ctx, uid, conversation_id)
-            break
-    else:
-        raise Conflict("the conversation has more derived memories than one delete walks; call again",
-                       code="cascade_incomplete")
-    for name in ("withdrawn", "retracted"):
-        totals[name] = totals.get(name, 0) + historical
-    return {**totals, "workflow_removed": workflow_removed, "commit_id": commit_id, "intent": run_id}
+            return commit_id, _remove_workflow(ctx, uid, conversation_id)
+    raise Conflict("the conversation has more derived memories than one delete walks; call again",
+                   code="cascade_incomplete")
 
 
 def _record_early_delete(ctx: Ports, uid: str, conversation_id: str, run_id: str) -> bool:
