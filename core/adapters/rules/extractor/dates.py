@@ -68,12 +68,7 @@ def _nearest(day: date, month: int, dom: int, when: int = 0) -> date | None:
     """The date with this month and day nearest to ``day`` (last year, this year or next): the
     latest one not after ``day`` when told in the past (``when`` -1), the first one not before it
     when told of the future (1). ``dom`` 0 is a whole month (any of its days counts)."""
-    options = []
-    for year in (day.year - 1, day.year, day.year + 1):
-        try:
-            options.append(date(year, month, dom or 1))
-        except ValueError:
-            continue
+    options = _around(day, month, dom)
     if when and dom == 0:
         this_month = [d for d in options if (d.year, d.month) == (day.year, day.month)]
         if this_month:
@@ -83,6 +78,17 @@ def _nearest(day: date, month: int, dom: int, when: int = 0) -> date | None:
     elif when > 0:
         options = [d for d in options if d >= day]
     return min(options, key=lambda d: abs((d - day).days)) if options else None
+
+
+def _around(day: date, month: int, dom: int) -> list[date]:
+    """The dates with this month and day last year, this year and next (those that exist)."""
+    options = []
+    for year in (day.year - 1, day.year, day.year + 1):
+        try:
+            options.append(date(year, month, dom or 1))
+        except ValueError:
+            continue
+    return options
 
 
 def _fmt(d: date) -> str:
