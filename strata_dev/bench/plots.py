@@ -64,11 +64,11 @@ def ratio_of(result: dict[str, Any]) -> float | None:
 def summary(results: Sequence[dict[str, Any]], path: Path, title: str = "") -> str | None:
     """One bar per benchmark with a headline ratio, its target as a mark."""
     plt = _pyplot()
-    rows = [(r["benchmark"], ratio_of(r)) for r in results if r.get("benchmark") in RATIOS]
-    rows = [(name, value) for name, value in rows if value is not None]
+    rows: list[tuple[str, float]] = [(r["benchmark"], value) for r in results if r.get("benchmark") in RATIOS
+                                     and (value := ratio_of(r)) is not None]
     if plt is None or not rows:
         return None
-    fig, ax = plt.subplots(figsize=(8, 0.6 * len(rows) + 1.6))
+    fig, ax = plt.subplots(figsize=(10, 0.7 * len(rows) + 2.0))
     names = [f"{name}\n({RATIOS[name][2]})" for name, _ in rows]
     ax.barh(names, [v for _, v in rows], color="C0", label="ours ÷ same-run baseline")
     ax.scatter([RATIOS[name][1] for name, _ in rows], names, marker="|", s=600, color="C3", zorder=3,
@@ -77,9 +77,11 @@ def summary(results: Sequence[dict[str, Any]], path: Path, title: str = "") -> s
         ax.annotate(f"{value:.2f}", (value, index), xytext=(4, 0), textcoords="offset points", va="center")
     ax.invert_yaxis()
     ax.set_xlabel("ratio")
-    ax.set_title(title or "strata bench: each benchmark against its baseline in the same run")
+    quick = " (--quick)" if all(r.get("quick") for r in results) else ""
+    ax.set_title(title or f"strata bench{quick}: ours ÷ the same run's baseline")
+    ax.set_xlim(0, max(1.1, max(v for _, v in rows) * 1.15))
     ax.grid(True, axis="x", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2)
     return _save(plt, fig, path)
 
 
@@ -101,7 +103,7 @@ def recall(result: dict[str, Any], path: Path) -> str | None:
     ax.set_ylabel("recall@10, all questions")
     ax.set_title(f"strata bench recall ({result.get('embedder', '?')} embedder)")
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=4)
     return _save(plt, fig, path)
 
 
@@ -144,6 +146,8 @@ def _save(plt: Any, fig: Any, path: Path) -> str:
 
 def draw(name: str, results: Sequence[dict[str, Any]], path: Path) -> str | None:
     """The chart for ``strata bench NAME`` over ``results`` (see the module docstring)."""
+    if name != "all":  # one benchmark's chart, also from a saved `all` run
+        results = [r for r in results if r.get("benchmark") in (name, None)] or list(results)
     if name == "all" or len(results) > 1:
         return summary(results, path)
     result = results[0] if results else {}
