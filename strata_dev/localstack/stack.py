@@ -216,6 +216,8 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path, runtime_dir: str, s
         "tasks_queue": catalog.queue_path(project),
         "projection_topic": f"projects/{project}/topics/{catalog.PROJECTION_TOPIC}",
         "state_dir": str(state_dir),
+        # The functions' spans, one JSON object per line (core/tracing.py, the ``file`` exporter).
+        "trace_file": str(state_dir / "traces.jsonl"),
         "embedder": os.environ.get("STRATA_EMBEDDER") or local_embedder(),
     }
     data = state_dir / "data"
@@ -336,7 +338,8 @@ def _plan(state_dir: Path, functions_dir: Path, rules: Path, runtime_dir: str, s
              "--port", str(ports["fn:" + fn.name])],
             ports["fn:" + fn.name],
             _function_ready(url),
-            env=keys | gunicorn_runtime_env(fn.name, runtime_dir),
+            env=keys | gunicorn_runtime_env(fn.name, runtime_dir)
+            | {"STRATA_TRACE_EXPORTER": "file", "STRATA_TRACE_FILE": info["trace_file"]},
         ))
     tick = Component(
         "tick",
