@@ -118,9 +118,11 @@ class Settings:
     # The original's namespace (its ``{uid}-{memory_id}`` vectors): deletes and purges clear it too.
     pinecone_legacy_namespace: str = "ns2"
     # Models.
-    extractor: str = "rules"
-    router: str = "rules"
-    embedder: str = "hashing"
+    # ``rules`` (deterministic, offline) or ``openai`` (a model behind an OpenAI-compatible chat
+    # endpoint); the embedders of core/adapters/embeddings.py. Terraform validates the same lists.
+    extractor: str = _setting("rules", choices=("rules", "openai"))
+    router: str = _setting("rules", choices=("rules", "openai"))
+    embedder: str = _setting("hashing", choices=("hashing", "minilm", "openai", "vertex"))
     embedding_dim: int = _setting(384, gt=0)
     llm_base_url: str = ""
     llm_model: str = ""

@@ -279,3 +279,12 @@ def test_every_terraform_value_the_docs_name_is_allowed(clean_env: pytest.Monkey
         if re.fullmatch(rf"(?:tostring\()?var\.{variable}\)?", expr) and env in FIELD_BY_ENV:
             refused = _refusal(FIELD_BY_ENV[env], value)
             assert refused is None, f"{doc} sets {variable} = {value!r}, which {env} refuses: {refused}"
+
+
+@pytest.mark.parametrize(("field", "value"), [("extractor", "llm"), ("router", "llm"), ("embedder", "word2vec")])
+def test_a_model_setting_the_code_does_not_know_stops_the_start(clean_env: pytest.MonkeyPatch, field: str,
+                                                              value: str) -> None:
+    """docs/deploy.md once said extractor = "llm": every capture then failed and was redelivered.
+    The extractor, router and embedder declare their choices, so such a value stops the process."""
+    refused = _refusal(field, value)
+    assert refused is not None and config.env_name(field) in refused
