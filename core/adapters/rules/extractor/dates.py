@@ -165,34 +165,49 @@ def _weekday(g: Mapping[str, str | None], day: date, when: int = 0) -> str:
 def _calendar(g: Mapping[str, str | None], day: date, when: int = 0) -> str | None:
     """A day of a month (with or without its year), "the 21st", a month on its own."""
     if g["d1"] or g["d2"]:
-        dom = int(str(g["d1"] or g["d2"]))
-        month = _month_index(str(g["m1"] or g["m2"]))
-        year_text = g["y1"] or g["y2"]
-        if year_text:
-            try:
-                return _fmt(date(int(year_text), month, dom))
-            except ValueError:
-                return None
-        found = _nearest(day, month, dom, when)
-        return _fmt(found) if found else None
+        return _day_of_month(g, day, when)
     if g["d3"]:
-        dom = int(g["d3"])
-        year, month = day.year, day.month
-        if when < 0 and dom > day.day:
-            year, month = _shift_month(day, -1)
-        elif when > 0 and dom < day.day:
-            year, month = _shift_month(day, 1)
+        return _day_alone(int(str(g["d3"])), day, when)
+    if g["m4"]:
+        return _month_alone(g, day, when)
+    return None
+
+
+def _day_of_month(g: Mapping[str, str | None], day: date, when: int) -> str | None:
+    """"21 February", "February 21st, 2025": with its year as told, else the nearest such day."""
+    dom = int(str(g["d1"] or g["d2"]))
+    month = _month_index(str(g["m1"] or g["m2"]))
+    year_text = g["y1"] or g["y2"]
+    if year_text:
         try:
-            return _fmt(date(year, month, dom))
+            return _fmt(date(int(year_text), month, dom))
         except ValueError:
             return None
-    if g["m4"]:
-        month = _month_index(str(g["m4"]))
-        mod = str(g["in_mod"]).lower()
-        found = _nearest(day, month, 0, -1 if mod in ("last", "since") else 1 if mod in ("next", "until", "by")
-                         else when)
-        return _month_name(found.year, found.month) if found else None
-    return None
+    found = _nearest(day, month, dom, when)
+    return _fmt(found) if found else None
+
+
+def _day_alone(dom: int, day: date, when: int) -> str | None:
+    """"The 21st": this month's, or last month's told in the past (next month's of the future) when
+    this month's is on the wrong side of ``day``."""
+    year, month = day.year, day.month
+    if when < 0 and dom > day.day:
+        year, month = _shift_month(day, -1)
+    elif when > 0 and dom < day.day:
+        year, month = _shift_month(day, 1)
+    try:
+        return _fmt(date(year, month, dom))
+    except ValueError:
+        return None
+
+
+def _month_alone(g: Mapping[str, str | None], day: date, when: int) -> str | None:
+    """A month on its own, "last March", "until June": the nearest one, on the side its word says."""
+    month = _month_index(str(g["m4"]))
+    mod = str(g["in_mod"]).lower()
+    found = _nearest(day, month, 0, -1 if mod in ("last", "since") else 1 if mod in ("next", "until", "by")
+                     else when)
+    return _month_name(found.year, found.month) if found else None
 
 
 def resolve(text: str, day: date | None) -> list[tuple[str, str]]:
