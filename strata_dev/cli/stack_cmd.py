@@ -144,7 +144,9 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
         common.add_argument("--json", action="store_true", help="one JSON object instead of text")
     parser = subparsers.add_parser("stack", help="the local stack of emulators, servers and functions")
     parser.add_argument("--state-dir", help="where pids, ports and logs live (default .strata/stack or STRATA_STATE_DIR)")
-    sub = parser.add_subparsers(dest="stack_command", required=True)
+    inner = parser.add_subparsers(dest="stack_command", required=True)
+    # Under `strata`, the CLI's sub-parsers: each sub-command's --help ends with the exit codes.
+    sub = type(subparsers)(inner, common) if hasattr(subparsers, "_common") else inner
     p_up = sub.add_parser("up", parents=[common], help="start everything, wait until healthy, return")
     p_up.add_argument("--suite", choices=stack.SUITES, default="default", help=SUITE_HELP)
     p_up.add_argument("--model-replay", nargs="?", const=str(REPLIES), default=None, metavar="DIR", help=REPLAY_HELP)

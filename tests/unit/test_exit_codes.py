@@ -203,3 +203,10 @@ def test_the_reader_follows_calls_and_refuses_what_it_cannot_read() -> None:
     assert exit_codes(_sample_command) == {0, 1, 4, 5}
     with pytest.raises(Unreadable):
         exit_codes(_sample_opaque)
+
+
+def test_every_sub_commands_help_ends_with_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("stack status", "outbox drain", "server-key revoke"):
+        with pytest.raises(SystemExit):
+            cli.main([*command.split(), "--help"])
+        assert "exit codes:" in capsys.readouterr().out, command
