@@ -129,6 +129,8 @@ RESOURCE_API = {
     "google_firestore_index": "firestore.googleapis.com",
     "google_logging_metric": "logging.googleapis.com",
     "google_monitoring_alert_policy": "monitoring.googleapis.com",
+    "google_monitoring_dashboard": "monitoring.googleapis.com",
+    "google_monitoring_uptime_check_config": "monitoring.googleapis.com",
     "google_project_iam_member": "cloudresourcemanager.googleapis.com",
     "google_project_service": "",  # Service Usage itself: on in every project, and cannot enable itself
     "google_pubsub_subscription": "pubsub.googleapis.com",
