@@ -14,7 +14,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from strata_dev.cli import progress, server_key_cmd, stack_cmd
+from strata_dev.cli import progress, server_key_cmd, stack_cmd, uid_hash_cmd
 from strata_dev.cli.output import RULE, Output, exit_codes_epilog
 
 
@@ -403,6 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = _Subparsers(parser.add_subparsers(dest="command", required=True), common)
     stack_cmd.register(sub, common)
     server_key_cmd.register(sub, common)
+    uid_hash_cmd.register(sub, common)
     p = sub.add_parser("consolidate", help="run a consolidation pass now and print routes per kind")
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--uid")
