@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -71,10 +72,13 @@ print(json.dumps({"load": loaded, "request": sorted(sys.modules), "compiled_at_l
 """
 
 
+@cache
 def _modules(function: str) -> dict[str, list[str]]:
     """The modules loaded by importing the function's ``main.py`` (``load``), then its request
     path's service modules as well (``request``), in a fresh interpreter with default settings;
-    ``compiled_at_load``: the sensitivity pattern sets compiled by the import."""
+    ``compiled_at_load``: the sensitivity pattern sets compiled by the import. One interpreter per
+    function for the whole module (the probe reads files only; every test below asks it something
+    else): each costs one to six seconds of a cold import."""
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
     done = subprocess.run([sys.executable, "-c", PROBE, *REQUEST_PATH[function]], cwd=REPO / "functions" / function,
                           env=env, capture_output=True, text=True, timeout=120, check=False)
