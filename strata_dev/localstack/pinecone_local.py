@@ -188,7 +188,9 @@ class PineconeLocalServer(ThreadingHTTPServer):
             fh.write(line + "\n")
 
     def start_background(self) -> PineconeLocalServer:
-        self._thread = threading.Thread(target=self.serve_forever, name="pinecone-local", daemon=True)
+        # A short poll: shutdown() waits for the loop to see it (0.5 s by default, per server stopped).
+        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="pinecone-local", daemon=True)
         self._thread.start()
         return self
 

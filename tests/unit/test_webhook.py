@@ -148,7 +148,7 @@ def receiver() -> Iterator[tuple[int, list[tuple[str, str, bytes]], threading.Ev
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try:
         yield server.server_port, seen, release
     finally:
