@@ -86,3 +86,12 @@ def test_stack_up_passes_no_reporter_under_json(monkeypatch: pytest.MonkeyPatch,
     assert stack_cmd.cmd_up(args) == 0
     assert seen["report"] is None
     assert capsys.readouterr().err == ""
+
+
+def test_stdout_stays_the_commands_own_while_the_bar_draws(capsys: pytest.CaptureFixture[str]) -> None:
+    stream = Terminal()
+    with progress.bar("work", 2, stream=stream) as shown:
+        print('{"result": 1}')
+        shown.advance()
+    assert capsys.readouterr().out == '{"result": 1}\n'
+    assert '{"result": 1}' not in stream.getvalue()
