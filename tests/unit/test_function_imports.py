@@ -73,17 +73,27 @@ print(json.dumps({"load": loaded, "request": sorted(sys.modules), "compiled_at_l
 
 
 @cache
+def _probes() -> dict[str, subprocess.Popen[str]]:
+    """One probe interpreter per function, all started at once (they are independent: on two cores
+    they overlap)."""
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
+    return {function: subprocess.Popen([sys.executable, "-c", PROBE, *REQUEST_PATH[function]],
+                                       cwd=REPO / "functions" / function, env=env, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True)
+            for function in sorted(REQUEST_PATH)}
+
+
+@cache
 def _modules(function: str) -> dict[str, list[str]]:
     """The modules loaded by importing the function's ``main.py`` (``load``), then its request
     path's service modules as well (``request``), in a fresh interpreter with default settings;
     ``compiled_at_load``: the sensitivity pattern sets compiled by the import. One interpreter per
     function for the whole module (the probe reads files only; every test below asks it something
     else): each costs one to six seconds of a cold import."""
-    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run([sys.executable, "-c", PROBE, *REQUEST_PATH[function]], cwd=REPO / "functions" / function,
-                          env=env, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    loaded: dict[str, list[str]] = json.loads(done.stdout)
+    probe = _probes()[function]
+    out, err = probe.communicate(timeout=120)
+    assert probe.returncode == 0, err
+    loaded: dict[str, list[str]] = json.loads(out)
     return loaded
 
 
