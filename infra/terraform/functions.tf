@@ -75,7 +75,8 @@ locals {
       outbox_drain             = ["typesense", "pinecone", "embedding"]        # projections, wipe purges (the write key); embeddings
       consolidate              = ["typesense", "pinecone", "llm", "embedding"] # neighbours; routing; its maintenance drains project
       deliver_webhook          = []                                            # Firestore and the receiver only
-    } : name => { for k in keys : local.secrets[k].env => google_secret_manager_secret.provider[k].secret_id }
+      # Every function also mounts the log hash key (its log lines name users by uid_hash).
+    } : name => { for k in concat(keys, ["log_hash"]) : local.secrets[k].env => google_secret_manager_secret.provider[k].secret_id }
   }
 
   sizing = {

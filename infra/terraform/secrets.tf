@@ -17,6 +17,9 @@ locals {
     # The OpenAI-compatible embedder's own key, mounted by the functions that embed; never the LLM
     # key (the chat model's key stays with extraction and routing).
     embedding = { id = "${local.resource_prefix}embedding-api-key", env = "STRATA_EMBEDDING_API_KEY", what = "OpenAI-compatible embeddings endpoint API key" }
+    # The key of uid_hash in every function's log lines and spans (core/logs.py): without it a
+    # reader of the logs could hash guessed uids and compare; `strata uid-hash --find` needs it too.
+    log_hash = { id = "${local.resource_prefix}log-hash-key", env = "STRATA_LOG_HASH_KEY", what = "HMAC key of uid_hash in logs and spans (every function)" }
   }
 }
 

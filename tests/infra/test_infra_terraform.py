@@ -158,7 +158,9 @@ def test_function_environment_and_secrets(root):
         assert re.search(rf"\b{key} = ", env_expr), f"{key} is not set on the functions"
     secret_envs = {s["env"] for s in root.locals["secrets"].values()}
     assert secret_envs == {"STRATA_TYPESENSE_API_KEY", "PINECONE_API_KEY", "STRATA_LLM_API_KEY",
-                           "STRATA_EMBEDDING_API_KEY"}
+                           "STRATA_EMBEDDING_API_KEY", "STRATA_LOG_HASH_KEY"}
+    # every function names users in its logs by uid_hash, keyed by the log hash secret
+    assert 'concat(keys, ["log_hash"])' in root.locals["secret_env"]
     assert set(root.resources_of("google_secret_manager_secret")) == {"provider"}
     for name, m in _functions(root).items():
         if name == "deliver_webhook":  # the shared environment, with its own URL as the tasks' audience
