@@ -10,11 +10,12 @@ in the same plan. The outbox events that clear the indexes follow from the tombs
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from core.domain import endings, legacy_rows, paths
-from core.domain.plan import ApplyView, Plan
+from core.domain.plan import ApplyView, Plan, Planner
 from core.domain.records import MemoryItem
 from core.domain.review_queue import redact_reviews
 from core.domain.withdrawal import retract, scrubbed
@@ -79,6 +80,26 @@ def delete_lineage(view: ApplyView, *, memory_id: str, lineage: frozenset[str],
             endings.detach(view, out, changed, member, "delete")
     out.items.extend(changed.values())
     redact_reviews(view, out, reviews)
+    return out
+
+
+def with_receipt(view: ApplyView, *, planner: Planner, path: str,
+                 receipt: Callable[[list[str], datetime], dict[str, Any]], removing: Iterable[str] = ()) -> Plan:
+    """``planner``'s delete, and in the same commit its deletion receipt at ``path`` (a document
+    the apply read: ``receipt`` builds it from the tombstoned ids and the apply's moment) unless it
+    is there already, and the removal of the documents at ``removing`` the apply read and found (a
+    historical row an earlier materialisation left); nothing of this when the delete commits
+    nothing. ``notes["receipt"]`` says it was done, so the caller does it only otherwise (a replay,
+    an empty delete)."""
+    out = planner(view)
+    if out.empty:
+        return out
+    if view.docs.get(path) is None:
+        out.docs[path] = receipt(list(out.summary.get("tombstoned", [])), view.now)
+    for found in removing:
+        if view.docs.get(found) is not None:
+            out.docs[found] = None
+    out.notes["receipt"] = True
     return out
 
 

@@ -107,23 +107,40 @@ def delete_memory(ctx: Ports, uid: str, memory_id: str, request_key: str | None 
         raise NotFound("no such memory")
     if first.locked:
         raise Locked("this memory is locked; unlock it to delete it")
+    return _delete_lineage(ctx, uid, memory_id, key)
+
+
+def _delete_lineage(ctx: Ports, uid: str, memory_id: str, key: dict[str, Any]) -> dict[str, Any]:
+    """Tombstone the lineage of the canonical ``memory_id`` in one apply, rescanning it while it
+    grows under the delete; the answer with its receipt id."""
     ties: set[str] = set()
     lineage = scan_lineage(ctx, uid, memory_id, ties)
+    # One commit: the receipt (unless there already) and any historical row an earlier
+    # materialisation left behind (its cleanup failed) are read in the delete's transaction and
+    # written with it, not by a commit of their own after it.
+    rid = receipts.receipt_id(uid, "delete.memory", key)
+    receipt_path = paths.rel(paths.DELETION_RECEIPTS, rid)
+    rows = legacy_rows.paths(memory_id)
     for _ in range(MAX_RESCANS):
         reviews = review_rows(ctx, uid, lineage)
-        plan = partial(deletion_planners.delete_lineage, memory_id=memory_id, lineage=frozenset(lineage),
-                       reviews=reviews)
+        plan = partial(deletion_planners.with_receipt, planner=partial(
+            deletion_planners.delete_lineage, memory_id=memory_id, lineage=frozenset(lineage), reviews=reviews),
+            path=receipt_path, receipt=partial(receipts.document, rid, "memory"), removing=rows)
         try:
             result = ctx.store.apply(
                 uid, "delete.memory", key, plan, item_ids=lineage | ties,
                 item_queries={"aliases": ("items_by_canonical", {"canonical_memory_id": memory_id})},
-                doc_paths=[paths.rel(paths.REVIEW_QUEUE, r) for r in reviews], actor="user")
+                doc_paths=[receipt_path, *rows, *(paths.rel(paths.REVIEW_QUEUE, r) for r in reviews)], actor="user")
         except LineageMoved:
             lineage |= set().union(*(scan_lineage(ctx, uid, m, ties) for m in list(lineage)))
             continue
-        legacy.cleanup(ctx, uid, [memory_id])  # a row left by an earlier materialisation whose cleanup failed
-        return _memory_receipt(ctx, uid, key, {"deleted": result.summary.get("tombstoned", []),
-                                               "commit_id": result.commit_id})
+        answer = {"deleted": result.summary.get("tombstoned", []), "commit_id": result.commit_id}
+        if result.notes.get("receipt"):
+            return {**answer, "receipt_id": rid}
+        # A replay, or a delete that committed nothing: as before, the rows' cleanup and the receipt
+        # each by itself (both idempotent).
+        legacy.cleanup(ctx, uid, [memory_id])
+        return _memory_receipt(ctx, uid, key, answer)
     raise Conflict("the memory kept changing while it was being deleted; try again", code="delete_contended")
 
 

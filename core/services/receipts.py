@@ -5,8 +5,8 @@ answers a receipt id. ``GET /v1/deletions/{id}`` shows, for each store, when the
 confirmed, or ``pending`` until then:
 
 * ``memory_items`` and ``review_queue``: the delete's own apply transaction tombstoned the items
-  and redacted their review rows; the receipt is written after that commit, so both are confirmed
-  when it is issued.
+  and redacted their review rows; the receipt is written with that commit (one memory's delete:
+  its apply writes it) or after it (delete-all, a cascade), so both are confirmed when it is issued.
 * ``graph``, ``keyword_index`` and ``vector_index``: the outbox drain removes the memories'
   knowledge-graph edges, Typesense documents and vectors, and acknowledges an event (deletes it)
   only once Typesense, the vector index and the graph write all confirmed. A store is confirmed
@@ -84,7 +84,18 @@ def issue(ctx: Ports, uid: str, kind: str, rid: str, memory_ids: Iterable[str], 
     ledger sequence it found stable at, when no memory was left) and its ``count`` instead of the
     ids, which may be more than one document holds: every outbox event of a memory at or before
     that sequence is one of the deleted memories'."""
-    now = ctx.now()
+    doc = document(rid, kind, memory_ids, ctx.now(), conversation_id=conversation_id,
+                   up_to_sequence=up_to_sequence, count=count)
+    path = _path(uid, rid)
+    ctx.store.fenced_write(uid, [(path, doc, False)], guard=path, refuse=lambda found: found is not None)
+    return rid
+
+
+def document(rid: str, kind: str, memory_ids: Iterable[str], now: datetime, *, conversation_id: str | None = None,
+             up_to_sequence: int | None = None, count: int | None = None) -> dict[str, Any]:
+    """The receipt document of a delete whose apply committed at ``now`` (pure: :func:`issue`
+    writes it after the apply, a one-memory delete inside its apply, see
+    :func:`core.domain.deletion_planners.with_receipt`)."""
     ids = sorted(set(memory_ids))
     count = len(ids) if count is None else count
     stores: dict[str, Any] = {name: now for name in APPLIED}
@@ -96,9 +107,7 @@ def issue(ctx: Ports, uid: str, kind: str, rid: str, memory_ids: Iterable[str], 
         doc["up_to_sequence"] = up_to_sequence
     if conversation_id is not None:
         doc["conversation_id"] = conversation_id
-    path = _path(uid, rid)
-    ctx.store.fenced_write(uid, [(path, doc, False)], guard=path, refuse=lambda found: found is not None)
-    return rid
+    return doc
 
 
 # ----------------------------------------------------------------------------------- the account wipe

@@ -62,6 +62,8 @@ def test_create_and_edit_take_at_most_three_sequential_round_trips(
 
     deleted = counted_dispatch(ctx, "DELETE", f"/v1/memories/{memory_id}", token)
     assert deleted["status"] == 200, deleted
+    # One commit: the tombstones, the receipt and any historical row left behind go together.
+    assert deleted["chain"].count("commit") == 1 and deleted["body"]["receipt_id"], deleted["chain"]
     # Created again after its delete: a new memory under the next id, never the tombstone.
     readded = counted_dispatch(ctx, "POST", "/v1/memories", token, body={"content": "I keep bees"})
     assert readded["status"] == 201 and readded["body"]["id"] != memory_id, readded

@@ -4,6 +4,8 @@ version (every kind of delete, Typesense stopped) is tests/e2e/test_deletion_rec
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from core.domain import ids, paths
@@ -114,3 +116,58 @@ def test_delete_all_waits_for_every_event_up_to_its_sequence_and_no_later_one() 
     intake.create_explicit(w.ctx, UID, [intake.ExplicitMemory(content="I sail on Sundays")])
     assert projection.pending_counts(w.ctx, UID).get("pending")
     assert receipts.read(w.ctx, UID, answer["receipt_id"])["state"] == "confirmed"
+
+
+# Every way the store writes; a call made inside another (the apply's transaction commits) is not counted.
+_WRITES = ("transact", "commit", "fenced_write", "set", "create", "update", "delete", "update_if", "commit_if",
+           "update_if_unchanged", "commit_unchanged", "increment", "delete_tree")
+
+
+def _count_writes(w: World, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The store's outermost write calls from now on, by name (each one commit on Firestore)."""
+    calls: list[str] = []
+    depth = [0]
+    for name in _WRITES:
+        original = getattr(w.store, name)
+
+        def counted(*args: Any, _original: Any = original, _name: str = name, **kwargs: Any) -> Any:
+            if depth[0] == 0:
+                calls.append(_name)
+            depth[0] += 1
+            try:
+                return _original(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+
+        monkeypatch.setattr(w.store, name, counted)
+    return calls
+
+
+def test_a_delete_commits_once_with_its_receipt(monkeypatch: pytest.MonkeyPatch) -> None:
+    w = world()
+    [memory_id] = _facts(w, "I keep bees on the roof")
+    # A historical row an earlier materialisation left behind (its cleanup failed) goes in the same commit.
+    leftover = paths.doc(UID, paths.LEGACY_MEMORIES, memory_id)
+    w.store.set(leftover, {"content": "I keep bees on the roof"})
+    writes = _count_writes(w, monkeypatch)
+    answer = deletion.delete_memory(w.ctx, UID, memory_id)
+    assert writes == ["transact"]
+    [commit] = [a for a in w.store.applies if a.commit_id == answer["commit_id"]]
+    receipt_path = paths.doc(UID, receipts.COLLECTION, answer["receipt_id"])
+    stored = w.store.get(receipt_path)
+    assert stored is not None and stored["memory_ids"] == [memory_id] == commit.changed_ids
+    assert w.store.get(leftover) is None
+    body = receipts.read(w.ctx, UID, answer["receipt_id"])
+    assert body["memory_ids"] == [memory_id] and body["stores"]["memory_items"]["state"] == "confirmed"
+
+
+def test_a_delete_replayed_by_its_key_answers_the_same_receipt_and_commits_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    w = world()
+    [memory_id] = _facts(w, "I keep bees on the roof")
+    first = deletion.delete_memory(w.ctx, UID, memory_id, request_key="key-1")
+    stored = w.store.get(paths.doc(UID, receipts.COLLECTION, first["receipt_id"]))
+    versions = dict(w.store.versions)
+    again = deletion.delete_memory(w.ctx, UID, memory_id, request_key="key-1")
+    assert again == first and w.store.versions == versions
+    assert w.store.get(paths.doc(UID, receipts.COLLECTION, first["receipt_id"])) == stored
