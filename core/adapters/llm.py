@@ -177,6 +177,8 @@ class ChatClient:
             return self._parse(response, tokens)
         finally:
             metering.record_call(self.model, *tokens)
+            tracing.annotate(**{"gen_ai.request.model": self.model, "gen_ai.usage.input_tokens": tokens[0],
+                                "gen_ai.usage.output_tokens": tokens[1], "strata.schema": schema_name})
 
     def _post(self, body: dict[str, Any]) -> httpx.Response:
         """The answer to one request; a transport failure or an HTTP error raised (and counted)."""

@@ -94,6 +94,8 @@ def test_a_capture_trace_shows_its_firestore_index_and_model_spans(traced_stack:
 
     model = [s for s in spans if s["name"] == "model.complete_json"]
     assert model and all(ancestors(s)[-1] == "capture_conversation" for s in model)
+    assert model[0]["attributes"]["gen_ai.request.model"] == info["model_replay"]["model"]
+    assert model[0]["attributes"]["strata.schema"]
     assert "drain_outbox" not in ancestors(model[0])  # the model call is capture's own
     capture_firestore = [s for s in spans if s["name"].startswith("firestore.") and "drain_outbox" not in ancestors(s)]
     assert capture_firestore, "capture's own Firestore calls"
