@@ -246,7 +246,7 @@ def _current() -> Any:
     return span if span.is_recording() else None
 
 
-def annotate(name: str | None = None, **attributes: Any) -> None:
+def annotate(name: str | None = None, /, **attributes: Any) -> None:
     """Name (``name``) and attribute the current span, when one is recording."""
     if _tracer is None:
         return
