@@ -224,8 +224,8 @@ def _event_headers(cloud_event: Any) -> dict[str, str]:
     parent: Any = None
     with contextlib.suppress(AttributeError, KeyError, TypeError, ValueError):
         data = cloud_event.data
-        if isinstance(data, bytes | str):
-            data = json.loads(data)
+        if isinstance(data, bytes | str):  # a Firestore event's data is a protobuf: not parsed
+            data = json.loads(data) if data[:1] in (b"{", "{") else {}
         parent = ((data.get("message") or {}).get("attributes") or {}).get("traceparent")
     if not isinstance(parent, str):
         try:

@@ -36,7 +36,9 @@ class CloudTasksQueue(TaskQueue):
         task: dict[str, Any] = {
             "http_request": {
                 "http_method": self._tasks_v2.HttpMethod.POST, "url": url,
-                "headers": {"Content-Type": "application/json"}, "body": json.dumps(payload).encode(),
+                # The enqueuing span's traceparent: the task's run joins this trace (core/logs.py).
+                "headers": {"Content-Type": "application/json", **tracing.carrier()},
+                "body": json.dumps(payload).encode(),
             }
         }
         if self._invoker:  # production: the consolidate function only accepts OIDC-authenticated calls

@@ -196,3 +196,30 @@ def test_work_on_a_thread_pool_joins_the_submitters_trace(trace_file: Path) -> N
     tracing.reset()
     assert ThreadPoolExecutor.submit.__name__ == "submit" and not hasattr(ThreadPoolExecutor.submit, "__wrapped__")
     pool.shutdown()
+
+
+def test_a_task_carries_the_enqueuing_spans_traceparent(trace_file: Path) -> None:
+    from core.adapters.tasks import CloudTasksQueue
+
+    sent: list[dict[str, Any]] = []
+    queue = object.__new__(CloudTasksQueue)
+    queue._tasks_v2 = SimpleNamespace(HttpMethod=SimpleNamespace(POST="POST"))  # type: ignore[attr-defined,assignment]
+    queue._client = SimpleNamespace(create_task=lambda parent, task: sent.append(task))  # type: ignore[attr-defined,assignment]
+    queue._queue, queue._invoker = "projects/p/locations/r/queues/q", ""  # type: ignore[attr-defined,assignment]
+    queue.enqueue("http://consolidate", {"uid": "u1"})
+    assert "traceparent" not in sent[0]["http_request"]["headers"]  # no trace: nothing to carry
+    with tracing.root("drain_outbox"):
+        queue.enqueue("http://consolidate", {"uid": "u1"})
+    spans = {s["name"]: s for s in _spans(trace_file)}
+    parent = sent[1]["http_request"]["headers"]["traceparent"]
+    assert parent == f"00-{spans['tasks.enqueue']['trace_id']}-{spans['tasks.enqueue']['span_id']}-01"
+
+
+def test_a_pubsub_messages_traceparent_is_the_events_parent() -> None:
+    parent = f"00-{TRACE}-b7ad6b7169203331-01"
+    pushed = SimpleNamespace(data={"message": {"data": "", "attributes": {"traceparent": parent}}},
+                             get=lambda key: "00-ffffffffffffffffffffffffffffffff-b7ad6b7169203331-01")
+    assert logs._event_headers(pushed) == {"traceparent": parent}
+    firestore = SimpleNamespace(data=b"\n\x12protobuf bytes", get=lambda key: parent)
+    assert logs._event_headers(firestore) == {"traceparent": parent}  # the CloudEvent's own
+    assert logs._event_headers(SimpleNamespace(data=None, get=lambda key: None)) == {}
