@@ -12,13 +12,26 @@ FIREBASE_TOOLS ?= tools/firebase
 CLIENT_JS ?= clients/js
 CLIENT_PY ?= clients/python
 CLIENT_PY_VENV ?= .venv-client-python
+BROWSER_TEST ?= tests/browser
+CHROMIUM ?= /usr/bin/chromium
 PYTEST_ARGS ?=
 SUITE ?= default
 
-.PHONY: firebase-setup client-js client-python setup test suite fuzz unit integration e2e lint typecheck complexity demo dev stack-up stack-down bench bench-schedule bench-schedule-live clean mutation lifecycle soak scale
+.PHONY: firebase-setup browser-setup client-js client-python setup test suite fuzz unit integration e2e lint typecheck complexity demo dev stack-up stack-down bench bench-schedule bench-schedule-live clean mutation lifecycle soak scale
 
 setup: $(VENV)/.installed $(TASKS_VENV)/.installed firebase-setup $(CLIENT_JS)/node_modules/.installed \
-       $(CLIENT_PY_VENV)/.installed
+       $(CLIENT_PY_VENV)/.installed browser-setup
+
+# The console's browser test (tests/e2e/test_console.py): Debian's Chromium (never a browser a test
+# tool downloads) and playwright-core from the committed lock file, which drives it.
+browser-setup: $(CHROMIUM) $(BROWSER_TEST)/node_modules/.installed
+
+$(CHROMIUM):
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
+
+$(BROWSER_TEST)/node_modules/.installed: $(BROWSER_TEST)/package.json $(BROWSER_TEST)/package-lock.json
+	cd $(BROWSER_TEST) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
 
 # The Firebase emulator suite (`strata stack up --suite firebase`) and the example clients:
 # firebase-tools and the Firebase JS SDK from the committed lock file, and a venv of its own with a
@@ -47,6 +60,7 @@ $(CLIENT_JS)/node_modules/.installed: $(CLIENT_JS)/package.json $(CLIENT_JS)/pac
 client-js: setup
 	$(PY) -m core.api.app > $(CLIENT_JS)/openapi.json
 	cd $(CLIENT_JS) && npm run --silent build
+	console/vendor.sh
 
 # The Python client (clients/python): openapi-python-client in a venv of its own (its pins need not
 # agree with ours), then strata_client/generated written from this checkout's OpenAPI document (ruff
@@ -142,9 +156,16 @@ soak: setup
 demo: setup
 	$(PY) -m strata_dev.cli.demo
 
-# `make dev SUITE=firebase` runs the emulators under firebase-tools (Firestore, Auth, Pub/Sub).
+# `make dev SUITE=firebase` runs the emulators under firebase-tools (Firestore, Auth, Pub/Sub), and
+# the memory console on the Hosting emulator beside them (console/serve.py prints its URL once the
+# stack is up; it stops with the stack).
 dev: setup
+ifeq ($(SUITE),firebase)
+	$(PY) console/serve.py --wait & console=$$!; trap 'kill $$console 2>/dev/null' EXIT; \
+	  $(VENV)/bin/strata stack dev --suite $(SUITE)
+else
 	$(VENV)/bin/strata stack dev --suite $(SUITE)
+endif
 
 stack-up: setup
 	$(VENV)/bin/strata stack up --suite $(SUITE)
@@ -165,7 +186,7 @@ bench-schedule-live: setup
 	$(PY) -m strata_dev.bench.schedule_live
 
 clean:
-	rm -rf build .strata .pytest_cache .mypy_cache .ruff_cache firebase-debug.log clients/js/dist clients/js/openapi.json clients/js/src/schema.gen.ts \
+	rm -rf build .strata .pytest_cache .mypy_cache .ruff_cache firebase-debug.log console/vendor clients/js/dist clients/js/openapi.json clients/js/src/schema.gen.ts \
 	  clients/python/openapi.json clients/python/strata_client/generated
 
 -include mk/infra.mk

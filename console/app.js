@@ -129,8 +129,10 @@ async function loadReview() {
   $("review-list").replaceChildren(...(reviews.length ? reviews.map((entry) => h("li", { class: "card review" },
     h("div", { class: "pair" },
       h("div", {}, h("h3", {}, "New"), h("p", { class: "content" }, entry.content)),
-      h("div", {}, h("h3", {}, entry.would_end.length ? "Would end" : "Beside"),
-        [...entry.would_end, ...entry.conflicting].map((f) => h("p", { class: "content" }, f.content ?? String(f))))),
+      entry.would_end.length
+        ? h("div", {}, h("h3", {}, "Would end"), entry.would_end.map((f) => h("p", { class: "content" }, f.content)))
+        : h("div", {}, h("h3", {}, entry.conflicting.length ? "Conflicts with" : "Would end"), entry.conflicting.length
+          ? entry.conflicting.map((id) => h("p", { class: "meta" }, String(id))) : h("p", { class: "meta" }, "nothing"))),
     h("p", { class: "meta" }, `${entry.reason} · asked ${day(entry.created_at)} · decided for you ${day(entry.expires_at)}`),
     h("p", { class: "row" }, decide(entry, "accept", "Accept"), decide(entry, "keep_both", "Keep both"),
       decide(entry, "reject", "Reject")))) : [h("li", { class: "empty" }, "Nothing to review.")]));
@@ -182,7 +184,7 @@ async function loadConversations(memories) {
   const ids = [...new Set(memories.flatMap((m) => [m.conversation_id, ...m.evidence.map((e) => e.source_id)]).filter(Boolean))];
   const known = (await Promise.all(ids.map((id) => strata.conversations.get(id).catch(() => null)))).filter(Boolean);
   $("conversation-rows").replaceChildren(...known.map((c) => h("tr", { id: `conversation-${c.conversation_id}` },
-    h("td", {}, c.conversation_id), h("td", {}, c.state), h("td", {}, c.extractor || ""), h("td", {}, String(c.memory_count ?? "")),
+    h("td", {}, c.conversation_id), h("td", {}, c.state), h("td", {}, c.extractor ? `${c.extractor.id} ${c.extractor.version}` : ""), h("td", {}, String(c.memory_count ?? "")),
     h("td", {}, c.last_error_code || ""),
     h("td", {}, button("Delete", () => confirm(`Delete conversation ${c.conversation_id} and the memories only it supports?`) &&
       run("Deleting the conversation", async () => {
