@@ -16,7 +16,8 @@ Where spans go is the ``trace_exporter`` setting (``STRATA_TRACE_EXPORTER``):
 * ``cloud_trace``: Cloud Trace, through Google's OpenTelemetry exporter
   (``opentelemetry-exporter-gcp-trace``, the BatchWriteSpans API with the function's own service
   account), spans batched and flushed when the root span ends (Cloud Run throttles the CPU of an
-  instance between requests, so nothing is left for a background thread);
+  instance between requests, so nothing is left for a background thread; the API flushes once
+  its answer is sent, :func:`flush_later`);
 * ``file``: one JSON object per span and line appended to ``trace_file`` (the local stack's
   ``<state_dir>/traces.jsonl``), written as each span ends;
 * ``none``: nothing;
@@ -40,6 +41,7 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -56,6 +58,8 @@ _configured = False
 _tracer: Any = None  # an SDK tracer once configured with an exporter; None: tracing off
 _provider: Any = None
 _flush_on_root = False
+# Set by :func:`flush_later` inside a root span: who runs that root span's flush instead of its end.
+_deferred: ContextVar[Callable[[Callable[[], None]], Any] | None] = ContextVar("strata_trace_flush", default=None)
 
 
 def exporter_of(settings: Settings) -> str:
@@ -231,12 +235,31 @@ def root(name: str, *, headers: Mapping[str, str] | None = None, kind: str = "SE
         return
     from opentelemetry import trace
 
+    deferred = _deferred.set(None)
     try:
         with tracer.start_as_current_span(name, context=_parent(headers or {}), kind=trace.SpanKind[kind]):
             yield
     finally:
-        if _flush_on_root and _provider is not None:
-            _provider.force_flush(timeout_millis=5_000)
+        later = _deferred.get()
+        _deferred.reset(deferred)
+        if later is not None:
+            later(flush)
+        else:
+            flush()
+
+
+def flush() -> None:
+    """Send the spans still batched (``cloud_trace``; a no-op for the other exporters)."""
+    if _flush_on_root and _provider is not None:
+        _provider.force_flush(timeout_millis=5_000)
+
+
+def flush_later(register: Callable[[Callable[[], None]], Any]) -> None:
+    """Have the current root span's flush run through ``register`` instead of when the span ends:
+    the API hands it to the response's ``call_on_close``, so the Cloud Trace round trip comes
+    after the answer is sent, not before."""
+    if _tracer is not None and _flush_on_root:
+        _deferred.set(register)
 
 
 def _current() -> Any:
@@ -338,4 +361,4 @@ def reset() -> None:
 
 
 __all__ = ["EXPORTERS", "JsonLinesExporter", "annotate", "carrier", "configure", "current_ids", "enabled", "exporter_of",
-           "reset", "root", "span_record", "spanned", "trace_file"]
+           "flush", "flush_later", "reset", "root", "span_record", "spanned", "trace_file"]

@@ -244,6 +244,7 @@ def handle_flask(request: Any, ctx: Context | None = None) -> Any:
         response.headers.setdefault(key, value)
     response.headers[REQUEST_ID_HEADER] = request_id
     log_request(request.method, request.path, response.status_code, started)
+    tracing.flush_later(response.call_on_close)  # Cloud Trace's round trip after the answer is sent
     return response
 
 

@@ -223,3 +223,22 @@ def test_a_pubsub_messages_traceparent_is_the_events_parent() -> None:
     firestore = SimpleNamespace(data=b"\n\x12protobuf bytes", get=lambda key: parent)
     assert logs._event_headers(firestore) == {"traceparent": parent}  # the CloudEvent's own
     assert logs._event_headers(SimpleNamespace(data=None, get=lambda key: None)) == {}
+
+
+def test_cloud_trace_is_flushed_when_a_root_ends_and_after_the_api_answer_is_sent(
+        trace_file: Path, captured: io.StringIO, monkeypatch: pytest.MonkeyPatch) -> None:
+    from core.api import app
+
+    flushed: list[str] = []
+    monkeypatch.setattr(tracing, "_flush_on_root", True)  # as with cloud_trace
+    monkeypatch.setattr(tracing, "flush", lambda: flushed.append("flush"))
+    with tracing.root("capture_conversation"):
+        assert flushed == []
+    assert flushed == ["flush"]
+    flushed.clear()
+    ctx: Any = SimpleNamespace(settings=config.Settings.unchecked())
+    with flask.Flask(__name__).test_request_context("/healthz", method="GET"):
+        response = app.handle_flask(flask.request, ctx)
+    assert flushed == []  # not before the answer is on its way
+    response.close()  # the WSGI server closes the response once it is sent
+    assert flushed == ["flush"]
