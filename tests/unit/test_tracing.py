@@ -242,3 +242,34 @@ def test_cloud_trace_is_flushed_when_a_root_ends_and_after_the_api_answer_is_sen
     assert flushed == []  # not before the answer is on its way
     response.close()  # the WSGI server closes the response once it is sent
     assert flushed == ["flush"]
+
+
+def test_cloud_trace_exports_through_googles_exporter_for_the_project(monkeypatch: pytest.MonkeyPatch) -> None:
+    from opentelemetry.exporter import cloud_trace
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    exported: list[tuple[str, list[str]]] = []
+
+    class Exporter:  # Google's exporter without its client (no credentials here)
+        def __init__(self, project_id: str) -> None:
+            self.project_id = project_id
+
+        def export(self, spans: Any) -> Any:
+            exported.append((self.project_id, [s.name for s in spans]))
+            return SpanExportResult.SUCCESS
+
+        def shutdown(self) -> None:
+            return None
+
+        def force_flush(self, timeout_millis: int = 0) -> bool:
+            return True
+
+    monkeypatch.setattr(cloud_trace, "CloudTraceSpanExporter", Exporter)
+    tracing.configure(config.Settings.unchecked(k_service="on-conversation-complete", project_id="prod-1"))
+    try:
+        with tracing.root("capture_conversation"):
+            _Chat().complete_json()
+        # flushed when the root span ended: nothing waits for the batch's timer
+        assert exported == [("prod-1", ["model.complete_json", "capture_conversation"])]
+    finally:
+        tracing.reset()
