@@ -44,12 +44,13 @@ def _answers(url: str) -> bool:
 
 
 def _stack_info(state_dir: Path, since: float, timeout_s: float) -> dict[str, Any]:
-    """The stack's description, once a stack started after ``since`` has written it."""
+    """The stack's description, once a stack started after ``since`` is up (the state is written
+    at the start too, with ``startup_seconds`` 0)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
             state = json.loads((state_dir / "stack.json").read_text())
-            if state.get("started_at", 0) >= since:
+            if state.get("started_at", 0) >= since and state.get("startup_seconds", 0) > 0:
                 return dict(state["info"])
         except (FileNotFoundError, json.JSONDecodeError, KeyError):
             pass
