@@ -45,9 +45,14 @@ try {
   await page.goto(job.url);
   await page.getByLabel("Email").fill(job.email);
   await page.getByLabel("Password").fill(job.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByLabel("Password").press("Enter"); // the keyboard signs in, as the button does
   await page.getByText(`Signed in as ${job.email}`).waitFor(WAIT);
   await statusSays("Ready.");
+  // Every control has a name a screen reader reads: a label, or a button's text or aria-label.
+  seen.unnamed = await page.evaluate(() => [...document.querySelectorAll("input, select, button")]
+    .filter((el) => !el.closest("[hidden]"))
+    .filter((el) => !(el.labels?.length || el.getAttribute("aria-label") || (el.tagName === "BUTTON" && el.textContent.trim())))
+    .map((el) => el.outerHTML.slice(0, 80)));
 
   // Memories by layer, with their quotes and conversations.
   seen.layers = {};

@@ -114,6 +114,7 @@ def test_console_walks_memories_review_restore_and_delete(stack: dict[str, Any],
     shots = tmp_path / "shots"
     seen = _drive(site, email, password, shots)
 
+    assert seen["unnamed"] == []  # every visible control is labelled (signed in by the keyboard)
     # Memories by layer, each citing words of the conversation it names (a quote lies in one segment).
     layers = seen["layers"]
     assert set(layers) == {"Short-term", "Long-term", "Archive"}
