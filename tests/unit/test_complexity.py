@@ -31,11 +31,15 @@ def _functions(blocks: list[Function | Class], prefix: str = "") -> Iterator[tup
         yield from _functions(list(block.closures), f"{name}.")
 
 
+# radon's blocks of every module of core, by path from the repository root: read once for every test.
+BLOCKS = {str(path.relative_to(CORE.parent)): cc_visit(path.read_text()) for path in sorted(CORE.rglob("*.py"))}
+
+
 def _measured() -> list[tuple[str, str, int]]:
     found = []
-    for path in sorted(CORE.rglob("*.py")):
-        for name, complexity in _functions(cc_visit(path.read_text())):
-            found.append((str(path.relative_to(CORE.parent)), name, complexity))
+    for path, blocks in BLOCKS.items():
+        for name, complexity in _functions(blocks):
+            found.append((path, name, complexity))
     return found
 
 
@@ -95,8 +99,8 @@ def _above(bound: int) -> set[tuple[str, int]]:
                 found.add((path, block.lineno))
             visit(list(block.closures), path)
 
-    for path in sorted(CORE.rglob("*.py")):
-        visit(cc_visit(path.read_text()), str(path.relative_to(CORE.parent)))
+    for path, blocks in BLOCKS.items():
+        visit(blocks, path)
     return found
 
 
