@@ -147,6 +147,9 @@ def test_an_unreachable_index_still_checks_the_model_against_the_setting(monkeyp
                                                                          model: OpenAIProtocolServer) -> None:
     gone = serve("127.0.0.1", 0, tmp_path / "gone", INDEX_DIM)
     gone.shutdown()
+    # The SDK retries the refused connection with backoff (about 1.5 s); the outcome is the same
+    # without the waits (the SDK's seam for tests: its retry sleep, not time.sleep).
+    monkeypatch.setattr("pinecone._internal.http_client._retry_sleep", lambda _delay: None)
     model.script_embeddings(embedding_reply([[0.01] * 1536]))
     _deploy(monkeypatch, gone, embedder="openai", embedding_base_url=model.base_url)
     with pytest.raises(ConfigurationError) as raised:
