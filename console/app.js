@@ -183,14 +183,26 @@ async function readReceipt(id, what) {
 async function loadConversations(memories) {
   const ids = [...new Set(memories.flatMap((m) => [m.conversation_id, ...m.evidence.map((e) => e.source_id)]).filter(Boolean))];
   const known = (await Promise.all(ids.map((id) => strata.conversations.get(id).catch(() => null)))).filter(Boolean);
-  $("conversation-rows").replaceChildren(...known.map((c) => h("tr", { id: `conversation-${c.conversation_id}` },
+  $("conversation-rows").replaceChildren(...known.map(conversationRow));
+}
+
+/** One conversation: a failed or fallen-back capture (no memories to cite it) is found by its id. */
+async function lookUp(id) {
+  const c = await strata.conversations.get(id);
+  document.getElementById(`conversation-${id}`)?.remove();
+  $("conversation-rows").prepend(conversationRow(c));
+  return `Conversation ${id}: ${c.state}${c.last_error_code ? ` (${c.last_error_code})` : ""}.`;
+}
+
+function conversationRow(c) {
+  return h("tr", { id: `conversation-${c.conversation_id}` },
     h("td", {}, c.conversation_id), h("td", {}, c.state), h("td", {}, c.extractor ? `${c.extractor.id} ${c.extractor.version}` : ""), h("td", {}, String(c.memory_count ?? "")),
     h("td", {}, c.last_error_code || ""),
     h("td", {}, button("Delete", () => confirm(`Delete conversation ${c.conversation_id} and the memories only it supports?`) &&
       run("Deleting the conversation", async () => {
         const answer = await strata.conversations.delete(c.conversation_id);
         return remember(answer.receipt_id, `conversation ${c.conversation_id}`);
-      }), { class: "danger", "aria-label": `Delete conversation ${c.conversation_id}` })))));
+      }), { class: "danger", "aria-label": `Delete conversation ${c.conversation_id}` })));
 }
 
 // ---------------------------------------------------------------------------- export and API keys
@@ -227,6 +239,10 @@ $("sign-out").addEventListener("click", () => signOut(auth));
 $("search-form").addEventListener("submit", (event) => {
   event.preventDefault();
   run("Reading memories", loadMemories);
+});
+$("conversation-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  run("Looking up the conversation", () => lookUp($("conversation-id").value.trim()));
 });
 $("export").addEventListener("click", () => run("Exporting", download));
 $("delete-all").addEventListener("click", () => confirm("Delete every memory? This cannot be undone.") &&

@@ -1,7 +1,8 @@
 // Drives the memory console in the system's Chromium with playwright-core (no browser download) and
 // prints what the page showed as one JSON line; tests/e2e/test_console.py starts it and judges it.
 // The job (CONSOLE_JOB, JSON): url, email, password, chromium, shots, and the words of the seeded
-// facts: ended_before (a day the ended fact was true), ended_word, review_new, review_ends.
+// facts: ended_before (a day the ended fact was true), ended_word, review_new, review_ends, and a
+// conversation to look up by id (lookup).
 // Every wait is on the page: a locator's text or state, with a deadline, never a sleep.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -70,6 +71,11 @@ try {
     const cells = await row.locator("td").allTextContents();
     seen.conversations.push({ id: cells[0], state: cells[1] });
   }
+  // A conversation no memory cites (the sample's small talk), found by its id.
+  await page.getByLabel("Conversation id").fill(job.lookup);
+  await page.getByRole("button", { name: "Look up" }).click();
+  await statusSays(`Conversation ${job.lookup}:`);
+  seen.looked_up = await page.locator(`[id="conversation-${job.lookup}"] td`).allTextContents();
   await page.screenshot({ path: join(job.shots, "console.png"), fullPage: true, clip: { x: 0, y: 0, width: 1100, height: 1250 } });
 
   // The review queue: the new statement beside the fact it would end; accepted in one click.

@@ -99,7 +99,7 @@ def _seed(stack: dict[str, Any], uid: str) -> dict[str, list[str]]:
 def _drive(site: dict[str, str], email: str, password: str, shots: Path) -> dict[str, Any]:
     job = {"url": site["url"], "email": email, "password": password, "chromium": str(CHROMIUM),
            "shots": str(shots), "ended_before": "2025-03-01", "ended_word": "Volvo",
-           "review_new": "Boston", "review_ends": "Seattle"}
+           "review_new": "Boston", "review_ends": "Seattle", "lookup": "c-empty-chatter"}
     run = subprocess.run(["node", str(DRIVER / "console_flow.mjs")], env=dict(os.environ, CONSOLE_JOB=json.dumps(job)),
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:] + Path(site["log"]).read_text()[-2000:]
@@ -132,6 +132,7 @@ def test_console_walks_memories_review_restore_and_delete(stack: dict[str, Any],
     assert {c: conversations.get(c) for c in ("c-dinner-plans", "c-doctor")} == {"c-dinner-plans": "captured",
                                                                                  "c-doctor": "captured"}
 
+    assert seen["looked_up"][:2] == ["c-empty-chatter", "captured"]  # small talk: captured, nothing cited
     # The review named the fact it would end; accepting it ended that fact.
     assert "Boston" in seen["review"]["new"] and "Seattle" in seen["review"]["would_end"]
     assert not any("Boston" in entry for entry in seen["after_review"]["queue"])
