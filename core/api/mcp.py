@@ -87,9 +87,13 @@ def _service(call: Callable[[], T]) -> T:
 @contextmanager
 def _write(ctx: Ports, uid: str) -> Iterator[None]:
     """A write belongs to the account generation it started in (as the REST dispatcher does), and
-    needs a ``read+write`` key when the caller came with a personal key (a tool error otherwise)."""
-    _service(lambda: api_keys.require(_KEY.get(), write=True))
-    with fence.expect(uid, ctx.store.read_fence(uid).generation):
+    needs a ``read+write`` key when the caller came with a personal key (a tool error otherwise).
+    Every commit it makes records the credential it was made with, as on ``/v1``: the personal
+    key's id or the user's ID token, with the device the request named."""
+    key = _KEY.get()
+    _service(lambda: api_keys.require(key, write=True))
+    credential = credentials.of_request(key.key_id if key is not None else None, _DEVICE.get())
+    with fence.expect(uid, ctx.store.read_fence(uid).generation), credentials.acting_as(credential):
         yield
 
 

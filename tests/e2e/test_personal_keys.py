@@ -246,3 +246,43 @@ def test_the_mcp_401_names_protected_resource_metadata_as_rfc_9728_describes(
     assert set(metadata.scopes_supported or []) == {"read", "read+write"}
     root = ProtectedResourceMetadata.model_validate(http.get("/.well-known/oauth-protected-resource").json())
     assert str(root.resource).rstrip("/") == stack["api_url"]
+
+
+def test_writes_through_mcp_record_their_credential_and_a_keys_writes_list_them(
+        stack: dict[str, Any], http: httpx.Client) -> None:
+    """A write through ``/mcp`` records the credential that made it, as ``/v1`` does (issue 45): the
+    personal key's id and the device its request named, or the user's ID token; the key's writes
+    listing (what its revoke lists) names the memory it created and the one it deleted."""
+    ctx, uid = Context(), _uid()
+    key = _create_key(http, uid, "read+write")
+    device = {"X-App-Platform": "web", "X-Device-Id-Hash": "0a1b2c3d"}
+
+    async def by_token(client: Client) -> Any:
+        return _structured(await client.call_tool("create_memory", {"content": "I play the oboe"}))
+
+    async def by_key(client: Client) -> tuple[Any, Any]:
+        made = _structured(await client.call_tool("create_memory", {"content": "I keep bees on the roof"}))
+        gone = _structured(await client.call_tool("delete_memory", {"memory_id": first["id"]}))
+        return made, gone
+
+    async def run(headers: dict[str, str], body: Callable[[Client], Awaitable[T]]) -> T:
+        async with _client(stack["api_url"] + "/mcp", headers) as client:
+            return await body(client)
+
+    first = anyio.run(run, _token(uid), by_token)
+    head = ctx.client.document(f"users/{uid}/memory_state/apply_control").get().to_dict()["sequence"]
+    created, _ = anyio.run(run, {**_key(key["secret"]), **device}, by_key)
+
+    commits = sorted((s.to_dict() for s in ctx.client.collection(f"users/{uid}/memory_commits").stream()),
+                     key=lambda c: c["sequence"])
+    token_commits = [c for c in commits if c["sequence"] <= head]
+    key_commits = [c for c in commits if c["sequence"] > head]
+    assert token_commits and all(c.get("credential") == {"kind": "id_token"} for c in token_commits), token_commits
+    by = {"kind": "personal_key", "key_id": key["id"], "device_id": "web_0a1b2c3d"}
+    assert len(key_commits) >= 2 and all(c.get("credential") == by for c in key_commits), key_commits
+
+    listed = http.get(f"/v1/keys/{key['id']}/writes", headers=_token(uid))
+    assert listed.status_code == 200, listed.text
+    written = listed.json()
+    assert set(written["memory_ids"]) == {created["id"], first["id"]}, written
+    assert written["commits"] == len(key_commits) and written["truncated"] is False
