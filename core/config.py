@@ -28,7 +28,7 @@ import os
 import typing
 from typing import Any, Literal
 
-from core.domain import paths
+from core.domain import paths, states
 from core.errors import ConfigurationError
 
 FIREBASE_CERTS_URL = "https://www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com"
@@ -158,7 +158,7 @@ class Settings:
     vertex_endpoint: str = ""
     vertex_location: str = ""
     # Behaviour.
-    short_term_ttl_days: int = _setting(30, ge=0)
+    short_term_ttl_days: int = _setting(states.SHORT_TERM_TTL_DAYS, ge=0)
     long_term_archive_after_days: int = _setting(0, ge=0)  # 0 = never age out
     max_body_bytes: int = _setting(1_048_576, gt=0)
     max_content_chars: int = _setting(8_000, gt=0)

@@ -15,12 +15,11 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
-from core import config
 from core.domain import ids
 from core.domain import paths as store_paths
 from core.domain.records import Evidence, MemoryItem
 from core.domain.sensitivity import label_sensitivity
-from core.domain.states import Layer, ProcessingState, Status
+from core.domain.states import SHORT_TERM_TTL_DAYS, Layer, ProcessingState, Status
 from core.errors import LegacyCollision
 
 log = logging.getLogger(__name__)
@@ -32,7 +31,7 @@ VISIBILITIES = ("public", "private")
 LAYER_OF = {store_paths.LEGACY_MEMORIES: Layer.LONG_TERM.value, store_paths.LEGACY_SHORT_TERM: Layer.SHORT_TERM.value}  # without ``memory_tier``
 TIERS = frozenset(layer.value for layer in Layer)
 # The Short-term TTL's default, for callers without settings at hand (deletes: a tombstone keeps no deadline).
-DEFAULT_TTL_DAYS = int(config.default("short_term_ttl_days"))
+DEFAULT_TTL_DAYS = SHORT_TERM_TTL_DAYS
 
 
 def paths(memory_id: str) -> list[str]:

@@ -12,6 +12,9 @@ from enum import StrEnum
 
 from core.errors import IllegalState
 
+# How long a Short-term item waits for its decision by default, in days (``STRATA_SHORT_TERM_TTL_DAYS``).
+SHORT_TERM_TTL_DAYS = 30
+
 
 class Layer(StrEnum):
     SHORT_TERM = "short_term"

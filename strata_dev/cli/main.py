@@ -8,35 +8,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from datetime import UTC, datetime
 from typing import Any
 
 from strata_dev.cli import progress, server_key_cmd, stack_cmd, uid_hash_cmd
+from strata_dev.cli.common import Subparsers as _Subparsers
+from strata_dev.cli.common import context as _context
+from strata_dev.cli.common import use_running_stack as _use_running_stack
 from strata_dev.cli.output import RULE, Output, exit_codes_epilog
-
-
-def _use_running_stack() -> None:
-    from core import config
-
-    settings = config.load()
-    if settings.firestore_emulator_host or settings.real_project:
-        return
-    from strata_dev.localstack import stack
-
-    state = stack.status()
-    info = state.get("info") if isinstance(state, dict) else None
-    if info:
-        os.environ.update(stack.stack_env(info))
-
-
-def _context() -> Any:
-    _use_running_stack()
-    from core.bootstrap import Context
-
-    return Context()
 
 
 def _count(items: Any) -> int:
@@ -374,22 +355,6 @@ def model_replay_default() -> Any:
     from strata_dev.localstack.model_replay import REPLIES
 
     return REPLIES
-
-
-class _Subparsers:
-    """Sub-command parsers that all take the shared options (``--json``) and show the exit codes."""
-
-    def __init__(self, action: Any, common: argparse.ArgumentParser) -> None:
-        self._action = action
-        self._common = common
-
-    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
-        kwargs.setdefault("parents", [self._common])
-        kwargs.setdefault("epilog", f"{RULE}\n\n{exit_codes_epilog()}")
-        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
-        if "help" in kwargs:
-            kwargs.setdefault("description", kwargs["help"])
-        return self._action.add_parser(name, **kwargs)
 
 
 def build_parser() -> argparse.ArgumentParser:

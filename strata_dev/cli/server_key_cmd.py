@@ -17,7 +17,7 @@ from typing import Any
 
 
 def _context() -> Any:
-    from strata_dev.cli.main import _context as stack_context
+    from strata_dev.cli.common import context as stack_context
 
     return stack_context()
 
@@ -95,7 +95,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m strata_dev.cli.server_key_cmd …``: the same command outside ``strata``."""
-    from strata_dev.cli.main import _Subparsers
+    from strata_dev.cli.common import Subparsers as _Subparsers
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", help="one JSON object on one line")

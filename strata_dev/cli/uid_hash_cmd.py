@@ -20,7 +20,7 @@ from typing import Any
 
 
 def _context() -> Any:
-    from strata_dev.cli.main import _context as stack_context
+    from strata_dev.cli.common import context as stack_context
 
     return stack_context()
 
