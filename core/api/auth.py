@@ -32,7 +32,8 @@ from core.api.edge import valid_id
 from core.config import Settings
 from core.errors import Forbidden, Unauthorized
 
-_UID = re.compile(r"^[A-Za-z0-9_\-:.@]{1,128}$")
+USER_ID = re.compile(r"^[A-Za-z0-9_\-:.@]{1,128}$")  # a user id (also X-Strata-User's OpenAPI pattern)
+_UID = USER_ID
 
 
 def _b64json(part: str) -> dict[str, Any]:

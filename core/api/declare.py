@@ -131,6 +131,8 @@ class Route:
             found.append(NotFound)
         if self.key_scope == "read+write":
             found.append(Forbidden)  # a read key
+        if self.auth and self.key_scope:  # X-Strata-User naming another user than the token's or key's own
+            found.append((Forbidden.status, "acting_user"))
         if self.auth and self.method in WRITE_METHODS:
             # writes blocked (account deletion, the account wiped meanwhile) or switched off (incident)
             found += [WritesBlocked, GenerationChanged, WritesDisabled]

@@ -15,15 +15,25 @@ from typing import Any
 from pydantic import BaseModel
 
 from core import __version__
+from core.api.auth import USER_HEADER, USER_ID
 from core.api.edge import MAX_ID_CHARS
 from core.api.schemas import Error
 from core.errors import MethodNotAllowed
 
+# The X-Strata-User header of every operation a key may call: required with a server key (the user
+# it acts for), optional otherwise (it must then name the credential's own user: a 403 acting_user).
+ACTING_USER: dict[str, Any] = {
+    "name": USER_HEADER, "in": "header", "required": False,
+    "schema": {"type": "string", "minLength": 1, "maxLength": 128, "pattern": USER_ID.pattern},
+    "description": "the user id a server key acts for (required with a server key); with an ID token or a "
+                   "personal key it may only name that credential's own user",
+}
 ERROR_TEXT = {
     400: "Bad input (unknown fields, wrong types, bad values); nothing was written",
     401: "No token or a bad one",
     402: "The memory is locked (the original's paywall lock): it cannot be deleted one by one",
-    403: "A personal API key whose scope does not allow this (a read key on a write)",
+    403: "A key whose scope does not allow this (a read key on a write), or an X-Strata-User naming another "
+         "user than the ID token's or personal key's own",
     404: "No such id (another user's ids included), or an id no document can have",
     409: "Conflict: writes are blocked for this account (deletion in progress, incident switch), or the "
          "state moved on",
@@ -71,6 +81,8 @@ def _operation(r: Any, components: dict[str, Any], error_ref: dict[str, Any]) ->
         if q.description:
             param["description"] = q.description
         params.append(param)
+    if r.auth and r.key_scope:  # the user a server key acts for (core.api.auth)
+        params.append(ACTING_USER)
     if params:
         operation["parameters"] = params
     if r.body_model is not None:
@@ -79,7 +91,7 @@ def _operation(r: Any, components: dict[str, Any], error_ref: dict[str, Any]) ->
     if r.auth:
         operation["security"] = [{"firebase": []}]
     if r.auth and r.key_scope:
-        operation["security"].append({"personalKey": [r.key_scope]})
+        operation["security"] += [{"personalKey": [r.key_scope]}, {"serverKey": [r.key_scope]}]
         operation["x-key-scope"] = r.key_scope
     return operation
 
@@ -105,7 +117,11 @@ def document(routes: list[Any]) -> dict[str, Any]:
             "content": {"application/json": {"schema": error_ref}}}}, "securitySchemes": {
             "firebase": {"type": "http", "scheme": "bearer", "bearerFormat": "Firebase ID token"},
             "personalKey": {"type": "http", "scheme": "bearer", "bearerFormat": "personal API key (strata_pk_…)",
-                            "description": "POST /v1/keys; accepted by /mcp, /v1/mcp/*, /v1/tools/* and "
-                                           "GET /v1/deletions/{receipt_id} only, "
-                                           "scoped read or read+write"}}},
+                            "description": "POST /v1/keys; accepted by /mcp and the /v1 routes that list it, "
+                                           "scoped read or read+write"},
+            "serverKey": {"type": "http", "scheme": "bearer", "bearerFormat": "server key (strata_sk_…)",
+                          "description": "an operator's key for an app's backend (strata server-key create), "
+                                         f"acting for the user the {USER_HEADER} header names (required with "
+                                         "it); accepted by the /v1 routes that list it, scoped read or "
+                                         "read+write"}}},
     }

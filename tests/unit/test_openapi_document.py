@@ -127,3 +127,28 @@ def test_an_offset_page(ranked: int, offset: int, limit: int, page: list[int], n
     got, cursor, depth_limited = routes.offset_page(rows, offset, limit, 10, "s")
     assert got == page and depth_limited is limited
     assert (routes.decode_offset(cursor, "s") if cursor else None) == next_offset
+
+
+def test_the_routes_a_key_may_call_declare_the_server_key_and_x_strata_user() -> None:
+    """A server key acts for the user ``X-Strata-User`` names (core.api.auth): every operation a key
+    may call declares the header (so the generated clients take it) and the ``serverKey`` scheme,
+    and documents the 403 ``acting_user`` of a header naming another user; the ID-token-only
+    operations declare neither."""
+    doc = document(ROUTES)
+    assert doc["components"]["securitySchemes"]["serverKey"]["scheme"] == "bearer"
+    keyed = 0
+    for path, method, op in _operations():
+        headers = [p for p in op.get("parameters", []) if p["in"] == "header"]
+        schemes = {name for requirement in op.get("security", []) for name in requirement}
+        if "x-key-scope" not in op:
+            assert not headers and "serverKey" not in schemes, (method, path)
+            continue
+        keyed += 1
+        [header] = headers
+        assert header["name"] == "X-Strata-User" and header["required"] is False, (method, path)
+        assert re.fullmatch(header["schema"]["pattern"], "user-42@example.com"), header
+        assert {"serverKey": [op["x-key-scope"]]} in op["security"], (method, path)
+        assert "acting_user" in op["responses"]["403"]["x-error-codes"], (method, path)
+    named = {(path, method) for path, method, op in _operations() if "x-key-scope" in op}
+    assert {("/v1/memories", "get"), ("/v1/memories", "post"), ("/v1/conversations", "post")} <= named
+    assert ("/v1/keys", "post") not in named and keyed > 10
