@@ -19,7 +19,9 @@ from typing import Any
 import httpx
 import pytest
 
+from core.bootstrap import Context
 from strata_dev.localstack.tokens import emulator_token
+from tests.e2e.test_docs_examples import server_key_env
 from tests.support import js_client
 
 pytestmark = pytest.mark.e2e
@@ -79,11 +81,12 @@ def test_the_readme_examples_run_as_written(document: dict[str, Any], stack: dic
     path.write_text(module)
     try:
         run = subprocess.run(["node", path.name], cwd=js_client.CLIENT, capture_output=True, text=True, timeout=600,
-                             env=dict(os.environ, STRATA_API=stack["api_url"], STRATA_TOKEN=token))
+                             env=dict(os.environ, STRATA_API=stack["api_url"], STRATA_TOKEN=token,
+                                      **server_key_env(uid)))  # the server-key block's, made as docs/api.md says
     finally:
         path.unlink()
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    added, found, deleted, rest = [part.split("\n", 1)[1] for part in run.stdout.split(MARK)[1:]]
+    added, found, deleted, rest, served = [part.split("\n", 1)[1] for part in run.stdout.split(MARK)[1:]]
     memory_id = added.split()[0]
     assert added.split() == [memory_id, "short_term"]
     assert "I grow chillies on the balcony" in found and float(found.split()[0]) > 0
@@ -93,6 +96,14 @@ def test_the_readme_examples_run_as_written(document: dict[str, Any], stack: dic
     assert lines[0] == "public" and "I am learning Portuguese" in lines
     assert any(line in ("pending", "captured", "fell_back") for line in lines)
     assert "[ 'my agent' ]" in lines  # listed before its revocation
+    # The backend's memory is the user's, and its commits name the server key that made it.
+    assert served.strip() == "I prefer window seats on long flights"
+    saved = [m for m in http.get("/v1/memories", headers={"Authorization": f"Bearer {token}"}).json()["memories"]
+             if m["content"] == "I prefer window seats on long flights"]
+    assert len(saved) == 1, saved
+    commits = [s.to_dict() for s in Context().client.collection(f"users/{uid}/memory_commits").stream()]
+    made = [c for c in commits if saved[0]["id"] in c.get("memory_ids", [])]
+    assert made and all(c["credential"]["kind"] == "server_key" for c in made), made
 
 
 def test_the_readme_examples_type_check(document: dict[str, Any]) -> None:

@@ -27,6 +27,7 @@ import pytest
 from core.bootstrap import Context
 from core.domain import ids
 from strata_dev.localstack.tokens import emulator_token
+from tests.e2e.test_docs_examples import server_key_env
 from tests.support import py_client
 from tests.support.firestore_checks import user_documents, wait_for
 from tests.support.json_server import Reply, ScriptedJSONServer
@@ -134,6 +135,8 @@ def test_the_readme_examples_run_as_written(stack: dict[str, Any], strata: Any, 
     uid = f"py-readme-{uuid.uuid4().hex[:12]}"
     monkeypatch.setenv("STRATA_API", stack["api_url"])
     monkeypatch.setenv("STRATA_TOKEN", emulator_token(uid))
+    for name, value in server_key_env(uid).items():  # the server-key block's, made as docs/api.md says
+        monkeypatch.setenv(name, value)
     namespace: dict[str, Any] = {"__name__": "readme"}
     printed = []
     for n, block in enumerate(blocks):
@@ -143,7 +146,7 @@ def test_the_readme_examples_run_as_written(stack: dict[str, Any], strata: Any, 
         with contextlib.redirect_stdout(out):
             exec(compile(block, f"{README}: python block {n + 1}", "exec"), namespace)  # noqa: S102 - the README
         printed.append(out.getvalue())
-    added, found, deleted, rest = printed
+    added, found, deleted, rest, served = printed
     memory_id = namespace["memory"].id
     assert added.split() == [memory_id, "short_term"]
     assert "I grow chillies on the balcony" in found and float(found.split()[0]) > 0
@@ -155,6 +158,14 @@ def test_the_readme_examples_run_as_written(stack: dict[str, Any], strata: Any, 
     assert any(line in ("pending", "captured", "fell_back") for line in lines)
     assert "['my agent']" in lines  # listed before its revocation
     assert isinstance(namespace["strata"], strata.Strata)
+    # The backend's memory is the user's, and its commits name the server key that made it.
+    saved = namespace["saved"].id
+    assert served.strip() == "I prefer window seats on long flights"
+    assert http.get(f"/v1/memories/{saved}", headers={"Authorization": f"Bearer {emulator_token(uid)}"}
+                    ).json()["content"] == "I prefer window seats on long flights"
+    commits = [s.to_dict() for s in Context().client.collection(f"users/{uid}/memory_commits").stream()]
+    made = [c for c in commits if saved in c.get("memory_ids", [])]
+    assert made and all(c["credential"]["kind"] == "server_key" for c in made), made
 
 
 def test_create_one_and_a_batch_with_the_users_token(created: list[Any], user: TokenSource) -> None:

@@ -180,7 +180,8 @@ export class Review {
 }
 
 /**
- * The Strata API with one credential (`auth`), a timeout per attempt (`timeoutMs`, default 30 s)
+ * The Strata API with one credential (`auth`: a signed-in user, a personal key, a token, or a
+ * server key with the user it acts for, `{ serverKey, actingFor }`), a timeout per attempt (`timeoutMs`, default 30 s)
  * and retries of a 429 or 503 after its Retry-After (`retries`, `maxRetryWaitMs`). `client` is
  * the typed client underneath, for the routes the facade does not cover.
  */

@@ -23,12 +23,19 @@ export interface IdTokenSource {
  *   the SDK's hourly refresh is picked up;
  * - `key`: a personal API key `strata_pk_…` (/mcp and every /v1 route within the key's scope, but
  *   key management, webhooks, the export and the account wipe);
- * - `token`: a fixed bearer token, or a function that returns one.
+ * - `token`: a fixed bearer token, or a function that returns one;
+ * - `serverKey`: an operator's server key `strata_sk_…` for an app's backend (the /v1 routes a
+ *   personal key takes), acting for the user whose id `actingFor` gives, sent as `X-Strata-User`
+ *   with every request. It acts for any user: a server's secret, never shipped in an app or a page.
  */
 export type Credential =
   | { user: IdTokenSource }
   | { key: string }
-  | { token: string | (() => string | Promise<string>) };
+  | { token: string | (() => string | Promise<string>) }
+  | { serverKey: string; actingFor: string };
+
+/** The header naming the user a server key acts for. */
+export const USER_HEADER = "X-Strata-User";
 
 export interface StrataOptions {
   /** The API's URL (the `api` function's URL; locally the `api` row of `strata stack up`). */
@@ -139,6 +146,7 @@ export class StrataError extends Error {
 async function bearer(auth: Credential): Promise<string> {
   if ("user" in auth) return auth.user.getIdToken();
   if ("key" in auth) return auth.key;
+  if ("serverKey" in auth) return auth.serverKey;
   return typeof auth.token === "function" ? auth.token() : auth.token;
 }
 
@@ -146,6 +154,7 @@ function authMiddleware(auth: Credential): Middleware {
   return {
     async onRequest({ request }) {
       request.headers.set("Authorization", `Bearer ${await bearer(auth)}`);
+      if ("serverKey" in auth) request.headers.set(USER_HEADER, auth.actingFor);
       return request;
     },
   };

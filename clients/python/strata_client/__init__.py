@@ -131,8 +131,12 @@ class _Bearer(httpx.Auth):
         yield request
 
 
+USER_HEADER = "X-Strata-User"  # the user a server key acts for
+
+
 def connect(base_url: str, *, id_token: Callable[[], str] | None = None, key: str | None = None,
-            token: str | None = None, headers: dict[str, str] | None = None,
+            token: str | None = None, server_key: str | None = None, acting_for: str | None = None,
+            headers: dict[str, str] | None = None,
             timeout: float = 30.0, retries: int = 3, max_retry_wait_s: float = 60.0) -> AuthenticatedClient:
     """A client of the API at ``base_url`` (the ``api`` function's URL; locally the ``api`` row of
     ``strata stack up``) with exactly one credential:
@@ -141,21 +145,29 @@ def connect(base_url: str, *, id_token: Callable[[], str] | None = None, key: st
       route); it is called per request, so a refreshed token is picked up;
     - ``key``: a personal API key ``strata_pk_…`` (``/mcp`` and every ``/v1`` route within the
       key's scope, but key management, webhooks, the export and the account wipe);
-    - ``token``: a fixed bearer token.
+    - ``token``: a fixed bearer token;
+    - ``server_key``: an operator's server key ``strata_sk_…`` (an app's backend; the ``/v1`` routes
+      a personal key takes), with ``acting_for``, the id of the user it acts for, sent as
+      ``X-Strata-User`` with every request (required with a server key, refused without one).
 
     ``headers`` go with every request (e.g. ``X-App-Platform``, ``X-Device-Id-Hash``). A 429 or
     503 is sent again after its ``Retry-After`` (at most ``retries`` times, each wait at most
     ``max_retry_wait_s``; ``retries=0``: never). Pass the client to the generated operations:
     ``list_memories.sync_detailed(client=strata, limit=20)``."""
-    given = [c for c in (id_token, key, token) if c is not None]
+    given = [c for c in (id_token, key, token, server_key) if c is not None]
     if len(given) != 1:
-        raise ValueError("give exactly one credential: id_token, key or token")
-    fixed = key if key is not None else token
+        raise ValueError("give exactly one credential: id_token, key, token or server_key")
+    if (server_key is None) != (acting_for is None):
+        raise ValueError("a server key acts for a user: give server_key and acting_for together")
+    fixed = next((c for c in (key, token, server_key) if c is not None), None)
+    headers = dict(headers or {})
+    if acting_for is not None:
+        headers[USER_HEADER] = acting_for
     # A fixed credential is the generated client's own token; an ID token is asked for per request.
     httpx_args: dict[str, Any] = {"transport": RetryingTransport(retries, max_retry_wait_s)}
     if id_token is not None:
         httpx_args["auth"] = _Bearer(id_token)
-    return AuthenticatedClient(base_url=base_url.rstrip("/"), token=fixed or "", headers=dict(headers or {}),
+    return AuthenticatedClient(base_url=base_url.rstrip("/"), token=fixed or "", headers=headers,
                                timeout=httpx.Timeout(timeout), httpx_args=httpx_args)
 
 

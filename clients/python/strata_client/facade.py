@@ -259,7 +259,9 @@ class Review:
 class Strata:
     """The Strata API at ``base_url`` with exactly one credential (``id_token``: a function returning
     the signed-in user's current Firebase ID token, asked for per request; ``key``: a personal API
-    key ``strata_pk_…``; ``token``: a fixed bearer token).
+    key ``strata_pk_…``; ``token``: a fixed bearer token; ``server_key``: an operator's server key
+    ``strata_sk_…`` for an app's backend, acting for the user whose id ``acting_for`` gives, sent
+    as ``X-Strata-User``).
 
     ``timeout``: seconds for each attempt of a request (connect, read, write and pool); a 429 or
     503 is sent again after its ``Retry-After``, at most ``retries`` times, each wait at most
@@ -268,9 +270,11 @@ class Strata:
     it as a context manager."""
 
     def __init__(self, base_url: str, *, id_token: Callable[[], str] | None = None, key: str | None = None, token: str | None = None,
+                 server_key: str | None = None, acting_for: str | None = None,
                  headers: dict[str, str] | None = None, timeout: float = 30.0, retries: int = 3,
                  max_retry_wait_s: float = 60.0) -> None:
-        self.client: AuthenticatedClient = connect(base_url, id_token=id_token, key=key, token=token, headers=headers,
+        self.client: AuthenticatedClient = connect(base_url, id_token=id_token, key=key, token=token,
+                                                   server_key=server_key, acting_for=acting_for, headers=headers,
                                                    timeout=timeout, retries=retries, max_retry_wait_s=max_retry_wait_s)
         self.memories = Memories(self.client)
         self.conversations = Conversations(self.client)
