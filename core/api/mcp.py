@@ -11,7 +11,9 @@ outlives a request, no SSE stream is held open, and any instance can serve any r
 nothing is shared between workers.
 
 Every tool and resource calls the services the REST routes call (``reads``, ``search``,
-``intake``, ``deletion``); reads stay pure. A service refusal (unknown id, bad value, writes
+``intake``, ``deletion``); reads stay pure. A write tool's ledger commits record the credential
+that made it (the personal key's id or the user's ID token, with the requesting device), as a
+``/v1`` write's do, so a key's writes listing names what it wrote through ``/mcp``. A service refusal (unknown id, bad value, writes
 switched off) is a tool error (``isError``) carrying the same code as the REST answer, and
 arguments that do not fit a tool's schema are a tool error too, never a crash.
 """

@@ -1,7 +1,8 @@
 """Which credential a request acts with, so every write records who made it, and what its reads
 may show.
 
-The API's dispatcher sets it for the duration of a request (:func:`acting_as`): the user's own
+The API's dispatcher sets it for the duration of a write request, and the ``/mcp`` server for
+each write tool's call (:func:`acting_as`): the user's own
 Firebase ID token (``{"kind": "id_token"}``), a personal API key (``{"kind": "personal_key",
 "key_id": "key_…"}``) or an operator's server key acting for the user (``{"kind": "server_key",
 "key_id": "srv_…"}``; a key id's prefix names its kind), with the capture device the request names
