@@ -52,27 +52,30 @@ $(FIREBASE_VENV)/.installed: $(FIREBASE_TOOLS)/requirements.txt
 
 # The TypeScript client (clients/js): its generator and compiler from the committed lock file, then
 # the client generated from this checkout's OpenAPI document and compiled, so a changed route
-# changes the client. `make test` builds it first; tests/e2e/test_js_client.py runs its tests.
+# changes the client. The document, src/schema.gen.ts and dist/ are committed (a clone installs
+# with npm alone): commit what this rewrites (tests/unit/test_client_sources.py fails until then).
+# `make test` builds it first; tests/e2e/test_js_client.py runs its tests.
 $(CLIENT_JS)/node_modules/.installed: $(CLIENT_JS)/package.json $(CLIENT_JS)/package-lock.json
 	cd $(CLIENT_JS) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 client-js: setup
-	$(PY) -m core.api.app > $(CLIENT_JS)/openapi.json
+	$(PY) -m core.api.app > $(CLIENT_JS)/openapi.json.tmp && mv $(CLIENT_JS)/openapi.json.tmp $(CLIENT_JS)/openapi.json
 	cd $(CLIENT_JS) && npm run --silent build
 	console/vendor.sh
 
 # The Python client (clients/python): openapi-python-client in a venv of its own (its pins need not
 # agree with ours), then strata_client/generated written from this checkout's OpenAPI document (ruff
-# from .venv formats it), so a changed route changes the client. `make test` builds it first;
-# tests/e2e/test_python_client.py runs it against the stack.
+# from .venv formats it), so a changed route changes the client. Both are committed (`pip install
+# clients/python` works from a clone): commit what this rewrites (tests/unit/test_client_sources.py
+# fails until then). `make test` builds it first; tests/e2e/test_python_client.py runs it.
 $(CLIENT_PY_VENV)/.installed: $(CLIENT_PY)/requirements-generator.txt
 	test -x $(CLIENT_PY_VENV)/bin/python || $(PYTHON3) -m venv $(CLIENT_PY_VENV)
 	$(CLIENT_PY_VENV)/bin/pip --disable-pip-version-check -q install -r $(CLIENT_PY)/requirements-generator.txt
 	touch $@
 
 client-python: setup
-	$(PY) -m core.api.app > $(CLIENT_PY)/openapi.json
+	$(PY) -m core.api.app > $(CLIENT_PY)/openapi.json.tmp && mv $(CLIENT_PY)/openapi.json.tmp $(CLIENT_PY)/openapi.json
 	$(PY) -m tests.support.py_client $(CLIENT_PY)/openapi.json
 
 $(VENV)/.installed: pyproject.toml
@@ -185,9 +188,9 @@ bench-schedule: setup
 bench-schedule-live: setup
 	$(PY) -m strata_dev.bench.schedule_live
 
+# The clients' generated code is committed, not build output: clean leaves it.
 clean:
-	rm -rf build .strata .pytest_cache .mypy_cache .ruff_cache firebase-debug.log console/vendor clients/js/dist clients/js/openapi.json clients/js/src/schema.gen.ts \
-	  clients/python/openapi.json clients/python/strata_client/generated
+	rm -rf build .strata .pytest_cache .mypy_cache .ruff_cache firebase-debug.log console/vendor
 
 -include mk/infra.mk
 -include mk/llm.mk

@@ -1,0 +1,272 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error import Error
+from ...models.search_memories_alias_device_scope import SearchMemoriesAliasDeviceScope
+from ...models.search_results import SearchResults
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    *,
+    q: str | Unset = UNSET,
+    query: str | Unset = UNSET,
+    limit: int | Unset = 10,
+    device_scope: SearchMemoriesAliasDeviceScope | Unset = SearchMemoriesAliasDeviceScope.ALL,
+    device_ids: list[str] | Unset = UNSET,
+    as_of: str | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["q"] = q
+
+    params["query"] = query
+
+    params["limit"] = limit
+
+    json_device_scope: str | Unset = UNSET
+    if not isinstance(device_scope, Unset):
+        json_device_scope = device_scope.value
+
+    params["device_scope"] = json_device_scope
+
+    json_device_ids: list[str] | Unset = UNSET
+    if not isinstance(device_ids, Unset):
+        json_device_ids = device_ids
+
+    params["device_ids"] = json_device_ids
+
+    params["as_of"] = as_of
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/memory/memory/search",
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Error | SearchResults | None:
+    if response.status_code == 200:
+        response_200 = SearchResults.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Error.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Error | SearchResults]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient,
+    q: str | Unset = UNSET,
+    query: str | Unset = UNSET,
+    limit: int | Unset = 10,
+    device_scope: SearchMemoriesAliasDeviceScope | Unset = SearchMemoriesAliasDeviceScope.ALL,
+    device_ids: list[str] | Unset = UNSET,
+    as_of: str | Unset = UNSET,
+) -> Response[Error | SearchResults]:
+    """Alias of /v1/memories/search
+
+     Deprecated (kept for the original system's clients): use GET /v1/memories/search.
+
+    Args:
+        q (str | Unset):
+        query (str | Unset):
+        limit (int | Unset):  Default: 10.
+        device_scope (SearchMemoriesAliasDeviceScope | Unset):  Default:
+            SearchMemoriesAliasDeviceScope.ALL.
+        device_ids (list[str] | Unset):
+        as_of (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | SearchResults]
+    """
+
+    kwargs = _get_kwargs(
+        q=q,
+        query=query,
+        limit=limit,
+        device_scope=device_scope,
+        device_ids=device_ids,
+        as_of=as_of,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient,
+    q: str | Unset = UNSET,
+    query: str | Unset = UNSET,
+    limit: int | Unset = 10,
+    device_scope: SearchMemoriesAliasDeviceScope | Unset = SearchMemoriesAliasDeviceScope.ALL,
+    device_ids: list[str] | Unset = UNSET,
+    as_of: str | Unset = UNSET,
+) -> Error | SearchResults | None:
+    """Alias of /v1/memories/search
+
+     Deprecated (kept for the original system's clients): use GET /v1/memories/search.
+
+    Args:
+        q (str | Unset):
+        query (str | Unset):
+        limit (int | Unset):  Default: 10.
+        device_scope (SearchMemoriesAliasDeviceScope | Unset):  Default:
+            SearchMemoriesAliasDeviceScope.ALL.
+        device_ids (list[str] | Unset):
+        as_of (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | SearchResults
+    """
+
+    return sync_detailed(
+        client=client,
+        q=q,
+        query=query,
+        limit=limit,
+        device_scope=device_scope,
+        device_ids=device_ids,
+        as_of=as_of,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient,
+    q: str | Unset = UNSET,
+    query: str | Unset = UNSET,
+    limit: int | Unset = 10,
+    device_scope: SearchMemoriesAliasDeviceScope | Unset = SearchMemoriesAliasDeviceScope.ALL,
+    device_ids: list[str] | Unset = UNSET,
+    as_of: str | Unset = UNSET,
+) -> Response[Error | SearchResults]:
+    """Alias of /v1/memories/search
+
+     Deprecated (kept for the original system's clients): use GET /v1/memories/search.
+
+    Args:
+        q (str | Unset):
+        query (str | Unset):
+        limit (int | Unset):  Default: 10.
+        device_scope (SearchMemoriesAliasDeviceScope | Unset):  Default:
+            SearchMemoriesAliasDeviceScope.ALL.
+        device_ids (list[str] | Unset):
+        as_of (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | SearchResults]
+    """
+
+    kwargs = _get_kwargs(
+        q=q,
+        query=query,
+        limit=limit,
+        device_scope=device_scope,
+        device_ids=device_ids,
+        as_of=as_of,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient,
+    q: str | Unset = UNSET,
+    query: str | Unset = UNSET,
+    limit: int | Unset = 10,
+    device_scope: SearchMemoriesAliasDeviceScope | Unset = SearchMemoriesAliasDeviceScope.ALL,
+    device_ids: list[str] | Unset = UNSET,
+    as_of: str | Unset = UNSET,
+) -> Error | SearchResults | None:
+    """Alias of /v1/memories/search
+
+     Deprecated (kept for the original system's clients): use GET /v1/memories/search.
+
+    Args:
+        q (str | Unset):
+        query (str | Unset):
+        limit (int | Unset):  Default: 10.
+        device_scope (SearchMemoriesAliasDeviceScope | Unset):  Default:
+            SearchMemoriesAliasDeviceScope.ALL.
+        device_ids (list[str] | Unset):
+        as_of (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | SearchResults
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            q=q,
+            query=query,
+            limit=limit,
+            device_scope=device_scope,
+            device_ids=device_ids,
+            as_of=as_of,
+        )
+    ).parsed

@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.history_commit import HistoryCommit
+
+
+T = TypeVar("T", bound="History")
+
+
+@_attrs_define
+class History:
+    """
+    Attributes:
+        commits (list[HistoryCommit]):
+        next_cursor (None | str | Unset): the next page's cursor; null on the last page
+    """
+
+    commits: list[HistoryCommit]
+    next_cursor: None | str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        commits = []
+        for commits_item_data in self.commits:
+            commits_item = commits_item_data.to_dict()
+            commits.append(commits_item)
+
+        next_cursor: None | str | Unset
+        if isinstance(self.next_cursor, Unset):
+            next_cursor = UNSET
+        else:
+            next_cursor = self.next_cursor
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "commits": commits,
+            }
+        )
+        if next_cursor is not UNSET:
+            field_dict["next_cursor"] = next_cursor
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.history_commit import HistoryCommit  # noqa: PLC0415
+
+        d = dict(src_dict)
+        commits = []
+        _commits = d.pop("commits")
+        for commits_item_data in _commits:
+            commits_item = HistoryCommit.from_dict(commits_item_data)
+
+            commits.append(commits_item)
+
+        def _parse_next_cursor(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        next_cursor = _parse_next_cursor(d.pop("next_cursor", UNSET))
+
+        history = cls(
+            commits=commits,
+            next_cursor=next_cursor,
+        )
+
+        history.additional_properties = d
+        return history
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+
+class KeyScope(StrEnum):
+    READ = "read"
+    READWRITE = "read+write"
+
+    def __str__(self) -> str:
+        return str(self.value)

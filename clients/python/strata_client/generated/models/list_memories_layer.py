@@ -1,0 +1,10 @@
+from enum import StrEnum
+
+
+class ListMemoriesLayer(StrEnum):
+    ARCHIVE = "archive"
+    LONG_TERM = "long_term"
+    SHORT_TERM = "short_term"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+T = TypeVar("T", bound="MemorySlot")
+
+
+@_attrs_define
+class MemorySlot:
+    """The attribute a fact states, from the declared vocabulary, and its value; ``ended``: the
+    statement says that value no longer holds.
+
+        Attributes:
+            attribute (str):
+            value (str):
+            ended (bool):
+    """
+
+    attribute: str
+    value: str
+    ended: bool
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        attribute = self.attribute
+
+        value = self.value
+
+        ended = self.ended
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "attribute": attribute,
+                "value": value,
+                "ended": ended,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        attribute = d.pop("attribute")
+
+        value = d.pop("value")
+
+        ended = d.pop("ended")
+
+        memory_slot = cls(
+            attribute=attribute,
+            value=value,
+            ended=ended,
+        )
+
+        memory_slot.additional_properties = d
+        return memory_slot
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

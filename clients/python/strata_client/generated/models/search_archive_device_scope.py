@@ -1,0 +1,10 @@
+from enum import StrEnum
+
+
+class SearchArchiveDeviceScope(StrEnum):
+    ALL = "all"
+    CURRENT = "current"
+    EXPLICIT = "explicit"
+
+    def __str__(self) -> str:
+        return str(self.value)

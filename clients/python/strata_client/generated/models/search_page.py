@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+if TYPE_CHECKING:
+    from ..models.scored_memory import ScoredMemory
+
+
+T = TypeVar("T", bound="SearchPage")
+
+
+@_attrs_define
+class SearchPage:
+    """
+    Attributes:
+        memories (list[ScoredMemory]):
+        next_cursor (None | str): the next page's cursor; null at the end of the results or at the depth limit
+        depth_limited (bool): true when paging stopped at the search's depth limit (the first 100 results) while more
+            may match
+    """
+
+    memories: list[ScoredMemory]
+    next_cursor: None | str
+    depth_limited: bool
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        memories = []
+        for memories_item_data in self.memories:
+            memories_item = memories_item_data.to_dict()
+            memories.append(memories_item)
+
+        next_cursor: None | str
+        next_cursor = self.next_cursor
+
+        depth_limited = self.depth_limited
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "memories": memories,
+                "next_cursor": next_cursor,
+                "depth_limited": depth_limited,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.scored_memory import ScoredMemory  # noqa: PLC0415
+
+        d = dict(src_dict)
+        memories = []
+        _memories = d.pop("memories")
+        for memories_item_data in _memories:
+            memories_item = ScoredMemory.from_dict(memories_item_data)
+
+            memories.append(memories_item)
+
+        def _parse_next_cursor(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        next_cursor = _parse_next_cursor(d.pop("next_cursor"))
+
+        depth_limited = d.pop("depth_limited")
+
+        search_page = cls(
+            memories=memories,
+            next_cursor=next_cursor,
+            depth_limited=depth_limited,
+        )
+
+        search_page.additional_properties = d
+        return search_page
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
