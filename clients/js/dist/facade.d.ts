@@ -1,7 +1,6 @@
-import { type StrataClient, type StrataOptions } from "./index.js";
+import { type Memory, type StrataClient, type StrataOptions } from "./client.js";
 import type { components, operations } from "./schema.gen.js";
 type Schemas = components["schemas"];
-export type Memory = Schemas["Memory"];
 export type MemoryList = Schemas["MemoryList"];
 export type MemoryDeleted = Schemas["MemoryDeleted"];
 export type AllDeleted = Schemas["AllDeleted"];

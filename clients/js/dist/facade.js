@@ -1,7 +1,7 @@
 // `Strata`: the API by resource (memories, conversations, keys, review), each method one request
-// through the typed client of index.ts (credential, timeout, retries of a 429 or 503), answering
+// through the typed client of client.ts (credential, timeout, retries of a 429 or 503), answering
 // the body the API documents or throwing a StrataError. Arguments carry the API's own names.
-import { createStrataClient, paginate, unwrap } from "./index.js";
+import { createStrataClient, paginate, unwrap } from "./client.js";
 const SEARCH_PATHS = {
     hybrid: "/v1/memories/hybrid-search",
     keyword: "/v1/memories/search",

@@ -1,11 +1,10 @@
 // `Strata`: the API by resource (memories, conversations, keys, review), each method one request
-// through the typed client of index.ts (credential, timeout, retries of a 429 or 503), answering
+// through the typed client of client.ts (credential, timeout, retries of a 429 or 503), answering
 // the body the API documents or throwing a StrataError. Arguments carry the API's own names.
-import { createStrataClient, paginate, unwrap, type StrataClient, type StrataOptions } from "./index.js";
+import { createStrataClient, paginate, unwrap, type Memory, type StrataClient, type StrataOptions } from "./client.js";
 import type { components, operations } from "./schema.gen.js";
 
 type Schemas = components["schemas"];
-export type Memory = Schemas["Memory"];
 export type MemoryList = Schemas["MemoryList"];
 export type MemoryDeleted = Schemas["MemoryDeleted"];
 export type AllDeleted = Schemas["AllDeleted"];
