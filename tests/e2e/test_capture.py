@@ -370,7 +370,10 @@ WRITE_FUNCTIONS = {"set_document"}  # core/adapters/firestore/wire.py: set() thr
 # What builds the extra documents a plan writes: graph assertions (admit), review rows (the open
 # entry, a closed one; core/domain/review_queue.py).
 # ``to_store``: a typed document of core/domain/documents.py (named, typed fields; no conversation field).
-SERVER_BUILT = {"admit", "open_row", "_closed", "to_store"}
+# ``receipt``: a memory delete's receipt, written in the delete's own commit
+# (core/domain/deletion_planners.py with_receipt; core/services/receipts.py document builds it from
+# the tombstoned ids and the apply's moment: no conversation field).
+SERVER_BUILT = {"admit", "open_row", "_closed", "to_store", "receipt"}
 
 
 def _functions(tree: ast.AST) -> Iterator[ast.FunctionDef]:

@@ -37,6 +37,7 @@ DEFAULT_KEYS = {
     "webhook_url",
     "function_urls", "tasks_queue", "projection_topic", "state_dir", "startup_seconds", "embedder",
     "runtime_dir",  # the function servers' gunicorn runtime directories, removed by `down`
+    "trace_file",  # where the functions write their spans (STRATA_TRACE_EXPORTER=file)
 }
 
 
