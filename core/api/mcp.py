@@ -37,7 +37,7 @@ from core.api.auth import authenticate
 from core.api.declare import MCP_PATH as PATH
 from core.api.edge import valid_id
 from core.api.key_routes import metadata_url
-from core.api.routes import SEARCH_DEPTH, decode_offset, offset_page
+from core.api.routes import SEARCH_DEPTH, decode_served, served_page
 from core.domain import credentials, fence
 from core.domain.records import MemoryItem, to_public
 from core.errors import MethodNotAllowed, NotFound, PayloadTooLarge, StrataError, Unauthorized
@@ -131,19 +131,19 @@ async def search_memories(query: Annotated[str, Field(min_length=1, max_length=1
     ctx, uid = _caller()
     scope = _scope(device_scope, device_ids or [])
     when = _service(lambda: temporal.parse_as_of(as_of))
-    # The cursor is a position in the ranking, bound to the query, the device scope and as_of (as
-    # on the REST searches): each page ranks to its own end, to the search depth.
+    # The cursor carries what was served, bound to the query, the device scope and as_of (as on
+    # the REST searches): each page ranks to its own end, to the search depth, and serves the next.
     bound = f"mcp.search_memories\n{query}\n{','.join(sorted(scope or ()))}\n{as_of or ''}"
-    offset = _service(lambda: decode_offset(cursor, bound))
-    if offset >= SEARCH_DEPTH:
+    served = _service(lambda: decode_served(cursor, bound))
+    if len(served) >= SEARCH_DEPTH:
         raise ToolError("bad_cursor: cursor is past the search's depth limit")
-    depth = min(offset + limit + 1, SEARCH_DEPTH)
+    depth = min(len(served) + limit + 1, SEARCH_DEPTH)
     results = _service(lambda: search.hybrid(ctx, uid, query, depth, devices=scope))
     if when is not None:  # what was true then, as the REST search's as_of
         ended = _service(lambda: temporal.search_history(ctx, uid, query, when, depth, scope))
         results = [search.Scored(item, score) for item, score in temporal.search_as_of(
             [(s.item, s.score) for s in results], ended, when, depth)]
-    page, next_cursor, limited = offset_page(results, offset, limit, SEARCH_DEPTH, bound)
+    page, next_cursor, limited = served_page(results, served, limit, SEARCH_DEPTH, bound, lambda s: s.item.id)
     now = ctx.now()
     return {"memories": [_json(dict(to_public(s.item, now), score=round(s.score, 6))) for s in page],
             "next_cursor": next_cursor, "depth_limited": limited}

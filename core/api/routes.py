@@ -382,6 +382,7 @@ def decode_offset(cursor: str | None, scope: str) -> int:
 
 
 K = TypeVar("K", str, int)
+T = TypeVar("T")
 
 
 def encode_key(key: str | int, scope: str) -> str:
@@ -416,16 +417,57 @@ def offset_page(rows: list[Any], offset: int, limit: int, depth: int, scope: str
     return page, None, end >= depth
 
 
+def _mark(memory_id: str) -> bytes:
+    """A memory's short fingerprint in a search cursor (6 bytes: a page walk of 100 stays small)."""
+    return hashlib.sha256(memory_id.encode()).digest()[:6]
+
+
+def encode_served(served: list[bytes], scope: str) -> str:
+    """An opaque search cursor: the fingerprints of the memories already served for ``scope``."""
+    raw = hashlib.sha256(scope.encode()).digest()[:8] + b"".join(served)
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_served(cursor: str | None, scope: str) -> list[bytes]:
+    """The fingerprints a cursor of :func:`encode_served` carries; none without one; 400
+    ``bad_cursor`` for a cursor this API did not issue for the same route and query."""
+    if not cursor:
+        return []
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+    except ValueError as exc:
+        raise BadRequest("cursor is not one this API issued for this query", code="bad_cursor") from exc
+    if raw[:8] != hashlib.sha256(scope.encode()).digest()[:8] or (len(raw) - 8) % 6 or len(raw) == 8:
+        raise BadRequest("cursor is not one this API issued for this query", code="bad_cursor")
+    return [raw[i:i + 6] for i in range(8, len(raw), 6)]
+
+
+def served_page(rows: list[T], served: list[bytes], limit: int, depth: int, scope: str,
+                key: Callable[[T], str]) -> tuple[list[T], str | None, bool]:
+    """The next page of a ranking re-run for this request (to ``len(served) + limit + 1``, at most
+    ``depth``): its first ``limit`` rows not served before, the next cursor, and whether the depth
+    limit stopped the walk. A ranking may reorder between pages (a fusion of two rankings to a
+    deeper cut, or a write in between): a walk still serves a memory at most once, and one walked
+    to its end misses none that stayed ranked."""
+    seen = set(served)
+    fresh = [row for row in rows if _mark(key(row)) not in seen]
+    page = fresh[:limit]
+    total = len(served) + len(page)
+    if len(fresh) > len(page) and total < depth:
+        return page, encode_served(served + [_mark(key(row)) for row in page], scope), False
+    return page, None, total >= depth
+
+
 def _search_page(req: Request, kind: str) -> Response:
     """A ``/v1`` search: a page of the ranking and a cursor to the next, to a depth of 100."""
     q = req.value("q") or req.values.get("query") or ""
     limit = req.value("limit")
     scope = f"{kind}\n{q}\n{','.join(sorted(device_filter(req) or ()))}\n{req.value('as_of') or ''}"
-    offset = decode_offset(req.value("cursor"), scope)
-    if offset >= SEARCH_DEPTH:
+    served = decode_served(req.value("cursor"), scope)
+    if len(served) >= SEARCH_DEPTH:
         raise BadRequest("cursor is past the search's depth limit", code="bad_cursor")
-    results = _ranked(req, kind, q, min(offset + limit + 1, SEARCH_DEPTH))
-    page, cursor, limited = offset_page(results, offset, limit, SEARCH_DEPTH, scope)
+    results = _ranked(req, kind, q, min(len(served) + limit + 1, SEARCH_DEPTH))
+    page, cursor, limited = served_page(results, served, limit, SEARCH_DEPTH, scope, lambda s: s.item.id)
     now = req.ctx.now()
     return 200, {"memories": [dict(to_public(s.item, now), score=round(s.score, 6)) for s in page],
                  "next_cursor": cursor, "depth_limited": limited}, SCOPE_HEADER

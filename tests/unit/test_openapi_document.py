@@ -129,6 +129,32 @@ def test_an_offset_page(ranked: int, offset: int, limit: int, page: list[int], n
     assert (routes.decode_offset(cursor, "s") if cursor else None) == next_offset
 
 
+def test_a_search_walk_serves_each_memory_once_though_the_ranking_reorders() -> None:
+    """Each page re-runs the ranking to a deeper cut, which may reorder it (a fusion of two
+    rankings does): the cursor carries what was served, so nothing repeats and nothing is missed."""
+    rankings = [["c", "a", "b"], ["a", "d", "c", "b", "e"], ["e", "b", "d", "a", "c"]]
+    walked, cursor = [], None
+    for ranking in rankings:
+        served = routes.decode_served(cursor, "s")
+        assert len(served) == len(walked)
+        page, cursor, limited = routes.served_page(ranking, served, 2, 10, "s", str)
+        walked += page
+        assert limited is False
+    assert walked == ["c", "a", "d", "b", "e"] and cursor is None
+    with pytest.raises(BadRequest):
+        routes.decode_served(routes.encode_served([b"abcdef"], "s"), "t")
+    for bad in ("not-a-cursor", "%%%", routes.encode_offset(2, "s")):
+        with pytest.raises(BadRequest):
+            routes.decode_served(bad, "s")
+
+
+def test_a_search_walk_stops_at_the_depth_limit() -> None:
+    ranking = [str(i) for i in range(12)]
+    served = [routes._mark(str(i)) for i in range(8)]
+    page, cursor, limited = routes.served_page(ranking, served, 2, 10, "s", str)
+    assert page == ["8", "9"] and cursor is None and limited is True
+
+
 def test_the_routes_a_key_may_call_declare_the_server_key_and_x_strata_user() -> None:
     """A server key acts for the user ``X-Strata-User`` names (core.api.auth): every operation a key
     may call declares the header (so the generated clients take it) and the ``serverKey`` scheme,
