@@ -183,6 +183,16 @@ class Context:
 
         return read_slot(text)
 
+    def keyword_terms(self, query: str) -> str:
+        from core.adapters.rules.query_words import keyword_terms
+
+        return keyword_terms(query)
+
+    def owner_voice(self, query: str, name: str | None) -> str:
+        from core.adapters.rules.query_words import owner_voice
+
+        return owner_voice(query, name)
+
     def nudge_projection(self, uid: str, sequence: int) -> None:
         self.publisher.publish(self.settings.projection_topic, {"uid": uid, "sequence": sequence})
 

@@ -481,6 +481,16 @@ class Ports(Protocol):
         as the rules read it; None when they state none."""
         ...
 
+    def keyword_terms(self, query: str) -> str:
+        """The content words of a question, what a keyword index matches on (the query itself when
+        it has none), as the rules read them."""
+        ...
+
+    def owner_voice(self, query: str, name: str | None) -> str:
+        """The question with the owner's display name ``name`` put in the first person (unchanged
+        without one), as the rules rewrite it."""
+        ...
+
     @property
     def publisher(self) -> Publisher: ...
 

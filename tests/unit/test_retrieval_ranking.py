@@ -9,12 +9,12 @@ from datetime import date
 
 from core.adapters.rules.extractor import RuleExtractor
 from core.adapters.rules.extractor.dates import resolve
+from core.adapters.rules.query_words import keyword_terms
 from core.domain.extraction import ExtractionSource, Segment, ground, source_from_conversation
 from core.domain.plan import projected_context, projected_quote
 from core.domain.records import Evidence, MemoryItem, QuoteRef
 from core.domain.sensitivity import contains_secret
 from core.ports import ProjectionDoc
-from core.services.search import keyword_terms
 from strata_dev.bench import locomo
 
 
