@@ -482,13 +482,11 @@ class Ports(Protocol):
         ...
 
     def keyword_terms(self, query: str) -> str:
-        """The content words of a question, what a keyword index matches on (the query itself when
-        it has none), as the rules read them."""
+        """A question's content words, what a keyword index matches (the query when it has none)."""
         ...
 
     def owner_voice(self, query: str, name: str | None) -> str:
-        """The question with the owner's display name ``name`` put in the first person (unchanged
-        without one), as the rules rewrite it."""
+        """The question with the owner's display name ``name`` put in the first person."""
         ...
 
     @property
