@@ -31,6 +31,7 @@ from core.ports import (
 )
 
 if TYPE_CHECKING:
+    from core.domain.records import Sensitivity
     from core.domain.slots import Slot
 
 log = logging.getLogger(__name__)
@@ -192,6 +193,12 @@ class Context:
         from core.adapters.rules.query_words import owner_voice
 
         return owner_voice(query, name)
+
+    @property
+    def sensitivity(self) -> Sensitivity:
+        from core.adapters.rules import sensitivity
+
+        return sensitivity
 
     def nudge_projection(self, uid: str, sequence: int) -> None:
         self.publisher.publish(self.settings.projection_topic, {"uid": uid, "sequence": sequence})

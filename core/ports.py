@@ -24,6 +24,7 @@ from core.domain.plan import Write as Write
 from core.domain.unit_of_work import Chain, Mutation, Step, TransactionReads, UnitOfWork
 
 if TYPE_CHECKING:
+    from core.domain.records import Sensitivity
     from core.domain.routing import RouteCandidate, RouteProposal
     from core.domain.slots import Slot
 
@@ -487,6 +488,11 @@ class Ports(Protocol):
 
     def owner_voice(self, query: str, name: str | None) -> str:
         """The question with the owner's display name ``name`` put in the first person."""
+        ...
+
+    @property
+    def sensitivity(self) -> Sensitivity:
+        """The secret detector every planner that labels or stores text is handed."""
         ...
 
     @property

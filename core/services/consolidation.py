@@ -529,7 +529,7 @@ def apply_routes(ctx: Ports, uid: str, revisions: dict[str, int],
     read_ids = set(revisions) | linked | set(earlier.values())
     result = ctx.store.apply(uid, "consolidation.route", {"revisions": revisions, "decisions": decisions},
                              partial(settle_routes, revisions=revisions, decisions=decisions, earlier=earlier,
-                                     planner=planner, ended_by=ended_by or {}), item_ids=read_ids)
+                                     planner=planner, ended_by=ended_by or {}, sensitivity=ctx.sensitivity), item_ids=read_ids)
     if result.replayed:
         # The same decisions on the same revisions were already applied (by another pass or an
         # earlier delivery of this task): this pass routed nothing itself.

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from core.adapters.rules.sensitivity import contains_secret
 from core.domain.routing import (
     DUPLICATE_THRESHOLD,
     LONG_TERM,
@@ -29,7 +30,6 @@ from core.domain.routing import (
     content_words,
     similarity,
 )
-from core.domain.sensitivity import contains_secret
 from core.domain.slots import Statement, relation, subject_key, undecided
 
 DURABLE_KINDS = frozenset({"fact", "preference", "relationship"})
