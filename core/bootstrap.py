@@ -31,6 +31,8 @@ from core.ports import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from core.domain.records import Sensitivity
     from core.domain.slots import Slot
 
@@ -199,6 +201,18 @@ class Context:
         from core.adapters.rules import sensitivity
 
         return sensitivity
+
+    @property
+    def content_words(self) -> Callable[[str], frozenset[str]]:
+        from core.adapters.rules.similarity import content_words
+
+        return content_words
+
+    @property
+    def similarity(self) -> Callable[[str, str], float]:
+        from core.adapters.rules.similarity import similarity
+
+        return similarity
 
     def nudge_projection(self, uid: str, sequence: int) -> None:
         self.publisher.publish(self.settings.projection_topic, {"uid": uid, "sequence": sequence})

@@ -496,6 +496,16 @@ class Ports(Protocol):
         ...
 
     @property
+    def content_words(self) -> Callable[[str], frozenset[str]]:
+        """The words :attr:`similarity` compares (stop words out)."""
+        ...
+
+    @property
+    def similarity(self) -> Callable[[str, str], float]:
+        """How alike two statements read, from 0 to 1.0 (the same statement)."""
+        ...
+
+    @property
     def publisher(self) -> Publisher: ...
 
     @property

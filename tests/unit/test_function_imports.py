@@ -37,7 +37,7 @@ NOT_AT_LOAD = (*EMBEDDER_STACK,
                "core.adapters.typesense_index", "core.adapters.pinecone_index", "core.adapters.llm",
                "core.adapters.pubsub", "core.adapters.tasks", "core.adapters.webhook_http",
                "core.adapters.rules.extractor",         # capture's extractor: about 40 ms of patterns
-               "core.domain.routing",                # the router's patterns (12 ms): passes and capture
+               "core.domain.routing", "core.adapters.rules.router",  # the router's patterns: passes and capture
                "core.api.mcp", "mcp")                # the MCP server, on the first /mcp request only
 
 # The service modules each entry point imports when its event arrives (core/functions_entry.py).
@@ -127,7 +127,7 @@ def test_a_function_that_never_routes_never_loads_the_router(function: str) -> N
     root name its protocol for typing only."""
     modules = _modules(function)
     assert set(REQUEST_PATH[function]) <= set(modules["request"])
-    assert _matches(modules["request"], ("core.domain.routing",)) == []
+    assert _matches(modules["request"], ("core.domain.routing", "core.adapters.rules.router")) == []
 
 
 @pytest.mark.parametrize("function", sorted(FUNCTIONS))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from core.adapters.rules.sensitivity import contains_secret
+from core.adapters.rules.similarity import content_words, similarity
 from core.domain.routing import (
     DUPLICATE_THRESHOLD,
     LONG_TERM,
@@ -27,8 +28,6 @@ from core.domain.routing import (
     RouteCandidate,
     RouteProposal,
     changes_subject,
-    content_words,
-    similarity,
 )
 from core.domain.slots import Statement, relation, subject_key, undecided
 
