@@ -31,6 +31,9 @@ from core.ports import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from core.domain.records import Sensitivity
     from core.domain.slots import Slot
 
 log = logging.getLogger(__name__)
@@ -182,6 +185,34 @@ class Context:
         from core.adapters.rules.slot_words import read_slot
 
         return read_slot(text)
+
+    def keyword_terms(self, query: str) -> str:
+        from core.adapters.rules.query_words import keyword_terms
+
+        return keyword_terms(query)
+
+    def owner_voice(self, query: str, name: str | None) -> str:
+        from core.adapters.rules.query_words import owner_voice
+
+        return owner_voice(query, name)
+
+    @property
+    def sensitivity(self) -> Sensitivity:
+        from core.adapters.rules import sensitivity
+
+        return sensitivity
+
+    @property
+    def content_words(self) -> Callable[[str], frozenset[str]]:
+        from core.adapters.rules.similarity import content_words
+
+        return content_words
+
+    @property
+    def similarity(self) -> Callable[[str, str], float]:
+        from core.adapters.rules.similarity import similarity
+
+        return similarity
 
     def nudge_projection(self, uid: str, sequence: int) -> None:
         self.publisher.publish(self.settings.projection_topic, {"uid": uid, "sequence": sequence})

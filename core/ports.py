@@ -24,6 +24,7 @@ from core.domain.plan import Write as Write
 from core.domain.unit_of_work import Chain, Mutation, Step, TransactionReads, UnitOfWork
 
 if TYPE_CHECKING:
+    from core.domain.records import Sensitivity
     from core.domain.routing import RouteCandidate, RouteProposal
     from core.domain.slots import Slot
 
@@ -479,6 +480,29 @@ class Ports(Protocol):
     def read_slot(self, text: str) -> Slot | None:
         """The declared attribute the owner's own typed words state (an explicit memory, an edit),
         as the rules read it; None when they state none."""
+        ...
+
+    def keyword_terms(self, query: str) -> str:
+        """A question's content words, what a keyword index matches (the query when it has none)."""
+        ...
+
+    def owner_voice(self, query: str, name: str | None) -> str:
+        """The question with the owner's display name ``name`` put in the first person."""
+        ...
+
+    @property
+    def sensitivity(self) -> Sensitivity:
+        """The secret detector every planner that labels or stores text is handed."""
+        ...
+
+    @property
+    def content_words(self) -> Callable[[str], frozenset[str]]:
+        """The words :attr:`similarity` compares (stop words out)."""
+        ...
+
+    @property
+    def similarity(self) -> Callable[[str, str], float]:
+        """How alike two statements read, from 0 to 1.0 (the same statement)."""
         ...
 
     @property

@@ -38,9 +38,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core import metering, tracing
-from core.adapters.rules import RuleRouter
+from core.adapters.rules import RuleRouter, sensitivity
 from core.adapters.rules.extractor import RuleExtractor
 from core.adapters.rules.router import rule_endings
+from core.adapters.rules.sensitivity import label_sensitivity, redact_secrets
 from core.config import Settings
 from core.domain.extraction import (
     CATEGORIES,
@@ -52,8 +53,8 @@ from core.domain.extraction import (
     drop_secret_candidates,
     source_segments,
 )
+from core.domain.records import REDACTED, RESTRICTED_LABELS
 from core.domain.routing import ROUTE_SCHEMA, ROUTES, RouteCandidate, RouteProposal
-from core.domain.sensitivity import REDACTED, RESTRICTED_LABELS, label_sensitivity, redact_secrets
 from core.domain.slots import ATTRIBUTES, VOCABULARY, Slot
 from core.errors import (
     LLMMalformedReply,
@@ -408,7 +409,7 @@ class LLMExtractor:
         result = ExtractionResult(
             tuple(memories.values()), tuple(w for w in workflow.values() if w.kind == "action_item"),
             tuple(w for w in workflow.values() if w.kind == "goal"), self.extractor_id, self.extractor_version)
-        result = drop_secret_candidates(result)
+        result = drop_secret_candidates(result, sensitivity=sensitivity)
         # A quote of redacted text cannot be grounded and must not be stored.
         return ExtractionResult(
             memories=tuple(m for m in result.memories if not any(REDACTED in q for q in m.quotes)),

@@ -12,7 +12,7 @@ from core.domain import endings, ids, paths, review_queue
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
 from core.domain.processing import processed
-from core.domain.records import MemoryItem
+from core.domain.records import MemoryItem, Sensitivity
 from core.domain.routing import fact_key, pass_survivors
 from core.domain.states import Layer, ProcessingState, Status
 
@@ -20,7 +20,8 @@ Decision = tuple[str, list[str], str | None, str]  # route, supersedes, duplicat
 
 
 def settle_routes(view: ApplyView, *, revisions: Mapping[str, int], decisions: Mapping[str, Decision],
-                  earlier: Mapping[str, str], planner: str, ended_by: Mapping[str, str] | None = None) -> Plan:
+                  earlier: Mapping[str, str], planner: str, ended_by: Mapping[str, str] | None = None,
+                  sensitivity: Sensitivity) -> Plan:
     """Settle each item of ``revisions`` (memory id → the revision the decision was made on) by its
     decision; an item no longer pending at that revision is left alone (never routed twice), one
     still unprocessed is processed first (and rejected when it held a secret). Items that state the
@@ -32,7 +33,7 @@ def settle_routes(view: ApplyView, *, revisions: Mapping[str, int], decisions: M
     promoted item was said before (it enters as history that fact ended)."""
     out = Plan(summary={"routes": {}, "untouched": 0})
     changed: dict[str, MemoryItem] = {}
-    routable = _routable(view, revisions, changed, out)
+    routable = _routable(view, revisions, changed, out, sensitivity)
     # Promotions first, so a copy that is archived can still merge into this pass's survivor.
     routable.sort(key=lambda i: (decisions[i.id][0] != "promote", i.id))
     known = {key: mid for key, mid in earlier.items() if _usable_neighbour(view, changed, mid) is not None}
@@ -57,8 +58,8 @@ def _fact(item: MemoryItem) -> str:
     return fact_key(item.content, item.subject_attribution, item.subject_label)
 
 
-def _routable(view: ApplyView, revisions: Mapping[str, int], changed: dict[str, MemoryItem], out: Plan
-              ) -> list[MemoryItem]:
+def _routable(view: ApplyView, revisions: Mapping[str, int], changed: dict[str, MemoryItem], out: Plan,
+              sensitivity: Sensitivity) -> list[MemoryItem]:
     """The items still pending their route at the decided revision, processed; one that held a
     secret is rejected here (hidden, never routed on), the others are returned to route."""
     routable: list[MemoryItem] = []
@@ -69,7 +70,7 @@ def _routable(view: ApplyView, revisions: Mapping[str, int], changed: dict[str, 
             continue
         item = item.model_copy(deep=True)
         if item.processing_state == ProcessingState.PENDING:
-            item = processed(item)  # required processing before any route (admission needs it)
+            item = processed(item, sensitivity=sensitivity)  # required processing before any route (admission needs it)
             if item.record_status != Status.ACTIVE:  # it held a secret: hidden, never routed on
                 item.route = "reject"
                 changed[item.id] = item

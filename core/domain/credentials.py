@@ -13,7 +13,7 @@ its commits carry no ``credential``. Revoking a key lists what it wrote by that 
 (:mod:`core.services.key_writes`).
 
 Reads: a key sees the user's restricted memories (health, finances, …;
-:mod:`core.domain.sensitivity`) only when it was made with ``restricted`` (:func:`reading_as`,
+:data:`core.domain.records.RESTRICTED_LABELS`) only when it was made with ``restricted`` (:func:`reading_as`,
 :func:`sees_restricted`). The user's own ID token, and work outside a request, see everything.
 """
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from core.domain import endings, legacy_rows, paths
 from core.domain.plan import ApplyView, Plan, Planner
-from core.domain.records import MemoryItem
+from core.domain.records import MemoryItem, Sensitivity
 from core.domain.review_queue import redact_reviews
 from core.domain.withdrawal import retract, scrubbed
 from core.errors import LegacyCollision, LineageMoved, Locked, NotFound
@@ -103,13 +103,13 @@ def with_receipt(view: ApplyView, *, planner: Planner, path: str,
     return out
 
 
-def delete_historical(view: ApplyView, *, memory_id: str) -> Plan:
+def delete_historical(view: ApplyView, *, memory_id: str, sensitivity: Sensitivity) -> Plan:
     """Delete the historical row ``memory_id``: its canonical tombstone (same id, the user's delete),
     built from the rows the apply read. A canonical item written meanwhile is
     :class:`LineageMoved` (the caller deletes that instead); a locked row is refused."""
     if view.items.get(memory_id) is not None:
         raise LineageMoved("the memory was materialised during the delete")
-    item = legacy_rows.successor(view.uid, memory_id, view.docs)
+    item = legacy_rows.successor(view.uid, memory_id, view.docs, sensitivity=sensitivity)
     if item is None:
         raise NotFound("no such memory")
     if item.locked:
@@ -118,7 +118,8 @@ def delete_historical(view: ApplyView, *, memory_id: str) -> Plan:
     return Plan(items=[item], summary={"tombstoned": [memory_id]})
 
 
-def tombstone_historical(view: ApplyView, *, memory_ids: Iterable[str], by_user: bool) -> Plan:
+def tombstone_historical(view: ApplyView, *, memory_ids: Iterable[str], by_user: bool,
+                         sensitivity: Sensitivity) -> Plan:
     """Tombstone the historical rows ``memory_ids`` that no canonical item suppresses yet, locked
     ones included (a bulk or privacy delete is not a paywalled action); rows whose two collections
     disagree are withheld from every read and tombstoned by nobody here (the caller removes them).
@@ -128,7 +129,7 @@ def tombstone_historical(view: ApplyView, *, memory_ids: Iterable[str], by_user:
         if view.items.get(mid) is not None:
             continue  # canonical already: its own delete path covers it; the row is only cleaned
         try:
-            item = legacy_rows.successor(view.uid, mid, view.docs)
+            item = legacy_rows.successor(view.uid, mid, view.docs, sensitivity=sensitivity)
         except LegacyCollision:
             item = None
         if item is None:

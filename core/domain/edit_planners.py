@@ -23,7 +23,7 @@ from typing import Any
 from core.domain import legacy_rows, paths
 from core.domain.admission import admit
 from core.domain.plan import ApplyView, Plan
-from core.domain.records import MemoryItem, short_term_deadline, user_words
+from core.domain.records import MemoryItem, Sensitivity, short_term_deadline, user_words
 from core.domain.slots import Slot
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import NotFound, RetryableError
@@ -39,7 +39,7 @@ def keeps_admission(item: MemoryItem) -> bool:
             and not item.grandfathered_long_term)
 
 
-def editable(view: ApplyView, memory_id: str, plan: Plan, ttl_days: int) -> MemoryItem:
+def editable(view: ApplyView, memory_id: str, plan: Plan, ttl_days: int, sensitivity: Sensitivity) -> MemoryItem:
     """The item to edit (a copy): the canonical one, else the historical row's successor (same id,
     same ``created_at``), built from the legacy rows the apply read; a canonical tombstone
     suppresses the row (:class:`NotFound`, as for no item at all). When a legacy row is still there
@@ -49,7 +49,7 @@ def editable(view: ApplyView, memory_id: str, plan: Plan, ttl_days: int) -> Memo
         plan.summary["legacy_rows"] = memory_id
     item = view.items.get(memory_id)
     if item is None:
-        item = legacy_rows.successor(view.uid, memory_id, view.docs, ttl_days)
+        item = legacy_rows.successor(view.uid, memory_id, view.docs, ttl_days, sensitivity=sensitivity)
         if item is None:
             raise NotFound("no such memory")
         return item
@@ -58,13 +58,14 @@ def editable(view: ApplyView, memory_id: str, plan: Plan, ttl_days: int) -> Memo
     return item.model_copy(deep=True)
 
 
-def edit_content(view: ApplyView, *, memory_id: str, content: str, ttl_days: int, slot: Slot | None = None) -> Plan:
+def edit_content(view: ApplyView, *, memory_id: str, content: str, ttl_days: int, slot: Slot | None = None,
+                 sensitivity: Sensitivity) -> Plan:
     """``memory_id`` with ``content`` (already checked and normalised) as a new user assertion back
     in Short-term, pending, with a ``user_edit`` evidence entry quoting the new words and the slot
     they state (``slot``, read by the service; kept only for the owner's own fact); its graph
     assertion (if it was Long-term or has one) goes. The same text again writes nothing."""
     out = Plan()
-    item = editable(view, memory_id, out, ttl_days)
+    item = editable(view, memory_id, out, ttl_days, sensitivity)
     if item.content == content:
         return Plan()
     was_long_term = item.layer == Layer.LONG_TERM
@@ -136,12 +137,13 @@ METADATA: dict[str, Callable[[MemoryItem, Any], bool]] = {
 }
 
 
-def edit_metadata(view: ApplyView, *, memory_id: str, kind: str, value: Any, ttl_days: int) -> Plan:
+def edit_metadata(view: ApplyView, *, memory_id: str, kind: str, value: Any, ttl_days: int,
+                  sensitivity: Sensitivity) -> Plan:
     """The metadata edit ``kind`` (a key of :data:`METADATA`) to ``value`` as one revision of
     ``memory_id`` in its layer; an admitted Long-term item gets its receipt and graph assertion
     re-issued for that revision. A value the item already has writes nothing."""
     out = Plan()
-    item = editable(view, memory_id, out, ttl_days)
+    item = editable(view, memory_id, out, ttl_days, sensitivity)
     if not METADATA[kind](item, value):
         return Plan()
     out.items.append(item)

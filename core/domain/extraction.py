@@ -25,11 +25,9 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any, Literal
 
-from core.domain.records import QuoteRef
+from core.domain.records import QuoteRef, Sensitivity
 from core.domain.slots import Slot
 from core.errors import GroundingError
-
-from .sensitivity import contains_secret, label_sensitivity
 
 MemoryKind = Literal["fact", "preference", "relationship", "plan"]
 Subject = Literal["user", "third_party", "unknown"]
@@ -211,13 +209,14 @@ def bind_quote(segments: Sequence[Segment], quote: str) -> Segment:
     return matches[0]
 
 
-def searchable(text: str) -> str:
+def searchable(text: str, sensitivity: Sensitivity) -> str:
     """A segment's text as its quote ref keeps it for vector search: empty when any of it is
     restricted or a secret (a restricted word never reaches an index, even as a vector)."""
-    return "" if label_sensitivity(text) else text
+    return "" if sensitivity.label_sensitivity(text) else text
 
 
-def ground(source: ExtractionSource, result: ExtractionResult) -> tuple[GroundedCandidate, ...]:
+def ground(source: ExtractionSource, result: ExtractionResult, *,
+           sensitivity: Sensitivity) -> tuple[GroundedCandidate, ...]:
     """Bind every quote of every memory candidate to exactly one segment, or fail the whole set.
 
     Also refuses (as a grounding failure) a candidate that carries no quote, or whose content or
@@ -228,13 +227,13 @@ def ground(source: ExtractionSource, result: ExtractionResult) -> tuple[Grounded
     for candidate in result.memories:
         if not candidate.quotes:
             raise GroundingError(f"candidate has no quote: {candidate.content[:80]!r}")
-        if contains_secret(candidate.content) or any(contains_secret(q) for q in candidate.quotes):
+        if sensitivity.contains_secret(candidate.content) or any(map(sensitivity.contains_secret, candidate.quotes)):
             raise GroundingError("candidate discloses a secret; extractors must drop such candidates")
         refs: list[QuoteRef] = []
         owner_only = True
         for quote in candidate.quotes:
             segment = bind_quote(segments, quote)
-            refs.append(QuoteRef(segment_id=segment.id, quote=quote, segment=searchable(segment.text)))
+            refs.append(QuoteRef(segment_id=segment.id, quote=quote, segment=searchable(segment.text, sensitivity)))
             owner_only = owner_only and segment.is_user
         subject: Subject = candidate.subject
         if subject == "user" and not owner_only:
@@ -243,15 +242,15 @@ def ground(source: ExtractionSource, result: ExtractionResult) -> tuple[Grounded
     return tuple(grounded)
 
 
-def ground_then_drop_secrets(source: ExtractionSource,
-                             result: ExtractionResult) -> tuple[tuple[GroundedCandidate, ...], int]:
+def ground_then_drop_secrets(source: ExtractionSource, result: ExtractionResult, *,
+                             sensitivity: Sensitivity) -> tuple[tuple[GroundedCandidate, ...], int]:
     """Capture's grounding: every quote of every memory candidate, a secret-bearing one too, must
     bind to exactly one segment (else the whole set fails, as for any candidate); then the candidates
     that disclose a secret are dropped. Returns the grounded rest and how many were dropped, so an
     extraction of nothing but secrets is told apart from a genuinely empty one."""
     segments = source_segments(source)
     for candidate in result.memories:
-        secret = contains_secret(candidate.content) or any(contains_secret(q) for q in candidate.quotes)
+        secret = sensitivity.contains_secret(candidate.content) or any(map(sensitivity.contains_secret, candidate.quotes))
         if not candidate.quotes:
             raise GroundingError("candidate has no quote" + ("" if secret else f": {candidate.content[:80]!r}"))
         for quote in candidate.quotes:
@@ -263,15 +262,15 @@ def ground_then_drop_secrets(source: ExtractionSource,
                 # The failure is recorded with the capture: it must not carry the secret.
                 raise GroundingError("a candidate that discloses a secret has a quote bound to no single "
                                      "segment") from None
-    clean = drop_secret_candidates(result)
-    return ground(source, clean), len(result.memories) - len(clean.memories)
+    clean = drop_secret_candidates(result, sensitivity=sensitivity)
+    return ground(source, clean, sensitivity=sensitivity), len(result.memories) - len(clean.memories)
 
 
-def drop_secret_candidates(result: ExtractionResult) -> ExtractionResult:
+def drop_secret_candidates(result: ExtractionResult, *, sensitivity: Sensitivity) -> ExtractionResult:
     """The same result without any candidate whose text or quotes disclose a secret."""
 
     def clean(texts: Sequence[str]) -> bool:
-        return not any(contains_secret(t) for t in texts)
+        return not any(map(sensitivity.contains_secret, texts))
 
     return replace(
         result,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from core.domain.plan import ApplyView, Plan
 from core.domain.processing import processed
-from core.domain.records import MemoryItem, short_term_deadline, user_words
+from core.domain.records import MemoryItem, Sensitivity, short_term_deadline, user_words
 from core.domain.slots import Slot
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import Conflict
@@ -64,7 +64,7 @@ def _new_item(view: ApplyView, request: ExplicitMemory, memory_id: str, ttl_days
     )
 
 
-def settle_pending(view: ApplyView, *, memory_ids: Sequence[str]) -> Plan:
+def settle_pending(view: ApplyView, *, memory_ids: Sequence[str], sensitivity: Sensitivity) -> Plan:
     """Required processing of ``memory_ids``: each active item still pending is settled
     :func:`processed`; anything else (gone, processed already, hidden, tombstoned) is left alone."""
     out = Plan(summary={"processed": 0})
@@ -72,6 +72,6 @@ def settle_pending(view: ApplyView, *, memory_ids: Sequence[str]) -> Plan:
         item = view.items.get(memory_id)
         if item is None or item.processing_state != ProcessingState.PENDING or item.record_status != Status.ACTIVE:
             continue
-        out.items.append(processed(item))
+        out.items.append(processed(item, sensitivity=sensitivity))
         out.summary["processed"] += 1
     return out

@@ -17,8 +17,7 @@ from typing import Any
 
 from core.domain import ids
 from core.domain import paths as store_paths
-from core.domain.records import Evidence, MemoryItem
-from core.domain.sensitivity import label_sensitivity
+from core.domain.records import Evidence, MemoryItem, Sensitivity
 from core.domain.states import SHORT_TERM_TTL_DAYS, Layer, ProcessingState, Status
 from core.errors import LegacyCollision
 
@@ -44,7 +43,7 @@ def _when(value: Any) -> datetime | None:
 
 
 def adapt(uid: str, memory_id: str, data: dict[str, Any], collection: str,
-          ttl_days: int = DEFAULT_TTL_DAYS) -> MemoryItem | None:
+          ttl_days: int = DEFAULT_TTL_DAYS, *, sensitivity: Sensitivity) -> MemoryItem | None:
     """One legacy row as the memory it states (layer and status from the row's collection and own
     lifecycle fields), or None when the row is not one the user sees (deleted, pruned, settled
     away, without text, malformed). Builds nothing outside memory."""
@@ -59,7 +58,7 @@ def adapt(uid: str, memory_id: str, data: dict[str, Any], collection: str,
     conversation = data.get("conversation_id") or data.get("memory_id")
     try:
         layer, status = _lifecycle(memory_id, data, collection)
-        item = _item(uid, memory_id, data, content, conversation, created, updated)
+        item = _item(uid, memory_id, data, content, conversation, created, updated, sensitivity)
         item.layer, item.status = layer, status
         item.grandfathered_long_term = layer == Layer.LONG_TERM  # only a ``memories`` row reaches this
         if layer == Layer.SHORT_TERM:
@@ -92,7 +91,7 @@ def _lifecycle(memory_id: str, data: dict[str, Any], collection: str) -> tuple[s
 
 
 def _item(uid: str, memory_id: str, data: dict[str, Any], content: str, conversation: Any,
-          created: datetime | None, updated: datetime | None) -> MemoryItem:
+          created: datetime | None, updated: datetime | None, sensitivity: Sensitivity) -> MemoryItem:
     visibility = data.get("visibility")
     user_review = data.get("user_review")
     return MemoryItem(
@@ -100,7 +99,7 @@ def _item(uid: str, memory_id: str, data: dict[str, Any], content: str, conversa
         processing_state=ProcessingState.PROCESSED.value, grandfathered_long_term=True,
         category=str(data.get("category") or "interesting"), subject_attribution="legacy_assumed",
         # Labelled like any content (pure): a restricted old row stays out of every index once materialised.
-        sensitivity_labels=sorted(label_sensitivity(content)),
+        sensitivity_labels=sorted(sensitivity.label_sensitivity(content)),
         visibility=visibility if visibility in VISIBILITIES else "public",
         conversation_id=conversation if isinstance(conversation, str) and conversation else None,
         evidence=_evidence(memory_id, conversation, created),
@@ -124,20 +123,20 @@ def _evidence(memory_id: str, conversation: Any, created: datetime | None) -> li
 
 
 def resolve(uid: str, memory_id: str, rows: dict[str, dict[str, Any] | None],
-            ttl_days: int = DEFAULT_TTL_DAYS) -> MemoryItem | None:
+            ttl_days: int = DEFAULT_TTL_DAYS, *, sensitivity: Sensitivity) -> MemoryItem | None:
     """The one memory the legacy rows under ``memory_id`` state (``rows``: collection → data or
     None), None when they state none; :class:`LegacyCollision` when they state two."""
-    found = winner(uid, memory_id, rows, ttl_days)
+    found = winner(uid, memory_id, rows, ttl_days, sensitivity=sensitivity)
     return found[1] if found else None
 
 
 def winner(uid: str, memory_id: str, rows: dict[str, dict[str, Any] | None],
-           ttl_days: int = DEFAULT_TTL_DAYS) -> tuple[str, MemoryItem] | None:
+           ttl_days: int = DEFAULT_TTL_DAYS, *, sensitivity: Sensitivity) -> tuple[str, MemoryItem] | None:
     """(collection, memory) of the row :func:`resolve` picks: the first collection of
     :data:`COLLECTIONS` whose row states a memory."""
     stated = [(collection, item) for collection in COLLECTIONS
               if (data := rows.get(collection)) is not None
-              and (item := adapt(uid, memory_id, data, collection, ttl_days))]
+              and (item := adapt(uid, memory_id, data, collection, ttl_days, sensitivity=sensitivity))]
     if len({item.content for _, item in stated}) > 1:
         raise LegacyCollision(f"memory {memory_id} exists twice in the historical store with different text; "
                               "it is withheld until the rows are reconciled")
@@ -145,9 +144,9 @@ def winner(uid: str, memory_id: str, rows: dict[str, dict[str, Any] | None],
 
 
 def successor(uid: str, memory_id: str, docs: dict[str, dict[str, Any] | None],
-              ttl_days: int = DEFAULT_TTL_DAYS) -> MemoryItem | None:
+              ttl_days: int = DEFAULT_TTL_DAYS, *, sensitivity: Sensitivity) -> MemoryItem | None:
     """For a planner: the legacy memory ``memory_id`` from the documents an apply read through
     ``doc_paths`` (:func:`paths`), as the canonical successor's starting point (revision 0, same
     id and timestamps, same layer: a retired Short-term row stays Short-term)."""
     rows = {collection: docs.get(store_paths.rel(collection, memory_id)) for collection in COLLECTIONS}
-    return resolve(uid, memory_id, rows, ttl_days)
+    return resolve(uid, memory_id, rows, ttl_days, sensitivity=sensitivity)

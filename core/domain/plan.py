@@ -16,8 +16,7 @@ from typing import Any, Literal
 
 from core.domain import ids
 from core.domain.documents import ApplyControl, OutboxEvent
-from core.domain.records import MemoryItem, QuoteRef
-from core.domain.sensitivity import contains_secret
+from core.domain.records import MemoryItem, QuoteRef, Sensitivity
 from core.domain.visibility import is_default_visible
 
 MAX_ITEMS_PER_APPLY = 200  # 2 writes per item + bookkeeping stays under Firestore's 500-write commit
@@ -134,11 +133,11 @@ def _quoted(item: MemoryItem) -> Iterator[QuoteRef]:
             yield from evidence.quote_refs
 
 
-def projected_quote(item: MemoryItem) -> str:
+def projected_quote(item: MemoryItem, *, sensitivity: Sensitivity) -> str:
     """The keyword index's ``quote`` field: the item's active evidence quotes, distinct, joined, at
     most ``QUOTE_CHARS``, without any quote that carries a secret, so the index never holds one;
     empty where :func:`_quoted` yields nothing."""
-    quotes = (ref.quote for ref in _quoted(item) if ref.quote and not contains_secret(ref.quote))
+    quotes = (ref.quote for ref in _quoted(item) if ref.quote and not sensitivity.contains_secret(ref.quote))
     return " … ".join(dict.fromkeys(quotes))[:QUOTE_CHARS]
 
 

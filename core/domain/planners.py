@@ -16,7 +16,7 @@ from core.domain import endings, paths, review_queue
 from core.domain.documents import CaptureRun, CascadeProgress, ReviewRow
 from core.domain.plan import ApplyView, Plan
 from core.domain.processing import processed
-from core.domain.records import MemoryItem, user_words
+from core.domain.records import MemoryItem, Sensitivity, user_words
 from core.domain.states import Layer, ProcessingState, Status
 from core.domain.withdrawal import apply_withdrawal, scrubbed, withdraw_source
 from core.errors import CohortMoved, Conflict, ConversationDeleted, NotFound
@@ -182,7 +182,7 @@ def _merge_evidence(existing: MemoryItem, fresh: MemoryItem) -> MemoryItem | Non
 
 
 def resolve_review(view: ApplyView, *, review_id: str, memory_id: str, decision: str,
-                   correction: str | None = None) -> Plan:
+                   correction: str | None = None, sensitivity: Sensitivity) -> Plan:
     """The user's answer to review ``review_id`` of ``memory_id``: ``accept`` and ``correct`` (with
     the corrected text, which becomes the content, cited as the user's own words) admit the item to
     Long-term with a fresh receipt and graph assertion and end the current facts the entry would end;
@@ -210,7 +210,7 @@ def resolve_review(view: ApplyView, *, review_id: str, memory_id: str, decision:
         item.status, item.route = "hidden", "reject"
     else:
         if decision == "correct" and correction:
-            item = _corrected(item, correction, view.now)
+            item = _corrected(item, correction, view.now, sensitivity)
         item.route = "promote"
         changed = endings.resolve_conflicts(view, out, item, row.would_end or (), keep_both=decision == "keep_both",
                                             planner=f"review/{decision}")
@@ -222,10 +222,10 @@ def resolve_review(view: ApplyView, *, review_id: str, memory_id: str, decision:
     return out
 
 
-def _corrected(item: MemoryItem, correction: str, now: datetime) -> MemoryItem:
+def _corrected(item: MemoryItem, correction: str, now: datetime, sensitivity: Sensitivity) -> MemoryItem:
     """``item`` stating ``correction`` instead, cited as the user's correction and labelled like any
     new content."""
     item.content, item.edited = correction, True
     item.evidence.append(user_words(item.id, correction, signal="review_correction", extractor_id="review",
                                     captured_at=now))
-    return processed(item)
+    return processed(item, sensitivity=sensitivity)

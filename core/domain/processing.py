@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from core.domain.records import MemoryItem
-from core.domain.sensitivity import SECRET_LABELS, label_sensitivity
+from core.domain.records import SECRET_LABELS, MemoryItem, Sensitivity
 from core.domain.states import ProcessingState
 
 
-def processed(item: MemoryItem) -> MemoryItem:
+def processed(item: MemoryItem, *, sensitivity: Sensitivity) -> MemoryItem:
     """A copy of a pending item after required processing (normalised, labelled, ``processed``);
     content that turns out to hold a secret is hidden and cleared instead of stored."""
     item = item.model_copy(deep=True)
-    labels = label_sensitivity(item.content)
+    labels = sensitivity.label_sensitivity(item.content)
     secret = bool(labels & SECRET_LABELS)  # what contains_secret answers, without a second scan
     item.content = " ".join(item.content.split())
     item.sensitivity_labels = sorted(set(item.sensitivity_labels) | set(labels))

@@ -8,7 +8,7 @@ A :class:`MemoryItem` is what ``users/{uid}/memory_items/{id}`` stores. Derived 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,10 +28,14 @@ LEGACY_CATEGORY_MAP = {
     "core": "system", "hobbies": "system", "lifestyle": "system", "interests": "system", "habits": "system",
     "work": "system", "skills": "system", "learnings": "interesting", "other": "system", "auto": "system",
 }
+# Sensitivity labels (the detector, core.adapters.rules.sensitivity, says which a text carries):
+# a secret (credential, secret) is never stored; any restricted label keeps a memory off every index.
 RESTRICTED_LABELS = frozenset({
     "credential", "secret", "financial", "health", "intimate", "minor", "workplace_confidential",
     "identity_authentication",
 })
+SECRET_LABELS = frozenset({"credential", "secret"})
+REDACTED = "[REDACTED]"
 SUBJECT_ATTRIBUTIONS = ("user", "third_party", "unknown", "legacy_assumed")
 Visibility = Literal["public", "private"]
 
@@ -45,7 +49,17 @@ def primary_category(category: str | None) -> str:
 
 
 def is_restricted(labels: Any) -> bool:
+    """True when any label is in :data:`RESTRICTED_LABELS`."""
     return bool(set(labels or ()) & RESTRICTED_LABELS)
+
+
+class Sensitivity(Protocol):
+    """The secret detector a planner is handed (``Ports.sensitivity``); ``contains_secret(t)`` is
+    exactly ``bool(label_sensitivity(t) & SECRET_LABELS)``, only cheaper."""
+
+    def label_sensitivity(self, text: str) -> frozenset[str]: ...
+
+    def contains_secret(self, text: str) -> bool: ...
 
 
 class QuoteRef(BaseModel):

@@ -6,16 +6,15 @@ legal targets); a router never invents ids. Whatever a router proposes to end pa
 server rule of :mod:`core.domain.slots` first. The routers themselves are adapters: the rules router
 (:mod:`core.adapters.rules`) and the model router (:mod:`core.adapters.llm`).
 
-What stays here is the model's own notion of one fact: :func:`similarity` and :func:`fact_key` (the
-same statement twice) and :func:`pass_survivors` (one Long-term memory per fact in a pass).
+What stays here is the model's own notion of one fact: :func:`fact_key` (the same statement twice)
+and :func:`pass_survivors` (one Long-term memory per fact in a pass). How alike two statements read
+is the rules' (:mod:`core.adapters.rules.similarity`, ``Ports.similarity``).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 from typing import Any, Literal
 
 from .slots import Slot
@@ -93,33 +92,6 @@ ROUTE_SCHEMA: dict[str, Any] = {
 }
 
 
-# --------------------------------------------------------------------------- text helpers
-_WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(re.findall(r"\S+", (
-    "a an the and or but of to in on at for with is are was were be been being it its that this "
-    "user user's users they their them he she his her has have had does do did just about very so"
-)))
-
-
-@lru_cache(maxsize=1 << 15)
-def _tokens(text: str) -> frozenset[str]:
-    words = _WORD.findall((text or "").casefold().replace("'s", ""))
-    return frozenset(w[:-1] if len(w) > 4 and w.endswith("s") else w for w in words if w not in _STOP)
-
-
-def content_words(text: str) -> frozenset[str]:
-    """The words :func:`similarity` compares (stop words out, crude plural folding)."""
-    return _tokens(text)
-
-
-def similarity(a: str, b: str) -> float:
-    """Jaccard overlap of content words (crude plural folding); 1.0 for the same statement."""
-    left, right = _tokens(a), _tokens(b)
-    if not left or not right:
-        return 0.0
-    return len(left & right) / len(left | right)
-
-
 # ------------------------------------------------------------------ one logical memory per fact
 MERGING_ROUTES = ("promote", "archive")  # the routes whose duplicates become aliases of a survivor
 
@@ -166,5 +138,5 @@ def pass_survivors(entries: list[tuple[str, str, str]], known: dict[str, str] | 
 
 __all__ = [
     "DUPLICATE_THRESHOLD", "LONG_TERM", "ROUTES", "ROUTE_SCHEMA", "Neighbour", "Route", "RouteCandidate",
-    "RouteProposal", "changes_subject", "content_words", "fact_key", "pass_survivors", "similarity",
+    "RouteProposal", "changes_subject", "fact_key", "pass_survivors",
 ]

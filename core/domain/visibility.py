@@ -16,7 +16,7 @@ def is_default_visible(item: MemoryItem) -> bool:
 
 def readable(item: MemoryItem) -> bool:
     """Whether the running request may be shown ``item``: an unrestricted one always; a restricted
-    one (:mod:`core.domain.sensitivity`) only by the user's ID token, by a key made with
+    one (:data:`core.domain.records.RESTRICTED_LABELS`) only by the user's ID token, by a key made with
     ``restricted``, or outside a request (:func:`core.domain.credentials.sees_restricted`). Never a
     projection decision: what the indexes hold does not depend on who asks."""
     return not item.restricted or credentials.sees_restricted()

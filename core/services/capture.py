@@ -45,8 +45,7 @@ from core.domain.extraction import (
     source_from_conversation,
 )
 from core.domain.plan import MAX_ITEMS_PER_APPLY, Page
-from core.domain.records import Evidence, MemoryItem, short_term_deadline
-from core.domain.sensitivity import label_sensitivity
+from core.domain.records import Evidence, MemoryItem, Sensitivity, short_term_deadline
 from core.domain.states import Layer, ProcessingState, Status
 from core.errors import (
     CohortMoved,
@@ -153,7 +152,7 @@ def _capture(ctx: Ports, uid: str, conversation_id: str, doc: dict[str, Any], re
     raw = _extract(ctx, uid, conversation_id, run_ref, revision, captures, done, result, source, turn)
     if raw is None:
         return
-    extraction = drop_secret_candidates(raw)
+    extraction = drop_secret_candidates(raw, sensitivity=ctx.sensitivity)
     device_id = _device_id(doc)
     workflow = {name: _workflow_rows(ctx, uid, conversation_id, revision, name, extraction)
                 for name in JOBS[1:] if not done.get(name)}
@@ -312,7 +311,7 @@ def _model_extraction(ctx: Ports, uid: str, conversation_id: str, run_ref: str, 
             raw = ctx.extractor.extract(source)
             # A reply whose quotes do not ground is a bad reply, not a capture (grounded as the
             # memories job grounds: every candidate, secret-bearing ones too, without quoting them).
-            ground_then_drop_secrets(source, raw)
+            ground_then_drop_secrets(source, raw, sensitivity=ctx.sensitivity)
             return raw
         except StrataError as exc:
             reason = exc
@@ -390,8 +389,8 @@ def _memories_job(ctx: Ports, uid: str, conversation_id: str, revision: str, sou
     Every candidate is grounded before secret-bearing ones are dropped, so an ungrounded one fails
     the replacement whatever it says. An extraction whose candidates all disclosed a secret is not
     an empty result: it states nothing storable, and the source's prior memories stay as they are."""
-    grounded, secrets = ground_then_drop_secrets(source, extraction)  # GroundingError: nothing is applied
-    extraction = drop_secret_candidates(extraction)
+    grounded, secrets = ground_then_drop_secrets(source, extraction, sensitivity=ctx.sensitivity)  # GroundingError: nothing is applied
+    extraction = drop_secret_candidates(extraction, sensitivity=ctx.sensitivity)
     signal = "integration" if source.external_text else "transcription"
     if not grounded and secrets:
         return False  # only secrets: nothing storable, and the source's prior memories stay as they are
@@ -421,7 +420,7 @@ def session_start(source: Any) -> datetime | None:
 
 def _candidate_item(uid: str, conversation_id: str, g: GroundedCandidate, extraction: ExtractionResult,
                     signal: str, device_id: str | None, now: Any, ttl_days: int,
-                    valid_from: datetime | None = None) -> MemoryItem:
+                    valid_from: datetime | None = None, *, sensitivity: Sensitivity) -> MemoryItem:
     c = g.candidate
     label = c.subject_label if g.subject != "user" else None
     memory_id = ids.extracted_memory_id(uid, conversation_id, c.content, label)
@@ -433,7 +432,7 @@ def _candidate_item(uid: str, conversation_id: str, g: GroundedCandidate, extrac
         extractor_id=extraction.extractor_id, extractor_version=extraction.extractor_version, quote_refs=refs,
         client_device_id=device_id, captured_at=now,
     )
-    labels = sorted(set(c.sensitivity) | label_sensitivity(c.content))
+    labels = sorted(set(c.sensitivity) | sensitivity.label_sensitivity(c.content))
     return MemoryItem(
         id=memory_id, uid=uid, content=c.content, layer=Layer.SHORT_TERM, status=Status.ACTIVE,
         processing_state=ProcessingState.PROCESSED, category=c.category, kind=c.kind, evidence=[evidence],
@@ -463,7 +462,7 @@ def replace_source(ctx: Ports, uid: str, conversation_id: str, revision: str,
     candidates: dict[str, MemoryItem] = {}
     for g in grounded:
         item = _candidate_item(uid, conversation_id, g, extraction, signal, device_id, now,
-                               ctx.settings.short_term_ttl_days, valid_from)
+                               ctx.settings.short_term_ttl_days, valid_from, sensitivity=ctx.sensitivity)
         candidates.setdefault(item.id, item)
     size = max(10, min(COHORT_PAGE, MAX_ITEMS_PER_APPLY - len(candidates)))
 

@@ -279,8 +279,8 @@ class _Pool:
     scored among the memories that share a word with it (the only ones with a similarity above
     zero), not among all of them. The choice is the same as scoring every memory."""
 
-    def __init__(self, pool: list[MemoryItem]) -> None:
-        from core.domain.routing import content_words
+    def __init__(self, pool: list[MemoryItem], ctx: Ports) -> None:
+        content_words, self.ctx = ctx.content_words, ctx
 
         self.by_word: dict[str, list[MemoryItem]] = {}
         for other in pool:
@@ -288,7 +288,7 @@ class _Pool:
                 self.by_word.setdefault(word, []).append(other)
 
     def nearest(self, item: MemoryItem) -> list[MemoryItem]:
-        from core.domain.routing import content_words, similarity
+        content_words, similarity = self.ctx.content_words, self.ctx.similarity
 
         sharing = {other.id: other for word in content_words(item.content) for other in self.by_word.get(word, ())
                    if other.id != item.id}
@@ -309,7 +309,7 @@ def route_batch(ctx: Ports, uid: str, batch: list[MemoryItem], long_term: list[M
     ended_by: dict[str, str] = {}
     if asked:
         mates = slot_mates(ctx, uid, asked)
-        candidates, item_refs, neighbour_refs = _candidates(asked, long_term, batch, now, mates)
+        candidates, item_refs, neighbour_refs = _candidates(asked, long_term, batch, now, mates, ctx=ctx)
         try:
             proposals = router.route(candidates)
             valid = validate(proposals, item_refs, neighbour_refs, candidates)
@@ -398,11 +398,11 @@ def _ended_by(item: MemoryItem, mine: endings.Statement, mates: list[MemoryItem]
 
 
 def _candidates(items: list[MemoryItem], long_term: list[MemoryItem], batch: list[MemoryItem], now: Any,
-                mates: dict[str, list[MemoryItem]] | None = None):
+                mates: dict[str, list[MemoryItem]] | None = None, *, ctx: Ports):
     item_refs: dict[str, str] = {}
     neighbour_refs: dict[str, str] = {}
     candidates: list[RouteCandidate] = []
-    pool = _Pool(long_term)
+    pool = _Pool(long_term, ctx)
     for index, item in enumerate(items):
         ref = f"i{index}"
         item_refs[ref] = item.id
@@ -529,7 +529,7 @@ def apply_routes(ctx: Ports, uid: str, revisions: dict[str, int],
     read_ids = set(revisions) | linked | set(earlier.values())
     result = ctx.store.apply(uid, "consolidation.route", {"revisions": revisions, "decisions": decisions},
                              partial(settle_routes, revisions=revisions, decisions=decisions, earlier=earlier,
-                                     planner=planner, ended_by=ended_by or {}), item_ids=read_ids)
+                                     planner=planner, ended_by=ended_by or {}, sensitivity=ctx.sensitivity), item_ids=read_ids)
     if result.replayed:
         # The same decisions on the same revisions were already applied (by another pass or an
         # earlier delivery of this task): this pass routed nothing itself.

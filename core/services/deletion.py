@@ -155,7 +155,7 @@ def _delete_historical(ctx: Ports, uid: str, memory_id: str, key: dict[str, Any]
     written through the apply from the rows read in the same transaction, then the row is removed
     (idempotent; the tombstone suppresses it whether or not that succeeds, and the tombstone's
     outbox delete removes any provider row of the id, the old vector included)."""
-    plan = partial(deletion_planners.delete_historical, memory_id=memory_id)
+    plan = partial(deletion_planners.delete_historical, memory_id=memory_id, sensitivity=ctx.sensitivity)
     result = ctx.store.apply(uid, "delete.memory", key, plan, item_ids=[memory_id],
                              doc_paths=legacy_rows.paths(memory_id), actor="user")
     legacy.cleanup(ctx, uid, [memory_id])
@@ -169,7 +169,7 @@ def tombstone_historical(ctx: Ports, uid: str, memory_ids: list[str], kind: str,
     Returns how many were tombstoned; a failed row cleanup is a retryable error, since the caller
     pages by the rows that are left. ``by_user``: the tombstones are the user's delete (a
     reprocess's retraction is not)."""
-    plan = partial(deletion_planners.tombstone_historical, memory_ids=memory_ids, by_user=by_user)
+    plan = partial(deletion_planners.tombstone_historical, memory_ids=memory_ids, by_user=by_user, sensitivity=ctx.sensitivity)
     result = ctx.store.apply(uid, kind, key, plan, item_ids=memory_ids,
                              doc_paths=[p for mid in memory_ids for p in legacy_rows.paths(mid)], actor="user")
     if not legacy.cleanup(ctx, uid, memory_ids):

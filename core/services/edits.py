@@ -41,7 +41,7 @@ def _cleanup(ctx: Ports, uid: str, summary: dict[str, object]) -> None:
 
 def edit_content(ctx: Ports, uid: str, memory_id: str, content: str) -> MemoryItem:
     content = intake.checked_content(ctx, content, "value")
-    intake.refuse_secrets(content)
+    intake.refuse_secrets(ctx, content)
     current = intake.get_item(ctx, uid, memory_id)
     if current is not None and current.record_status != Status.TOMBSTONED and current.content == content:
         return current  # the same text again (e.g. a client retry): nothing to change, nothing to journal
@@ -50,7 +50,7 @@ def edit_content(ctx: Ports, uid: str, memory_id: str, content: str) -> MemoryIt
     doc_paths = [assertion_path(memory_id)] + ([assertion_path(survivor_id)] if survivor_id else [])
 
     plan = partial(edit_planners.edit_content, memory_id=memory_id, content=content,
-                   ttl_days=ctx.settings.short_term_ttl_days, slot=ctx.read_slot(content))
+                   ttl_days=ctx.settings.short_term_ttl_days, slot=ctx.read_slot(content), sensitivity=ctx.sensitivity)
     # The revision edited from is part of the key: editing back to an earlier text (A → B → A) is a
     # new operation, while a retried request against the same revision still replays.
     key = {"id": memory_id, "content_hash": ids.content_hash(content), "from_revision": current.revision if current else 0}
@@ -95,7 +95,7 @@ def _metadata_edit(ctx: Ports, uid: str, memory_id: str, kind: str, value: objec
     (:func:`core.domain.edit_planners.edit_metadata`); an admitted Long-term item gets its receipt
     and graph assertion re-issued for that revision in the same transaction."""
     plan = partial(edit_planners.edit_metadata, memory_id=memory_id, kind=kind, value=value,
-                   ttl_days=ctx.settings.short_term_ttl_days)
+                   ttl_days=ctx.settings.short_term_ttl_days, sensitivity=ctx.sensitivity)
     sequence = ctx.store.head_sequence(uid)
     # The head sequence in the key makes a repeated flip after another change a new operation,
     # while a retried request at the same head stays a replay.

@@ -13,7 +13,6 @@ from core.domain import ids, intake_planners, paths
 from core.domain.intake_planners import READDED, ExplicitMemory
 from core.domain.plan import ApplyResult
 from core.domain.records import MemoryItem
-from core.domain.sensitivity import contains_secret
 from core.domain.states import Status
 from core.errors import BadRequest, Conflict, StrataError
 from core.ports import Ports, Step
@@ -32,8 +31,8 @@ def checked_content(ctx: Ports, text: str | None, name: str = "content") -> str:
     return content
 
 
-def refuse_secrets(content: str) -> None:
-    if contains_secret(content):
+def refuse_secrets(ctx: Ports, content: str) -> None:
+    if ctx.sensitivity.contains_secret(content):
         raise BadRequest("memories may not contain passwords, keys or other secrets", code="secret_content")
 
 
@@ -46,7 +45,7 @@ def create_explicit(ctx: Ports, uid: str, requests: list[ExplicitMemory]) -> lis
     The ids are the unsalted ones, checked in that transaction; only when one names a deleted memory
     is each id searched for first (:func:`_free_id`) and the transaction run again with those."""
     for request in requests:
-        refuse_secrets(checked_content(ctx, request.content))
+        refuse_secrets(ctx, checked_content(ctx, request.content))
     try:
         return _create(ctx, uid, requests, [ids.explicit_memory_id(uid, r.content, r.idempotency_key, 0)
                                              for r in requests], first=True)
@@ -87,7 +86,7 @@ def process_step(ctx: Ports, uid: str, memory_ids: list[str], token: str = "",
                  when: Callable[[list[ApplyResult]], bool] | None = None) -> Step:
     """Required processing as a step of :meth:`core.ports.Store.apply_steps`: normalise content,
     label sensitivity, settle ``processed`` (:func:`core.domain.intake_planners.settle_pending`)."""
-    plan = partial(intake_planners.settle_pending, memory_ids=memory_ids)
+    plan = partial(intake_planners.settle_pending, memory_ids=memory_ids, sensitivity=ctx.sensitivity)
     return ctx.store.step(uid, "intake.process", {"ids": sorted(memory_ids), "token": token}, plan,
                           item_ids=memory_ids, when=when)
 

@@ -42,7 +42,7 @@ from typing import Any
 
 from core.domain import paths as store_paths
 from core.domain.legacy_rows import COLLECTIONS, adapt, resolve, winner
-from core.domain.records import MemoryItem
+from core.domain.records import MemoryItem, Sensitivity
 from core.errors import LegacyCollision
 from core.ports import Ports, StoredDoc, Write
 
@@ -63,7 +63,7 @@ def get(ctx: Ports, uid: str, memory_id: str) -> MemoryItem | None:
     store), or None."""
     found = ctx.store.get_all([store_paths.doc(uid, collection, memory_id) for collection in COLLECTIONS])
     rows = {collection: found[store_paths.doc(uid, collection, memory_id)] for collection in COLLECTIONS}
-    return resolve(uid, memory_id, rows, _ttl(ctx))
+    return resolve(uid, memory_id, rows, _ttl(ctx), sensitivity=ctx.sensitivity)
 
 
 def _page(ctx: Ports, uid: str, collection: str, start: Any) -> list[StoredDoc]:
@@ -101,7 +101,7 @@ def stream(ctx: Ports, uid: str, after: tuple[datetime, str] | None = None) -> I
             start = {"created_at": after[0], "__name__": after[1]}
         firsts[collection] = _PREFETCH.submit(_page, ctx, uid, collection, start)
     return _merged(ctx, uid, [_adapted(uid, collection, _collection_rows(ctx, uid, collection, firsts[collection]),
-                                       _ttl(ctx))
+                                       _ttl(ctx), ctx.sensitivity)
                               for collection in COLLECTIONS])
 
 
@@ -117,9 +117,9 @@ def _merged(ctx: Ports, uid: str, sources: list[Iterator[tuple[str, MemoryItem]]
 
 
 def _adapted(uid: str, collection: str, rows: Iterator[tuple[str, dict[str, Any]]],
-             ttl_days: int) -> Iterator[tuple[str, MemoryItem]]:
+             ttl_days: int, sensitivity: Sensitivity) -> Iterator[tuple[str, MemoryItem]]:
     for memory_id, data in rows:
-        item = adapt(uid, memory_id, data, collection, ttl_days)
+        item = adapt(uid, memory_id, data, collection, ttl_days, sensitivity=sensitivity)
         if item is not None and item.created_at is not None:
             yield collection, item
 
@@ -141,7 +141,7 @@ def _checked(ctx: Ports, uid: str, window: list[tuple[str, MemoryItem]]) -> Iter
             continue  # canonical state (a successor, an override or a tombstone) wins
         rows = {name: found.get((name, item.id)) for name in COLLECTIONS}
         try:
-            chosen = winner(uid, item.id, rows, _ttl(ctx))
+            chosen = winner(uid, item.id, rows, _ttl(ctx), sensitivity=ctx.sensitivity)
         except LegacyCollision:
             log.warning("legacy memory %s of %s collides across the historical collections; withheld", item.id, uid)
             continue
@@ -161,7 +161,7 @@ def every(ctx: Ports, uid: str) -> Iterator[MemoryItem]:
         rows = firsts[collection].result()
         while True:
             pairs = [(collection, item) for row in rows
-                     if (item := adapt(uid, row.id, row.data, collection, _ttl(ctx))) is not None]
+                     if (item := adapt(uid, row.id, row.data, collection, _ttl(ctx), sensitivity=ctx.sensitivity)) is not None]
             yield from _checked(ctx, uid, pairs)
             if len(rows) < PAGE:
                 break

@@ -49,7 +49,7 @@ from core.domain.plan import (
     projected_context,
     projected_quote,
 )
-from core.domain.records import MemoryItem
+from core.domain.records import MemoryItem, Sensitivity
 from core.errors import GenerationChanged, WritesBlocked
 from core.ports import Embedder, KeywordIndex, Ports, ProjectionDoc, StoredDoc, VectorIndex, Write
 from core.services import controls, graph, scheduling
@@ -443,7 +443,7 @@ def project(ctx: Ports, uid: str, events: list[OutboxEvent], report: DrainReport
                  if schedule and not fenced else None)
     if "graph" in purged:
         graph.purge(ctx, uid)  # before the plan reads the edges: the plan then only rewrites facts
-    upserts, deletes = _projection(uid, memory_ids, items, fenced)
+    upserts, deletes = _projection(uid, memory_ids, items, fenced, ctx.sensitivity)
     keyword, vector, embedder = ctx.keyword_index, ctx.vector_index, ctx.embedder  # built here, not in a worker
     # The two providers are independent: their round trips overlap, and the drain waits for both.
     pending = [_PROVIDERS.submit(_sync_keyword, keyword, uid, "typesense" in purged, deletes, upserts),
@@ -488,7 +488,7 @@ def _finished(uid: str, scheduled: Future[Any] | None, pending: list[Future[int]
     return registry_write
 
 
-def _projection(uid: str, memory_ids: list[str], items: dict[str, MemoryItem], fenced: bool,
+def _projection(uid: str, memory_ids: list[str], items: dict[str, MemoryItem], fenced: bool, sensitivity: Sensitivity,
                 ) -> tuple[list[ProjectionDoc], list[str]]:
     """(the rows to upsert, the memory ids to delete): a memory is upserted when it exists, is
     projectable and the account is not fenced; deleted otherwise (restricted, hidden, tombstoned,
@@ -501,7 +501,7 @@ def _projection(uid: str, memory_ids: list[str], items: dict[str, MemoryItem], f
             upserts.append(ProjectionDoc(
                 provider_id=ids.provider_id(uid, memory_id), uid=uid, memory_id=memory_id, layer=item.layer,
                 revision=item.revision, content=item.content, category=item.category,
-                updated_at=item.updated_at.timestamp() if item.updated_at else 0.0, quote=projected_quote(item),
+                updated_at=item.updated_at.timestamp() if item.updated_at else 0.0, quote=projected_quote(item, sensitivity=sensitivity),
                 context=projected_context(item), capture_device_ids=tuple(item.capture_device_ids)))
         else:
             deletes.append(memory_id)

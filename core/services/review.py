@@ -69,13 +69,13 @@ def resolve(ctx: Ports, uid: str, review_id: str, decision: str, correction: str
         if not (correction or "").strip():
             raise BadRequest("a correction needs the corrected text", code="validation_error")
         correction = intake.checked_content(ctx, correction, "correction")
-        intake.refuse_secrets(correction)
+        intake.refuse_secrets(ctx, correction)
     parts = review_id.split(":")
     if len(parts) < 3 or parts[0] != "review":
         raise NotFound("no such review")
     memory_id = parts[1]
     plan = partial(planners.resolve_review, review_id=review_id, memory_id=memory_id, decision=decision,
-                   correction=correction)
+                   correction=correction, sensitivity=ctx.sensitivity)
     result = ctx.store.apply(uid, "review.resolve", {"review_id": review_id}, plan,
                              item_ids=[memory_id, *review_queue.conflicting_of(review_id)],
                              doc_paths=[review_queue.row_path(review_id)], actor="user")

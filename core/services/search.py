@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from core.domain import paths
-from core.domain.query_rewrite import owner_voice
-from core.domain.query_terms import STOPWORDS
 from core.domain.records import MemoryItem
 from core.domain.visibility import collapse_lineage, is_default_visible
 from core.errors import BadRequest
@@ -86,15 +84,6 @@ def _hydrated(ctx: Ports, uid: str, hits: list[Hit], limit: int, devices: frozen
     return [s for s in out if s.item.id in keep][:limit]
 
 
-
-
-def keyword_terms(query: str) -> str:
-    """The content words of a question (what a keyword index can match); the query itself if none.
-    The index matches any of them, weighted by how rare each is (see the keyword index)."""
-    words = [w for w in _WORD.findall(query) if w.casefold() not in STOPWORDS]
-    return " ".join(words) or query
-
-
 # The owner's display name (``users/{uid}`` profile field ``display_name`` or ``displayName``, as
 # an app keeps its users' profiles), read once per user and process for NAME_TTL_S seconds.
 PROFILE_NAME_FIELDS = ("display_name", "displayName")
@@ -129,7 +118,8 @@ def keyword(ctx: Ports, uid: str, query: str, limit: int = 10, devices: frozense
     if _scope_is_empty(ctx, uid, devices):
         return []
     scan = _beside(_SCANS, _historical, ctx, uid, query, limit, devices)
-    hits = ctx.keyword_index.search(uid, keyword_terms(owner_voice(query, owner_name(ctx, uid))), layers=DEFAULT_LAYERS, limit=limit * 2,
+    terms = ctx.keyword_terms(ctx.owner_voice(query, owner_name(ctx, uid)))
+    hits = ctx.keyword_index.search(uid, terms, layers=DEFAULT_LAYERS, limit=limit * 2,
                                     devices=_sorted(devices))
     return _with_legacy(_hydrated(ctx, uid, hits, limit, devices), scan.result(), limit)
 
@@ -139,7 +129,7 @@ def vector(ctx: Ports, uid: str, query: str, limit: int = 10, devices: frozenset
     if _scope_is_empty(ctx, uid, devices):
         return []
     scan = _beside(_SCANS, _historical, ctx, uid, query, limit, devices)
-    [embedding] = ctx.embedder.embed([owner_voice(query, owner_name(ctx, uid))])
+    [embedding] = ctx.embedder.embed([ctx.owner_voice(query, owner_name(ctx, uid))])
     hits = ctx.vector_index.search(uid, embedding, layers=DEFAULT_LAYERS, limit=limit * 2, devices=_sorted(devices))
     return _with_legacy(_hydrated(ctx, uid, hits, limit, devices), scan.result(), limit)
 
@@ -153,7 +143,7 @@ def historical(ctx: Ports, uid: str, query: str, limit: int, scan: int = LEGACY_
     """Historical rows matching the query's content words, best overlap first. Legacy rows are in
     no index (reading never embeds or projects them), so they are ranked by term overlap over a
     bounded scan of ``scan`` rows, like the archive; a materialised row is indexed as usual."""
-    terms = {w.casefold() for w in _WORD.findall(keyword_terms(query))}
+    terms = {w.casefold() for w in _WORD.findall(ctx.keyword_terms(query))}
     scored = []
     for item in itertools.islice(legacy.every(ctx, uid), scan):
         if item.restricted or item.read_class != "default":  # as the indexes: default-visible rows only

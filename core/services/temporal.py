@@ -20,7 +20,6 @@ from datetime import UTC, date, datetime, time
 from typing import Any
 
 from core.domain import paths
-from core.domain.query_terms import STOPWORDS
 from core.domain.records import MemoryItem, valid_at
 from core.domain.states import Layer, Status
 from core.domain.visibility import collapse_lineage
@@ -94,8 +93,7 @@ def collapse(items: list[MemoryItem]) -> list[MemoryItem]:
 def search_history(ctx: Ports, uid: str, query: str, when: datetime, limit: int,
                    devices: frozenset[str] | None = None) -> list[tuple[MemoryItem, float]]:
     """Ended facts true at ``when`` that share content words with ``query``, best overlap first."""
-    terms = {w.casefold() for w in _WORD.findall(query)} - STOPWORDS
-    terms = terms or {w.casefold() for w in _WORD.findall(query)}
+    terms = {w.casefold() for w in _WORD.findall(ctx.keyword_terms(query))}
     scored = []
     for item in itertools.islice(history(ctx, uid), HISTORY_SCAN):
         if not valid_at(item, when) or (devices is not None and not set(item.capture_device_ids) & devices):

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.adapters.rules import sensitivity
 from core.adapters.rules.extractor import RuleExtractor
 from core.domain.extraction import ExtractionSource, Segment, ground
 from strata_dev.bench import locomo
@@ -90,7 +91,7 @@ def coverage(path: str | Path, verbose: bool = False) -> dict[str, Any]:
         cited: set[str] = set()
         for session in sample.sessions:
             source = session_source(sample, session, owner)
-            grounded = ground(source, extractor.extract(source))  # raises if the extractor broke its promise
+            grounded = ground(source, extractor.extract(source), sensitivity=sensitivity)  # raises if the extractor broke its promise
             memories += len(grounded)
             cited.update(ref.segment_id for item in grounded for ref in item.quote_refs)
         tally.add(sample, cited, owner)

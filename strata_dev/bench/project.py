@@ -38,7 +38,7 @@ def bare_projection(ctx: Any, uid: str) -> int:
     memory_ids: list[str] = sorted({str(m) for e in events if (m := (e.to_dict() or {}).get("memory_id"))})
     refs = [ctx.paths.doc(uid, paths.MEMORY_ITEMS, mid) for mid in memory_ids]
     items = {s.id: MemoryItem.from_store(s.to_dict()) for s in ctx.client.get_all(refs) if s.exists}
-    docs, _ = projection._projection(uid, memory_ids, items, False)  # the drain's own rows: the same texts to embed
+    docs, _ = projection._projection(uid, memory_ids, items, False, ctx.sensitivity)  # the drain's own rows: the same texts to embed
     rows = [{"id": d.provider_id, "uid": uid, "memory_id": d.memory_id, "layer": d.layer, "revision": int(d.revision),
              "content": d.content, "category": d.category, "updated_at": d.updated_at} for d in docs]
     index, vectors = ctx.keyword_index, ctx.vector_index

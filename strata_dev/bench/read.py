@@ -31,6 +31,7 @@ QUERIES = ("climbing", "sourdough bread", "jazz piano", "Lisbon weekends", "sist
 
 
 def _items(uid: str, count: int, rng: random.Random) -> list[dict[str, Any]]:
+    from core.adapters.rules import sensitivity
     from core.domain.extraction import Candidate, ExtractionResult, GroundedCandidate, QuoteRef
     from core.services.capture import _candidate_item
 
@@ -43,7 +44,8 @@ def _items(uid: str, count: int, rng: random.Random) -> list[dict[str, Any]]:
                               quotes=(content,))
         grounded = GroundedCandidate(candidate, (QuoteRef(segment_id=f"{conversation_id}-s{index % 20}", quote=content),), "user")
         extraction = ExtractionResult((candidate,), (), (), "rules", "1")
-        item = _candidate_item(uid, conversation_id, grounded, extraction, "transcription", None, now, 30)
+        item = _candidate_item(uid, conversation_id, grounded, extraction, "transcription", None, now, 30,
+                               sensitivity=sensitivity)
         item.revision = 1
         item.created_at = item.updated_at = now - timedelta(seconds=index)
         item.ledger_commit_id = "seed"

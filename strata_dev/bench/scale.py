@@ -162,9 +162,9 @@ def _list_wire(ctx: Any, uid: str, after: Any) -> int:
 
 def _keyword_floor(ctx: Any, uid: str, query: str) -> int:
     from core.adapters.typesense_index import _any_of, _quote
-    from core.services.search import DEFAULT_LAYERS, keyword_terms
+    from core.services.search import DEFAULT_LAYERS
 
-    params = {"q": keyword_terms(query), "query_by": "content",
+    params = {"q": ctx.keyword_terms(query), "query_by": "content",
               "filter_by": f"uid:={_quote(uid)} && {_any_of('layer', DEFAULT_LAYERS)}",
               "per_page": 20, "include_fields": "id,uid,memory_id,layer", "drop_tokens_threshold": 20,
               "typo_tokens_threshold": 20}

@@ -12,7 +12,7 @@ Over real HTTP on the stack, with the operator's command (``strata server-key``)
   one made with ``restricted``, and the user's ID token, do.
 
 The expectations come from the documented rules (which credential wrote what, which labels are
-restricted: core/domain/sensitivity.py's documented health label), not from the code's listings.
+restricted: core/adapters/rules/sensitivity.py's documented health label), not from the code's listings.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from core.adapters.rules import sensitivity
 from core.bootstrap import Context
 from core.domain.documents import conversation_revision
 from core.domain.extraction import drop_secret_candidates, source_from_conversation
@@ -85,7 +86,7 @@ def test_a_first_capture_that_lost_the_race_does_the_full_replacement(stack: dic
     edited = _conversation(FACTS[1])
     revision = conversation_revision(edited)
     source = source_from_conversation(uid, "c1", edited)
-    extraction = drop_secret_candidates(ctx.extractor.extract(source))
+    extraction = drop_secret_candidates(ctx.extractor.extract(source), sensitivity=sensitivity)
     result = capture.CaptureResult("c1", revision)
     rode = capture._memories_job(ctx, uid, "c1", revision, source, extraction, None, result, first=True,
                                  riders={"capture_runs/c1": {"revision": revision, "jobs": {}}})

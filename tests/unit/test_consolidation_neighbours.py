@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.domain.routing import similarity
+from core.adapters.rules.similarity import content_words, similarity
 from core.services.consolidation import NEIGHBOURS, _Pool
 
 WORDS = ["volvo", "sold", "drives", "tram", "job", "quit", "lives", "leeds", "moved", "girlfriend", "maya",
@@ -31,4 +31,5 @@ sentence = st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(lambda w
 def test_the_word_index_chooses_what_scoring_every_memory_chooses(pool: list[str], candidate: str) -> None:
     memories = [SimpleNamespace(id=f"m{i:02d}", content=text) for i, text in enumerate(pool)]
     item = SimpleNamespace(id="c", content=candidate)
-    assert [o.id for o in _Pool(memories).nearest(item)] == _every_memory(item, memories)
+    words = SimpleNamespace(content_words=content_words, similarity=similarity)  # what Ports hands the pool
+    assert [o.id for o in _Pool(memories, words).nearest(item)] == _every_memory(item, memories)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from core.adapters.rules import sensitivity
 from core.domain import ids
 from core.domain.consolidation import settle_routes
 from core.domain.documents import ApplyControl
@@ -39,7 +40,7 @@ def long_term(memory_id: str, content: str = "") -> MemoryItem:
 
 def settle(v: ApplyView, decisions: dict, *, revisions: dict | None = None, earlier: dict | None = None):  # noqa: ANN201
     return settle_routes(v, revisions=revisions or dict.fromkeys(decisions, 1), decisions=decisions,
-                         earlier=earlier or {}, planner=PLANNER)
+                         earlier=earlier or {}, planner=PLANNER, sensitivity=sensitivity)
 
 
 def test_each_route_settles_its_item_once() -> None:

@@ -202,6 +202,7 @@ def test_device_id_is_never_an_evidence_id_input() -> None:
     args = ("c1", "conversation", "transcription", "rules", "1", [["s1", "quote"]])
     assert ids.evidence_id(*args) == ids.evidence_id(*args)
     # The same quote captured from two devices yields the same evidence id in capture.
+    from core.adapters.rules import sensitivity
     from core.domain.extraction import Candidate, ExtractionResult, GroundedCandidate
     from core.domain.records import QuoteRef as XRef
     from core.services.capture import _candidate_item
@@ -209,9 +210,9 @@ def test_device_id_is_never_an_evidence_id_input() -> None:
     candidate = Candidate("User likes tea", "preference", "lifestyle", "user", None, ("I like tea",))
     grounded = GroundedCandidate(candidate, (XRef(segment_id="s1", quote="I like tea"),), "user")
     result = ExtractionResult((candidate,), (), (), "rules", "1")
-    one = _candidate_item("u", "c1", grounded, result, "transcription", "ios_00000001", NOW, 30)
-    two = _candidate_item("u", "c1", grounded, result, "transcription", "android_00000002", NOW, 30)
-    none = _candidate_item("u", "c1", grounded, result, "transcription", None, NOW, 30)
+    one = _candidate_item("u", "c1", grounded, result, "transcription", "ios_00000001", NOW, 30, sensitivity=sensitivity)
+    two = _candidate_item("u", "c1", grounded, result, "transcription", "android_00000002", NOW, 30, sensitivity=sensitivity)
+    none = _candidate_item("u", "c1", grounded, result, "transcription", None, NOW, 30, sensitivity=sensitivity)
     assert one.evidence[0].evidence_id == two.evidence[0].evidence_id == none.evidence[0].evidence_id
     assert one.id == two.id == none.id
     assert one.evidence[0].client_device_id == "ios_00000001"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from core.adapters.rules import sensitivity
 from core.domain.extraction import (
     Candidate,
     ExtractionResult,
@@ -42,7 +43,7 @@ def test_normalisation_case_folds_and_collapses_punctuation() -> None:
 
 
 def test_quote_binds_to_its_one_segment() -> None:
-    (grounded,) = ground(SOURCE, result(candidate("I stopped eating meat about two years ago")))
+    (grounded,) = ground(SOURCE, result(candidate("I stopped eating meat about two years ago")), sensitivity=sensitivity)
     assert grounded.quote_refs == (QuoteRef(segment_id="s0", quote="I stopped eating meat about two years ago",
                                             segment="Something vegetarian. I stopped eating meat about two years ago."),)
     assert grounded.subject == "user"
@@ -54,22 +55,22 @@ def test_a_segment_with_anything_restricted_keeps_its_quote_but_not_its_text(res
     restricted or secret: a restricted word never reaches an index, not even as a vector."""
     segment = Segment("s9", f"{restricted} I moved to Leeds last spring.", "SPEAKER_00", True)
     source = ExtractionSource("u1", "c1", (segment,))
-    (grounded,) = ground(source, result(candidate("I moved to Leeds last spring")))
+    (grounded,) = ground(source, result(candidate("I moved to Leeds last spring")), sensitivity=sensitivity)
     assert grounded.quote_refs == (QuoteRef(segment_id="s9", quote="I moved to Leeds last spring", segment=""),)
 
 
 def test_grounding_ignores_case_and_punctuation_on_both_sides() -> None:
-    (grounded,) = ground(SOURCE, result(candidate("i STOPPED eating meat... about two-years ago!!")))
+    (grounded,) = ground(SOURCE, result(candidate("i STOPPED eating meat... about two-years ago!!")), sensitivity=sensitivity)
     assert grounded.quote_refs[0].segment_id == "s0"
-    (grounded,) = ground(SOURCE, result(candidate("TOM DOES; but he’s allergic", subject="third_party", label="Tom")))
+    (grounded,) = ground(SOURCE, result(candidate("TOM DOES; but he’s allergic", subject="third_party", label="Tom")), sensitivity=sensitivity)
     assert grounded.quote_refs[0].segment_id == "s2"
     with pytest.raises(GroundingError):  # punctuation becomes a word break: "hes" is not "he s"
-        ground(SOURCE, result(candidate("tom does but hes allergic", subject="third_party", label="Tom")))
+        ground(SOURCE, result(candidate("tom does but hes allergic", subject="third_party", label="Tom")), sensitivity=sensitivity)
 
 
 def test_apostrophes_collapse_like_any_punctuation() -> None:
     (grounded,) = ground(SOURCE, result(candidate("Tom does -- but he's allergic", subject="third_party",
-                                                  label="Tom")))
+                                                  label="Tom")), sensitivity=sensitivity)
     assert grounded.quote_refs[0].segment_id == "s2"
     assert grounded.subject == "third_party"
 
@@ -78,7 +79,7 @@ def test_missing_quote_fails_the_whole_set() -> None:
     good = candidate("I stopped eating meat")
     bad = candidate("I love steak")
     with pytest.raises(GroundingError) as info:
-        ground(SOURCE, result(good, bad))
+        ground(SOURCE, result(good, bad), sensitivity=sensitivity)
     assert info.value.code == "grounding_failed"
     assert isinstance(info.value, StrataError)
 
@@ -89,40 +90,40 @@ def test_quote_in_two_segments_is_ambiguous_and_fails() -> None:
         Segment("b", "Honestly, I LOVE hiking!", "SPEAKER_00", True),
     ))
     with pytest.raises(GroundingError, match="2 segments"):
-        ground(source, result(candidate("I love hiking")))
+        ground(source, result(candidate("I love hiking")), sensitivity=sensitivity)
 
 
 def test_candidate_without_quotes_or_with_empty_quote_fails() -> None:
     with pytest.raises(GroundingError):
-        ground(SOURCE, result(candidate()))
+        ground(SOURCE, result(candidate()), sensitivity=sensitivity)
     with pytest.raises(GroundingError):
-        ground(SOURCE, result(candidate("?!")))
+        ground(SOURCE, result(candidate("?!")), sensitivity=sensitivity)
 
 
 def test_partial_word_does_not_bind() -> None:
     with pytest.raises(GroundingError):
-        ground(SOURCE, result(candidate("topped eating")))
+        ground(SOURCE, result(candidate("topped eating")), sensitivity=sensitivity)
 
 
 def test_user_subject_downgraded_when_a_quote_is_not_the_owners() -> None:
-    (grounded,) = ground(SOURCE, result(candidate("I stopped eating meat", "Does your brother eat meat")))
+    (grounded,) = ground(SOURCE, result(candidate("I stopped eating meat", "Does your brother eat meat")), sensitivity=sensitivity)
     assert grounded.subject == "unknown"
     assert [r.segment_id for r in grounded.quote_refs] == ["s0", "s1"]
 
 
 def test_third_party_stays_third_party_even_from_other_speakers() -> None:
-    (grounded,) = ground(SOURCE, result(candidate("your brother", subject="third_party", label="Tom")))
+    (grounded,) = ground(SOURCE, result(candidate("your brother", subject="third_party", label="Tom")), sensitivity=sensitivity)
     assert grounded.subject == "third_party"
 
 
 def test_secret_in_a_candidate_fails_grounding() -> None:
     source = ExtractionSource("u1", "c1", (Segment("s", "my password is Tulip-2291", "A", True),))
     with pytest.raises(GroundingError):
-        ground(source, result(candidate("my password is Tulip-2291")))
+        ground(source, result(candidate("my password is Tulip-2291")), sensitivity=sensitivity)
 
 
 def test_empty_result_grounds_to_nothing() -> None:
-    assert ground(SOURCE, result()) == ()
+    assert ground(SOURCE, result(), sensitivity=sensitivity) == ()
 
 
 def test_external_text_is_split_into_deterministic_pseudo_segments() -> None:
@@ -139,7 +140,7 @@ def test_quotes_bind_to_external_text_instead_of_transcript() -> None:
     source = ExtractionSource("u1", "c1", (Segment("s0", "I moved to Lisbon in March", "A", True),),
                               external_text="Diary. I moved to Lisbon in March.")
     assert [s.id for s in source_segments(source)] == ["external:0", "external:1"]
-    (grounded,) = ground(source, result(candidate("moved to Lisbon in March")))
+    (grounded,) = ground(source, result(candidate("moved to Lisbon in March")), sensitivity=sensitivity)
     assert grounded.quote_refs[0].segment_id == "external:1"
     assert grounded.subject == "user"
 
@@ -179,7 +180,7 @@ def test_drop_secret_candidates_removes_memories_and_workflow_with_secrets() -> 
         (WorkflowCandidate("goal", "Run a marathon", "run a marathon"),),
         "t", "1",
     )
-    cleaned = drop_secret_candidates(res)
+    cleaned = drop_secret_candidates(res, sensitivity=sensitivity)
     assert [c.content for c in cleaned.memories] == ["User climbs"]
     assert cleaned.action_items == ()
     assert len(cleaned.goals) == 1

@@ -37,7 +37,7 @@ NOT_AT_LOAD = (*EMBEDDER_STACK,
                "core.adapters.typesense_index", "core.adapters.pinecone_index", "core.adapters.llm",
                "core.adapters.pubsub", "core.adapters.tasks", "core.adapters.webhook_http",
                "core.adapters.rules.extractor",         # capture's extractor: about 40 ms of patterns
-               "core.domain.routing",                # the router's patterns (12 ms): passes and capture
+               "core.domain.routing", "core.adapters.rules.router",  # the router's patterns: passes and capture
                "core.api.mcp", "mcp")                # the MCP server, on the first /mcp request only
 
 # The service modules each entry point imports when its event arrives (core/functions_entry.py).
@@ -64,7 +64,7 @@ spec = importlib.util.spec_from_file_location("main", "main.py")
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 loaded = sorted(sys.modules)
-from core.domain import sensitivity
+from core.adapters.rules import sensitivity
 compiled = [f.__name__ for f in (sensitivity._secret_patterns, sensitivity._topic_patterns) if f.cache_info().currsize]
 for name in sys.argv[1:]:
     importlib.import_module(name)
@@ -127,13 +127,13 @@ def test_a_function_that_never_routes_never_loads_the_router(function: str) -> N
     root name its protocol for typing only."""
     modules = _modules(function)
     assert set(REQUEST_PATH[function]) <= set(modules["request"])
-    assert _matches(modules["request"], ("core.domain.routing",)) == []
+    assert _matches(modules["request"], ("core.domain.routing", "core.adapters.rules.router")) == []
 
 
 @pytest.mark.parametrize("function", sorted(FUNCTIONS))
 def test_the_sensitivity_patterns_compile_on_first_use(function: str) -> None:
-    """Every function imports the sensitivity module (the planners check for secrets), but only
-    the requests that read a memory's text compile its patterns."""
+    """A function may load the secret detector at import or on its first request (the planners
+    check for secrets), but only the requests that read a memory's text compile its patterns."""
     assert _modules(function)["compiled_at_load"] == []
 
 

@@ -22,7 +22,7 @@ from core.adapters.llm import (
     build_extractor,
     build_router,
 )
-from core.adapters.rules import RuleRouter
+from core.adapters.rules import RuleRouter, sensitivity
 from core.adapters.rules.extractor import RuleExtractor
 from core.config import Settings
 from core.domain.extraction import ExtractionSource, Segment, ground
@@ -79,7 +79,7 @@ def test_valid_extraction_reply_is_parsed_and_grounds(server: OpenAIProtocolServ
     assert "health" in result.memories[0].sensitivity  # labelled locally even if the model says nothing
     assert result.extractor_id == "openai" and result.extractor_version == "1:test-model"
     assert [a.description for a in result.action_items] == ["Book flights"]
-    grounded = ground(SOURCE, result)
+    grounded = ground(SOURCE, result, sensitivity=sensitivity)
     assert [g.quote_refs[0].segment_id for g in grounded] == ["s1", "s2"]
 
     (request,) = server.requests_to(CHAT_PATH)
@@ -350,7 +350,7 @@ def test_a_long_transcript_is_one_request_per_window_and_merged(server: OpenAIPr
     assert len(prompts) == 3 and "[1] I keep hive number 4" in prompts[2] and "[2]" not in prompts[2]
     (memory,) = result.memories  # the same fact from two windows is one candidate citing both
     assert memory.quotes == ("hive number 0", "hive number 2")
-    assert [r.segment_id for g in ground(source, result) for r in g.quote_refs] == ["s0", "s2"]
+    assert [r.segment_id for g in ground(source, result, sensitivity=sensitivity) for r in g.quote_refs] == ["s0", "s2"]
 
 
 def test_router_ends_a_restricted_neighbour_by_the_rule_alone(server: OpenAIProtocolServer) -> None:

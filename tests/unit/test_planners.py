@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from core.adapters.rules import sensitivity
 from core.domain import ids, planners, review_queue
 from core.domain.documents import ApplyControl
 from core.domain.plan import ApplyView, Plan, schedule_event
@@ -286,7 +287,7 @@ def review_row(**changes: object) -> dict:
 def resolve(decision: str, item: MemoryItem | None = None, row: dict | None = None,
             correction: str | None = None) -> Plan:
     return planners.resolve_review(view({"m1": item or reviewed_item()}, {ROW: row or review_row()}),
-                                   review_id=REVIEW, memory_id="m1", decision=decision, correction=correction)
+                                   review_id=REVIEW, memory_id="m1", decision=decision, correction=correction, sensitivity=sensitivity)
 
 
 def test_accepting_a_review_admits_the_item_and_closes_the_entry_without_text() -> None:
@@ -336,7 +337,7 @@ def test_a_review_that_cannot_be_answered_any_more_is_refused() -> None:
 def test_a_review_of_a_missing_item_is_not_found() -> None:
     with pytest.raises(NotFound):
         planners.resolve_review(view({"m1": None}, {ROW: review_row()}), review_id=REVIEW, memory_id="m1",
-                                decision="accept")
+                                decision="accept", sensitivity=sensitivity)
 
 
 # ------------------------------------------------------------- what every plan carries: scheduling

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from core.adapters.rules import sensitivity
 from core.domain import deletion_planners, edit_planners, intake_planners
 from core.domain.documents import ApplyControl
 from core.domain.intake_planners import ExplicitMemory
@@ -87,7 +88,7 @@ def test_required_processing_settles_pending_items_processed_and_labels_them() -
         "gone": pending("gone", "", status="tombstoned"),
         "missing": None,
     }
-    out = intake_planners.settle_pending(view(items), memory_ids=list(items))
+    out = intake_planners.settle_pending(view(items), memory_ids=list(items), sensitivity=sensitivity)
     assert out.summary == {"processed": 2}
     by_id = {item.id: item for item in out.items}
     assert set(by_id) == {"plain", "health"}
@@ -99,7 +100,7 @@ def test_required_processing_settles_pending_items_processed_and_labels_them() -
 
 def test_content_holding_a_secret_is_hidden_and_cleared_when_processed() -> None:
     out = intake_planners.settle_pending(view({"s": pending("s", "my password is hunter2-Zebra!")}),
-                                          memory_ids=["s"])
+                                          memory_ids=["s"], sensitivity=sensitivity)
     [item] = out.items
     assert (item.status, item.content, item.processing_state) == ("hidden", "", "processed")
     assert legal(item) and not spec_model.default_visible(item.to_store())
@@ -124,7 +125,7 @@ ASSERTION = {"assertion_id": "ga_m1", "memory_id": "m1", "revision": 3, "status"
 
 def test_a_content_edit_of_a_long_term_memory_is_a_new_short_term_assertion_without_its_receipt() -> None:
     out = edit_planners.edit_content(view({"m1": long_term()}, {"memory_graph_assertions/m1": ASSERTION}),
-                                     memory_id="m1", content="I live in Lisbon", ttl_days=TTL_DAYS)
+                                     memory_id="m1", content="I live in Lisbon", ttl_days=TTL_DAYS, sensitivity=sensitivity)
     assert out.summary == {"edited": "m1", "was_long_term": True}
     [item] = out.items
     assert (item.content, item.layer, item.status, item.processing_state) == (
@@ -142,7 +143,7 @@ def test_a_content_edit_of_a_long_term_memory_is_a_new_short_term_assertion_with
 
 def test_the_same_text_again_writes_nothing() -> None:
     out = edit_planners.edit_content(view({"m1": long_term()}), memory_id="m1", content="I live in Porto",
-                                     ttl_days=TTL_DAYS)
+                                     ttl_days=TTL_DAYS, sensitivity=sensitivity)
     assert out.empty and out.summary == {}
 
 
@@ -150,10 +151,10 @@ def test_a_deleted_or_unknown_memory_cannot_be_edited() -> None:
     tombstone = MemoryItem(id="m1", uid="u", content="", status="tombstoned", processing_state="processed")
     for items in ({"m1": tombstone}, {"m1": None}):
         with pytest.raises(NotFound):
-            edit_planners.edit_content(view(items), memory_id="m1", content="x", ttl_days=TTL_DAYS)
+            edit_planners.edit_content(view(items), memory_id="m1", content="x", ttl_days=TTL_DAYS, sensitivity=sensitivity)
         with pytest.raises(NotFound):
             edit_planners.edit_metadata(view(items), memory_id="m1", kind="edit.visibility", value="public",
-                                        ttl_days=TTL_DAYS)
+                                        ttl_days=TTL_DAYS, sensitivity=sensitivity)
 
 
 LEGACY_ROW = {"content": "I sail on weekends", "category": "hobbies", "created_at": NOW - timedelta(days=900)}
@@ -162,7 +163,7 @@ LEGACY_ROW = {"content": "I sail on weekends", "category": "hobbies", "created_a
 def test_editing_a_historical_row_materialises_its_successor_and_marks_the_row_for_removal() -> None:
     # spec: "Editing or deleting an old row first creates its deterministic canonical successor"
     out = edit_planners.edit_content(view({"m1": None}, {"memories/m1": LEGACY_ROW, "short_term/m1": None}),
-                                     memory_id="m1", content="I sail on Sundays", ttl_days=TTL_DAYS)
+                                     memory_id="m1", content="I sail on Sundays", ttl_days=TTL_DAYS, sensitivity=sensitivity)
     [item] = out.items
     assert (item.id, item.content, item.created_at, item.layer) == ("m1", "I sail on Sundays", LEGACY_ROW["created_at"],
                                                                    "short_term")
@@ -175,7 +176,7 @@ def test_an_edited_alias_leaves_its_lineage_and_its_long_term_survivor_is_re_adm
                        superseded_by="m1", canonical_memory_id="m1")
     survivor = long_term(supersedes=["a"])
     out = edit_planners.edit_content(view({"a": alias, "m1": survivor}), memory_id="a", content="I lived in Braga",
-                                     ttl_days=TTL_DAYS)
+                                     ttl_days=TTL_DAYS, sensitivity=sensitivity)
     by_id = {item.id: item for item in out.items}
     assert (by_id["a"].superseded_by, by_id["a"].canonical_memory_id, by_id["a"].status) == (None, None, "active")
     assert by_id["m1"].supersedes == [] and by_id["m1"].layer == "long_term"
@@ -189,7 +190,7 @@ def test_an_alias_whose_survivor_was_not_read_is_a_retry() -> None:
     alias = MemoryItem(id="a", uid="u", content="x", status="superseded", processing_state="processed",
                        superseded_by="m1")
     with pytest.raises(RetryableError):
-        edit_planners.edit_content(view({"a": alias}), memory_id="a", content="y", ttl_days=TTL_DAYS)
+        edit_planners.edit_content(view({"a": alias}), memory_id="a", content="y", ttl_days=TTL_DAYS, sensitivity=sensitivity)
 
 
 @pytest.mark.parametrize(("kind", "value", "field", "expected"), [
@@ -200,7 +201,7 @@ def test_an_alias_whose_survivor_was_not_read_is_a_retry() -> None:
 def test_a_metadata_edit_keeps_long_term_and_re_issues_the_receipt_for_the_new_revision(
         kind: str, value: object, field: str, expected: object) -> None:
     out = edit_planners.edit_metadata(view({"m1": long_term(visibility="public")}), memory_id="m1", kind=kind,
-                                      value=value, ttl_days=TTL_DAYS)
+                                      value=value, ttl_days=TTL_DAYS, sensitivity=sensitivity)
     [item] = out.items
     assert getattr(item, field) == expected and out.summary == {kind.split(".")[1]: value}
     assert (item.layer, item.status, item.revision) == ("long_term", "active", 4)
@@ -215,7 +216,7 @@ def test_a_metadata_edit_keeps_long_term_and_re_issues_the_receipt_for_the_new_r
 def test_a_metadata_edit_of_a_short_term_memory_keeps_its_layer_and_writes_no_receipt() -> None:
     item = MemoryItem(id="m1", uid="u", content="I like tea", processing_state="processed")
     out = edit_planners.edit_metadata(view({"m1": item}), memory_id="m1", kind="edit.user_review", value=True,
-                                      ttl_days=TTL_DAYS)
+                                      ttl_days=TTL_DAYS, sensitivity=sensitivity)
     [edited] = out.items
     assert (edited.layer, edited.reviewed, edited.user_review, edited.promotion) == ("short_term", True, True, None)
     assert out.docs == {}
@@ -223,7 +224,7 @@ def test_a_metadata_edit_of_a_short_term_memory_keeps_its_layer_and_writes_no_re
 
 def test_a_metadata_edit_to_the_value_it_has_writes_nothing() -> None:
     out = edit_planners.edit_metadata(view({"m1": long_term(visibility="public")}), memory_id="m1",
-                                      kind="edit.visibility", value="public", ttl_days=TTL_DAYS)
+                                      kind="edit.visibility", value="public", ttl_days=TTL_DAYS, sensitivity=sensitivity)
     assert out.empty
 
 
@@ -305,7 +306,7 @@ def test_deleting_a_deleted_memory_is_not_found() -> None:
 
 
 def test_a_historical_row_is_deleted_as_a_canonical_tombstone_of_the_same_id() -> None:
-    out = deletion_planners.delete_historical(view({"m1": None}, {"memories/m1": LEGACY_ROW}), memory_id="m1")
+    out = deletion_planners.delete_historical(view({"m1": None}, {"memories/m1": LEGACY_ROW}), memory_id="m1", sensitivity=sensitivity)
     [item] = out.items
     assert item.id == "m1" and retracted(item) and out.summary == {"tombstoned": ["m1"]}
 
@@ -313,11 +314,11 @@ def test_a_historical_row_is_deleted_as_a_canonical_tombstone_of_the_same_id() -
 def test_a_historical_delete_refuses_a_locked_row_and_yields_to_a_canonical_item() -> None:
     with pytest.raises(Locked):  # docs/data-model.md: refused for a locked memory (402)
         deletion_planners.delete_historical(view({"m1": None}, {"memories/m1": {**LEGACY_ROW, "is_locked": True}}),
-                                            memory_id="m1")
+                                            memory_id="m1", sensitivity=sensitivity)
     with pytest.raises(LineageMoved):
-        deletion_planners.delete_historical(view({"m1": member("m1")}, {"memories/m1": LEGACY_ROW}), memory_id="m1")
+        deletion_planners.delete_historical(view({"m1": member("m1")}, {"memories/m1": LEGACY_ROW}), memory_id="m1", sensitivity=sensitivity)
     with pytest.raises(NotFound):
-        deletion_planners.delete_historical(view({"m1": None}, {"memories/m1": None}), memory_id="m1")
+        deletion_planners.delete_historical(view({"m1": None}, {"memories/m1": None}), memory_id="m1", sensitivity=sensitivity)
 
 
 def test_bulk_tombstoning_of_historical_rows_covers_locked_rows_and_skips_canonical_and_colliding_ones() -> None:
@@ -326,11 +327,11 @@ def test_bulk_tombstoning_of_historical_rows_covers_locked_rows_and_skips_canoni
             "memories/canon": LEGACY_ROW}
     items: dict[str, MemoryItem | None] = {"locked": None, "twice": None, "canon": member("canon"), "none": None}
     out = deletion_planners.tombstone_historical(view(items, docs), memory_ids=["locked", "twice", "canon", "none"],
-                                                 by_user=True)
+                                                 by_user=True, sensitivity=sensitivity)
     assert [item.id for item in out.items] == ["locked"] and out.summary == {"tombstoned": 1}
     assert retracted(out.items[0])
     # a reprocess's retraction is not the user's delete
-    again = deletion_planners.tombstone_historical(view(items, docs), memory_ids=["locked"], by_user=False)
+    again = deletion_planners.tombstone_historical(view(items, docs), memory_ids=["locked"], by_user=False, sensitivity=sensitivity)
     assert again.items[0].status == "tombstoned" and not again.items[0].deleted_by_user
 
 

@@ -1,6 +1,6 @@
 """Questions that name the owner, asked in the owner's voice; a third party's name stays."""
 
-from core.domain.query_rewrite import owner_voice
+from core.adapters.rules.query_words import owner_voice
 
 
 def test_the_owners_name_becomes_the_first_person():

@@ -7,14 +7,15 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import date
 
+from core.adapters.rules import sensitivity
 from core.adapters.rules.extractor import RuleExtractor
 from core.adapters.rules.extractor.dates import resolve
+from core.adapters.rules.query_words import keyword_terms
+from core.adapters.rules.sensitivity import contains_secret
 from core.domain.extraction import ExtractionSource, Segment, ground, source_from_conversation
 from core.domain.plan import projected_context, projected_quote
 from core.domain.records import Evidence, MemoryItem, QuoteRef
-from core.domain.sensitivity import contains_secret
 from core.ports import ProjectionDoc
-from core.services.search import keyword_terms
 from strata_dev.bench import locomo
 
 
@@ -36,10 +37,10 @@ def _item(**changes: object) -> MemoryItem:
 
 
 def test_the_projected_quote_holds_the_users_words_but_never_a_secret_or_a_restricted_item() -> None:
-    assert projected_quote(_item()) == "I play the cello on Sundays"
-    assert projected_quote(_item(sensitivity_labels=["health"])) == ""  # restricted: never indexed
-    assert projected_quote(_item(layer="archive")) == ""
-    assert projected_quote(_item(edited=True)) == ""  # an edit replaces the words that found it
+    assert projected_quote(_item(), sensitivity=sensitivity) == "I play the cello on Sundays"
+    assert projected_quote(_item(sensitivity_labels=["health"]), sensitivity=sensitivity) == ""  # restricted: never indexed
+    assert projected_quote(_item(layer="archive"), sensitivity=sensitivity) == ""
+    assert projected_quote(_item(edited=True), sensitivity=sensitivity) == ""  # an edit replaces the words that found it
 
 
 def _cited(*refs: QuoteRef, status: str = "active") -> list[Evidence]:
@@ -96,7 +97,7 @@ def _memories(*turns: tuple[str, str, bool], day: date | None = None) -> list[st
     segments = tuple(Segment(f"D1:{i}", text, speaker, is_user) for i, (speaker, text, is_user) in enumerate(turns))
     source = ExtractionSource("u", "c", segments, session_date=day)
     result = RuleExtractor().extract(source)
-    grounded = ground(source, result)
+    grounded = ground(source, result, sensitivity=sensitivity)
     for item in grounded:  # a fact about the user is quoted from the user's own turns only
         if item.candidate.subject == "user":
             assert all(ref.segment_id in {s.id for s in segments if s.is_user} for ref in item.quote_refs)

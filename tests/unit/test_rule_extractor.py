@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
+from core.adapters.rules import sensitivity
 from core.adapters.rules.extractor import RuleExtractor
+from core.adapters.rules.sensitivity import contains_secret
 from core.domain.extraction import (
     ExtractionResult,
     ExtractionSource,
@@ -18,7 +20,7 @@ from core.domain.extraction import (
     normalize_text,
     source_from_conversation,
 )
-from core.domain.sensitivity import contains_secret, is_restricted
+from core.domain.records import is_restricted
 from strata_dev.samples import load_sample
 from tests.support.transcripts import segments_from
 
@@ -47,7 +49,7 @@ SAMPLES = ["c-bank-call", "c-dinner-plans", "c-doctor", "c-empty-chatter", "c-mo
 @pytest.mark.parametrize("name", SAMPLES)
 def test_every_candidate_grounds_and_quotes_are_exact_substrings(name: str) -> None:
     source, result = run(name)
-    grounded = ground(source, result)
+    grounded = ground(source, result, sensitivity=sensitivity)
     assert len(grounded) == len(result.memories)
     texts = {s.id: s.text for s in source.segments}
     for item in grounded:
@@ -151,7 +153,7 @@ def test_external_text_is_extracted_from_pseudo_segments() -> None:
            "transcript_segments": [{"id": "s0", "text": "I love steak.", "is_user": True}]}
     source = source_from_conversation("u", "c-int", doc)
     result = RuleExtractor().extract(source)
-    grounded = ground(source, result)
+    grounded = ground(source, result, sensitivity=sensitivity)
     contents = {g.candidate.content for g in grounded}
     assert "User moved to Porto in June" in contents
     assert "Ana is the user's sister" in contents
@@ -165,7 +167,7 @@ def test_repeated_clause_widens_or_drops_instead_of_failing_grounding() -> None:
         Segment("b", "I love hiking!", "A", True),
     ))
     result = RuleExtractor().extract(source)
-    ground(source, result)  # never raises
+    ground(source, result, sensitivity=sensitivity)  # never raises
     assert [c.quotes for c in result.memories] == [("I love hiking. It's great.",)]
 
 
@@ -186,7 +188,7 @@ segments_strategy = segments_from(PHRASES)
 def test_rule_output_always_grounds_and_never_holds_a_secret(segments: tuple[Segment, ...]) -> None:
     source = ExtractionSource("u", "c", segments)
     result = RuleExtractor().extract(source)
-    grounded = ground(source, result)  # raises if any candidate does not bind uniquely
+    grounded = ground(source, result, sensitivity=sensitivity)  # raises if any candidate does not bind uniquely
     for item in grounded:
         assert item.subject == item.candidate.subject
         assert not contains_secret(item.candidate.content)

@@ -8,6 +8,7 @@ action items do not.
 
 from __future__ import annotations
 
+from core.adapters.rules import sensitivity
 from core.adapters.rules.extractor import RuleExtractor
 from core.domain.extraction import ExtractionSource, Segment, ground
 
@@ -16,7 +17,7 @@ def contents(*turns: tuple[str, str, bool]) -> list[str]:
     segments = tuple(Segment(f"s{i}", text, speaker, is_user) for i, (speaker, text, is_user) in enumerate(turns))
     source = ExtractionSource("u", "c", segments)
     result = RuleExtractor().extract(source)
-    ground(source, result)  # every fallback quote binds to exactly one segment
+    ground(source, result, sensitivity=sensitivity)  # every fallback quote binds to exactly one segment
     return [c.content for c in result.memories]
 
 

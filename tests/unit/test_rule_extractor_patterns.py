@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 
+from core.adapters.rules import sensitivity
 from core.adapters.rules.extractor import RuleExtractor
+from core.adapters.rules.sensitivity import contains_secret
 from core.domain.extraction import (
     Candidate,
     ExtractionResult,
@@ -18,7 +20,6 @@ from core.domain.extraction import (
     bind_quote,
     ground,
 )
-from core.domain.sensitivity import contains_secret
 from tests.support.transcripts import segments_from
 
 
@@ -30,7 +31,7 @@ def extract(*turns: str | tuple[str, bool]) -> tuple[ExtractionSource, Extractio
         segments.append(Segment(f"s{index}", text, "A" if is_user else "B", is_user))
     source = ExtractionSource("u", "c", tuple(segments))
     result = RuleExtractor().extract(source)
-    grounded = ground(source, result)  # never raises on this extractor's output
+    grounded = ground(source, result, sensitivity=sensitivity)  # never raises on this extractor's output
     for item in grounded:
         assert item.subject == item.candidate.subject
         for ref in item.quote_refs:
@@ -220,7 +221,7 @@ segments_strategy = segments_from(PHRASES)
 def test_every_candidate_grounds_in_one_owner_turn_and_holds_no_secret(segments: tuple[Segment, ...]) -> None:
     source = ExtractionSource("u", "c", segments)
     result = RuleExtractor().extract(source)
-    grounded = ground(source, result)  # raises if a quote does not bind to exactly one segment
+    grounded = ground(source, result, sensitivity=sensitivity)  # raises if a quote does not bind to exactly one segment
     for item in grounded:
         assert not contains_secret(item.candidate.content)
         for ref in item.quote_refs:

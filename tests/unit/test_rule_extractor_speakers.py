@@ -10,9 +10,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.adapters.rules import sensitivity
 from core.adapters.rules.extractor import RuleExtractor
+from core.adapters.rules.sensitivity import contains_secret
 from core.domain.extraction import ExtractionResult, ExtractionSource, Segment, bind_quote, ground
-from core.domain.sensitivity import contains_secret, is_restricted
+from core.domain.records import is_restricted
 
 
 def extract(*turns: tuple[str, str, bool]) -> tuple[ExtractionSource, ExtractionResult]:
@@ -20,7 +22,7 @@ def extract(*turns: tuple[str, str, bool]) -> tuple[ExtractionSource, Extraction
     segments = tuple(Segment(f"s{i}", text, speaker, is_user) for i, (speaker, text, is_user) in enumerate(turns))
     source = ExtractionSource("u", "c", segments)
     result = RuleExtractor().extract(source)
-    ground(source, result)
+    ground(source, result, sensitivity=sensitivity)
     return source, result
 
 
@@ -35,7 +37,7 @@ def test_a_named_speakers_first_person_fact_is_theirs() -> None:
     assert fact.content == "Jonas started learning the cello in January"
     assert (fact.subject, fact.subject_label, fact.kind) == ("third_party", "Jonas", "fact")
     assert fact.quotes == ("I started learning the cello in January",)
-    (grounded,) = ground(source, result)
+    (grounded,) = ground(source, result, sensitivity=sensitivity)
     assert grounded.subject == "third_party" and grounded.quote_refs[0].segment_id == "s1"
 
 
@@ -87,7 +89,7 @@ def test_named_speakers_never_make_user_facts_and_always_ground(rows: list) -> N
                      for i, (parts, (speaker, is_user)) in enumerate(rows))
     source = ExtractionSource("u", "c", segments)
     result = RuleExtractor().extract(source)
-    for item in ground(source, result):  # raises if a quote does not bind to exactly one segment
+    for item in ground(source, result, sensitivity=sensitivity):  # raises if a quote does not bind to exactly one segment
         assert not contains_secret(item.candidate.content)
         for ref in item.quote_refs:
             segment = next(s for s in segments if s.id == ref.segment_id)
@@ -119,7 +121,7 @@ def test_a_named_speakers_first_person_clause_no_rule_knows_is_theirs() -> None:
     (fact,) = result.memories
     assert fact.content == "Jonas repairs old fishing boats at the harbour on weekends"
     assert (fact.subject, fact.subject_label, fact.kind) == ("third_party", "Jonas", "fact")
-    (grounded,) = ground(source, result)
+    (grounded,) = ground(source, result, sensitivity=sensitivity)
     assert [ref.segment_id for ref in grounded.quote_refs] == ["s1"]
 
 

@@ -10,6 +10,7 @@ from datetime import date
 
 import pytest
 
+from core.adapters.rules import sensitivity
 from core.adapters.rules.extractor import RuleExtractor
 from core.adapters.rules.extractor.dates import annotation, tense
 from core.domain.extraction import Candidate, ExtractionSource, Segment, ground
@@ -21,7 +22,7 @@ def extract(*turns: tuple[str, str, bool], day: date | None = DAY) -> list[Candi
     segments = tuple(Segment(f"s{i}", text, speaker, is_user) for i, (speaker, text, is_user) in enumerate(turns))
     source = ExtractionSource("u", "c", segments, session_date=day)
     result = RuleExtractor().extract(source)
-    ground(source, result)  # every quote binds
+    ground(source, result, sensitivity=sensitivity)  # every quote binds
     return list(result.memories)
 
 

@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.adapters.rules import RuleRouter
-from core.domain.routing import ROUTE_SCHEMA, ROUTES, Neighbour, RouteCandidate, similarity
+from core.adapters.rules.similarity import similarity
+from core.domain.routing import ROUTE_SCHEMA, ROUTES, Neighbour, RouteCandidate
 from core.domain.slots import Slot
 
 BASE = RouteCandidate(

@@ -6,15 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.domain.sensitivity import (
-    REDACTED,
-    RESTRICTED_LABELS,
-    SECRET_LABELS,
-    contains_secret,
-    is_restricted,
-    label_sensitivity,
-    redact_secrets,
-)
+from core.adapters.rules.sensitivity import contains_secret, label_sensitivity, redact_secrets
+from core.domain.records import REDACTED, RESTRICTED_LABELS, SECRET_LABELS, is_restricted
 from tests.support import spec_model
 
 SECRETS = [

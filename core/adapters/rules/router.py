@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from core.adapters.rules.sensitivity import contains_secret
+from core.adapters.rules.similarity import content_words, similarity
 from core.domain.routing import (
     DUPLICATE_THRESHOLD,
     LONG_TERM,
@@ -26,10 +28,7 @@ from core.domain.routing import (
     RouteCandidate,
     RouteProposal,
     changes_subject,
-    content_words,
-    similarity,
 )
-from core.domain.sensitivity import contains_secret
 from core.domain.slots import Statement, relation, subject_key, undecided
 
 DURABLE_KINDS = frozenset({"fact", "preference", "relationship"})

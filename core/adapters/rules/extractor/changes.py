@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from core.domain.routing import content_words
+from core.adapters.rules.similarity import content_words
 
 # The content words the router's similarity compares (stop words out, crude plural folding).
 _tokens = content_words

@@ -7,8 +7,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from core.adapters.rules.sensitivity import contains_secret
 from core.domain.extraction import GroundingError, MemoryKind, Segment, Subject, bind_quote
-from core.domain.sensitivity import contains_secret
 
 _I = re.IGNORECASE
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
+from core.adapters.rules.sensitivity import contains_secret
 from core.domain.extraction import MemoryKind, Segment
-from core.domain.sensitivity import contains_secret
 
 from .clauses import _I, _Clause, _clauses, _Draft, _trimmed
 from .patterns import (

@@ -7,6 +7,7 @@ import re
 from dataclasses import replace
 from datetime import date
 
+from core.adapters.rules.sensitivity import contains_secret, label_sensitivity
 from core.adapters.rules.slot_words import with_slots
 from core.domain.extraction import (
     Candidate,
@@ -18,7 +19,6 @@ from core.domain.extraction import (
     WorkflowCandidate,
     source_segments,
 )
-from core.domain.sensitivity import contains_secret, label_sensitivity
 
 from . import worth
 from .changes import change_terms, ended_terms

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import re
 
+from core.adapters.rules.sensitivity import contains_secret
 from core.domain.extraction import Segment
-from core.domain.sensitivity import contains_secret
 
 from .changes import change_terms, states_a_value
 from .clauses import _FILLER, _I, _Clause, _clauses, _Draft, _trimmed

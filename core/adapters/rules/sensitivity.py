@@ -1,4 +1,5 @@
-"""Sensitivity labels for memory text, and the secret detector that keeps credentials out of storage.
+"""The rules secret detector: which sensitivity labels (named in :mod:`core.domain.records`) a
+text carries, what services and planners reach through ``Ports.sensitivity``.
 
 Two kinds of sensitive text are treated differently:
 
@@ -20,14 +21,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
 
-RESTRICTED_LABELS: frozenset[str] = frozenset({
-    "credential", "secret", "financial", "health", "intimate", "minor",
-    "workplace_confidential", "identity_authentication",
-})
-SECRET_LABELS: frozenset[str] = frozenset({"credential", "secret"})
-REDACTED = "[REDACTED]"
+from core.domain.records import REDACTED
 
 _F = re.IGNORECASE
 
@@ -181,12 +176,4 @@ def label_sensitivity(text: str) -> frozenset[str]:
     return frozenset(labels)
 
 
-def is_restricted(labels: Iterable[str]) -> bool:
-    """True when any label is in :data:`RESTRICTED_LABELS`."""
-    return bool(RESTRICTED_LABELS.intersection(labels or ()))
-
-
-__all__ = [
-    "REDACTED", "RESTRICTED_LABELS", "SECRET_LABELS",
-    "contains_secret", "is_restricted", "label_sensitivity", "redact_secrets",
-]
+__all__ = ["contains_secret", "label_sensitivity", "redact_secrets"]
