@@ -87,8 +87,8 @@ def with_receipt(view: ApplyView, *, planner: Planner, path: str,
                  receipt: Callable[[list[str], datetime], dict[str, Any]], removing: Iterable[str] = ()) -> Plan:
     """``planner``'s delete, and in the same commit its deletion receipt at ``path`` (a document
     the apply read: ``receipt`` builds it from the tombstoned ids and the apply's moment) unless it
-    is there already, and the removal of the documents at ``removing`` the apply read and found (a
-    historical row an earlier materialisation left); nothing of this when the delete commits
+    is there already, and the removal of the documents at ``removing`` the apply read and found (the
+    historical row being deleted, or one an earlier materialisation left); nothing of this when the delete commits
     nothing. ``notes["receipt"]`` says it was done, so the caller does it only otherwise (a replay,
     an empty delete)."""
     out = planner(view)

@@ -226,9 +226,9 @@ def test_materialising_keeps_id_and_date_and_a_failed_cleanup_never_resurrects(
     assert (item.id, item.layer, item.grandfathered_long_term, item.visibility, item.created_at) == (
         "leg-ghent", "long_term", True, "private", BASE)
     assert failed == ["leg-ghent"] and ctx.paths.doc(uid, "memories", "leg-ghent").get().exists
-    # A delete of another row: tombstone written, cleanup failed, the row still physically there.
+    # A delete of another row: its tombstone and the row's removal are one commit (no cleanup after it).
     assert deletion.delete_memory(ctx, uid, "st-dutch")["deleted"] == ["st-dutch"]
-    assert ctx.paths.doc(uid, "short_term", "st-dutch").get().exists
+    assert not ctx.paths.doc(uid, "short_term", "st-dutch").get().exists and failed == ["leg-ghent"]
     trace.converge(ctx, uid)
 
     listed = api.ok("GET", "/v1/memories", params={"limit": 500})["memories"]
@@ -257,7 +257,7 @@ def test_materialising_keeps_id_and_date_and_a_failed_cleanup_never_resurrects(
     assert (edited["id"], edited["layer"], edited["is_locked"]) == ("leg-ghent", "short_term", False)
     assert not ctx.paths.doc(uid, "memories", "leg-ghent").get().exists
 
-    # Delete-all covers both origins (the locked row too, and the row whose cleanup failed) until both
+    # Delete-all covers both origins (the locked row too) until both
     # are logically and physically empty.
     assert api.ok("DELETE", "/v3/memories")["deleted"] >= 3
     assert api.ok("GET", "/v1/memories", params={"include_archive": "true"})["memories"] == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -68,3 +69,21 @@ def test_create_and_edit_take_at_most_three_sequential_round_trips(
     readded = counted_dispatch(ctx, "POST", "/v1/memories", token, body={"content": "I keep bees"})
     assert readded["status"] == 201 and readded["body"]["id"] != memory_id, readded
     assert _kinds(ctx, uid)[-2:] == ["intake.explicit", "intake.process"]
+
+
+def test_a_historical_delete_is_one_commit(
+        stack: dict[str, Any], make_token: Callable[[str], str]) -> None:
+    client = counting_client(config.load().project_id)
+    unlimited = config.Settings(rate_limit_writes=0, rate_limit_extraction=0, rate_limit_search=0)
+    ctx = Context(unlimited, client=client, publisher=_Quiet())
+    uid = f"rtt-{uuid.uuid4().hex[:10]}"
+    token = make_token(uid)
+    row = ctx.paths.doc(uid, "memories", "leg-oslo")
+    row.set({"content": "I lived in Oslo", "created_at": datetime(2024, 3, 1, tzinfo=UTC)})
+
+    deleted = counted_dispatch(ctx, "DELETE", "/v1/memories/leg-oslo", token)
+    assert deleted["status"] == 200 and deleted["body"]["deleted"] == ["leg-oslo"], deleted
+    # One commit: the canonical tombstone, the row's removal and the receipt.
+    assert deleted["chain"].count("commit") == 1 and client.counts.commits == 1, deleted["chain"]
+    assert not row.get().exists and _kinds(ctx, uid) == ["delete.memory"]
+    assert deleted["body"]["receipt_id"]

@@ -161,6 +161,26 @@ def test_a_delete_commits_once_with_its_receipt(monkeypatch: pytest.MonkeyPatch)
     assert body["memory_ids"] == [memory_id] and body["stores"]["memory_items"]["state"] == "confirmed"
 
 
+@pytest.mark.parametrize("collection", [paths.LEGACY_MEMORIES, "short_term"])
+def test_a_historical_delete_commits_once_with_its_receipt_and_the_rows_removal(
+        monkeypatch: pytest.MonkeyPatch, collection: str) -> None:
+    w = world()
+    row = paths.doc(UID, collection, "old1")
+    w.store.put(row, {"content": "I sail on weekends", "created_at": w.clock.now()})
+    writes = _count_writes(w, monkeypatch)
+    answer = deletion.delete_memory(w.ctx, UID, "old1")
+    assert writes == ["transact"]
+    assert answer["deleted"] == ["old1"] and w.store.get(row) is None
+    [commit] = [a for a in w.store.applies if a.commit_id == answer["commit_id"]]
+    assert commit.changed_ids == ["old1"]
+    tombstone = w.store.get(paths.memory_item(UID, "old1")) or {}
+    assert tombstone.get("deleted_by_user") is True
+    stored = w.store.get(paths.doc(UID, receipts.COLLECTION, answer["receipt_id"])) or {}
+    assert stored["memory_ids"] == ["old1"] and stored["created_at"] == w.clock.now()
+    events = w.store.collection(paths.col(UID, paths.OUTBOX)).values()
+    assert [e for e in events if e.get("memory_id") == "old1"], "no outbox event clears the indexes"
+
+
 def test_a_delete_replayed_by_its_key_answers_the_same_receipt_and_commits_nothing(
         monkeypatch: pytest.MonkeyPatch) -> None:
     w = world()
