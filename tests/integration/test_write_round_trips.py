@@ -15,8 +15,10 @@ import pytest
 
 from core import config
 from core.bootstrap import Context
+from core.services import projection
 from strata_dev.bench.counting import counting_client
 from strata_dev.bench.roundtrips import counted_dispatch
+from tests.support.firestore_checks import snapshot_user
 
 pytestmark = pytest.mark.integration
 
@@ -71,7 +73,7 @@ def test_create_and_edit_take_at_most_three_sequential_round_trips(
     assert _kinds(ctx, uid)[-2:] == ["intake.explicit", "intake.process"]
 
 
-def test_a_historical_delete_is_one_commit(
+def test_a_historical_delete_is_one_commit_and_reading_its_receipt_writes_nothing(
         stack: dict[str, Any], make_token: Callable[[str], str]) -> None:
     client = counting_client(config.load().project_id)
     unlimited = config.Settings(rate_limit_writes=0, rate_limit_extraction=0, rate_limit_search=0)
@@ -86,4 +88,17 @@ def test_a_historical_delete_is_one_commit(
     # One commit: the canonical tombstone, the row's removal and the receipt.
     assert deleted["chain"].count("commit") == 1 and client.counts.commits == 1, deleted["chain"]
     assert not row.get().exists and _kinds(ctx, uid) == ["delete.memory"]
-    assert deleted["body"]["receipt_id"]
+    rid = deleted["body"]["receipt_id"]
+
+    # Reading the receipt writes nothing, pending or (its events acknowledged) confirmed.
+    quiet = ("memory_outbox", "knowledge_nodes", "knowledge_edges")  # what a stray drain may touch
+    before = snapshot_user(ctx, uid, exclude=quiet)
+    pending = counted_dispatch(ctx, "GET", f"/v1/deletions/{rid}", token)
+    assert pending["status"] == 200 and pending["writes"] == 0 and pending["body"]["state"] == "pending", pending
+    assert snapshot_user(ctx, uid, exclude=quiet) == before
+    projection.drain_user(ctx, uid)
+    before = snapshot_user(ctx, uid, exclude=quiet)
+    confirmed = counted_dispatch(ctx, "GET", f"/v1/deletions/{rid}", token)
+    assert confirmed["status"] == 200 and confirmed["writes"] == 0, confirmed
+    assert confirmed["body"]["state"] == "confirmed", confirmed["body"]
+    assert snapshot_user(ctx, uid, exclude=quiet) == before

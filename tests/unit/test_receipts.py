@@ -45,9 +45,24 @@ def test_a_delete_is_pending_for_the_projections_until_the_drain_acknowledges_it
     body = receipts.read(w.ctx, UID, answer["receipt_id"])
     assert body["state"] == "confirmed"
     assert {body["stores"][name]["confirmed_at"] for name in receipts.PROJECTED} == {drained_at.isoformat()}
-    w.clock.advance(seconds=3)
-    assert receipts.read(w.ctx, UID, answer["receipt_id"]) == body  # the first confirmation is kept
     assert body["expires_at"] == (deleted_at + receipts.RETENTION).isoformat()
+
+
+def test_reading_a_receipt_writes_nothing() -> None:
+    w = world()
+    [memory_id] = _facts(w, "I keep bees on the roof")
+    rid = deletion.delete_memory(w.ctx, UID, memory_id)["receipt_id"]
+    docs, versions = dict(w.store.docs), dict(w.store.versions)
+    assert receipts.read(w.ctx, UID, rid)["state"] == "pending"
+    assert w.store.docs == docs and w.store.versions == versions
+    projection.drain_user(w.ctx, UID)
+    docs, versions = dict(w.store.docs), dict(w.store.versions)
+    w.clock.advance(seconds=3)
+    body = receipts.read(w.ctx, UID, rid)  # every store confirmed: the read finds it, and keeps nothing
+    assert body["state"] == "confirmed"
+    assert {body["stores"][name]["confirmed_at"] for name in receipts.PROJECTED} == {w.clock.now().isoformat()}
+    assert receipts.read(w.ctx, UID, rid)["stores"]["memory_items"] == body["stores"]["memory_items"]
+    assert w.store.docs == docs and w.store.versions == versions
 
 
 def test_only_the_owner_reads_a_receipt_and_only_for_30_days() -> None:
