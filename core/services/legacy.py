@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 QUERY = {"memories": "legacy_memories_by_created", "short_term": "legacy_short_term_by_created"}
 PAGE = 100
 # First pages of the two collections are read while the caller runs its own query (see stream()).
+# bench pools --rtt-ms 8, sequential -> pooled: list page 3 -> 1 round trips, p50 50 -> 32 ms; citing 2 -> 1.
 _PREFETCH = ThreadPoolExecutor(max_workers=4, thread_name_prefix="legacy-prefetch")
 
 
