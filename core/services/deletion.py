@@ -143,8 +143,8 @@ def _delete_once(ctx: Ports, uid: str, memory_id: str, key: dict[str, Any], plan
     """Apply one memory's delete in one commit: the tombstones, the receipt (unless there already)
     and the removal of any historical row of the id (a legacy row, or one an earlier
     materialisation left behind when its cleanup failed), all read in the delete's transaction and
-    written with it. A replay, or a delete that committed nothing, writes the two on their own
-    (both idempotent). The answer with its receipt id."""
+    written with it. A replay, or a delete that committed nothing, removes the rows and issues the
+    receipt on their own (both idempotent). The answer with its receipt id."""
     rid = receipts.receipt_id(uid, "delete.memory", key)
     receipt_path = paths.rel(paths.DELETION_RECEIPTS, rid)
     rows = legacy_rows.paths(memory_id)

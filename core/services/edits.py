@@ -97,7 +97,8 @@ def _metadata_edit(ctx: Ports, uid: str, memory_id: str, kind: str, value: objec
     # The head sequence in the key makes a repeated flip after another change a new operation,
     # while a retried request at the same head stays a replay.
     ctx.store.apply(uid, kind, {"id": memory_id, "value": value, "head": sequence}, plan,
-                    item_ids=[memory_id], actor="user", doc_paths=[assertion_path(memory_id), *legacy_rows.paths(memory_id)])
+                    item_ids=[memory_id], actor="user",
+                    doc_paths=[assertion_path(memory_id), *legacy_rows.paths(memory_id)])
     return _fetch(ctx, uid, memory_id)
 
 

@@ -3,9 +3,10 @@ sequentially, so a pool is kept only where it saves round trips.
 
 For every pool one action that uses it runs in this process on a counted context (the RPC-counting
 client of :mod:`strata_dev.bench.counting`), after two untimed runs, in blocks ordered pooled,
-sequential, sequential, pooled, at zero delay and (``--rtt-ms``) under the stack's latency proxy. Sequential is the pool
-swapped for a stand-in that runs each task in the caller at once. Per action and level: p50 wall
-ms and the longest chain of Firestore RPCs each started after the previous one answered.
+sequential, sequential, pooled, at zero delay and (``--rtt-ms``) under the stack's latency proxy.
+Sequential is the pool swapped for a stand-in that runs each task in the caller at once. Per
+action and level: p50 wall ms and the longest chain of Firestore RPCs each started after the
+previous one answered.
 """
 
 from __future__ import annotations

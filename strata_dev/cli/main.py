@@ -501,8 +501,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="scale: leave out the memory sizes above this one")
     p.add_argument("--out", default=None, help="scale: also write the figures so far to this file after each point")
     p.add_argument("--rtt-ms", type=float, nargs="?", const=DEFAULT_RTT_MS, default=None,
-                   help="read, ingest, project, scale, pools: also measure with every Firestore, Typesense and vector-index "
-                        f"request delayed this many ms (a proxy in front of each; alone: {DEFAULT_RTT_MS:g}, "
+                   help="read, ingest, project, scale, pools: also measure with every Firestore, Typesense and "
+                        f"vector-index request delayed this many ms (a proxy in front of each; alone: {DEFAULT_RTT_MS:g}, "
                         "the in-region figure docs/benchmarks.md explains)")
     p.set_defaults(func=cmd_bench)
     return parser
