@@ -168,14 +168,16 @@ def _memory_receipt(ctx: Ports, uid: str, key: dict[str, Any], answer: dict[str,
 def tombstone_historical(ctx: Ports, uid: str, memory_ids: list[str], kind: str, key: dict[str, Any], *,
                          by_user: bool = True) -> int:
     """Tombstone the historical rows ``memory_ids`` that no canonical item suppresses yet (one apply,
-    locked rows included: a bulk or privacy delete is not a paywalled action), then remove the rows.
-    Returns how many were tombstoned; a failed row cleanup is a retryable error, since the caller
-    pages by the rows that are left. ``by_user``: the tombstones are the user's delete (a
-    reprocess's retraction is not)."""
-    plan = partial(deletion_planners.tombstone_historical, memory_ids=memory_ids, by_user=by_user)
-    result = ctx.store.apply(uid, kind, key, plan, item_ids=memory_ids,
-                             doc_paths=[p for mid in memory_ids for p in legacy_rows.paths(mid)], actor="user")
-    if not legacy.cleanup(ctx, uid, memory_ids):
+    locked rows included: a bulk or privacy delete is not a paywalled action) and remove the rows in
+    the same commit; an apply that commits nothing (every id canonical already, or replayed)
+    removes them by itself. Returns how many were tombstoned; a failed removal is a retryable
+    error, since the caller pages by the rows that are left. ``by_user``: the tombstones are the
+    user's delete (a reprocess's retraction is not)."""
+    rows = [p for mid in memory_ids for p in legacy_rows.paths(mid)]
+    plan = partial(deletion_planners.with_rows_removed, rows=rows, planner=partial(
+        deletion_planners.tombstone_historical, memory_ids=memory_ids, by_user=by_user))
+    result = ctx.store.apply(uid, kind, key, plan, item_ids=memory_ids, doc_paths=rows, actor="user")
+    if (result.commit_id is None or result.replayed) and not legacy.cleanup(ctx, uid, memory_ids):
         raise RetryableError("historical memories were deleted but their rows could not be removed yet; "
                              "call again", code="legacy_cleanup_pending")
     return int(result.summary.get("tombstoned", 0))

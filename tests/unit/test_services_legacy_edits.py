@@ -89,6 +89,25 @@ def test_an_edit_of_a_legacy_row_removes_the_row_in_its_own_commit(edit: Any) ->
     assert f"delete {paths.doc(UID, 'memories', 'old1')}" in batch and f"set {paths.control(UID)}" in batch
 
 
+def test_delete_all_tombstones_legacy_rows_and_removes_them_in_the_same_commit() -> None:
+    w = world()
+    _legacy(w, "memories", "old1", "I like chess")
+    _legacy(w, "short_term", "old2", "I like go", minutes=1)
+    batches: list[set[str]] = []
+    commit = w.store.commit
+
+    def counted(writes: Any) -> None:
+        batches.append({f"{x.op} {x.path}" for x in writes})
+        commit(writes)
+
+    w.store.commit = counted  # type: ignore[method-assign]
+    assert deletion.delete_all(w.ctx, UID)["deleted"] == 2
+    [batch] = [b for b in batches if any(" " + paths.col(UID, "memories") in x for x in b)]
+    assert {f"delete {paths.doc(UID, 'memories', 'old1')}", f"delete {paths.doc(UID, 'short_term', 'old2')}",
+            f"set {paths.control(UID)}"} <= batch  # the tombstones' commit removes the rows, no commit after it
+    assert all(w.store.get(paths.doc(UID, c, m)) is None for c, m in (("memories", "old1"), ("short_term", "old2")))
+
+
 def test_editing_a_legacy_row_materialises_its_successor_and_removes_the_row() -> None:
     w = world()
     _legacy(w, "memories", "old1", "I like chess")
