@@ -25,10 +25,10 @@ reversibility directive"):
   export; the same text twice is one memory (the ``memories`` row wins).
 * **Mutation materialises lazily.** A planner that edits or deletes a legacy row builds its
   successor with :func:`core.domain.legacy_rows.successor` from the rows it read inside the apply
-  transaction (same id, same timestamps), so the canonical write and the decision it rests on are
-  one transaction; the legacy documents are removed afterwards by :func:`cleanup`, which is
-  idempotent and may fail without effect on any read (the canonical successor already suppresses
-  them).
+  transaction (same id, same timestamps), and the plan removes the legacy documents it read, so
+  the canonical write, the decision it rests on and the removal are one commit. :func:`cleanup`
+  removes rows an apply did not (one that committed nothing); it is idempotent and may fail
+  without effect on any read (the canonical successor already suppresses them).
 """
 
 from __future__ import annotations
