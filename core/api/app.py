@@ -60,6 +60,7 @@ def _validation_message(exc: ValidationError) -> str:
     return f"{where}: {first.get('msg', 'invalid')}"
 
 
+# bench pools --rtt-ms 8, sequential -> pooled: create/edit/delete 3/4/8 -> 2/3/7 round trips.
 _FENCE_READS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="api-fence")
 
 

@@ -83,22 +83,28 @@ def delete_lineage(view: ApplyView, *, memory_id: str, lineage: frozenset[str],
     return out
 
 
+def with_rows_removed(view: ApplyView, *, planner: Planner, rows: Iterable[str]) -> Plan:
+    """``planner``'s plan, and in the same commit the removal of the documents at ``rows`` the apply
+    read and found (a historical row the plan's canonical item replaces or suppresses); nothing of
+    this when the plan writes nothing."""
+    out = planner(view)
+    if not out.empty:
+        out.docs.update({found: None for found in rows if view.docs.get(found) is not None})
+    return out
+
+
 def with_receipt(view: ApplyView, *, planner: Planner, path: str,
                  receipt: Callable[[list[str], datetime], dict[str, Any]], removing: Iterable[str] = ()) -> Plan:
     """``planner``'s delete, and in the same commit its deletion receipt at ``path`` (a document
     the apply read: ``receipt`` builds it from the tombstoned ids and the apply's moment) unless it
-    is there already, and the removal of the documents at ``removing`` the apply read and found (a
-    historical row an earlier materialisation left); nothing of this when the delete commits
-    nothing. ``notes["receipt"]`` says it was done, so the caller does it only otherwise (a replay,
-    an empty delete)."""
-    out = planner(view)
+    is there already, and the removal of the historical rows at ``removing``
+    (:func:`with_rows_removed`); nothing of this when the delete commits nothing. ``notes["receipt"]`` says
+    it was done, so the caller does it only otherwise (a replay, an empty delete)."""
+    out = with_rows_removed(view, planner=planner, rows=removing)
     if out.empty:
         return out
     if view.docs.get(path) is None:
         out.docs[path] = receipt(list(out.summary.get("tombstoned", [])), view.now)
-    for found in removing:
-        if view.docs.get(found) is not None:
-            out.docs[found] = None
     out.notes["receipt"] = True
     return out
 

@@ -39,14 +39,10 @@ def keeps_admission(item: MemoryItem) -> bool:
             and not item.grandfathered_long_term)
 
 
-def editable(view: ApplyView, memory_id: str, plan: Plan, ttl_days: int, sensitivity: Sensitivity) -> MemoryItem:
+def editable(view: ApplyView, memory_id: str, ttl_days: int, sensitivity: Sensitivity) -> MemoryItem:
     """The item to edit (a copy): the canonical one, else the historical row's successor (same id,
     same ``created_at``), built from the legacy rows the apply read; a canonical tombstone
-    suppresses the row (:class:`NotFound`, as for no item at all). When a legacy row is still there
-    (materialised now, or earlier with a cleanup that failed), ``plan`` is marked so the caller
-    removes it."""
-    if any(view.docs.get(path) is not None for path in legacy_rows.paths(memory_id)):
-        plan.summary["legacy_rows"] = memory_id
+    suppresses the row (:class:`NotFound`, as for no item at all)."""
     item = view.items.get(memory_id)
     if item is None:
         item = legacy_rows.successor(view.uid, memory_id, view.docs, ttl_days, sensitivity=sensitivity)
@@ -65,7 +61,7 @@ def edit_content(view: ApplyView, *, memory_id: str, content: str, ttl_days: int
     they state (``slot``, read by the service; kept only for the owner's own fact); its graph
     assertion (if it was Long-term or has one) goes. The same text again writes nothing."""
     out = Plan()
-    item = editable(view, memory_id, out, ttl_days, sensitivity)
+    item = editable(view, memory_id, ttl_days, sensitivity)
     if item.content == content:
         return Plan()
     was_long_term = item.layer == Layer.LONG_TERM
@@ -143,7 +139,7 @@ def edit_metadata(view: ApplyView, *, memory_id: str, kind: str, value: Any, ttl
     ``memory_id`` in its layer; an admitted Long-term item gets its receipt and graph assertion
     re-issued for that revision. A value the item already has writes nothing."""
     out = Plan()
-    item = editable(view, memory_id, out, ttl_days, sensitivity)
+    item = editable(view, memory_id, ttl_days, sensitivity)
     if not METADATA[kind](item, value):
         return Plan()
     out.items.append(item)

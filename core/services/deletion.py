@@ -8,12 +8,13 @@ and reported as done even while Typesense or Pinecone are down — they converge
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
 from core.domain import deletion_planners, fence, legacy_rows, paths, planners
 from core.domain.documents import CaptureRun, CascadeProgress
-from core.domain.plan import MAX_ITEMS_PER_APPLY, Page
+from core.domain.plan import MAX_ITEMS_PER_APPLY, Page, Planner
 from core.domain.records import MemoryItem
 from core.domain.withdrawal import scrubbed
 from core.errors import (
@@ -100,7 +101,7 @@ def delete_memory(ctx: Ports, uid: str, memory_id: str, request_key: str | None 
         if legacy.get(ctx, uid, memory_id) is None:
             raise NotFound("no such memory")
         try:
-            return _memory_receipt(ctx, uid, key, _delete_historical(ctx, uid, memory_id, key))
+            return _delete_historical(ctx, uid, memory_id, key)
         except LineageMoved:  # materialised meanwhile: delete the canonical item below
             first = _item(ctx, uid, memory_id)
     if first is None or scrubbed(first):
@@ -115,33 +116,47 @@ def _delete_lineage(ctx: Ports, uid: str, memory_id: str, key: dict[str, Any]) -
     grows under the delete; the answer with its receipt id."""
     ties: set[str] = set()
     lineage = scan_lineage(ctx, uid, memory_id, ties)
-    # One commit: the receipt (unless there already) and any historical row an earlier
-    # materialisation left behind (its cleanup failed) are read in the delete's transaction and
-    # written with it, not by a commit of their own after it.
+    for _ in range(MAX_RESCANS):
+        reviews = review_rows(ctx, uid, lineage)
+        planner = partial(deletion_planners.delete_lineage, memory_id=memory_id, lineage=frozenset(lineage),
+                          reviews=reviews)
+        try:
+            return _delete_once(ctx, uid, memory_id, key, planner, item_ids=lineage | ties,
+                                item_queries={"aliases": ("items_by_canonical", {"canonical_memory_id": memory_id})},
+                                doc_paths=[paths.rel(paths.REVIEW_QUEUE, r) for r in reviews])
+        except LineageMoved:
+            lineage |= set().union(*(scan_lineage(ctx, uid, m, ties) for m in list(lineage)))
+    raise Conflict("the memory kept changing while it was being deleted; try again", code="delete_contended")
+
+
+def _delete_historical(ctx: Ports, uid: str, memory_id: str, key: dict[str, Any]) -> dict[str, Any]:
+    """Delete a historical row: its canonical tombstone (same id, marked as the user's delete) is
+    built from the rows read in the apply's transaction, and written with the rows' removal and the
+    receipt (the tombstone's outbox delete removes any provider row of the id, the old vector
+    included)."""
+    planner = partial(deletion_planners.delete_historical, memory_id=memory_id, sensitivity=ctx.sensitivity)
+    return _delete_once(ctx, uid, memory_id, key, planner, item_ids=[memory_id])
+
+
+def _delete_once(ctx: Ports, uid: str, memory_id: str, key: dict[str, Any], planner: Planner, *,
+                 item_ids: Iterable[str], doc_paths: Iterable[str] = (), **reads: Any) -> dict[str, Any]:
+    """Apply one memory's delete in one commit: the tombstones, the receipt (unless there already)
+    and the removal of any historical row of the id (a legacy row, or one an earlier
+    materialisation left behind when its cleanup failed), all read in the delete's transaction and
+    written with it. A replay, or a delete that committed nothing, removes the rows and issues the
+    receipt on their own (both idempotent). The answer with its receipt id."""
     rid = receipts.receipt_id(uid, "delete.memory", key)
     receipt_path = paths.rel(paths.DELETION_RECEIPTS, rid)
     rows = legacy_rows.paths(memory_id)
-    for _ in range(MAX_RESCANS):
-        reviews = review_rows(ctx, uid, lineage)
-        plan = partial(deletion_planners.with_receipt, planner=partial(
-            deletion_planners.delete_lineage, memory_id=memory_id, lineage=frozenset(lineage), reviews=reviews),
-            path=receipt_path, receipt=partial(receipts.document, rid, "memory"), removing=rows)
-        try:
-            result = ctx.store.apply(
-                uid, "delete.memory", key, plan, item_ids=lineage | ties,
-                item_queries={"aliases": ("items_by_canonical", {"canonical_memory_id": memory_id})},
-                doc_paths=[receipt_path, *rows, *(paths.rel(paths.REVIEW_QUEUE, r) for r in reviews)], actor="user")
-        except LineageMoved:
-            lineage |= set().union(*(scan_lineage(ctx, uid, m, ties) for m in list(lineage)))
-            continue
-        answer = {"deleted": result.summary.get("tombstoned", []), "commit_id": result.commit_id}
-        if result.notes.get("receipt"):
-            return {**answer, "receipt_id": rid}
-        # A replay, or a delete that committed nothing: as before, the rows' cleanup and the receipt
-        # each by itself (both idempotent).
-        legacy.cleanup(ctx, uid, [memory_id])
-        return _memory_receipt(ctx, uid, key, answer)
-    raise Conflict("the memory kept changing while it was being deleted; try again", code="delete_contended")
+    plan = partial(deletion_planners.with_receipt, planner=planner, path=receipt_path,
+                   receipt=partial(receipts.document, rid, "memory"), removing=rows)
+    result = ctx.store.apply(uid, "delete.memory", key, plan, item_ids=item_ids,
+                             doc_paths=[receipt_path, *rows, *doc_paths], actor="user", **reads)
+    answer = {"deleted": result.summary.get("tombstoned", []), "commit_id": result.commit_id}
+    if result.notes.get("receipt"):
+        return {**answer, "receipt_id": rid}
+    legacy.cleanup(ctx, uid, [memory_id])
+    return _memory_receipt(ctx, uid, key, answer)
 
 
 def _memory_receipt(ctx: Ports, uid: str, key: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
@@ -150,29 +165,20 @@ def _memory_receipt(ctx: Ports, uid: str, key: dict[str, Any], answer: dict[str,
     return {**answer, "receipt_id": rid}
 
 
-def _delete_historical(ctx: Ports, uid: str, memory_id: str, key: dict[str, Any]) -> dict[str, Any]:
-    """Delete a historical row: its canonical tombstone (same id, marked as the user's delete) is
-    written through the apply from the rows read in the same transaction, then the row is removed
-    (idempotent; the tombstone suppresses it whether or not that succeeds, and the tombstone's
-    outbox delete removes any provider row of the id, the old vector included)."""
-    plan = partial(deletion_planners.delete_historical, memory_id=memory_id, sensitivity=ctx.sensitivity)
-    result = ctx.store.apply(uid, "delete.memory", key, plan, item_ids=[memory_id],
-                             doc_paths=legacy_rows.paths(memory_id), actor="user")
-    legacy.cleanup(ctx, uid, [memory_id])
-    return {"deleted": result.summary.get("tombstoned", []), "commit_id": result.commit_id}
-
-
 def tombstone_historical(ctx: Ports, uid: str, memory_ids: list[str], kind: str, key: dict[str, Any], *,
                          by_user: bool = True) -> int:
     """Tombstone the historical rows ``memory_ids`` that no canonical item suppresses yet (one apply,
-    locked rows included: a bulk or privacy delete is not a paywalled action), then remove the rows.
-    Returns how many were tombstoned; a failed row cleanup is a retryable error, since the caller
-    pages by the rows that are left. ``by_user``: the tombstones are the user's delete (a
-    reprocess's retraction is not)."""
-    plan = partial(deletion_planners.tombstone_historical, memory_ids=memory_ids, by_user=by_user, sensitivity=ctx.sensitivity)
-    result = ctx.store.apply(uid, kind, key, plan, item_ids=memory_ids,
-                             doc_paths=[p for mid in memory_ids for p in legacy_rows.paths(mid)], actor="user")
-    if not legacy.cleanup(ctx, uid, memory_ids):
+    locked rows included: a bulk or privacy delete is not a paywalled action) and remove the rows in
+    the same commit; an apply that commits nothing (every id canonical already, or replayed)
+    removes them by itself. Returns how many were tombstoned; a failed removal is a retryable
+    error, since the caller pages by the rows that are left. ``by_user``: the tombstones are the
+    user's delete (a reprocess's retraction is not)."""
+    rows = [p for mid in memory_ids for p in legacy_rows.paths(mid)]
+    plan = partial(deletion_planners.with_rows_removed, rows=rows, planner=partial(
+        deletion_planners.tombstone_historical, memory_ids=memory_ids, by_user=by_user,
+        sensitivity=ctx.sensitivity))
+    result = ctx.store.apply(uid, kind, key, plan, item_ids=memory_ids, doc_paths=rows, actor="user")
+    if (result.commit_id is None or result.replayed) and not legacy.cleanup(ctx, uid, memory_ids):
         raise RetryableError("historical memories were deleted but their rows could not be removed yet; "
                              "call again", code="legacy_cleanup_pending")
     return int(result.summary.get("tombstoned", 0))

@@ -13,15 +13,16 @@ Every edit is one ledger revision of the item, and every revision is legal:
   unchanged: it checks these writes exactly as it checks a promotion.
 
 The decisions are the planners of :mod:`core.domain.edit_planners`; this module checks the
-request, names what the apply reads and removes historical rows an edit replaced.
+request and names what the apply reads; a historical row an edit replaces is removed in its commit.
 """
 
 from __future__ import annotations
 
 from functools import partial
 
-from core.domain import edit_planners, endings, ids, legacy_rows, paths
+from core.domain import deletion_planners, edit_planners, endings, ids, legacy_rows, paths
 from core.domain.edit_planners import assertion_path
+from core.domain.plan import Planner
 from core.domain.records import PRIMARY_CATEGORIES, MemoryItem
 from core.domain.states import Status
 from core.errors import BadRequest, NotFound
@@ -31,12 +32,10 @@ from core.services import intake, legacy
 MAX_CATEGORY = 64
 
 
-def _cleanup(ctx: Ports, uid: str, summary: dict[str, object]) -> None:
-    """After an apply that found historical rows under the edited id: remove them (idempotent,
-    best effort; the canonical item suppresses them either way)."""
-    memory_id = summary.get("legacy_rows")
-    if isinstance(memory_id, str):
-        legacy.cleanup(ctx, uid, [memory_id])
+def _replacing_rows(planner: Planner, memory_id: str) -> Planner:
+    """``planner``, and in its commit the removal of the historical rows under ``memory_id`` the
+    apply found (materialised now, or earlier by a write whose cleanup failed)."""
+    return partial(deletion_planners.with_rows_removed, planner=planner, rows=legacy_rows.paths(memory_id))
 
 
 def edit_content(ctx: Ports, uid: str, memory_id: str, content: str) -> MemoryItem:
@@ -49,8 +48,9 @@ def edit_content(ctx: Ports, uid: str, memory_id: str, content: str) -> MemoryIt
     item_ids = [memory_id] + ([survivor_id] if survivor_id else [])
     doc_paths = [assertion_path(memory_id)] + ([assertion_path(survivor_id)] if survivor_id else [])
 
-    plan = partial(edit_planners.edit_content, memory_id=memory_id, content=content,
-                   ttl_days=ctx.settings.short_term_ttl_days, slot=ctx.read_slot(content), sensitivity=ctx.sensitivity)
+    plan = _replacing_rows(partial(edit_planners.edit_content, memory_id=memory_id, content=content,
+                                   ttl_days=ctx.settings.short_term_ttl_days, slot=ctx.read_slot(content),
+                                   sensitivity=ctx.sensitivity), memory_id)
     # The revision edited from is part of the key: editing back to an earlier text (A → B → A) is a
     # new operation, while a retried request against the same revision still replays.
     key = {"id": memory_id, "content_hash": ids.content_hash(content), "from_revision": current.revision if current else 0}
@@ -64,9 +64,7 @@ def edit_content(ctx: Ports, uid: str, memory_id: str, content: str) -> MemoryIt
     process = intake.process_step(ctx, uid, [memory_id], token=edit.work.mutation.op_id,
                                   when=lambda done: done[0].commit_id is not None)
     item_path = paths.memory_item(uid, memory_id)
-    (result, _), docs = ctx.store.apply_steps(uid, [edit, process], read_back=[item_path])
-    if result is not None:
-        _cleanup(ctx, uid, result.summary)
+    _, docs = ctx.store.apply_steps(uid, [edit, process], read_back=[item_path])
     data = docs.get(item_path)
     return MemoryItem.from_store(data) if data is not None else _fetch(ctx, uid, memory_id)
 
@@ -94,15 +92,15 @@ def _metadata_edit(ctx: Ports, uid: str, memory_id: str, kind: str, value: objec
     """The metadata edit ``kind`` to ``value`` as one revision
     (:func:`core.domain.edit_planners.edit_metadata`); an admitted Long-term item gets its receipt
     and graph assertion re-issued for that revision in the same transaction."""
-    plan = partial(edit_planners.edit_metadata, memory_id=memory_id, kind=kind, value=value,
-                   ttl_days=ctx.settings.short_term_ttl_days, sensitivity=ctx.sensitivity)
+    plan = _replacing_rows(partial(edit_planners.edit_metadata, memory_id=memory_id, kind=kind, value=value,
+                                   ttl_days=ctx.settings.short_term_ttl_days,
+                                   sensitivity=ctx.sensitivity), memory_id)
     sequence = ctx.store.head_sequence(uid)
     # The head sequence in the key makes a repeated flip after another change a new operation,
     # while a retried request at the same head stays a replay.
-    result = ctx.store.apply(uid, kind, {"id": memory_id, "value": value, "head": sequence}, plan,
-                             item_ids=[memory_id], actor="user",
-                             doc_paths=[assertion_path(memory_id), *legacy_rows.paths(memory_id)])
-    _cleanup(ctx, uid, result.summary)
+    ctx.store.apply(uid, kind, {"id": memory_id, "value": value, "head": sequence}, plan,
+                    item_ids=[memory_id], actor="user",
+                    doc_paths=[assertion_path(memory_id), *legacy_rows.paths(memory_id)])
     return _fetch(ctx, uid, memory_id)
 
 

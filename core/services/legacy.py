@@ -25,10 +25,10 @@ reversibility directive"):
   export; the same text twice is one memory (the ``memories`` row wins).
 * **Mutation materialises lazily.** A planner that edits or deletes a legacy row builds its
   successor with :func:`core.domain.legacy_rows.successor` from the rows it read inside the apply
-  transaction (same id, same timestamps), so the canonical write and the decision it rests on are
-  one transaction; the legacy documents are removed afterwards by :func:`cleanup`, which is
-  idempotent and may fail without effect on any read (the canonical successor already suppresses
-  them).
+  transaction (same id, same timestamps), and the plan removes the legacy documents it read, so
+  the canonical write, the decision it rests on and the removal are one commit. :func:`cleanup`
+  removes rows an apply did not (one that committed nothing); it is idempotent and may fail
+  without effect on any read (the canonical successor already suppresses them).
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 QUERY = {"memories": "legacy_memories_by_created", "short_term": "legacy_short_term_by_created"}
 PAGE = 100
 # First pages of the two collections are read while the caller runs its own query (see stream()).
+# bench pools --rtt-ms 8, sequential -> pooled: list page 3 -> 1 round trips, p50 50 -> 32 ms; citing 2 -> 1.
 _PREFETCH = ThreadPoolExecutor(max_workers=4, thread_name_prefix="legacy-prefetch")
 
 

@@ -14,8 +14,9 @@ confirmed, or ``pending`` until then:
   leased or dead-lettered), or, for an index, each one left records that this index confirmed its
   last attempt (``confirmed_providers``: the drain writes it when the other provider failed; the
   graph is written with the acknowledgement, so it waits for the event to go). That read-back is
-  made when the receipt is read, and the first time it holds its time is recorded on the receipt,
-  which keeps it from then on.
+  made each time the receipt is read, and a read writes nothing: a projected store's
+  ``confirmed_at`` is the time of the read that found it confirmed (the acknowledgement, which
+  deletes the events, records no time of its own).
 
 A receipt holds ids, counts and times only (the receipt id, its kind, the deleted memory ids,
 the conversation id of a cascade; for delete-all, whose ids may not fit one document, the count
@@ -33,7 +34,6 @@ replayed delete answers the same receipt and writes nothing new.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import uuid
@@ -42,7 +42,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.domain import paths
-from core.errors import GenerationChanged, NotFound, WritesBlocked
+from core.errors import NotFound
 from core.ports import Ports
 
 COLLECTION = paths.DELETION_RECEIPTS  # under users/{uid}; the wipe's hashed receipts: the top-level one
@@ -146,15 +146,7 @@ def read(ctx: Ports, uid: str, rid: str) -> dict[str, Any]:
     waiting = [name for name in PROJECTED if stores.get(name) is None]
     up_to = doc.get("up_to_sequence")
     unconfirmed = _unconfirmed(ctx, uid, set(ids), up_to if isinstance(up_to, int) else None) if waiting else set()
-    newly = [name for name in waiting if name not in unconfirmed]
-    for name in newly:
-        stores[name] = now
-    if newly:
-        # The first confirmation's time is kept. Fenced, and only while the receipt is still there:
-        # nothing is written into an account being (or just) wiped.
-        with contextlib.suppress(GenerationChanged, WritesBlocked):
-            ctx.store.fenced_write(uid, [(path, {"stores": stores}, True)], guard=path,
-                                   refuse=lambda found: found is None)
+    stores.update({name: now for name in waiting if name not in unconfirmed})
     return _public(rid, {**doc, "stores": stores}, ids)
 
 

@@ -11,7 +11,7 @@ from strata_dev.cli.output import Output
 
 NAMES = ("ingest", "consolidate", "schedule", "project", "read", "recall", "doctor")
 # Run by name only (not part of ``all``): longer runs with their own figures.
-EXTRA = ("scale", "startup", "cost", "auth", "extract")
+EXTRA = ("scale", "startup", "cost", "auth", "extract", "pools")
 # In process, on the unit tests' in-memory fakes: no local stack.
 OFFLINE = ("quality",)
 

@@ -469,7 +469,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                                "(default: model_replies_missing beside --replies)")
     p = sub.add_parser("bench", help="benchmarks: figures as ratios against an in-run baseline")
     p.add_argument("name", choices=["ingest", "consolidate", "schedule", "project", "read", "recall", "doctor",
-                                    "scale", "startup", "cost", "auth", "extract", "quality", "all"])
+                                    "scale", "startup", "cost", "auth", "extract", "pools", "quality", "all"])
     p.add_argument("--size", type=int, default=None)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--data", default=None, help="LoCoMo-format JSON file for the recall benchmark (quality: the "
@@ -501,8 +501,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="scale: leave out the memory sizes above this one")
     p.add_argument("--out", default=None, help="scale: also write the figures so far to this file after each point")
     p.add_argument("--rtt-ms", type=float, nargs="?", const=DEFAULT_RTT_MS, default=None,
-                   help="read, ingest, project, scale: also measure with every Firestore, Typesense and vector-index "
-                        f"request delayed this many ms (a proxy in front of each; alone: {DEFAULT_RTT_MS:g}, "
+                   help="read, ingest, project, scale, pools: also measure with every Firestore, Typesense and "
+                        f"vector-index request delayed this many ms (a proxy in front of each; alone: {DEFAULT_RTT_MS:g}, "
                         "the in-region figure docs/benchmarks.md explains)")
     p.set_defaults(func=cmd_bench)
     return parser

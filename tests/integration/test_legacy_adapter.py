@@ -202,33 +202,25 @@ def test_every_read_surface_shows_legacy_rows_and_writes_nothing(stack: dict[str
     assert trace.provider_sets(ctx, uid) == (set(), set())  # nothing was embedded or indexed
 
 
-def _fail_cleanup(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    failed: list[str] = []
-
-    def broken(ctx: Context, uid: str, memory_ids: list[str]) -> None:
-        failed.extend(memory_ids)
-        raise RuntimeError("injected: the legacy row cleanup failed")
-
-    monkeypatch.setattr(legacy, "_delete_rows", broken)
-    return failed
-
-
-def test_materialising_keeps_id_and_date_and_a_failed_cleanup_never_resurrects(
-        stack: dict[str, Any], ctx: Context, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_materialising_keeps_id_and_date_and_a_row_left_behind_never_resurrects(
+        stack: dict[str, Any], ctx: Context) -> None:
     uid = _uid("legmat")
     seed(ctx, uid)
     api = Api(stack, uid)
-    failed = _fail_cleanup(monkeypatch)
 
-    # A metadata edit materialises the row (same id, same created_at) in the apply transaction; the
-    # cleanup after it fails, so the legacy row is still there, suppressed.
+    # A metadata edit materialises the row (same id, same created_at) and removes it in the same
+    # commit. A row left beside its successor (a cleanup of an earlier release that failed) is put
+    # back: it stays suppressed.
+    row = ctx.paths.doc(uid, "memories", "leg-ghent")
+    original = row.get().to_dict()
     item = edits.set_visibility(ctx, uid, "leg-ghent", "private")
     assert (item.id, item.layer, item.grandfathered_long_term, item.visibility, item.created_at) == (
         "leg-ghent", "long_term", True, "private", BASE)
-    assert failed == ["leg-ghent"] and ctx.paths.doc(uid, "memories", "leg-ghent").get().exists
-    # A delete of another row: tombstone written, cleanup failed, the row still physically there.
+    assert not row.get().exists
+    row.set(original)
+    # A delete of another row: its tombstone and the row's removal are one commit.
     assert deletion.delete_memory(ctx, uid, "st-dutch")["deleted"] == ["st-dutch"]
-    assert ctx.paths.doc(uid, "short_term", "st-dutch").get().exists
+    assert not ctx.paths.doc(uid, "short_term", "st-dutch").get().exists
     trace.converge(ctx, uid)
 
     listed = api.ok("GET", "/v1/memories", params={"limit": 500})["memories"]
@@ -252,12 +244,12 @@ def test_materialising_keeps_id_and_date_and_a_failed_cleanup_never_resurrects(
         assert response.status_code == 402 and response.json()["error"]["code"] == "memory_locked", path
     assert documents(ctx, uid) == before
 
-    # A content edit through the API (whose cleanup works) removes the row for good.
+    # A content edit through the API removes the row left behind in its commit.
     edited = api.ok("PATCH", "/v3/memories/leg-ghent", params={"value": "I used to live in Ghent and Leuven"})
     assert (edited["id"], edited["layer"], edited["is_locked"]) == ("leg-ghent", "short_term", False)
     assert not ctx.paths.doc(uid, "memories", "leg-ghent").get().exists
 
-    # Delete-all covers both origins (the locked row too, and the row whose cleanup failed) until both
+    # Delete-all covers both origins (the locked row too) until both
     # are logically and physically empty.
     assert api.ok("DELETE", "/v3/memories")["deleted"] >= 3
     assert api.ok("GET", "/v1/memories", params={"include_archive": "true"})["memories"] == []

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from core import config
 from core.bootstrap import Context
+from core.services import projection
 from strata_dev.bench.counting import counting_client
 from strata_dev.bench.roundtrips import counted_dispatch
+from tests.support.firestore_checks import snapshot_user
 
 pytestmark = pytest.mark.integration
 
@@ -68,3 +71,34 @@ def test_create_and_edit_take_at_most_three_sequential_round_trips(
     readded = counted_dispatch(ctx, "POST", "/v1/memories", token, body={"content": "I keep bees"})
     assert readded["status"] == 201 and readded["body"]["id"] != memory_id, readded
     assert _kinds(ctx, uid)[-2:] == ["intake.explicit", "intake.process"]
+
+
+def test_a_historical_delete_is_one_commit_and_reading_its_receipt_writes_nothing(
+        stack: dict[str, Any], make_token: Callable[[str], str]) -> None:
+    client = counting_client(config.load().project_id)
+    unlimited = config.Settings(rate_limit_writes=0, rate_limit_extraction=0, rate_limit_search=0)
+    ctx = Context(unlimited, client=client, publisher=_Quiet())
+    uid = f"rtt-{uuid.uuid4().hex[:10]}"
+    token = make_token(uid)
+    row = ctx.paths.doc(uid, "memories", "leg-oslo")
+    row.set({"content": "I lived in Oslo", "created_at": datetime(2024, 3, 1, tzinfo=UTC)})
+
+    deleted = counted_dispatch(ctx, "DELETE", "/v1/memories/leg-oslo", token)
+    assert deleted["status"] == 200 and deleted["body"]["deleted"] == ["leg-oslo"], deleted
+    # One commit: the canonical tombstone, the row's removal and the receipt.
+    assert deleted["chain"].count("commit") == 1 and client.counts.commits == 1, deleted["chain"]
+    assert not row.get().exists and _kinds(ctx, uid) == ["delete.memory"]
+    rid = deleted["body"]["receipt_id"]
+
+    # Reading the receipt writes nothing, pending or (its events acknowledged) confirmed.
+    quiet = ("memory_outbox", "knowledge_nodes", "knowledge_edges")  # what a stray drain may touch
+    before = snapshot_user(ctx, uid, exclude=quiet)
+    pending = counted_dispatch(ctx, "GET", f"/v1/deletions/{rid}", token)
+    assert pending["status"] == 200 and pending["writes"] == 0 and pending["body"]["state"] == "pending", pending
+    assert snapshot_user(ctx, uid, exclude=quiet) == before
+    projection.drain_user(ctx, uid)
+    before = snapshot_user(ctx, uid, exclude=quiet)
+    confirmed = counted_dispatch(ctx, "GET", f"/v1/deletions/{rid}", token)
+    assert confirmed["status"] == 200 and confirmed["writes"] == 0, confirmed
+    assert confirmed["body"]["state"] == "confirmed", confirmed["body"]
+    assert snapshot_user(ctx, uid, exclude=quiet) == before

@@ -45,9 +45,24 @@ def test_a_delete_is_pending_for_the_projections_until_the_drain_acknowledges_it
     body = receipts.read(w.ctx, UID, answer["receipt_id"])
     assert body["state"] == "confirmed"
     assert {body["stores"][name]["confirmed_at"] for name in receipts.PROJECTED} == {drained_at.isoformat()}
-    w.clock.advance(seconds=3)
-    assert receipts.read(w.ctx, UID, answer["receipt_id"]) == body  # the first confirmation is kept
     assert body["expires_at"] == (deleted_at + receipts.RETENTION).isoformat()
+
+
+def test_reading_a_receipt_writes_nothing() -> None:
+    w = world()
+    [memory_id] = _facts(w, "I keep bees on the roof")
+    rid = deletion.delete_memory(w.ctx, UID, memory_id)["receipt_id"]
+    docs, versions = dict(w.store.docs), dict(w.store.versions)
+    assert receipts.read(w.ctx, UID, rid)["state"] == "pending"
+    assert w.store.docs == docs and w.store.versions == versions
+    projection.drain_user(w.ctx, UID)
+    docs, versions = dict(w.store.docs), dict(w.store.versions)
+    w.clock.advance(seconds=3)
+    body = receipts.read(w.ctx, UID, rid)  # every store confirmed: the read finds it, and keeps nothing
+    assert body["state"] == "confirmed"
+    assert {body["stores"][name]["confirmed_at"] for name in receipts.PROJECTED} == {w.clock.now().isoformat()}
+    assert receipts.read(w.ctx, UID, rid)["stores"]["memory_items"] == body["stores"]["memory_items"]
+    assert w.store.docs == docs and w.store.versions == versions
 
 
 def test_only_the_owner_reads_a_receipt_and_only_for_30_days() -> None:
@@ -159,6 +174,26 @@ def test_a_delete_commits_once_with_its_receipt(monkeypatch: pytest.MonkeyPatch)
     assert w.store.get(leftover) is None
     body = receipts.read(w.ctx, UID, answer["receipt_id"])
     assert body["memory_ids"] == [memory_id] and body["stores"]["memory_items"]["state"] == "confirmed"
+
+
+@pytest.mark.parametrize("collection", [paths.LEGACY_MEMORIES, "short_term"])
+def test_a_historical_delete_commits_once_with_its_receipt_and_the_rows_removal(
+        monkeypatch: pytest.MonkeyPatch, collection: str) -> None:
+    w = world()
+    row = paths.doc(UID, collection, "old1")
+    w.store.put(row, {"content": "I sail on weekends", "created_at": w.clock.now()})
+    writes = _count_writes(w, monkeypatch)
+    answer = deletion.delete_memory(w.ctx, UID, "old1")
+    assert writes == ["transact"]
+    assert answer["deleted"] == ["old1"] and w.store.get(row) is None
+    [commit] = [a for a in w.store.applies if a.commit_id == answer["commit_id"]]
+    assert commit.changed_ids == ["old1"]
+    tombstone = w.store.get(paths.memory_item(UID, "old1")) or {}
+    assert tombstone.get("deleted_by_user") is True
+    stored = w.store.get(paths.doc(UID, receipts.COLLECTION, answer["receipt_id"])) or {}
+    assert stored["memory_ids"] == ["old1"] and stored["created_at"] == w.clock.now()
+    events = w.store.collection(paths.col(UID, paths.OUTBOX)).values()
+    assert [e for e in events if e.get("memory_id") == "old1"], "no outbox event clears the indexes"
 
 
 def test_a_delete_replayed_by_its_key_answers_the_same_receipt_and_commits_nothing(

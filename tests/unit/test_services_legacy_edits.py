@@ -70,6 +70,44 @@ def test_a_row_in_both_collections_with_different_text_is_withheld() -> None:
     assert _ids(reads.list_memories(w.ctx, UID, reads.ListQuery())[0]).count("same") == 1
 
 
+@pytest.mark.parametrize("edit", [lambda w: edits.edit_content(w.ctx, UID, "old1", "I like chess and go"),
+                                  lambda w: edits.set_visibility(w.ctx, UID, "old1", "private")])
+def test_an_edit_of_a_legacy_row_removes_the_row_in_its_own_commit(edit: Any) -> None:
+    w = world()
+    _legacy(w, "memories", "old1", "I like chess")
+    batches: list[set[str]] = []
+    commit = w.store.commit
+
+    def counted(writes: Any) -> None:
+        batches.append({f"{x.op} {x.path}" for x in writes})
+        commit(writes)
+
+    w.store.commit = counted  # type: ignore[method-assign]
+    edit(w)
+    assert w.store.get(paths.doc(UID, "memories", "old1")) is None
+    [batch] = batches  # the apply's, nothing after it
+    assert f"delete {paths.doc(UID, 'memories', 'old1')}" in batch and f"set {paths.control(UID)}" in batch
+
+
+def test_delete_all_tombstones_legacy_rows_and_removes_them_in_the_same_commit() -> None:
+    w = world()
+    _legacy(w, "memories", "old1", "I like chess")
+    _legacy(w, "short_term", "old2", "I like go", minutes=1)
+    batches: list[set[str]] = []
+    commit = w.store.commit
+
+    def counted(writes: Any) -> None:
+        batches.append({f"{x.op} {x.path}" for x in writes})
+        commit(writes)
+
+    w.store.commit = counted  # type: ignore[method-assign]
+    assert deletion.delete_all(w.ctx, UID)["deleted"] == 2
+    [batch] = [b for b in batches if any(" " + paths.col(UID, "memories") in x for x in b)]
+    assert {f"delete {paths.doc(UID, 'memories', 'old1')}", f"delete {paths.doc(UID, 'short_term', 'old2')}",
+            f"set {paths.control(UID)}"} <= batch  # the tombstones' commit removes the rows, no commit after it
+    assert all(w.store.get(paths.doc(UID, c, m)) is None for c, m in (("memories", "old1"), ("short_term", "old2")))
+
+
 def test_editing_a_legacy_row_materialises_its_successor_and_removes_the_row() -> None:
     w = world()
     _legacy(w, "memories", "old1", "I like chess")
