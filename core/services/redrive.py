@@ -20,6 +20,7 @@ from typing import Any
 
 from core.domain import paths
 from core.ports import Ports, StoredDoc
+from core.services import projection
 
 PAGE = 200
 
@@ -99,7 +100,7 @@ def redrive(ctx: Ports, uid: str | None = None, since: datetime | None = None, *
         if progress is not None:
             progress(report)
     for owner in report.uids:
-        ctx.nudge_projection(owner, 0)
+        projection.nudge(ctx, owner)
     return report
 
 
