@@ -90,7 +90,8 @@ class Context:
         def build() -> Outbox:
             from core.adapters.firestore.outbox import FirestoreOutbox
 
-            return FirestoreOutbox(self.client, self.store)
+            return FirestoreOutbox(self.client, self.store, publisher=self.publisher,
+                                   topic=self.settings.projection_topic)
 
         return self._get("outbox", build)
 

@@ -16,14 +16,13 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from core.config import Settings
-from core.domain import fence, ids, outbox, paths
+from core.domain import ids, outbox, paths
 from core.domain.extraction import ExtractionResult, ExtractionSource
 from core.domain.fence import AccountFence
 from core.domain.plan import ApplyResult, ItemQuery, Planner
 from core.domain.plan import Write as Write
 from core.domain.projection import ProjectionDoc as ProjectionDoc
 from core.domain.unit_of_work import Chain, Mutation, Step, TransactionReads, UnitOfWork
-from core.errors import GenerationChanged, WritesBlocked
 
 if TYPE_CHECKING:
     from core.domain.routing import RouteCandidate, RouteProposal
@@ -413,7 +412,9 @@ class Outbox(ABC):
     work lease's writes and the guarded commit (Firestore on its transactions, the fake on its lock).
     """
 
-    store: Store  # the database the outbox lives in (the repair events' fenced write)
+    store: Store  # the database the outbox lives in
+    publisher: Publisher | None = None  # where a drain is nudged
+    topic: str = ""  # the projection topic
 
     @abstractmethod
     def take(self, uid: str, holder: str) -> bool:
@@ -464,24 +465,29 @@ class Outbox(ABC):
             counts[outcome[path][0]] = counts.get(outcome[path][0], 0) + 1
         return counts
 
-    def requeue(self, batch: outbox.Batch, generation: int | None, now: datetime) -> bool:
+    def requeue(self, batch: outbox.Batch, generation: int | None, now: datetime) -> None:
         """After a refused acknowledgement: each event still at the batch's epoch back to pending,
-        due now, and a ``repair`` event for each memory whose event another drain took, fenced by
-        the account ``generation`` (a wiped account gets none). False when that fence refused: no
-        drain is to be nudged."""
+        due now, and a ``repair`` event for each memory whose event another drain took, while the
+        account is still at ``generation``; then a drain is nudged (unless the account is being
+        wiped), which projects the current state once more."""
         orphaned = [e.event.memory_id for e in batch.entries
                     if not self.commit(outbox.requeueing(e, now))[0] and e.event.memory_id]
-        found = outbox.repairs(batch, orphaned, now)
-        if not found:
-            return True
-        try:
-            with fence.expect(batch.uid, self.store.read_fence(batch.uid).generation if generation is None
-                              else generation):
-                self.store.fenced_write(batch.uid, [(path, doc, False) for path, doc in found])
-        except (GenerationChanged, WritesBlocked):
+        if generation is None:
+            generation = self.store.read_fence(batch.uid).generation
+        repairs = outbox.repairs(batch, orphaned, generation, now)
+        if repairs is not None and not self.commit(repairs)[0]:
             log.info("repair events for %s dropped: the account is being deleted", batch.uid)
-            return False
-        return True
+            return
+        self.nudge(batch.uid)
+
+    def nudge(self, uid: str) -> None:
+        """Ask for a drain of ``uid`` once its outbox was written outside an apply (an apply's store
+        publishes its own); a lost nudge is the scheduled sweep's."""
+        try:
+            if self.publisher is not None:
+                self.publisher.publish(self.topic, outbox.nudge(uid))
+        except Exception:  # noqa: BLE001 - the sweep recovers it
+            log.warning("projection nudge for %s failed; the sweep will pick it up", uid, exc_info=True)
 
 
 # --------------------------------------------------------------------------- what a service may use

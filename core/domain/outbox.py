@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.domain import paths
+from core.domain import fence, paths
 from core.domain.documents import Lease, OutboxEvent
 from core.domain.plan import OutboxAction, Write, outbox_event
 
@@ -82,14 +82,19 @@ def release(data: dict[str, Any] | None, holder: str, now: datetime, ttl: timede
 # ------------------------------------------------------------------------------ guarded commits
 @dataclass(frozen=True)
 class Guard:
-    """What a guarded commit requires of one document: the work lease held by ``holder``, or (no
-    holder) an outbox event in ``state`` at lease epoch ``epoch``. An absent document fails both."""
+    """What a guarded commit requires of one document: the work lease held by ``holder``; or the
+    account's wipe record at ``generation`` with no wipe in progress (the account fence); or an
+    outbox event in ``state`` at lease epoch ``epoch`` (an absent lease or event fails)."""
 
     holder: str | None = None
     state: str | None = None
     epoch: int = 0
+    generation: int | None = None
 
     def holds(self, data: dict[str, Any] | None) -> bool:
+        if self.generation is not None:
+            account = fence.of(data)
+            return account.generation == self.generation and not account.deleting
         if data is None:
             return False
         if self.holder is not None:
@@ -242,12 +247,13 @@ def requeueing(entry: Entry, now: datetime) -> Commit:
         "last_error": "acknowledgement refused: the drain lease was lost"})])
 
 
-def repairs(batch: Batch, memory_ids: list[str], now: datetime) -> list[tuple[str, dict[str, Any]]]:
-    """(path, event) of a fresh ``repair`` event for each memory whose event another drain already
-    took: the current state is projected once more."""
-    found = []
+def repairs(batch: Batch, memory_ids: list[str], generation: int, now: datetime) -> Commit | None:
+    """A fresh ``repair`` event for each memory whose event another drain already took (its current
+    state is projected once more), while the account is still at ``generation`` (a wiped account
+    gets none); None when there is none to write."""
+    writes = []
     for memory_id in sorted(set(memory_ids)):
         event_id, doc = outbox_event(batch.uid, f"repair:{batch.holder or ''}", 0, OutboxAction(memory_id, "repair"),
                                      None, "drain_lease_lost", now)
-        found.append((paths.outbox_event(batch.uid, event_id), doc))
-    return found
+        writes.append(Write("set", paths.outbox_event(batch.uid, event_id), doc))
+    return Commit({paths.account_deletion(batch.uid): Guard(generation=generation)}, writes) if writes else None

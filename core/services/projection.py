@@ -98,15 +98,6 @@ def handle(ctx: Ports, message: Mapping[str, Any]) -> dict[str, Any]:
     return {"event": "drain", **drain_user(ctx, uid).as_dict()}
 
 
-def nudge(ctx: Ports, uid: str) -> None:
-    """Ask for a drain of ``uid`` after writing its outbox outside an apply (an apply's store
-    publishes its own); a lost nudge is the sweep's."""
-    try:
-        ctx.publisher.publish(ctx.settings.projection_topic, outbox.nudge(uid))
-    except Exception:  # noqa: BLE001 - the scheduled sweep recovers a lost nudge
-        log.warning("projection nudge for %s failed; the sweep will pick it up", uid, exc_info=True)
-
-
 # ------------------------------------------------------------------------------------------ drain
 def due_events(ctx: Ports, uid: str, now: datetime, limit: int = outbox.SCAN) -> list[outbox.Entry]:
     return ctx.outbox.due(uid, now, limit=limit).entries
@@ -218,8 +209,7 @@ def _drain_round(ctx: Ports, uid: str, generation: int | None = None,
         return report, batch.more
     if not ctx.outbox.acknowledge(batch, writes, ctx.now()):
         report.skipped = "lease_lost"
-        if ctx.outbox.requeue(batch, generation, ctx.now()):
-            nudge(ctx, uid)  # the current state is projected once more
+        ctx.outbox.requeue(batch, generation, ctx.now())  # and a drain projects the current state again
         return report, batch.more
     report.acknowledged = len(batch.entries)
     return report, batch.more

@@ -20,7 +20,6 @@ from typing import Any
 
 from core.domain import paths
 from core.ports import Ports, StoredDoc
-from core.services import projection
 
 PAGE = 200
 
@@ -100,7 +99,7 @@ def redrive(ctx: Ports, uid: str | None = None, since: datetime | None = None, *
         if progress is not None:
             progress(report)
     for owner in report.uids:
-        projection.nudge(ctx, owner)
+        ctx.outbox.nudge(owner)
     return report
 
 

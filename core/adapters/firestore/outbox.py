@@ -17,7 +17,7 @@ from core.adapters.firestore.store import stage
 from core.domain import outbox, paths
 from core.domain.documents import OutboxEvent
 from core.domain.unit_of_work import TransactionReads
-from core.ports import Outbox, Store, Write
+from core.ports import Outbox, Publisher, Store, Write
 
 # The drain lease is read beside the due events (shared by the drains of one process).
 _READS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="outbox-reads")
@@ -25,8 +25,9 @@ _READS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="outbox-reads")
 
 @tracing.spanned("firestore.outbox")
 class FirestoreOutbox(Outbox):
-    def __init__(self, client: Any, store: Store) -> None:
+    def __init__(self, client: Any, store: Store, *, publisher: Publisher | None = None, topic: str = "") -> None:
         self.client, self.store = client, store
+        self.publisher, self.topic = publisher, topic
 
     def take(self, uid: str, holder: str) -> bool:
         return leases.take(self.client, self.client.document(outbox.drain_lease(uid)), holder, self.store.clock,

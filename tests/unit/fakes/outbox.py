@@ -9,13 +9,13 @@ from typing import Any
 
 from core.domain import outbox, paths
 from core.domain.documents import OutboxEvent
-from core.ports import Outbox
+from core.ports import Outbox, Publisher
 from tests.unit.fakes.store import InMemoryStore
 
 
 class InMemoryOutbox(Outbox):
-    def __init__(self, store: InMemoryStore) -> None:
-        self.store = store
+    def __init__(self, store: InMemoryStore, *, publisher: Publisher | None = None, topic: str = "") -> None:
+        self.store, self.publisher, self.topic = store, publisher, topic
 
     def take(self, uid: str, holder: str) -> bool:
         return self.store.take_lease(outbox.drain_lease(uid), holder, outbox.DRAIN_LEASE, mark_dirty=True)

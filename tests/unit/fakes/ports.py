@@ -192,8 +192,10 @@ def world(**settings: Any) -> World:
             **settings}
     keyword, vector, publisher, tasks, sender = (FakeKeywordIndex(), FakeVectorIndex(), FakePublisher(),
                                                  FakeTaskQueue(), FakeWebhookSender())
-    store = InMemoryStore(clock.now, publisher=publisher, topic=config.Settings(**base).projection_topic)
-    ctx = Context(config.Settings(**base), store=store, outbox=InMemoryOutbox(store), clock=clock,
+    topic = config.Settings(**base).projection_topic
+    store = InMemoryStore(clock.now, publisher=publisher, topic=topic)
+    ctx = Context(config.Settings(**base), store=store, outbox=InMemoryOutbox(store, publisher=publisher, topic=topic),
+                  clock=clock,
                   keyword_index=keyword, vector_index=vector, embedder=FakeEmbedder(), publisher=publisher,
                   tasks=tasks, webhook_sender=sender, extractor=RuleExtractor(), router=RuleRouter(),
                   client=_NoFirestore())
