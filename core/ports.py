@@ -416,15 +416,15 @@ class Outbox(ABC):
     publisher: Publisher | None = None  # where a drain is nudged
     topic: str = ""  # the projection topic
 
-    @abstractmethod
     def take(self, uid: str, holder: str) -> bool:
         """Take ``uid``'s drain lease for ``holder``; when another drain holds it, False, after
         leaving that drain a note to go round once more."""
+        return self.store.take_lease(outbox.drain_lease(uid), holder, outbox.DRAIN_LEASE, mark_dirty=True)
 
-    @abstractmethod
     def release(self, uid: str, holder: str, *, honour_dirty: bool = True) -> bool:
         """Let ``holder``'s drain lease go; True (kept, renewed, the note cleared) when
         ``honour_dirty`` and a note asks for one more round."""
+        return self.store.release_lease(outbox.drain_lease(uid), holder, outbox.DRAIN_LEASE, honour_dirty=honour_dirty)
 
     @abstractmethod
     def due(self, uid: str, now: datetime, *, holder: str | None = None, limit: int = outbox.SCAN) -> outbox.Due:

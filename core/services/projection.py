@@ -46,10 +46,7 @@ from core.ports import Ports, StoredDoc, Write
 from core.services import accounts, controls, graph, indexing, scheduling
 
 log = logging.getLogger(__name__)
-
-__all__ = ["BACKOFF_BASE_S", "BACKOFF_MAX_S", "BATCH", "DRAIN_LEASE", "MAX_ATTEMPTS", "DrainReport", "backoff",
-           "drain_user", "handle", "settle", "sweep"]
-
+__all__ = ["BACKOFF_BASE_S", "BACKOFF_MAX_S", "BATCH", "DRAIN_LEASE", "MAX_ATTEMPTS", "backoff"]  # the drain's terms
 
 @dataclass
 class DrainReport:

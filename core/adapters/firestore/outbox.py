@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from core import tracing
-from core.adapters.firestore import leases, transactions
+from core.adapters.firestore import transactions
 from core.adapters.firestore.store import stage
 from core.domain import outbox, paths
 from core.domain.documents import OutboxEvent
@@ -28,14 +28,6 @@ class FirestoreOutbox(Outbox):
     def __init__(self, client: Any, store: Store, *, publisher: Publisher | None = None, topic: str = "") -> None:
         self.client, self.store = client, store
         self.publisher, self.topic = publisher, topic
-
-    def take(self, uid: str, holder: str) -> bool:
-        return leases.take(self.client, self.client.document(outbox.drain_lease(uid)), holder, self.store.clock,
-                           outbox.DRAIN_LEASE, mark_dirty=True)
-
-    def release(self, uid: str, holder: str, *, honour_dirty: bool = True) -> bool:
-        return leases.release(self.client, self.client.document(outbox.drain_lease(uid)), holder, self.store.clock,
-                              outbox.DRAIN_LEASE, honour_dirty=honour_dirty)
 
     def due(self, uid: str, now: datetime, *, holder: str | None = None, limit: int = outbox.SCAN) -> outbox.Due:
         lease = _READS.submit(self.store.get_versioned, outbox.drain_lease(uid)) if holder is not None else None

@@ -17,13 +17,6 @@ class InMemoryOutbox(Outbox):
     def __init__(self, store: InMemoryStore, *, publisher: Publisher | None = None, topic: str = "") -> None:
         self.store, self.publisher, self.topic = store, publisher, topic
 
-    def take(self, uid: str, holder: str) -> bool:
-        return self.store.take_lease(outbox.drain_lease(uid), holder, outbox.DRAIN_LEASE, mark_dirty=True)
-
-    def release(self, uid: str, holder: str, *, honour_dirty: bool = True) -> bool:
-        return self.store.release_lease(outbox.drain_lease(uid), holder, outbox.DRAIN_LEASE,
-                                        honour_dirty=honour_dirty)
-
     def due(self, uid: str, now: datetime, *, holder: str | None = None, limit: int = outbox.SCAN) -> outbox.Due:
         with self.store._lock:
             rows = self.store.query("outbox_due", {"state": ["pending", "leased"], "due_at": now},
