@@ -22,9 +22,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.domain import fence, paths
+from core.domain import fence, ids, paths
 from core.domain.documents import Lease, OutboxEvent
-from core.domain.plan import OutboxAction, Write, outbox_event
+from core.domain.plan import OutboxAction, Write
+from core.domain.records import MemoryItem
 
 # A drain batch of 100 fills one Pinecone upsert request (its 100-vector batch) and one Typesense
 # import, and its lease and acknowledgement writes stay well inside one Firestore commit.
@@ -50,6 +51,19 @@ def nudge(uid: str, sequence: int = 0) -> dict[str, Any]:
 
 def drain_lease(uid: str) -> str:
     return paths.projection_lease(uid)
+
+
+def outbox_event(uid: str, commit_id: str, sequence: int, action: OutboxAction, written: MemoryItem | None,
+                 reason: str, moment: datetime) -> tuple[str, dict[str, Any]]:
+    """(event id, document) of the pending ``memory_outbox`` event an apply writes for ``action``;
+    ``written`` is the item this apply wrote under that memory id, if any."""
+    event_id = ids.outbox_event_id(commit_id, action.memory_id, action.action)
+    return event_id, OutboxEvent(
+        event_id=event_id, uid=uid, memory_id=action.memory_id, action=action.action,
+        revision=written.revision if written else None, content_hash=written.content_hash if written else None,
+        reason=action.reason or reason, commit_id=commit_id, sequence=sequence, state="pending", attempts=0,
+        due_at=moment, lease_expires_at=None, lease_epoch=0, created_at=moment, last_error=None,
+    ).to_store()
 
 
 # ----------------------------------------------------------------------------------- work leases
