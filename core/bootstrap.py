@@ -22,6 +22,7 @@ from core.ports import (
     Embedder,
     Extractor,
     KeywordIndex,
+    Outbox,
     Publisher,
     Router,
     Store,
@@ -80,9 +81,22 @@ class Context:
         def build() -> Store:
             from core.adapters.firestore.store import FirestoreStore
 
-            return FirestoreStore(self.client, self.now, on_committed=self.nudge_projection)
+            return FirestoreStore(self.client, self.now, publisher=self.publisher, topic=self.settings.projection_topic)
 
         return self._get("store", build)
+
+    @property
+    def outbox(self) -> Outbox:
+        """The users' outboxes and drain leases, in the store's database (override ``outbox`` beside
+        a fake ``store`` in unit tests)."""
+
+        def build() -> Outbox:
+            from core.adapters.firestore.outbox import FirestoreOutbox
+
+            return FirestoreOutbox(self.client, self.store, publisher=self.publisher,
+                                   topic=self.settings.projection_topic)
+
+        return self._get("outbox", build)
 
     @property
     def clock(self) -> Clock:
@@ -213,9 +227,6 @@ class Context:
         from core.adapters.rules.similarity import similarity
 
         return similarity
-
-    def nudge_projection(self, uid: str, sequence: int) -> None:
-        self.publisher.publish(self.settings.projection_topic, {"uid": uid, "sequence": sequence})
 
 
 _DEFAULT_LOCK = threading.Lock()

@@ -9,8 +9,8 @@ function (``functions/<name>``)       entry point here               service ste
 ``on_conversation_complete``          :func:`capture_conversation`   ``capture.capture_conversation`` (then
                                                                      ``webhooks.enqueue_delivery``)
 ``delete_cascade``                    :func:`cascade_from_trigger`   ``conversations.cascade_from_trigger``
-``outbox_drain``                      :func:`drain_outbox`           ``projection.drain_user`` / ``sweep``,
-                                                                     ``accounts.purge_keyword_index``
+``outbox_drain``                      :func:`drain_outbox`           ``projection.handle`` (a drain, the
+                                                                     sweep, an account's keyword purge)
 ``consolidate``                       :func:`consolidate`            ``consolidation.run_pass`` / ``fan_out``
 ``deliver_webhook``                   :func:`deliver_webhook`        ``webhooks.deliver_webhook``
 ====================================  =============================  ==========================================
@@ -98,33 +98,16 @@ def cascade_from_trigger(cloud_event: Any) -> None:
 
 @logs.event_entry
 def drain_outbox(cloud_event: Any) -> None:
-    from core.services import accounts, projection
+    from core.services import projection
 
     try:
-        payload = decode_pubsub_json(cloud_event)
+        message = decode_pubsub_json(cloud_event)
     except StrataError as exc:
         log.error("undecodable projection message acknowledged: %s", exc.message)
         return
-    ctx = default_context()
-    logs.set_uid(str(payload.get("uid") or "") or None)
-    if payload.get("uid") and payload.get("purge") == accounts.PURGE_REQUEST:
-        # An account wipe asks for the keyword purge: only this function holds the write key.
-        try:
-            generation = int(payload["generation"])
-        except (KeyError, TypeError, ValueError):
-            log.error("purge request without a generation acknowledged")
-            return
-        done = accounts.purge_keyword_index(ctx, str(payload["uid"]), generation, str(payload.get("requested") or ""))
-        log.info(json.dumps({"event": "account_keyword_purge", "generation": generation, "outcome": done}))
-        return
-    if payload.get("uid"):
-        report = projection.drain_user(ctx, str(payload["uid"]))
-    else:
-        report = projection.sweep(ctx)
-    log.info(json.dumps({"event": "drain", **report.as_dict()}))
-    if report.retry_later:
-        # Not an error: events are rescheduled with backoff in Firestore and the sweep returns.
-        log.info("some projection events are waiting for retry")
+    logs.set_uid(str(message.get("uid") or "") or None)
+    # Not an error when events wait: they are rescheduled with backoff in Firestore and the sweep returns.
+    log.info(json.dumps(projection.handle(default_context(), message)))
 
 
 @logs.http_entry

@@ -117,7 +117,8 @@ def set_uid(uid: str | None) -> None:
     if uid:
         _uid.set(uid)
         if tracing.enabled():
-            tracing.annotate(**{"strata.uid_hash": hash_uid(uid)})
+            hashed = hash_uid(uid)
+            tracing.annotate(**{"strata.uid_hash": hashed})
 
 
 def _hide(text: str, uid: str) -> str:

@@ -11,16 +11,17 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from core.config import Settings
-from core.domain import ids, paths
+from core.domain import ids, outbox, paths
 from core.domain.extraction import ExtractionResult, ExtractionSource
 from core.domain.fence import AccountFence
 from core.domain.plan import ApplyResult, ItemQuery, Planner
 from core.domain.plan import Write as Write
+from core.domain.projection import ProjectionDoc as ProjectionDoc
 from core.domain.unit_of_work import Chain, Mutation, Step, TransactionReads, UnitOfWork
 
 if TYPE_CHECKING:
@@ -33,23 +34,6 @@ T = TypeVar("T")
 
 
 # --------------------------------------------------------------------------- projections
-@dataclass(frozen=True)
-class ProjectionDoc:
-    """What a keyword/vector index stores for one visible, unrestricted memory."""
-
-    provider_id: str  # memproj:<hash(uid, memory_id)>
-    uid: str
-    memory_id: str
-    layer: str
-    revision: int
-    content: str
-    category: str = "interesting"
-    updated_at: float = 0.0  # epoch seconds
-    quote: str = ""  # the evidence quotes (the user's words), a lower-weighted keyword field
-    context: str = ""  # the quoted segments' whole text, embedded beside the content (never stored as text)
-    capture_device_ids: tuple[str, ...] = ()  # the client devices it was captured on (device-scoped search)
-
-
 @dataclass(frozen=True)
 class ProviderRecord:
     """One stored row as a provider holds it (what the doctor compares with canonical state)."""
@@ -338,21 +322,9 @@ class Store(ABC):
         clear the note and return True: the holder works once more. ``seen`` as for
         :meth:`take_lease`."""
 
-    @abstractmethod
-    def renew_lease(self, path: str, holder: str, ttl: timedelta) -> bool:
-        """Extend ``holder``'s lease to ``ttl`` from now; False (nothing written) when ``holder``
-        no longer holds it (it expired and another worker took it)."""
-
-    @abstractmethod
-    def commit_if(self, guards: Mapping[str, Callable[[dict[str, Any] | None], bool]],
-                  writes: Sequence[Write]) -> bool:
-        """In one transaction, read every guard's document and apply ``writes`` only when each
-        guard holds for its data (None: absent); False, nothing written, otherwise. The caller
-        bounds ``writes`` to one commit."""
-
     def get_versioned(self, path: str) -> StoredDoc | None:
         """The document with its version (None: absent). The default knows no versions (``version``
-        None), so :meth:`commit_unchanged` never applies to what it returns."""
+        None), so a conditional write never applies to what it returns."""
         data = self.get(path)
         return None if data is None else StoredDoc(path, data)
 
@@ -361,18 +333,10 @@ class Store(ABC):
         versions, as :meth:`get_versioned`)."""
         return {p: None if d is None else StoredDoc(p, d) for p, d in self.get_all(paths).items()}
 
-    def commit_unchanged(self, expected: Mapping[str, Any], writes: Sequence[Write]) -> dict[str, Any] | None:
-        """``writes`` in one commit, no transaction, each document named in ``expected`` (every one
-        is among the written) only while it is still at that version: the new version of every
-        document written (deletes excepted), or None, nothing written, when one had changed — or
-        when this store cannot tell (the default). A caller whose guards held on the documents at
-        those versions uses it as a one-round-trip :meth:`commit_if`, and falls back to
-        :meth:`commit_if` on None."""
-        return None
-
     # ------------------------------------------------------------------ the apply transaction
     clock: Callable[[], datetime]  # the time an apply stamps when its caller gives none
-    on_committed: Callable[[str, int], None] | None = None  # (uid, sequence) after a commit with outbox events
+    publisher: Publisher | None = None  # where an apply that wrote outbox events nudges the drain
+    topic: str = ""  # the projection topic
 
     @abstractmethod
     def transact(self, uid: str, body: Callable[[TransactionReads], tuple[T, Sequence[Write]]], *,
@@ -422,11 +386,12 @@ class Store(ABC):
         return results, docs
 
     def committed(self, uid: str, result: ApplyResult) -> None:
-        """After an apply committed: the projection nudge when it wrote outbox events. A lost nudge
-        is recovered by the scheduled sweep, so a failing one is logged, never raised."""
-        if result.outbox_events and self.on_committed is not None:
+        """After an apply committed: the projection nudge when it wrote outbox events, published by
+        the store that committed them. A lost nudge is recovered by the scheduled sweep, so a
+        failing one is logged, never raised."""
+        if result.outbox_events and self.publisher is not None:
             try:
-                self.on_committed(uid, result.sequence or 0)
+                self.publisher.publish(self.topic, outbox.nudge(uid, result.sequence or 0))
             except Exception:
                 log.warning("projection nudge for %s failed; the sweep will pick it up", uid, exc_info=True)
 
@@ -437,6 +402,93 @@ class Store(ABC):
     def journaled(self, uid: str, kind: str, key: Any) -> dict[str, Any] | None:
         """The journal entry of operation (``kind``, ``key``) when it already ran, else None."""
         return self.get(paths.operation(uid, ids.operation_id(uid, kind, key)))
+
+
+# --------------------------------------------------------------------------- the outbox
+class Outbox(ABC):
+    """Each user's outbox (``users/{uid}/memory_outbox``) and drain lease, as the drain uses them:
+    take the drain lease, lease a batch of due events, then acknowledge it with the writes that
+    carry its effect, or record its failure, or requeue it. Who may write what (epochs, the dirty
+    note, backoff, dead letters) is :mod:`core.domain.outbox`; an implementation gives the reads, the
+    work lease's writes and the guarded commit (Firestore on its transactions, the fake on its lock).
+    """
+
+    store: Store  # the database the outbox lives in
+    publisher: Publisher | None = None  # where a drain is nudged
+    topic: str = ""  # the projection topic
+
+    def take(self, uid: str, holder: str) -> bool:
+        """Take ``uid``'s drain lease for ``holder``; when another drain holds it, False, after
+        leaving that drain a note to go round once more."""
+        return self.store.take_lease(outbox.drain_lease(uid), holder, outbox.DRAIN_LEASE, mark_dirty=True)
+
+    def release(self, uid: str, holder: str, *, honour_dirty: bool = True) -> bool:
+        """Let ``holder``'s drain lease go; True (kept, renewed, the note cleared) when
+        ``honour_dirty`` and a note asks for one more round."""
+        return self.store.release_lease(outbox.drain_lease(uid), holder, outbox.DRAIN_LEASE, honour_dirty=honour_dirty)
+
+    @abstractmethod
+    def due(self, uid: str, now: datetime, *, holder: str | None = None, limit: int = outbox.SCAN) -> outbox.Due:
+        """The user's due events (pending or leased, due by ``now``) and, with ``holder``, the drain
+        lease with its version, read at once."""
+
+    @abstractmethod
+    def commit(self, commit: outbox.Commit) -> tuple[bool, dict[str, Any] | None]:
+        """Write ``commit`` while its guards hold: (written, the new versions by path when it was
+        the one-write form, else None)."""
+
+    def lease(self, uid: str, holder: str | None, due: outbox.Due, now: datetime) -> outbox.Batch:
+        """Lease a batch of ``due`` (:func:`core.domain.outbox.leasing`); empty when nothing was
+        due, or when the leasing commit was refused (``lost``: the drain lease moved on)."""
+        batch, commit = outbox.leasing(uid, holder, due, now)
+        if not batch.entries:
+            return batch
+        written, versions = self.commit(commit)
+        if not written:
+            lost = holder is not None and not outbox.Guard(holder).holds(self.store.get(outbox.drain_lease(uid)))
+            return outbox.Batch(uid, holder, [], more=True, lost=lost)
+        return replace(batch, versions=versions)
+
+    def acknowledge(self, batch: outbox.Batch, writes: list[Write], now: datetime) -> bool:
+        """Commit ``writes`` and delete the batch's events; False, the rest unwritten, when a
+        commit's guard was refused (the drain lease, or an event's epoch, moved on)."""
+        return all(self.commit(commit)[0] for commit in outbox.acknowledgement(batch, writes, now))
+
+    def fail(self, batch: outbox.Batch, message: str, confirmed: list[str], now: datetime) -> dict[str, int]:
+        """Record a failed attempt on each event still at the batch's epoch (backoff, or dead): all
+        in one commit, or one by one when one was taken over meanwhile. Counts by outcome."""
+        outcome = outbox.failure(batch, message, confirmed, now)
+        together = outbox.Commit({p: g for _, c in outcome.values() for p, g in c.guards.items()},
+                                 [w for _, c in outcome.values() for w in c.writes])
+        done = list(outcome) if self.commit(together)[0] else [p for p, (_, c) in outcome.items() if self.commit(c)[0]]
+        counts: dict[str, int] = {}
+        for path in done:
+            counts[outcome[path][0]] = counts.get(outcome[path][0], 0) + 1
+        return counts
+
+    def requeue(self, batch: outbox.Batch, generation: int | None, now: datetime) -> None:
+        """After a refused acknowledgement: each event still at the batch's epoch back to pending,
+        due now, and a ``repair`` event for each memory whose event another drain took, while the
+        account is still at ``generation``; then a drain is nudged (unless the account is being
+        wiped), which projects the current state once more."""
+        orphaned = [e.event.memory_id for e in batch.entries
+                    if not self.commit(outbox.requeueing(e, now))[0] and e.event.memory_id]
+        if generation is None:
+            generation = self.store.read_fence(batch.uid).generation
+        repairs = outbox.repairs(batch, orphaned, generation, now)
+        if repairs is not None and not self.commit(repairs)[0]:
+            log.info("repair events for %s dropped: the account is being deleted", batch.uid)
+            return
+        self.nudge(batch.uid)
+
+    def nudge(self, uid: str) -> None:
+        """Ask for a drain of ``uid`` once its outbox was written outside an apply (an apply's store
+        publishes its own); a lost nudge is the scheduled sweep's."""
+        try:
+            if self.publisher is not None:
+                self.publisher.publish(self.topic, outbox.nudge(uid))
+        except Exception:  # noqa: BLE001 - the sweep recovers it
+            log.warning("projection nudge for %s failed; the sweep will pick it up", uid, exc_info=True)
 
 
 # --------------------------------------------------------------------------- what a service may use
@@ -514,5 +566,5 @@ class Ports(Protocol):
     @property
     def webhook_sender(self) -> WebhookSender: ...
 
-    def nudge_projection(self, uid: str, sequence: int) -> None:
-        """Ask the outbox drain to run for ``uid`` (best effort; the sweep recovers a lost nudge)."""
+    @property
+    def outbox(self) -> Outbox: ...

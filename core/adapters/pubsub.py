@@ -22,17 +22,18 @@ PUBLISH_TIMEOUT_S = 10.0
 @tracing.spanned("publisher")
 class PubSubPublisher(Publisher):
     def __init__(self, project_id: str) -> None:
+        self.project_id = project_id
+        self._client: Any = None  # built on the first publish: a store holds its publisher from the start
+
+    def publish(self, topic: str, data: dict[str, Any]) -> None:
         from google.pubsub_v1.services.publisher.client import PublisherClient
         from google.pubsub_v1.types import PubsubMessage
 
-        self.project_id = project_id
-        self._client = PublisherClient()
-        self._message = PubsubMessage
-
-    def publish(self, topic: str, data: dict[str, Any]) -> None:
+        if self._client is None:
+            self._client = PublisherClient()
         path = self._client.topic_path(self.project_id, topic)
         # The publishing span's traceparent: the drain's root span joins the trace (core/logs.py).
-        message = self._message(data=json.dumps(data).encode(), attributes=tracing.carrier())
+        message = PubsubMessage(data=json.dumps(data).encode(), attributes=tracing.carrier())
         try:
             self._client.publish(topic=path, messages=[message], timeout=PUBLISH_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001 - SDK raises many types

@@ -14,8 +14,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any, Literal
 
-from core.domain import ids
-from core.domain.documents import ApplyControl, OutboxEvent
+from core.domain.documents import ApplyControl
 from core.domain.records import MemoryItem, QuoteRef, Sensitivity
 from core.domain.visibility import is_default_visible
 
@@ -99,19 +98,6 @@ class Write:
 
 Planner = Callable[[ApplyView], Plan]
 ItemValidator = Callable[[MemoryItem, ApplyView, Plan], None]
-
-
-def outbox_event(uid: str, commit_id: str, sequence: int, action: OutboxAction, written: MemoryItem | None,
-                 reason: str, moment: datetime) -> tuple[str, dict[str, Any]]:
-    """(event id, document) of the pending ``memory_outbox`` event an apply writes for ``action``;
-    ``written`` is the item this apply wrote under that memory id, if any."""
-    event_id = ids.outbox_event_id(commit_id, action.memory_id, action.action)
-    return event_id, OutboxEvent(
-        event_id=event_id, uid=uid, memory_id=action.memory_id, action=action.action,
-        revision=written.revision if written else None, content_hash=written.content_hash if written else None,
-        reason=action.reason or reason, commit_id=commit_id, sequence=sequence, state="pending", attempts=0,
-        due_at=moment, lease_expires_at=None, lease_epoch=0, created_at=moment, last_error=None,
-    ).to_store()
 
 
 def is_projectable(item: MemoryItem) -> bool:

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 from core.domain import credentials, fence, ids, paths
 from core.domain.admission import admission_validator
 from core.domain.documents import ApplyControl
+from core.domain.outbox import outbox_event
 from core.domain.plan import (
     MAX_ITEMS_PER_APPLY,
     ApplyResult,
@@ -46,7 +47,6 @@ from core.domain.plan import (
     Planner,
     Write,
     is_projectable,
-    outbox_event,
     split_doc_path,
     with_schedule_event,
 )

@@ -24,11 +24,11 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from datetime import datetime
 from typing import Any
 
 from core.domain import fence as account_fence
 from core.domain import paths
+from core.domain.documents import OutboxEvent
 from core.errors import LeaseHeld, RetryableError, StrataError
 from core.ports import Ports
 from core.services import api_keys, receipts, server_keys
@@ -59,7 +59,7 @@ def delete_account(ctx: Ports, uid: str) -> dict[str, Any]:
     server_keys.forget_user(ctx, uid)  # the operator's keys stay; their note of this user goes
     if not steps.get("providers_purged"):
         leased = ctx.store.query("outbox_by_state", {"state": ["leased"]}, parent=paths.user(uid), limit=LEASE_SCAN)
-        if any(_lease_live(doc.data, ctx.now()) for doc in leased):
+        if any(OutboxEvent.from_store(doc.data).lease_live(ctx.now()) for doc in leased):
             raise LeaseHeld("projection work for this account is still running; retry shortly")
         generation = int((ctx.store.get(fence) or {}).get("generation", 0))
         try:
@@ -146,11 +146,6 @@ def purge_keyword_index(ctx: Ports, uid: str, generation: int, requested: str = 
         return "failed"
     ctx.store.update_if(fence, current, {"keyword_purged": generation})
     return "purged"
-
-
-def _lease_live(event: dict[str, Any] | None, now: datetime) -> bool:
-    expires = (event or {}).get("lease_expires_at")
-    return bool(expires and expires > now)
 
 
 def owned_collections(ctx: Ports) -> tuple[str, ...]:

@@ -285,7 +285,7 @@ def _enqueue_repairs(ctx: Ports, uid: str, memory_ids: set[str], report: DoctorR
     if batch:
         _fenced(ctx, uid, batch)
     report.repairs += len(targets)
-    ctx.nudge_projection(uid, 0)
+    ctx.outbox.nudge(uid)
 
 
 def _fenced(ctx: Ports, uid: str, writes: list[Write]) -> None:

@@ -135,7 +135,7 @@ def _rebuild_user(ctx: Ports, uid: str, provider: str, run_id: str, report: Rebu
         if len(snaps) < page:
             break
     _fenced(ctx, uid, [Write("set", state_ref, {"done": True, "finished_at": ctx.now()}, True)])
-    ctx.nudge_projection(uid, 0)
+    ctx.outbox.nudge(uid)
     projection.settle(ctx, uid)  # and the purge and re-projection it enqueued
 
 

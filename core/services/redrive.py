@@ -99,7 +99,7 @@ def redrive(ctx: Ports, uid: str | None = None, since: datetime | None = None, *
         if progress is not None:
             progress(report)
     for owner in report.uids:
-        ctx.nudge_projection(owner, 0)
+        ctx.outbox.nudge(owner)
     return report
 
 

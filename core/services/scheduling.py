@@ -64,23 +64,10 @@ def registry_path(uid: str) -> str:
     return _registry(uid)
 
 
-def on_schedule_events(ctx: Any, uid: str, events: list[OutboxEvent]) -> int:
-    """Drained ``schedule_consolidation`` events of ``uid``: one task per window not yet covered.
-
-    Returns the number of tasks enqueued. An enqueue failure raises, so the drain retries the events.
-    """
-    if not events:
-        return 0
-    row = ctx.store.get(_registry(uid)) or {}
-    disabled = bool(ctx.settings.consolidation_on_write and controls.is_on(ctx, controls.CONSOLIDATION))
-    update, enqueued = enqueue_for(ctx, uid, events, row, disabled)
-    ctx.store.set(_registry(uid), update, merge=True)
-    return enqueued
-
-
 def enqueue_for(ctx: Any, uid: str, events: list[OutboxEvent], row: dict[str, Any],
                 consolidation_disabled: bool) -> tuple[dict[str, Any], int]:
-    """:func:`on_schedule_events` given what it reads — the user's registry ``row`` and whether the
+    """The drained ``schedule_consolidation`` events of ``uid``: one task per window not yet covered,
+    given what the drain read for it — the user's registry ``row`` and whether the
     ``consolidation_disabled`` switch is on — and leaving the registry write to the caller (merged
     into :func:`registry_path`, after the enqueues: the drain commits it with its acknowledgement).
     Returns that update and the number of tasks enqueued; an enqueue failure raises."""

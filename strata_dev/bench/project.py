@@ -22,23 +22,23 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from core.domain import paths
+from core.domain import projection as plans
 from strata_dev.bench import harness, stats
 
 
 def bare_projection(ctx: Any, uid: str) -> int:
     """The minimum of a drain by hand: one query for the user's outbox events, one batched lookup of
     their items, then the Typesense bulk import beside one batched embedding of the texts the drain
-    embeds (:func:`core.services.projection.vector_text`) and one raw vector upsert, and one batched
+    embeds (:func:`core.domain.projection.vector_text`) and one raw vector upsert, and one batched
     acknowledgement (delete) of the events. No fence, lease, cleanup or graph. Returns the number of
     events; the caller times it."""
     from core.domain.records import MemoryItem
-    from core.services import projection
 
     events = list(ctx.paths.col(uid, paths.OUTBOX).stream())
     memory_ids: list[str] = sorted({str(m) for e in events if (m := (e.to_dict() or {}).get("memory_id"))})
     refs = [ctx.paths.doc(uid, paths.MEMORY_ITEMS, mid) for mid in memory_ids]
     items = {s.id: MemoryItem.from_store(s.to_dict()) for s in ctx.client.get_all(refs) if s.exists}
-    docs, _ = projection._projection(uid, memory_ids, items, False, ctx.sensitivity)  # the drain's own rows: the same texts to embed
+    docs, _ = plans.rows(uid, memory_ids, items, False, sensitivity=ctx.sensitivity)  # the drain's own rows: the same texts to embed
     rows = [{"id": d.provider_id, "uid": uid, "memory_id": d.memory_id, "layer": d.layer, "revision": int(d.revision),
              "content": d.content, "category": d.category, "updated_at": d.updated_at} for d in docs]
     index, vectors = ctx.keyword_index, ctx.vector_index
@@ -47,7 +47,7 @@ def bare_projection(ctx: Any, uid: str) -> int:
             index._documents.import_(rows, {"action": "upsert"})  # the raw bulk import, no cleanup
 
         def vector() -> None:  # one batched embedding, one raw upsert, no metadata cleanup
-            values = ctx.embedder.embed([projection.vector_text(d) for d in docs])
+            values = ctx.embedder.embed([plans.vector_text(d) for d in docs])
             vectors._index.upsert(vectors=[{"id": row["id"], "values": [float(x) for x in value],
                                             "metadata": {"uid": uid, "memory_id": row["memory_id"]}}
                                            for row, value in zip(rows, values, strict=True)],

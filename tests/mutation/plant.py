@@ -106,9 +106,9 @@ MUTATIONS = (
         "unfenced_ack",
         "the projection acknowledgement commits without checking the drain lease or the events' lease "
         "epochs, so a drain that lost its lease acknowledges after writing stale provider state",
-        "core/services/projection.py",
-        "        if not ctx.store.commit_if(guards, chunk):\n            return False\n    return True",
-        "        ctx.store.commit(chunk)\n    return True",
+        "core/domain/outbox.py",
+        "        commits.append(Commit(guards, chunk))",
+        "        commits.append(Commit({}, chunk))",
         ("tests/e2e/test_drain_fencing.py::test_a_drain_that_lost_its_lease_leaves_current_state_in_the_index",),
     ),
 )

@@ -134,8 +134,8 @@ def test_delete_all_waits_for_every_event_up_to_its_sequence_and_no_later_one() 
 
 
 # Every way the store writes; a call made inside another (the apply's transaction commits) is not counted.
-_WRITES = ("transact", "commit", "fenced_write", "set", "create", "update", "delete", "update_if", "commit_if",
-           "update_if_unchanged", "commit_unchanged", "increment", "delete_tree")
+_WRITES = ("transact", "commit", "fenced_write", "set", "create", "update", "delete", "update_if",
+           "update_if_unchanged", "increment", "delete_tree")
 
 
 def _count_writes(w: World, monkeypatch: pytest.MonkeyPatch) -> list[str]:

@@ -56,7 +56,7 @@ def test_the_vector_side_embeds_the_content_with_the_whole_quoted_segments() -> 
     """docs/data-model.md: the vector index embeds the content, then each quoted segment's whole
     text once, in order; nothing for a segment whose text was left empty (restricted or secret),
     for tombstoned evidence, or for an item that is restricted, not visible or edited."""
-    from core.services.projection import vector_text
+    from core.domain.projection import vector_text
 
     assert projected_context(_item(evidence=_cited(CELLO, DINNER, CELLO))) == (
         "Mostly quiet weekends. I play the cello on Sundays with two friends. We cook together on Fridays.")

@@ -1,9 +1,5 @@
-"""Per-user work leases (``users/{uid}/memory_state/<name>``): one worker at a time per user.
-
-A lease is held until it expires, so a crashed holder never blocks work for longer than its TTL.
-A caller that finds the lease held may leave the holder a note (``dirty``) that more work arrived;
-a holder that honours notes is told to go round once more instead of releasing, so no request for
-work is lost between the holder's last look and its release.
+"""Per-user work leases (``users/{uid}/memory_state/<name>``) in Firestore: one worker at a time
+per user, by the rules of :mod:`core.domain.outbox` (expiry, the dirty note, the epoch).
 
 Every change is a read followed by a write that is conditional on the document being exactly as
 read (its update time, or its absence). A lost race re-reads and decides again. This keeps leases
@@ -18,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from core.domain import outbox
 from core.ports import StoredDoc
 
 ATTEMPTS = 20
@@ -66,50 +63,26 @@ def _conditional(client: Any, ref: Any, snap: Any, data: dict[str, Any]) -> bool
 
 def take(client: Any, ref: Any, holder: str, clock: Callable[[], datetime], ttl: timedelta, *,
          mark_dirty: bool = False, first: Seen | None = None) -> bool:
-    """True when ``holder`` now holds the lease; when another live holder has it, False (after
-    marking it dirty if asked). ``first``: the document as the caller already read it."""
+    """True when ``holder`` now holds the lease (:func:`core.domain.outbox.take` decides, on the
+    document as read); ``first``: the document as the caller already read it."""
     for attempt in range(ATTEMPTS):
         snap = _snapshot(ref, first, attempt)
-        now = clock()
-        data = snap.to_dict() if snap.exists else {}
-        if data.get("holder") and data.get("expires_at") and data["expires_at"] > now:
-            if not mark_dirty or data.get("dirty") or _conditional(client, ref, snap, {"dirty": True}):
-                return False
-            continue
-        if _conditional(client, ref, snap, {"holder": holder, "expires_at": now + ttl, "dirty": False,
-                                             "epoch": int(data.get("epoch", 0)) + 1}):
-            return True
+        taken, write = outbox.take(snap.to_dict() if snap.exists else None, holder, clock(), ttl,
+                                   mark_dirty=mark_dirty)
+        if write is None or _conditional(client, ref, snap, write):
+            return taken
     return False  # raced every time: someone else is busy with this user; they hold it or will
-
-
-def renew(client: Any, ref: Any, holder: str, clock: Callable[[], datetime], ttl: timedelta) -> bool:
-    """Extend ``holder``'s lease to ``ttl`` from now (keeping any note); False when another holder
-    has it or nobody does."""
-    for _ in range(ATTEMPTS):
-        snap = ref.get()
-        data = snap.to_dict() if snap.exists else {}
-        if data.get("holder") != holder:
-            return False
-        if _conditional(client, ref, snap, {"expires_at": clock() + ttl}):
-            return True
-    return (ref.get().to_dict() or {}).get("holder") == holder  # notes kept changing it: still ours?
 
 
 def release(client: Any, ref: Any, holder: str, clock: Callable[[], datetime], ttl: timedelta, *,
             honour_dirty: bool = False, first: Seen | None = None) -> bool:
-    """Release ``holder``'s lease. With ``honour_dirty`` and a note waiting, keep it (renewed), clear
-    the note and return True: the holder should work once more before releasing again. ``first``:
-    the document as the caller already read it."""
+    """Release ``holder``'s lease; True when a note asks it to work once more (kept, renewed:
+    :func:`core.domain.outbox.release`). ``first``: the document as the caller already read it."""
     for attempt in range(ATTEMPTS):
         snap = _snapshot(ref, first, attempt)
-        data = snap.to_dict() if snap.exists else {}
-        if data.get("holder") != holder:
-            return False
-        if honour_dirty and data.get("dirty"):
-            if _conditional(client, ref, snap, {"dirty": False, "expires_at": clock() + ttl}):
-                return True
-            continue
-        if _conditional(client, ref, snap, {"holder": None, "expires_at": None, "dirty": False}):
-            return False
+        again, write = outbox.release(snap.to_dict() if snap.exists else None, holder, clock(), ttl,
+                                      honour_dirty=honour_dirty)
+        if write is None or _conditional(client, ref, snap, write):
+            return again
     # Only notes being left can keep changing the document under a holder: go round once more.
     return honour_dirty

@@ -23,7 +23,7 @@ from core.adapters.firestore.queries import QUERIES, build
 from core.domain.fence import AccountFence
 from core.domain.unit_of_work import TransactionReads
 from core.errors import NotFound, RetryableError, StrataError
-from core.ports import Cursor, Store, StoredDoc, Write
+from core.ports import Cursor, Publisher, Store, StoredDoc, Write
 
 T = TypeVar("T")
 
@@ -34,7 +34,7 @@ T = TypeVar("T")
 _USER_LOCKS = [threading.Lock() for _ in range(64)]
 
 
-def _stage(writer: Any, ref: Any, write: Write, option: Any = None) -> None:
+def stage(writer: Any, ref: Any, write: Write, option: Any = None) -> None:
     """Add ``write`` on ``ref`` to a transaction or batch (``option``: an update-time precondition,
     never on a set)."""
     from core.adapters.firestore.wire import set_document
@@ -51,11 +51,11 @@ def _stage(writer: Any, ref: Any, write: Write, option: Any = None) -> None:
 
 @tracing.spanned("firestore")
 class FirestoreStore(Store):
-    def __init__(self, client: Any, clock: Callable[[], datetime], *,
-                 on_committed: Callable[[str, int], None] | None = None, max_attempts: int = 15) -> None:
+    def __init__(self, client: Any, clock: Callable[[], datetime], *, publisher: Publisher | None = None,
+                 topic: str = "", max_attempts: int = 15) -> None:
         self.client = client
         self.clock = clock
-        self.on_committed = on_committed
+        self.publisher, self.topic = publisher, topic
         self.max_attempts = max_attempts
         self._user_locks = _USER_LOCKS
 
@@ -154,7 +154,7 @@ class FirestoreStore(Store):
             return
         batch = self.client.batch()
         for write in writes:
-            _stage(batch, self._ref(write.path), write)
+            stage(batch, self._ref(write.path), write)
         batch.commit()
 
     def update_if_unchanged(self, doc: StoredDoc, data: dict[str, Any]) -> bool:
@@ -202,9 +202,6 @@ class FirestoreStore(Store):
         return leases.release(self.client, self._ref(path), holder, self.clock, ttl, honour_dirty=honour_dirty,
                               first=leases.seen(seen, path))
 
-    def renew_lease(self, path: str, holder: str, ttl: timedelta) -> bool:
-        return leases.renew(self.client, self._ref(path), holder, self.clock, ttl)
-
     def get_versioned(self, path: str) -> StoredDoc | None:
         snap = self._ref(path).get()
         return StoredDoc(path, snap.to_dict() or {}, snap.update_time) if snap.exists else None
@@ -217,43 +214,12 @@ class FirestoreStore(Store):
                     out[snap.reference.path] = StoredDoc(snap.reference.path, snap.to_dict() or {}, snap.update_time)
         return out
 
-    def commit_unchanged(self, expected: Mapping[str, Any], writes: Sequence[Write]) -> dict[str, Any] | None:
-        from google.api_core import exceptions as gexc
-
-        written = {w.path for w in writes}
-        if not writes or any(v is None for v in expected.values()) or not set(expected) <= written:
-            return None
-        if any(w.op == "set" and w.path in expected for w in writes):
-            return None  # a set takes no update-time precondition
-        batch = self.client.batch()
-        for write in writes:
-            option = (self.client.write_option(last_update_time=expected[write.path])
-                      if write.path in expected else None)
-            _stage(batch, self._ref(write.path), write, option)
-        try:
-            results = batch.commit()
-        except (gexc.FailedPrecondition, gexc.NotFound, gexc.Aborted, gexc.Conflict):
-            return None  # one of them changed (or went) since: nothing was written
-        return {w.path: r.update_time for w, r in zip(writes, results, strict=True) if w.op != "delete"}
-
-    def commit_if(self, guards: Mapping[str, Callable[[dict[str, Any] | None], bool]],
-                  writes: Sequence[Write]) -> bool:
-        def run(transaction: Any, reads: TransactionReads) -> bool:
-            found = reads.get_all(list(guards))
-            if not all(holds(found.get(path)) for path, holds in guards.items()):
-                return False
-            for write in writes:
-                _stage(transaction, self._ref(write.path), write)
-            return True
-
-        return bool(transactions.run(self.client, run))
-
     # ------------------------------------------------------------------ the apply's mechanics
     def _stage_body(self, body: Callable[[TransactionReads], tuple[T, Sequence[Write]]]) -> Callable[[Any, Any], T]:
         def staged(transaction: Any, reads: TransactionReads) -> T:
             value, writes = body(reads)
             for write in writes:
-                _stage(transaction, self._ref(write.path), write)
+                stage(transaction, self._ref(write.path), write)
             return value
 
         return staged

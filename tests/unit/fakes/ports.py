@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -25,6 +25,7 @@ from core.ports import (
     VectorIndex,
     WebhookSender,
 )
+from tests.unit.fakes.outbox import InMemoryOutbox
 from tests.unit.fakes.store import InMemoryStore
 
 
@@ -177,18 +178,25 @@ class World:
     publisher: FakePublisher
     tasks: FakeTaskQueue
     sender: FakeWebhookSender
-    nudges: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def nudges(self) -> list[tuple[str, int]]:
+        """The drain nudges published, as (uid, sequence)."""
+        topic = self.ctx.settings.projection_topic
+        return [(m["uid"], m.get("sequence", 0)) for t, m in self.publisher.messages if t == topic and "purge" not in m]
 
 
 def world(**settings: Any) -> World:
     clock = FakeClock()
-    nudges: list[tuple[str, int]] = []
-    store = InMemoryStore(clock.now, on_committed=lambda uid, seq: nudges.append((uid, seq)))
     base = {"consolidate_url": "http://tasks.invalid/consolidate", "webhook_url": "http://tasks.invalid/deliver_webhook",
             **settings}
     keyword, vector, publisher, tasks, sender = (FakeKeywordIndex(), FakeVectorIndex(), FakePublisher(),
                                                  FakeTaskQueue(), FakeWebhookSender())
-    ctx = Context(config.Settings(**base), store=store, clock=clock, keyword_index=keyword, vector_index=vector,
-                  embedder=FakeEmbedder(), publisher=publisher, tasks=tasks, webhook_sender=sender,
-                  extractor=RuleExtractor(), router=RuleRouter(), client=_NoFirestore())
-    return World(ctx, store, clock, keyword, vector, publisher, tasks, sender, nudges)
+    topic = config.Settings(**base).projection_topic
+    store = InMemoryStore(clock.now, publisher=publisher, topic=topic)
+    ctx = Context(config.Settings(**base), store=store, outbox=InMemoryOutbox(store, publisher=publisher, topic=topic),
+                  clock=clock,
+                  keyword_index=keyword, vector_index=vector, embedder=FakeEmbedder(), publisher=publisher,
+                  tasks=tasks, webhook_sender=sender, extractor=RuleExtractor(), router=RuleRouter(),
+                  client=_NoFirestore())
+    return World(ctx, store, clock, keyword, vector, publisher, tasks, sender)

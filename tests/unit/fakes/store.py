@@ -17,12 +17,12 @@ from datetime import datetime, timedelta
 from functools import cmp_to_key
 from typing import Any, TypeVar
 
-from core.domain import fence, paths
+from core.domain import fence, outbox, paths
 from core.domain.plan import ApplyResult
 from core.domain.queries import QUERIES, Order, QuerySpec
 from core.domain.unit_of_work import TransactionReads
 from core.errors import NotFound, WritesBlocked
-from core.ports import Cursor, Store, StoredDoc, Write
+from core.ports import Cursor, Publisher, Store, StoredDoc, Write
 
 _MISSING = object()
 T = TypeVar("T")
@@ -37,12 +37,12 @@ def _compare(a: Any, b: Any) -> int:
 class InMemoryStore(Store):
     """Documents in a dict; ``versions`` counts writes per path (the opaque version)."""
 
-    def __init__(self, clock: Callable[[], datetime], *,
-                 on_committed: Callable[[str, int], None] | None = None) -> None:
+    def __init__(self, clock: Callable[[], datetime], *, publisher: Publisher | None = None,
+                 topic: str = "") -> None:
         self.docs: dict[str, dict[str, Any]] = {}
         self.versions: dict[str, int] = {}
         self.clock = clock
-        self.on_committed = on_committed
+        self.publisher, self.topic = publisher, topic
         self.applies: list[ApplyResult] = []  # every committed (not replayed) apply, in order
         self._lock = threading.RLock()
 
@@ -224,42 +224,18 @@ class InMemoryStore(Store):
     def take_lease(self, path: str, holder: str, ttl: timedelta, *, mark_dirty: bool = False,
                    seen: Mapping[str, StoredDoc | None] | None = None) -> bool:
         with self._lock:
-            now = self.clock()
-            data = self.get(path) or {}
-            if data.get("holder") and data.get("expires_at") and data["expires_at"] > now:
-                if mark_dirty and not data.get("dirty"):
-                    self._write(path, {"dirty": True}, merge=True)
-                return False
-            self._write(path, {"holder": holder, "expires_at": now + ttl, "dirty": False,
-                               "epoch": int(data.get("epoch", 0)) + 1}, merge=True)
-            return True
+            taken, write = outbox.take(self.get(path), holder, self.clock(), ttl, mark_dirty=mark_dirty)
+            if write is not None:
+                self._write(path, write, merge=True)
+            return taken
 
     def release_lease(self, path: str, holder: str, ttl: timedelta, *, honour_dirty: bool = False,
                       seen: Mapping[str, StoredDoc | None] | None = None) -> bool:
         with self._lock:
-            data = self.get(path) or {}
-            if data.get("holder") != holder:
-                return False
-            if honour_dirty and data.get("dirty"):
-                self._write(path, {"dirty": False, "expires_at": self.clock() + ttl}, merge=True)
-                return True
-            self._write(path, {"holder": None, "expires_at": None, "dirty": False}, merge=True)
-            return False
-
-    def renew_lease(self, path: str, holder: str, ttl: timedelta) -> bool:
-        with self._lock:
-            if (self.get(path) or {}).get("holder") != holder:
-                return False
-            self._write(path, {"expires_at": self.clock() + ttl}, merge=True)
-            return True
-
-    def commit_if(self, guards: Mapping[str, Callable[[dict[str, Any] | None], bool]],
-                  writes: Sequence[Write]) -> bool:
-        with self._lock:
-            if not all(holds(self.get(path)) for path, holds in guards.items()):
-                return False
-            self.commit(writes)
-            return True
+            again, write = outbox.release(self.get(path), holder, self.clock(), ttl, honour_dirty=honour_dirty)
+            if write is not None:
+                self._write(path, write, merge=True)
+            return again
 
     # ------------------------------------------------------------------ the apply's mechanics
     def transact(self, uid: str, body: Callable[[TransactionReads], tuple[T, Sequence[Write]]], *,
