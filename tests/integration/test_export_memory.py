@@ -39,7 +39,7 @@ def _seed(ctx: Context, uid: str, count: int) -> None:
                               subject_label=None, quotes=(content,))
         grounded = GroundedCandidate(candidate, (QuoteRef(segment_id=f"{conversation_id}-s{index % 20}", quote=content),), "user")
         item = _candidate_item(uid, conversation_id, grounded, ExtractionResult((candidate,), (), (), "rules", "1"),
-                               "transcription", None, now, 30)
+                               "transcription", None, now, 30, sensitivity=ctx.sensitivity)
         item.revision, item.ledger_commit_id, item.ledger_sequence = 1, "seed", 1
         item.processing_state = "processed"
         # Archive (the legal-states table: active + processed, never pending): ten thousand Short-term items would sit
