@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from core.config import Settings
-from core.domain import ids, outbox, paths
+from core.domain import outbox, paths
 from core.domain.extraction import ExtractionResult, ExtractionSource
 from core.domain.fence import AccountFence
 from core.domain.plan import ApplyResult, ItemQuery, Planner
@@ -189,7 +189,7 @@ class Clock(ABC):
 @dataclass(frozen=True)
 class StoredDoc:
     """One document a store read returned: its slash path, its data and an opaque version (what
-    :meth:`Store.update_if_unchanged` compares)."""
+    :meth:`Store.update_if` compares)."""
 
     path: str
     data: dict[str, Any]
@@ -214,7 +214,7 @@ class Store(ABC):
     Documents are named by slash paths (:mod:`core.domain.paths`). Every canonical memory change
     goes through :meth:`apply`, which runs the one apply algorithm
     (:class:`core.domain.unit_of_work.UnitOfWork`: replay, fences, planner, stamping, validators,
-    outbox, commit, head, journal) on this store's :meth:`transact`, the only apply mechanics an
+    outbox, commit, head, journal) on this store's :meth:`_transact`, the only apply mechanics an
     implementation provides. Queries are named (:data:`core.domain.queries.QUERIES`); nothing
     builds an ad-hoc filter.
     """
@@ -242,29 +242,12 @@ class Store(ABC):
         """One page of a collection (a slash path) in document-id order, after id ``after``."""
 
     @abstractmethod
-    def document_ids(self, collection: str) -> Iterator[str]:
-        """Ids of the collection's documents, including those that exist only as parents of
-        subcollections."""
-
-    @abstractmethod
-    def has_children(self, path: str) -> bool:
-        """True when any subcollection of document ``path`` holds a document."""
-
-    @abstractmethod
-    def child_collections(self, path: str) -> list[str]:
-        """The ids of document ``path``'s subcollections that hold a document (one round trip)."""
+    def children(self, path: str) -> Iterator[str]:
+        """The ids one level below ``path``: a collection's document ids (those that exist only as
+        parents of subcollections included), or a document's subcollection ids that hold a document
+        (one round trip)."""
 
     # ------------------------------------------------------------------ writes
-    @abstractmethod
-    def set(self, path: str, data: dict[str, Any], *, merge: bool = False) -> None: ...
-
-    @abstractmethod
-    def update(self, path: str, data: dict[str, Any]) -> None:
-        """Merge ``data`` into an existing document; :class:`core.errors.NotFound` when absent."""
-
-    @abstractmethod
-    def delete(self, path: str) -> None: ...
-
     @abstractmethod
     def increment(self, path: str, field: str, data: dict[str, Any]) -> int:
         """Add 1 to ``field`` of document ``path`` (created when absent, ``data`` merged in) in one
@@ -276,18 +259,17 @@ class Store(ABC):
 
     @abstractmethod
     def commit(self, writes: Sequence[Write]) -> None:
-        """Apply ``writes`` in one atomic batch (the caller bounds its size)."""
+        """Apply ``writes`` in one atomic batch (the caller bounds its size); an ``update`` of a
+        missing document fails the whole batch with :class:`core.errors.NotFound`."""
 
     @abstractmethod
-    def update_if_unchanged(self, doc: StoredDoc, data: dict[str, Any]) -> bool:
-        """Merge ``data`` into ``doc`` only if it is still at the version read; False otherwise
-        (changed or deleted meanwhile)."""
-
-    @abstractmethod
-    def update_if(self, path: str, condition: Callable[[dict[str, Any] | None], bool],
-                  data: dict[str, Any]) -> bool:
-        """In one transaction, read ``path`` and merge ``data`` into it when ``condition(its data or
-        None)`` holds; True when written."""
+    def update_if(self, path: str, condition: Callable[[dict[str, Any] | None], bool], data: dict[str, Any],
+                  *, seen: StoredDoc | None = None) -> bool:
+        """Merge ``data`` into ``path`` when ``condition(its data or None)`` holds, in one transaction
+        that reads it; True when written. With ``seen`` (the document as read, with its version) the
+        condition is checked on ``seen`` and the write is one conditional update instead, without a
+        read: refused (False) when the document moved on since or is gone, so a caller that still
+        wants it tries again without ``seen``."""
 
     @abstractmethod
     def delete_tree(self, path: str) -> None:
@@ -322,15 +304,9 @@ class Store(ABC):
         clear the note and return True: the holder works once more. ``seen`` as for
         :meth:`take_lease`."""
 
-    def get_versioned(self, path: str) -> StoredDoc | None:
-        """The document with its version (None: absent). The default knows no versions (``version``
-        None), so a conditional write never applies to what it returns."""
-        data = self.get(path)
-        return None if data is None else StoredDoc(path, data)
-
     def get_all_versioned(self, paths: Sequence[str]) -> dict[str, StoredDoc | None]:
         """:meth:`get_all` with each document's version, in one round trip (the default knows no
-        versions, as :meth:`get_versioned`)."""
+        versions, so a conditional write never applies to what it returns)."""
         return {p: None if d is None else StoredDoc(p, d) for p, d in self.get_all(paths).items()}
 
     # ------------------------------------------------------------------ the apply transaction
@@ -339,8 +315,8 @@ class Store(ABC):
     topic: str = ""  # the projection topic
 
     @abstractmethod
-    def transact(self, uid: str, body: Callable[[TransactionReads], tuple[T, Sequence[Write]]], *,
-                 what: str = "apply") -> T:
+    def _transact(self, uid: str, body: Callable[[TransactionReads], tuple[T, Sequence[Write]]], *,
+                  what: str = "apply") -> T:
         """Run ``body`` in one transaction over ``uid``'s documents and return its value: what it
         reads through :class:`core.domain.unit_of_work.TransactionReads` is read in the
         transaction, and the writes it returns commit with those reads, all or nothing (nothing when
@@ -353,39 +329,32 @@ class Store(ABC):
               follow_lineage: bool = False) -> ApplyResult:
         """Run ``planner`` in one transaction and commit what it returns: the
         :class:`core.domain.unit_of_work.UnitOfWork` of operation (``kind``, ``key``), on
-        :meth:`transact`. ``item_queries`` (label → (query name, params[, page])) run inside the
+        :meth:`_transact`. ``item_queries`` (label → (query name, params[, page])) run inside the
         transaction, so the cohort a planner sees cannot change under it; with ``follow_lineage``
         the items those reference are read too; other documents are read only when named in
         ``doc_paths``."""
         mutation = Mutation.of(uid, kind, key, item_ids=item_ids, doc_paths=doc_paths, actor=actor,
                                bypass_account_fence=bypass_account_fence, now=now, item_queries=item_queries,
                                follow_lineage=follow_lineage)
-        result = self.transact(uid, UnitOfWork(mutation, planner, clock=self.clock).run, what=kind)
+        result = self._transact(uid, UnitOfWork(mutation, planner, clock=self.clock).run, what=kind)
         if not result.replayed and result.commit_id is not None:
-            self.committed(uid, result)
+            self._committed(uid, result)
         return result
-
-    def step(self, uid: str, kind: str, key: Any, planner: Planner, *, item_ids: Iterable[str] = (),
-             doc_paths: Iterable[str] = (), actor: str = "system",
-             when: Callable[[list[ApplyResult]], bool] | None = None) -> Step:
-        """One step of :meth:`apply_steps`: the apply :meth:`apply` would run with these arguments,
-        run only when ``when`` holds for the results of the steps before it."""
-        mutation = Mutation.of(uid, kind, key, item_ids=item_ids, doc_paths=doc_paths, actor=actor)
-        return Step(UnitOfWork(mutation, planner, clock=self.clock), when)
 
     def apply_steps(self, uid: str, steps: Sequence[Step], *,
                     read_back: Sequence[str] = ()) -> tuple[list[ApplyResult | None], dict[str, dict[str, Any] | None]]:
-        """Several applies in one transaction (:class:`core.domain.unit_of_work.Chain`): each its own
-        ledger commit, all committed together. The result of each step (None: its ``when`` said no)
+        """Several applies (:meth:`core.domain.unit_of_work.Step.of`) in one transaction
+        (:class:`core.domain.unit_of_work.Chain`): each its own ledger commit, all committed
+        together. The result of each step (None: its ``when`` said no)
         and the ``read_back`` documents as the last step left them."""
-        results, docs = self.transact(uid, Chain(steps, read_back=read_back).run,
-                                      what=steps[0].work.mutation.kind)
+        results, docs = self._transact(uid, Chain(steps, read_back=read_back).run,
+                                       what=steps[0].work.mutation.kind)
         for result in results:
             if result is not None and not result.replayed and result.commit_id is not None:
-                self.committed(uid, result)
+                self._committed(uid, result)
         return results, docs
 
-    def committed(self, uid: str, result: ApplyResult) -> None:
+    def _committed(self, uid: str, result: ApplyResult) -> None:
         """After an apply committed: the projection nudge when it wrote outbox events, published by
         the store that committed them. A lost nudge is recovered by the scheduled sweep, so a
         failing one is logged, never raised."""
@@ -398,10 +367,6 @@ class Store(ABC):
     def head_sequence(self, uid: str) -> int:
         """The user's current ledger sequence (0 before the first commit)."""
         return int((self.get(paths.control(uid)) or {}).get("sequence", 0))
-
-    def journaled(self, uid: str, kind: str, key: Any) -> dict[str, Any] | None:
-        """The journal entry of operation (``kind``, ``key``) when it already ran, else None."""
-        return self.get(paths.operation(uid, ids.operation_id(uid, kind, key)))
 
 
 # --------------------------------------------------------------------------- the outbox

@@ -302,6 +302,15 @@ class Step:
     work: UnitOfWork
     when: Callable[[list[ApplyResult]], bool] | None = None
 
+    @classmethod
+    def of(cls, uid: str, kind: str, key: Any, planner: Planner, *, clock: Callable[[], datetime],
+           item_ids: Iterable[str] = (), doc_paths: Iterable[str] = (), actor: str = "system",
+           when: Callable[[list[ApplyResult]], bool] | None = None) -> Step:
+        """The apply :meth:`core.ports.Store.apply` would run with these arguments, as a step run
+        only when ``when`` holds for the results of the steps before it."""
+        mutation = Mutation.of(uid, kind, key, item_ids=item_ids, doc_paths=doc_paths, actor=actor)
+        return cls(UnitOfWork(mutation, planner, clock=clock), when)
+
 
 class Chain:
     """Several applies in one store transaction: each is its own ledger commit (sequence, operation

@@ -30,7 +30,7 @@ from core.domain import fence as account_fence
 from core.domain import paths
 from core.domain.documents import OutboxEvent
 from core.errors import LeaseHeld, RetryableError, StrataError
-from core.ports import Ports
+from core.ports import Ports, Write
 from core.services import api_keys, receipts, server_keys
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ def delete_account(ctx: Ports, uid: str) -> dict[str, Any]:
     if record is None or state.get("state") == "completed":
         state = {"uid": uid, "state": "fenced", "started_at": ctx.now(), "steps": {},
                  "generation": int(state.get("generation", 0)) + 1, "receipt_id": receipts.new_id()}
-        ctx.store.set(fence, state)
+        ctx.store.commit([Write("set", fence, state)])
     rid = _receipt_id(ctx, uid, state)
     receipts.open_account_receipt(ctx, uid, rid)  # create-if-absent: a resumed wipe keeps the first
     steps: dict[str, Any] = dict(state.get("steps", {})) if state.get("state") != "completed" else {}
@@ -73,12 +73,13 @@ def delete_account(ctx: Ports, uid: str) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001 - a provider we cannot reach fails retryably
             raise RetryableError(f"provider purge failed: {exc}", code="provider_unavailable") from exc
         steps["providers_purged"] = ctx.now()
-        ctx.store.set(fence, {"state": "purging", "steps": steps}, merge=True)
+        ctx.store.commit([Write("set", fence, {"state": "purging", "steps": steps}, merge=True)])
     for collection in _owned_present(ctx, uid):
         ctx.store.delete_tree(paths.col(uid, collection))
     steps["canonical_wiped"] = ctx.now()
     receipts.confirm_account_receipt(ctx, uid, rid, steps)  # before the record says done: a retry redoes it
-    ctx.store.set(fence, {"state": "completed", "steps": steps, "completed_at": ctx.now()}, merge=True)
+    ctx.store.commit([Write("set", fence, {"state": "completed", "steps": steps, "completed_at": ctx.now()},
+                            merge=True)])
     return {"state": "completed", "uid": uid, "receipt_id": rid}
 
 
@@ -88,7 +89,7 @@ def _receipt_id(ctx: Ports, uid: str, record: dict[str, Any]) -> str:
     rid = record.get("receipt_id")
     if not isinstance(rid, str) or not rid:
         rid = receipts.new_id()
-        ctx.store.set(paths.account_deletion(uid), {"receipt_id": rid}, merge=True)
+        ctx.store.commit([Write("set", paths.account_deletion(uid), {"receipt_id": rid}, merge=True)])
         record["receipt_id"] = rid
     return rid
 
@@ -160,11 +161,11 @@ def _owned_present(ctx: Ports, uid: str) -> list[str]:
     of the conversations' parent when the app keeps them elsewhere (``STRATA_CONVERSATIONS_PATH``)."""
     owned = set(owned_collections(ctx))
     root = paths.user(uid)
-    listed = ctx.store.child_collections(root)
+    listed = list(ctx.store.children(root))
     present = [name for name in listed if name in owned - {paths.CONVERSATIONS}]
     if paths.CONVERSATIONS in owned:
         parent, name = paths.conversations_parent(uid)
-        if name in (listed if parent == root else ctx.store.child_collections(parent)):
+        if name in (listed if parent == root else list(ctx.store.children(parent))):
             present.append(paths.CONVERSATIONS)
     return present
 

@@ -28,7 +28,7 @@ from core.domain.documents import ReviewRow
 from core.domain.records import MemoryItem, expired, valid_since
 from core.domain.routing import Neighbour, RouteCandidate, RouteProposal, changes_subject, fact_key
 from core.errors import GenerationChanged, InvalidRouterOutput, StrataError, WritesBlocked
-from core.ports import Ports, Router
+from core.ports import Ports, Router, Write
 from core.services import projection, scheduling
 
 log = logging.getLogger(__name__)
@@ -127,7 +127,7 @@ def run_pass(ctx: Ports, uid: str, *, router: Router | None = None, max_selected
         summary.skipped = "account_generation_changed"
     finally:
         if moved:
-            ctx.store.delete(lease)
+            ctx.store.commit([Write("delete", lease)])
             summary.skipped = "account_generation_changed"
         elif finished and summary.skipped is None:
             _release_and_reschedule(ctx, uid, holder, started, summary.overflow)
@@ -157,13 +157,13 @@ def _release_and_reschedule(ctx: Ports, uid: str, holder: str, started: Any, ove
     different documents: the lease is read beside the schedule's reads, and released beside its
     write."""
     lease = _lease_ref(uid)
-    read = _READS.submit(ctx.store.get_versioned, lease)
+    read = _READS.submit(ctx.store.get_all_versioned, [lease])
     released: list[Future[bool]] = []
 
     def release() -> None:
         if not released:
             released.append(_READS.submit(ctx.store.release_lease, lease, holder, LEASE,
-                                          seen={lease: read.result()}))
+                                          seen=read.result()))
 
     try:
         scheduling.after_pass(ctx, uid, started, overflow, alongside=release)

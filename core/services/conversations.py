@@ -11,7 +11,7 @@ from typing import Any
 from core.domain import credentials, paths
 from core.domain.documents import CaptureRun
 from core.errors import Conflict, KeyReused, NotFound
-from core.ports import Ports
+from core.ports import Ports, Write
 from core.services import capture, controls, deletion
 
 CREATE_ROUTE = "POST /v1/conversations"
@@ -98,7 +98,7 @@ def reprocess(ctx: Ports, uid: str, conversation_id: str) -> capture.CaptureResu
     result = capture.capture_conversation(ctx, uid, conversation_id, doc)
     if result.skipped == "conversation_deleted":
         raise Conflict("this conversation is being deleted", code="conversation_deleted")
-    ctx.store.update(ref, {"reprocess_token": token, "reprocess_requested_at": ctx.now()})
+    ctx.store.commit([Write("update", ref, {"reprocess_token": token, "reprocess_requested_at": ctx.now()})])
     return result
 
 
@@ -113,7 +113,7 @@ def delete(ctx: Ports, uid: str, conversation_id: str, cascade: bool = True) -> 
     if not cascade:
         # the delete trigger honours the caller's choice (a fenced write: none lands in a wiped account)
         ctx.store.fenced_write(uid, [(paths.capture_run(uid, conversation_id), {"cascade": False}, True)])
-        ctx.store.delete(ref)
+        ctx.store.commit([Write("delete", ref)])
         return {"deleted": True, "cascade": False}
     cascaded = deletion.cascade_conversation(ctx, uid, conversation_id, remove_document=True, receipt=True)
     return {"deleted": True, "cascade": cascaded, "receipt_id": cascaded.pop("receipt_id")}

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
-from core.domain import deletion_planners, fence, legacy_rows, paths, planners
+from core.domain import deletion_planners, fence, ids, legacy_rows, paths, planners
 from core.domain.documents import CaptureRun, CascadeProgress
 from core.domain.plan import MAX_ITEMS_PER_APPLY, Page, Planner
 from core.domain.records import MemoryItem
@@ -88,7 +88,8 @@ def delete_memory(ctx: Ports, uid: str, memory_id: str, request_key: str | None 
     the fact back. Deleting a deleted memory is 404 and writes nothing."""
     if request_key:
         key = {"memory_id": memory_id, **intent(ctx, uid, request_key)}
-        if (done := ctx.store.journaled(uid, "delete.memory", key)) is not None:
+        journal = paths.operation(uid, ids.operation_id(uid, "delete.memory", key))
+        if (done := ctx.store.get(journal)) is not None:
             return _memory_receipt(ctx, uid, key, {"deleted": done.get("summary", {}).get("tombstoned", []),
                                                    "commit_id": done.get("commit_id")})
         first = _item(ctx, uid, memory_id)
@@ -215,7 +216,8 @@ def delete_all(ctx: Ports, uid: str, request_key: str | None = None) -> dict[str
     the ledger head it read, so no batch ever replays an earlier delete; with an ``Idempotency-Key``
     a retried request replays the recorded answer."""
     done_key = {"request": request_key, "step": "done"}
-    if request_key and (done := ctx.store.journaled(uid, "delete.all", done_key)) is not None:
+    journal = paths.operation(uid, ids.operation_id(uid, "delete.all", done_key))
+    if request_key and (done := ctx.store.get(journal)) is not None:
         return _all_receipt(ctx, uid, request_key, dict(done.get("summary", {})))
     total = _delete_all_historical(ctx, uid, request_key)
     for round_no in range(MAX_RESCANS):
@@ -333,7 +335,7 @@ def _cascade(ctx: Ports, uid: str, conversation_id: str, remove_document: bool) 
         raced = _record_early_delete(ctx, uid, conversation_id, run_id) and live_page(ctx, uid, conversation_id, 1, None)
         if not raced:
             if remove_document:
-                ctx.store.delete(paths.conversation(uid, conversation_id))
+                ctx.store.commit([Write("delete", paths.conversation(uid, conversation_id))])
             return {"withdrawn": historical, "retracted": historical,
                     "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None,
                     "intent": run_id}

@@ -211,7 +211,7 @@ def check_user(ctx: Ports, uid: str, report: DoctorReport, providers: tuple[str,
 def users(ctx: Ports) -> Iterator[str]:
     """Every user with any document under the user's root ``users/{uid}`` (the root document may not
     exist)."""
-    yield from ctx.store.document_ids(paths.users_collection())
+    yield from ctx.store.children(paths.users_collection())
 
 
 def ownerless(ctx: Ports, known: set[str], report: DoctorReport, providers: tuple[str, ...]) -> None:

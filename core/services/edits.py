@@ -26,7 +26,7 @@ from core.domain.plan import Planner
 from core.domain.records import PRIMARY_CATEGORIES, MemoryItem
 from core.domain.states import Status
 from core.errors import BadRequest, NotFound
-from core.ports import Ports
+from core.ports import Ports, Step
 from core.services import intake, legacy
 
 MAX_CATEGORY = 64
@@ -54,8 +54,8 @@ def edit_content(ctx: Ports, uid: str, memory_id: str, content: str) -> MemoryIt
     # The revision edited from is part of the key: editing back to an earlier text (A → B → A) is a
     # new operation, while a retried request against the same revision still replays.
     key = {"id": memory_id, "content_hash": ids.content_hash(content), "from_revision": current.revision if current else 0}
-    edit = ctx.store.step(uid, "edit.content", key, plan, item_ids=item_ids,
-                          doc_paths=[*doc_paths, *legacy_rows.paths(memory_id)], actor="user")
+    edit = Step.of(uid, "edit.content", key, plan, clock=ctx.now, item_ids=item_ids,
+                   doc_paths=[*doc_paths, *legacy_rows.paths(memory_id)], actor="user")
     # Required processing (normalised, sensitivity-labelled, secret-checked) in the same transaction,
     # its own ledger commit, as for an explicit create: the edited memory stays listed with its new
     # words, as Short-term, while consolidation re-admits it (a former Long-term item has no receipt

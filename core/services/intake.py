@@ -62,7 +62,7 @@ def _create(ctx: Ports, uid: str, requests: list[ExplicitMemory], memory_ids: li
                    slots=[ctx.read_slot(" ".join(r.content.split())) for r in requests])
     item_paths = [paths.memory_item(uid, mid) for mid in memory_ids]
     _, docs = ctx.store.apply_steps(uid, [
-        ctx.store.step(uid, "intake.explicit", {"ids": memory_ids}, plan, item_ids=memory_ids, actor="user"),
+        Step.of(uid, "intake.explicit", {"ids": memory_ids}, plan, clock=ctx.now, item_ids=memory_ids, actor="user"),
         process_step(ctx, uid, memory_ids),
     ], read_back=item_paths)
     items = [MemoryItem.from_store(data) for path in item_paths if (data := docs.get(path)) is not None]
@@ -87,8 +87,8 @@ def process_step(ctx: Ports, uid: str, memory_ids: list[str], token: str = "",
     """Required processing as a step of :meth:`core.ports.Store.apply_steps`: normalise content,
     label sensitivity, settle ``processed`` (:func:`core.domain.intake_planners.settle_pending`)."""
     plan = partial(intake_planners.settle_pending, memory_ids=memory_ids, sensitivity=ctx.sensitivity)
-    return ctx.store.step(uid, "intake.process", {"ids": sorted(memory_ids), "token": token}, plan,
-                          item_ids=memory_ids, when=when)
+    return Step.of(uid, "intake.process", {"ids": sorted(memory_ids), "token": token}, plan, clock=ctx.now,
+                   item_ids=memory_ids, when=when)
 
 
 def process_pending(ctx: Ports, uid: str, memory_ids: list[str], token: str = "") -> ApplyResult:

@@ -118,7 +118,7 @@ def drain_user(ctx: Ports, uid: str, *, max_rounds: int = 1000, progress: Any = 
         report.skipped = "drain_in_progress"
         return report
     if ctx.store.read_fence(uid).generation != account.generation:
-        ctx.store.delete(outbox.drain_lease(uid))
+        ctx.store.commit([Write("delete", outbox.drain_lease(uid))])
         report.skipped = "account_generation_changed"
         return report
     again = True

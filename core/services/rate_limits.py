@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 
 from core.domain import paths
 from core.errors import RateLimited
-from core.ports import Ports
+from core.ports import Ports, Write
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,6 @@ def check(ctx: Ports, uid: str, kind: str) -> None:
 
 def _forget(ctx: Ports, path: str) -> None:
     try:
-        ctx.store.delete(path)
+        ctx.store.commit([Write("delete", path)])
     except Exception:  # a leftover counter is harmless: it only holds a count
         log.warning("rate-limit counter cleanup failed", exc_info=True)

@@ -150,13 +150,13 @@ def rebuild(ctx: Ports, provider: str, uids: Iterable[str] | None = None, *, pag
     if uids is None:
         run = ctx.store.get(_run_ref(ctx, provider)) or {}
         report.run_id = run["run_id"] if run and not run.get("done") else uuid.uuid4().hex[:16]
-        ctx.store.set(_run_ref(ctx, provider), {"run_id": report.run_id, "done": False, "started_at": ctx.now()},
-                      merge=True)
+        ctx.store.commit([Write("set", _run_ref(ctx, provider),
+                                {"run_id": report.run_id, "done": False, "started_at": ctx.now()}, merge=True)])
         for uid in population(ctx):
             rebuild_user(ctx, uid, provider, report.run_id, report, page=page)
             if progress is not None:
                 progress(report)
-        ctx.store.set(_run_ref(ctx, provider), {"done": True, "finished_at": ctx.now()}, merge=True)
+        ctx.store.commit([Write("set", _run_ref(ctx, provider), {"done": True, "finished_at": ctx.now()}, merge=True)])
         return report
     report.run_id = uuid.uuid4().hex[:16]
     for uid in uids:

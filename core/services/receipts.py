@@ -43,7 +43,7 @@ from typing import Any
 
 from core.domain import paths
 from core.errors import NotFound
-from core.ports import Ports
+from core.ports import Ports, Write
 
 COLLECTION = paths.DELETION_RECEIPTS  # under users/{uid}; the wipe's hashed receipts: the top-level one
 RETENTION = timedelta(days=30)
@@ -124,7 +124,7 @@ def confirm_account_receipt(ctx: Ports, uid: str, rid: str, steps: dict[str, Any
     purged, wiped = steps.get("providers_purged"), steps.get("canonical_wiped")
     stores = {"keyword_index": purged, "vector_index": purged,
               "memory_items": wiped, "review_queue": wiped, "graph": wiped}
-    ctx.store.set(_account_path(uid, rid), {"stores": stores}, merge=True)
+    ctx.store.commit([Write("set", _account_path(uid, rid), {"stores": stores}, merge=True)])
 
 
 # ------------------------------------------------------------------------------------------- reading

@@ -74,6 +74,10 @@ def _event(snap: StoredDoc) -> DeadEvent:
                      dead_at=data.get("dead_at"), last_error=data.get("last_error"))
 
 
+def _dead(data: dict[str, Any] | None) -> bool:
+    return (data or {}).get("state") == "dead"
+
+
 def dead_events(ctx: Ports, uid: str | None = None, since: datetime | None = None) -> Iterator[DeadEvent]:
     """Every dead-lettered event of ``uid`` (or of all users), dead at or after ``since``."""
     for snap in _dead_snapshots(ctx, uid, since):
@@ -87,9 +91,9 @@ def redrive(ctx: Ports, uid: str | None = None, since: datetime | None = None, *
     for snap in _dead_snapshots(ctx, uid, since):
         now = ctx.now()
         # Conditional on the version read, so the count of redrives read with it is still current.
-        if not ctx.store.update_if_unchanged(snap, {
+        if not ctx.store.update_if(snap.path, _dead, {
                 "state": "pending", "attempts": 0, "due_at": now, "lease_expires_at": None, "dead_at": None,
-                "redriven_at": now, "redrives": int(snap.data.get("redrives") or 0) + 1}):
+                "redriven_at": now, "redrives": int(snap.data.get("redrives") or 0) + 1}, seen=snap):
             report.changed_meanwhile += 1  # another redrive (or a purge) got there first
             continue
         report.redriven += 1

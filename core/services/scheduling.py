@@ -32,6 +32,7 @@ from typing import Any
 
 from core.domain import ids, paths
 from core.domain.documents import OutboxEvent
+from core.ports import Write
 from core.services import controls
 
 REGISTRY = paths.CONSOLIDATION_SCHEDULE
@@ -107,7 +108,8 @@ def after_pass(ctx: Any, uid: str, started: datetime, overflow: bool, *,
         head = ctx.store.head_sequence(uid)
         done()
         _enqueue(ctx, uid, task_id(uid, "more", head), now)
-        ctx.store.set(ref, {"uid": uid, "pending": True, "marked_at": now, "due_at": now}, merge=True)
+        ctx.store.commit([Write("set", ref, {"uid": uid, "pending": True, "marked_at": now, "due_at": now},
+                                merge=True)])
         return
 
     # Items the pass left pending (a router failure records a retry and moves on) keep the user
@@ -116,7 +118,7 @@ def after_pass(ctx: Any, uid: str, started: datetime, overflow: bool, *,
     # transaction that reads it again).
     left = _READS.submit(ctx.store.query, "pending_route_items", {"pending_route": True},
                          parent=paths.user(uid), limit=1, keys_only=True)
-    row = ctx.store.get_versioned(ref)
+    row = ctx.store.get_all_versioned([ref])[ref]
     pending = left.result()
     done()
     if pending:
@@ -128,7 +130,7 @@ def after_pass(ctx: Any, uid: str, started: datetime, overflow: bool, *,
     clear = {"pending": False, "cleared_at": now}
     if row is None or not unmarked_since(row.data):
         return  # marked again since the pass started (a mark only moves ``marked_at`` on), or gone
-    if row.version is None or not ctx.store.update_if_unchanged(row, clear):
+    if row.version is None or not ctx.store.update_if(ref, unmarked_since, clear, seen=row):
         ctx.store.update_if(ref, unmarked_since, clear)
 
 
@@ -155,13 +157,13 @@ def walk(ctx: Any) -> dict[str, Any]:
             due = row.get("due_at")
             if due is None or due <= now:  # its task should have run by now: repair it
                 _enqueue(ctx, user.id, task_id(user.id, "walk", w), now)
-                ctx.store.update(user.path, {"due_at": now})
+                ctx.store.commit([Write("update", user.path, {"due_at": now})])
                 enqueued += 1
             after = user.id
         if not more:
             after, wrapped = None, True  # the end: the next invocation starts over
             break
-    ctx.store.set(state, {"after": after, "walked_at": now, "wrapped": wrapped})
+    ctx.store.commit([Write("set", state, {"after": after, "walked_at": now, "wrapped": wrapped})])
     return {"users": users, "enqueued": enqueued, "wrapped": wrapped}
 
 

@@ -40,7 +40,7 @@ from core.errors import (
     TargetRefused,
     WritesBlocked,
 )
-from core.ports import Ports
+from core.ports import Ports, Write
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ def put_config(ctx: Ports, uid: str, webhook_type: str, url: str, enabled: bool)
     if fence is not None and fence.get("state") in ("fenced", "purging"):
         raise WritesBlocked("this account is being deleted")
     data = {"type": webhook_type, "url": url, "enabled": enabled, "updated_at": ctx.now()}
-    ctx.store.set(paths.doc(uid, CONFIG_COLLECTION, webhook_type), data)
+    ctx.store.commit([Write("set", paths.doc(uid, CONFIG_COLLECTION, webhook_type), data)])
     log_json("webhook_configured", uid=uid, type=webhook_type, enabled=enabled)
     return _public(webhook_type, data)
 
@@ -102,7 +102,7 @@ def put_config(ctx: Ports, uid: str, webhook_type: str, url: str, enabled: bool)
 def delete_config(ctx: Ports, uid: str, webhook_type: str) -> dict[str, Any]:
     ref = paths.doc(uid, CONFIG_COLLECTION, _known(webhook_type))
     existed = ctx.store.get(ref) is not None
-    ctx.store.delete(ref)
+    ctx.store.commit([Write("delete", ref)])
     return {"type": webhook_type, "deleted": existed}
 
 
@@ -150,7 +150,7 @@ def _enqueue(ctx: Ports, uid: str, conversation_id: str, old: dict[str, Any] | N
     try:
         ctx.tasks.enqueue(target, payload, task_id=delivery_id, queue=ctx.settings.webhook_queue)
     except Exception:
-        ctx.store.delete(record)  # so that a retried trigger may enqueue it again
+        ctx.store.commit([Write("delete", record)])  # so that a retried trigger may enqueue it again
         raise
     log_json("webhook_enqueued", uid=uid, type=MEMORY_CREATED, conversation_id=conversation_id)
     return delivery_id
@@ -185,7 +185,7 @@ def deliver_webhook(ctx: Ports, uid: str, webhook_type: str, conversation_id: st
     def finish(outcome: str, **fields: Any) -> dict[str, Any]:
         update = {"type": webhook_type, "conversation_id": conversation_id, "state": outcome,
                   "attempts": attempt, "updated_at": ctx.now(), **fields}
-        ctx.store.set(record, update, merge=True)
+        ctx.store.commit([Write("set", record, update, merge=True)])
         log_json("webhook_delivery", uid=uid, **{k: v for k, v in update.items() if k != "updated_at"})
         return {"state": outcome, "attempts": attempt, **fields}
 

@@ -109,6 +109,7 @@ def run(args: Any) -> dict[str, Any]:
     from core.domain import paths
     from core.domain.extraction import bind_quote, source_from_conversation, source_segments
     from core.errors import GroundingError, StrataError
+    from core.ports import Write
     from core.services import capture, capture_status
 
     path = Path(args.data) if args.data else locomo.default_paths()[0]
@@ -137,7 +138,7 @@ def run(args: Any) -> dict[str, Any]:
             evidence |= {e for q in sample.questions for e in q.evidence if e in turns}
             before = len(recorder.outcomes)
             for name, ctx, uid in (("rules", rules_ctx, rules_uid), ("openai", llm_ctx, llm_uid)):
-                ctx.store.set(paths.doc(uid, paths.CONVERSATIONS, conversation_id), doc)
+                ctx.store.commit([Write("set", paths.doc(uid, paths.CONVERSATIONS, conversation_id), doc)])
                 started = time.monotonic()
                 result = capture.capture_conversation(ctx, uid, conversation_id, doc)
                 seconds[name] += time.monotonic() - started

@@ -37,7 +37,7 @@ def known_uids(ctx: Any) -> Iterator[str]:
         collections.append(conversations_root)
     collections += [paths.CONSOLIDATION_SCHEDULE, paths.ACCOUNT_DELETIONS]
     for collection in collections:
-        for uid in ctx.store.document_ids(collection):
+        for uid in ctx.store.children(collection):
             if uid not in seen:
                 seen.add(uid)
                 yield uid

@@ -19,6 +19,7 @@ from core import config
 from core.bootstrap import Context
 from core.domain import paths
 from core.domain.records import MemoryItem
+from core.ports import Write
 from core.services import consolidation, intake
 from core.services.intake import ExplicitMemory
 from strata_dev.bench.counting import counting_client
@@ -50,7 +51,7 @@ def _counted_pass() -> tuple[Context, str, list[MemoryItem], dict[str, Any], dic
         for n in range(24)])
     assert all(i.pending_route for i in created)
     marked_at = setup.now() - timedelta(seconds=5)
-    setup.store.set(paths.schedule_entry(uid), {"uid": uid, "pending": True, "marked_at": marked_at})
+    setup.store.commit([Write("set", paths.schedule_entry(uid), {"uid": uid, "pending": True, "marked_at": marked_at})])
 
     ctx = _context(counted=True)
     ctx.paths.account_deletion(uid).get()  # open the channel before counting

@@ -13,6 +13,7 @@ from core.api import auth
 from core.api.app import ROUTES
 from core.domain import paths
 from core.errors import Forbidden, Unauthorized, WritesBlocked
+from core.ports import Write
 from core.services import accounts, api_keys
 from tests.unit.fakes.ports import World, world
 
@@ -139,10 +140,10 @@ def test_the_account_wipe_revokes_every_key() -> None:
 
 def test_no_key_is_created_while_the_account_is_being_wiped() -> None:
     w = world()
-    w.store.set(paths.account_deletion(UID), {"uid": UID, "state": "fenced", "generation": 1, "steps": {}})
+    w.store.commit([Write("set", paths.account_deletion(UID), {"uid": UID, "state": "fenced", "generation": 1, "steps": {}})])
     with pytest.raises(WritesBlocked):
         api_keys.create(w.ctx, UID, "late", "read+write")
-    assert not w.store.has_children(paths.user(UID))
+    assert not list(w.store.children(paths.user(UID)))
     assert not [p for p in w.store.docs if p.startswith("api_key_hashes/")]
 
 

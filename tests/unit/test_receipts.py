@@ -10,6 +10,7 @@ import pytest
 
 from core.domain import ids, paths
 from core.errors import NotFound
+from core.ports import Write
 from core.services import accounts, consolidation, deletion, intake, projection, receipts
 from tests.unit.fakes.ports import World, world
 from tests.unit.test_services_operations import Promote
@@ -92,7 +93,7 @@ def test_the_wipe_leaves_only_its_hashed_receipt() -> None:
     _facts(w, "I keep bees on the roof")
     rid = deletion.delete_all(w.ctx, UID)["receipt_id"]
     wipe = accounts.delete_account(w.ctx, UID)["receipt_id"]
-    assert not w.store.has_children(paths.user(UID))  # the earlier receipt went with the account
+    assert not list(w.store.children(paths.user(UID)))  # the earlier receipt went with the account
     with pytest.raises(NotFound):
         receipts.read(w.ctx, UID, rid)
     body = receipts.read(w.ctx, UID, wipe)
@@ -134,8 +135,7 @@ def test_delete_all_waits_for_every_event_up_to_its_sequence_and_no_later_one() 
 
 
 # Every way the store writes; a call made inside another (the apply's transaction commits) is not counted.
-_WRITES = ("transact", "commit", "fenced_write", "set", "create", "update", "delete", "update_if",
-           "update_if_unchanged", "increment", "delete_tree")
+_WRITES = ("_transact", "commit", "fenced_write", "create", "update_if", "increment", "delete_tree")
 
 
 def _count_writes(w: World, monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -163,10 +163,10 @@ def test_a_delete_commits_once_with_its_receipt(monkeypatch: pytest.MonkeyPatch)
     [memory_id] = _facts(w, "I keep bees on the roof")
     # A historical row an earlier materialisation left behind (its cleanup failed) goes in the same commit.
     leftover = paths.doc(UID, paths.LEGACY_MEMORIES, memory_id)
-    w.store.set(leftover, {"content": "I keep bees on the roof"})
+    w.store.commit([Write("set", leftover, {"content": "I keep bees on the roof"})])
     writes = _count_writes(w, monkeypatch)
     answer = deletion.delete_memory(w.ctx, UID, memory_id)
-    assert writes == ["transact"]
+    assert writes == ["_transact"]
     [commit] = [a for a in w.store.applies if a.commit_id == answer["commit_id"]]
     receipt_path = paths.doc(UID, receipts.COLLECTION, answer["receipt_id"])
     stored = w.store.get(receipt_path)
@@ -184,7 +184,7 @@ def test_a_historical_delete_commits_once_with_its_receipt_and_the_rows_removal(
     w.store.put(row, {"content": "I sail on weekends", "created_at": w.clock.now()})
     writes = _count_writes(w, monkeypatch)
     answer = deletion.delete_memory(w.ctx, UID, "old1")
-    assert writes == ["transact"]
+    assert writes == ["_transact"]
     assert answer["deleted"] == ["old1"] and w.store.get(row) is None
     [commit] = [a for a in w.store.applies if a.commit_id == answer["commit_id"]]
     assert commit.changed_ids == ["old1"]

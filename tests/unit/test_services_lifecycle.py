@@ -21,6 +21,7 @@ from core.domain import paths
 from core.domain.plan import ApplyView, Plan
 from core.domain.routing import RouteCandidate, RouteProposal
 from core.errors import BadRequest, Conflict, NotFound, WritesDisabled
+from core.ports import Write
 from core.services import consolidation, deletion, edits, intake, projection, reads, review, search
 from tests.unit.fakes.ports import World, world
 
@@ -520,7 +521,7 @@ def test_an_expired_event_lease_is_reclaimed_and_repairs_current_state() -> None
     w = world()
     [mid] = _create(w, "I like kayaks")
     for event in w.store.query("outbox_by_state", {"state": ["pending"]}, parent=paths.user(UID)):
-        w.store.update(event.path, {"state": "leased", "lease_expires_at": w.clock.now() + timedelta(minutes=1)})
+        w.store.commit([Write("update", event.path, {"state": "leased", "lease_expires_at": w.clock.now() + timedelta(minutes=1)})])
     assert _drain(w).leased == 0  # someone else's live lease
     state = projection.outbox_state(w.ctx, UID)
     assert state.leased > 0 and state.next_due_at == w.clock.now() + timedelta(minutes=1)

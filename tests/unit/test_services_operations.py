@@ -14,6 +14,7 @@ import pytest
 from core.domain import paths
 from core.domain.routing import RouteCandidate, RouteProposal
 from core.errors import BadRequest, DeliveryPending, LeaseHeld, NotFound, RetryableError, WritesBlocked
+from core.ports import Write
 from core.services import (
     accounts,
     consolidation,
@@ -175,14 +176,14 @@ def test_devices_are_recorded_at_most_hourly_and_never_during_a_wipe() -> None:
     devices.record_device(w.ctx, UID, device, platform, version, w.clock.now())
     row = w.store.get(paths.doc(UID, "client_devices", "ios_abcdef12")) or {}
     assert row["device_class"] == "mobile" and row["first_seen_at"] == w.clock.now()
-    w.store.delete(paths.doc(UID, "client_devices", "ios_abcdef12"))
+    w.store.commit([Write("delete", paths.doc(UID, "client_devices", "ios_abcdef12"))])
     devices.record_device(w.ctx, UID, device, platform, version, w.clock.now())  # throttled
     assert w.store.get(paths.doc(UID, "client_devices", "ios_abcdef12")) is None
     w.store.put(paths.account_deletion("u2"), {"state": "fenced", "generation": 1})
     devices.record_device(w.ctx, "u2", device, platform, version, w.clock.now())
-    assert not w.store.has_children(paths.user("u2"))
+    assert not list(w.store.children(paths.user("u2")))
     devices.record_device(w.ctx, "u3", None, None, None, w.clock.now())
-    assert not w.store.has_children(paths.user("u3"))
+    assert not list(w.store.children(paths.user("u3")))
 
 
 # ----------------------------------------------------------------------------- account deletion
@@ -193,7 +194,7 @@ def test_account_deletion_purges_providers_then_wipes_and_bumps_the_generation()
     answer = accounts.delete_account(w.ctx, UID)
     assert answer == {"state": "completed", "uid": UID, "receipt_id": answer["receipt_id"]}
     assert not w.keyword.provider_ids(UID) and not w.vector.provider_ids(UID)
-    assert not w.store.has_children(paths.user(UID))
+    assert not list(w.store.children(paths.user(UID)))
     record = w.store.get(paths.account_deletion(UID)) or {}
     assert (record["state"], record["generation"]) == ("completed", 1)
     assert accounts.delete_account(w.ctx, UID) == answer  # again: nothing to do, the same receipt
@@ -207,7 +208,7 @@ def test_account_deletion_waits_for_a_live_drain_and_resumes_after_a_provider_fa
     w = world()
     intake.create_explicit(w.ctx, UID, [intake.ExplicitMemory(content="I like owls")])
     [event] = [e for e in w.store.query("outbox_by_state", {"state": ["pending"]}, parent=paths.user(UID))][:1]
-    w.store.update(event.path, {"state": "leased", "lease_expires_at": w.clock.now() + timedelta(minutes=1)})
+    w.store.commit([Write("update", event.path, {"state": "leased", "lease_expires_at": w.clock.now() + timedelta(minutes=1)})])
     with pytest.raises(LeaseHeld):
         accounts.delete_account(w.ctx, UID)
     w.clock.advance(minutes=2)
@@ -255,7 +256,7 @@ def test_with_a_search_only_key_the_api_asks_the_drain_for_the_keyword_purge() -
     w.keyword.fail = None
     assert accounts.delete_account(w.ctx, UID)["state"] == "completed"
     assert not w.keyword.provider_ids(UID) and not w.vector.provider_ids(UID)
-    assert not w.store.has_children(paths.user(UID))
+    assert not list(w.store.children(paths.user(UID)))
     record = w.store.get(paths.account_deletion(UID)) or {}
     assert (record["state"], record["generation"], record["keyword_purged"]) == ("completed", 1, 1)
     assert accounts.purge_keyword_index(w.ctx, UID, 1) == "stale"  # a late redelivery: the wipe is over

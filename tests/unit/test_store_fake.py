@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from core.domain import fence, paths
+from core.domain import fence, ids, paths
 from core.domain.plan import ApplyView, OutboxAction, Plan
 from core.domain.records import MemoryItem
 from core.errors import (
@@ -66,8 +66,8 @@ def test_a_journaled_operation_replays_without_writing() -> None:
     before = dict(store.docs)
     again = store.apply("u", "t.create", {"k": 1}, _creates("m9"), item_ids=["m9"])
     assert again.replayed and again.commit_id == first.commit_id and store.docs == before
-    assert store.journaled("u", "t.create", {"k": 1}) is not None
-    assert store.journaled("u", "t.create", {"k": 2}) is None
+    assert store.get(paths.operation("u", ids.operation_id("u", "t.create", {"k": 1}))) is not None
+    assert store.get(paths.operation("u", ids.operation_id("u", "t.create", {"k": 2}))) is None
 
 
 def test_sequences_are_gapless_and_chain_commits() -> None:
@@ -117,7 +117,7 @@ def test_an_empty_plan_journals_a_noop_only_on_an_existing_account() -> None:
     assert result.commit_id is None and store.docs == {}  # a new account stays empty
     store.apply("u", "t.create", {}, _creates("m1"), item_ids=["m1"])
     store.apply("u", "t.none", {}, lambda view: Plan())
-    assert (store.journaled("u", "t.none", {}) or {}).get("noop") is True
+    assert (store.get(paths.operation("u", ids.operation_id("u", "t.none", {}))) or {}).get("noop") is True
 
 
 def test_too_many_items_is_a_conflict() -> None:
@@ -198,9 +198,10 @@ def test_batches_conditional_and_guarded_writes() -> None:
     store.commit([Write("set", "c/a", {"v": 1}), Write("set", "c/a", {"w": 2}, merge=True)])
     assert store.get("c/a") == {"v": 1, "w": 2}
     [doc] = store.scan("c", limit=10)
-    store.set("c/a", {"v": 3})
-    assert not store.update_if_unchanged(doc, {"v": 4})
-    assert store.update_if_unchanged(StoredDoc("c/a", {}, store.versions["c/a"]), {"v": 5})
+    store.commit([Write("set", "c/a", {"v": 3})])
+    assert not store.update_if("c/a", lambda d: True, {"v": 4}, seen=doc)
+    assert not store.update_if("c/a", lambda d: False, {"v": 4}, seen=StoredDoc("c/a", {}, store.versions["c/a"]))
+    assert store.update_if("c/a", lambda d: True, {"v": 5}, seen=StoredDoc("c/a", {}, store.versions["c/a"]))
     assert not store.create("c/a", {}) and store.create("c/b", {})
     assert store.update_if("c/a", lambda d: bool(d and d["v"] == 5), {"seen": True})
     assert not store.update_if("c/a", lambda d: False, {"seen": False})
@@ -212,7 +213,7 @@ def test_batches_conditional_and_guarded_writes() -> None:
     assert not store.fenced_write("u", [("users/u/x/y", {"a": 1}, False)], guard="c/a", refuse=lambda d: True)
     assert store.fenced_write("u", [("users/u/x/y", {"a": 1}, False)])
     store.delete_tree("users/u")
-    assert not store.has_children("users/u") and store.get(paths.account_deletion("u")) is not None
+    assert not list(store.children("users/u")) and store.get(paths.account_deletion("u")) is not None
 
 
 def test_leases_expire_and_carry_a_dirty_note() -> None:

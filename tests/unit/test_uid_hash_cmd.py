@@ -17,7 +17,7 @@ class _Store:
     def __init__(self, collections: dict[str, list[str]]) -> None:
         self.collections = collections
 
-    def document_ids(self, collection: str) -> list[str]:
+    def children(self, collection: str) -> list[str]:
         return list(self.collections.get(collection, []))
 
 

@@ -74,7 +74,7 @@ def test_the_wipe_deletes_each_declared_collection_and_leaves_the_apps_data() ->
         w = world(wipe_conversations=not keep)
         _seed(w.store)
         first = accounts.delete_account(w.ctx, UID)
-        left = set(w.store.child_collections(paths.user(UID)))
+        left = set(w.store.children(paths.user(UID)))
         assert left == ({"app_settings", "conversations"} if keep else {"app_settings"}), (keep, left)
         assert w.store.get(paths.user(UID)) == {"display_name": "Ana", "plan": "pro"}
         assert w.store.get(f"{paths.user(UID)}/app_settings/prefs/history/h1") == {"changed": "theme"}

@@ -30,11 +30,11 @@ class FirestoreOutbox(Outbox):
         self.publisher, self.topic = publisher, topic
 
     def due(self, uid: str, now: datetime, *, holder: str | None = None, limit: int = outbox.SCAN) -> outbox.Due:
-        lease = _READS.submit(self.store.get_versioned, outbox.drain_lease(uid)) if holder is not None else None
+        lease = _READS.submit(self.store.get_all_versioned, [outbox.drain_lease(uid)]) if holder is not None else None
         rows = self.store.query("outbox_due", {"state": ["pending", "leased"], "due_at": now},
                                 parent=paths.user(uid), limit=limit)
         entries = [outbox.Entry(row.path, OutboxEvent.from_store(row.data), row.version) for row in rows]
-        read = lease.result() if lease is not None else None
+        read = lease.result()[outbox.drain_lease(uid)] if lease is not None else None
         return outbox.Due(entries, read.data if read is not None else None, read.version if read is not None else None)
 
     def commit(self, commit: outbox.Commit) -> tuple[bool, dict[str, Any] | None]:

@@ -1,7 +1,7 @@
 """The Firestore implementation of :class:`core.ports.Store`: the one place services' reads and
 writes meet the SDK.
 
-Of the apply it keeps only the mechanics (:meth:`FirestoreStore.transact`): a Firestore
+Of the apply it keeps only the mechanics (:meth:`FirestoreStore._transact`): a Firestore
 transaction, its reads decoded straight from the wire (:mod:`core.adapters.firestore.wire`), the
 writes the unit of work returns, one transaction at a time per user in this process, and the SDK's
 contention errors as :class:`core.errors.RetryableError`. What an apply reads and writes is decided
@@ -107,31 +107,15 @@ class FirestoreStore(Store):
             query = query.select([])
         return [StoredDoc(ref.path, data, version) for ref, data, version in stream_docs(query)]
 
-    def document_ids(self, collection: str) -> Iterator[str]:
-        for ref in self.client.collection(collection).list_documents(page_size=500):
-            yield ref.id
-
-    def has_children(self, path: str) -> bool:
-        return any(True for _ in self._ref(path).collections())
-
-    def child_collections(self, path: str) -> list[str]:
-        return [c.id for c in self._ref(path).collections()]
+    def children(self, path: str) -> Iterator[str]:
+        # A path of an even number of segments names a collection (users/u/memory_items).
+        if path.count("/") % 2 == 0:
+            refs = self.client.collection(path).list_documents(page_size=500)
+        else:
+            refs = self._ref(path).collections()
+        return (ref.id for ref in refs)
 
     # ------------------------------------------------------------------ writes
-    def set(self, path: str, data: dict[str, Any], *, merge: bool = False) -> None:
-        self._ref(path).set(data, merge=merge)
-
-    def update(self, path: str, data: dict[str, Any]) -> None:
-        from google.api_core import exceptions as gexc
-
-        try:
-            self._ref(path).update(data)
-        except gexc.NotFound as exc:
-            raise NotFound(f"{path} does not exist") from exc
-
-    def delete(self, path: str) -> None:
-        self._ref(path).delete()
-
     def increment(self, path: str, field: str, data: dict[str, Any]) -> int:
         from google.cloud.firestore_v1 import Increment
 
@@ -152,12 +136,31 @@ class FirestoreStore(Store):
     def commit(self, writes: Sequence[Write]) -> None:
         if not writes:
             return
+        from google.api_core import exceptions as gexc
+
         batch = self.client.batch()
         for write in writes:
             stage(batch, self._ref(write.path), write)
-        batch.commit()
+        try:
+            batch.commit()
+        except gexc.NotFound as exc:  # an update of a missing document: nothing was written
+            missing = ", ".join(w.path for w in writes if w.op == "update")
+            raise NotFound(f"{missing} does not exist") from exc
 
-    def update_if_unchanged(self, doc: StoredDoc, data: dict[str, Any]) -> bool:
+    def update_if(self, path: str, condition: Callable[[dict[str, Any] | None], bool], data: dict[str, Any],
+                  *, seen: StoredDoc | None = None) -> bool:
+        if seen is not None:
+            return condition(seen.data) and self._update_unchanged(seen, data)
+
+        def run(transaction: Any, reads: TransactionReads) -> bool:
+            if not condition(reads.get_all([path])[path]):
+                return False
+            transaction.set(self._ref(path), data, merge=True)
+            return True
+
+        return bool(transactions.run(self.client, run))
+
+    def _update_unchanged(self, doc: StoredDoc, data: dict[str, Any]) -> bool:
         from google.api_core import exceptions as gexc
 
         try:
@@ -166,16 +169,6 @@ class FirestoreStore(Store):
         except (gexc.FailedPrecondition, gexc.NotFound):
             return False
         return True
-
-    def update_if(self, path: str, condition: Callable[[dict[str, Any] | None], bool],
-                  data: dict[str, Any]) -> bool:
-        def run(transaction: Any, reads: TransactionReads) -> bool:
-            if not condition(reads.get_all([path])[path]):
-                return False
-            transaction.set(self._ref(path), data, merge=True)
-            return True
-
-        return bool(transactions.run(self.client, run))
 
     def delete_tree(self, path: str) -> None:
         # A path of an even number of segments names a collection (users/u/memory_items).
@@ -202,10 +195,6 @@ class FirestoreStore(Store):
         return leases.release(self.client, self._ref(path), holder, self.clock, ttl, honour_dirty=honour_dirty,
                               first=leases.seen(seen, path))
 
-    def get_versioned(self, path: str) -> StoredDoc | None:
-        snap = self._ref(path).get()
-        return StoredDoc(path, snap.to_dict() or {}, snap.update_time) if snap.exists else None
-
     def get_all_versioned(self, paths: Sequence[str]) -> dict[str, StoredDoc | None]:
         out: dict[str, StoredDoc | None] = dict.fromkeys(paths)
         if paths:
@@ -224,8 +213,8 @@ class FirestoreStore(Store):
 
         return staged
 
-    def transact(self, uid: str, body: Callable[[TransactionReads], tuple[T, Sequence[Write]]], *,
-                 what: str = "apply") -> T:
+    def _transact(self, uid: str, body: Callable[[TransactionReads], tuple[T, Sequence[Write]]], *,
+                  what: str = "apply") -> T:
         """``body`` in one Firestore transaction, one at a time per user in this process."""
         try:
             with self._user_locks[zlib.crc32(uid.encode()) % len(self._user_locks)]:

@@ -1,7 +1,7 @@
 """An in-memory :class:`core.ports.Store` for unit tests.
 
 It keeps documents in a dict by slash path. Of the apply it keeps only the mechanics, as the
-Firestore adapter does: :meth:`InMemoryStore.transact` gives the unit of work
+Firestore adapter does: :meth:`InMemoryStore._transact` gives the unit of work
 (:class:`core.domain.unit_of_work.UnitOfWork`, the one apply algorithm) copies of the documents it
 reads and writes what it returns, all at once under the store's lock — or, when it raises, nothing.
 Named queries are evaluated from their declarations in :data:`core.domain.queries.QUERIES`
@@ -133,34 +133,11 @@ class InMemoryStore(Store):
         return [StoredDoc(f"{collection}/{i}", {} if keys_only else found[i], self.versions.get(f"{collection}/{i}"))
                 for i in ids_]
 
-    def document_ids(self, collection: str) -> Iterator[str]:
-        depth = collection.count("/") + 1
-        seen = sorted({p.split("/")[depth] for p in self.docs if p.startswith(collection + "/")})
-        yield from seen
-
-    def has_children(self, path: str) -> bool:
-        return any(p.startswith(path + "/") for p in self.docs)
-
-    def child_collections(self, path: str) -> list[str]:
+    def children(self, path: str) -> Iterator[str]:
         depth = path.count("/") + 1
-        return sorted({p.split("/")[depth] for p in self.docs if p.startswith(path + "/")})
+        yield from sorted({p.split("/")[depth] for p in self.docs if p.startswith(path + "/")})
 
     # ------------------------------------------------------------------ writes
-    def set(self, path: str, data: dict[str, Any], *, merge: bool = False) -> None:
-        with self._lock:
-            self._write(path, data, merge)
-
-    def update(self, path: str, data: dict[str, Any]) -> None:
-        with self._lock:
-            if path not in self.docs:
-                raise NotFound(f"{path} does not exist")
-            self._write(path, data, merge=True)
-
-    def delete(self, path: str) -> None:
-        with self._lock:
-            if path in self.docs:
-                self._write(path, None)
-
     def increment(self, path: str, field: str, data: dict[str, Any]) -> int:
         with self._lock:
             count = int((self.docs.get(path) or {}).get(field, 0)) + 1
@@ -183,17 +160,12 @@ class InMemoryStore(Store):
                 self._write(write.path, None if write.op == "delete" else (write.data or {}),
                             merge=write.merge or write.op == "update")
 
-    def update_if_unchanged(self, doc: StoredDoc, data: dict[str, Any]) -> bool:
+    def update_if(self, path: str, condition: Callable[[dict[str, Any] | None], bool], data: dict[str, Any],
+                  *, seen: StoredDoc | None = None) -> bool:
         with self._lock:
-            if doc.path not in self.docs or self.versions.get(doc.path) != doc.version:
+            if seen is not None and (path not in self.docs or self.versions.get(path) != seen.version):
                 return False
-            self._write(doc.path, data, merge=True)
-            return True
-
-    def update_if(self, path: str, condition: Callable[[dict[str, Any] | None], bool],
-                  data: dict[str, Any]) -> bool:
-        with self._lock:
-            if not condition(self.get(path)):
+            if not condition(seen.data if seen is not None else self.get(path)):
                 return False
             self._write(path, data, merge=True)
             return True
@@ -238,8 +210,8 @@ class InMemoryStore(Store):
             return again
 
     # ------------------------------------------------------------------ the apply's mechanics
-    def transact(self, uid: str, body: Callable[[TransactionReads], tuple[T, Sequence[Write]]], *,
-                 what: str = "apply") -> T:
+    def _transact(self, uid: str, body: Callable[[TransactionReads], tuple[T, Sequence[Write]]], *,
+                  what: str = "apply") -> T:
         """``body`` under the store's lock: it reads the documents as they are, and what it returns
         is written only once it returned (so a raise writes nothing)."""
         with self._lock:
@@ -247,9 +219,9 @@ class InMemoryStore(Store):
             self.commit(writes)
             return value
 
-    def committed(self, uid: str, result: ApplyResult) -> None:
+    def _committed(self, uid: str, result: ApplyResult) -> None:
         self.applies.append(result)
-        super().committed(uid, result)
+        super()._committed(uid, result)
 
 
 class _Reads(TransactionReads):
