@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import GenerationChanged
+from core.errors import GenerationChanged, WritesBlocked
 
 _EXPECTED: contextvars.ContextVar[tuple[str, int | Future[int]] | None] = contextvars.ContextVar(
     "strata_expected_generation", default=None)
@@ -69,3 +69,11 @@ def check(uid: str, record: dict[str, Any] | None) -> None:
     want = expected(uid)
     if want is not None and of(record).generation != want:
         raise GenerationChanged("the account was deleted after this work started; it is dropped")
+
+
+def admit(uid: str, record: dict[str, Any] | None) -> None:
+    """Inside a transaction that read the wipe record: :func:`check`, and refuse every write while
+    a wipe is in progress."""
+    check(uid, record)
+    if of(record).deleting:
+        raise WritesBlocked("this account is being deleted; writes are refused")

@@ -226,8 +226,7 @@ class UnitOfWork:
         if (read.data.get(paths.CONTROLS_GLOBAL) or {}).get("writes_disabled"):
             raise WritesDisabled("writes are disabled by an incident switch; try again later")
         if not m.bypass_account_fence:
-            if deletion is not None and deletion.get("state") != "completed":
-                raise WritesBlocked("this account is being deleted; writes are refused")
+            fence.admit(m.uid, deletion)
             if control.writes_blocked:
                 raise WritesBlocked("writes are blocked for this account")
         return deletion

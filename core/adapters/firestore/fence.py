@@ -10,10 +10,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from core.adapters.firestore.client import Paths
-from core.domain.fence import AccountFence, check, expect, expected, of
-from core.errors import WritesBlocked
+from core.domain.fence import AccountFence, admit, check, expect, expected, of
 
-__all__ = ["AccountFence", "check", "expect", "expected", "of", "read", "write"]
+__all__ = ["AccountFence", "admit", "check", "expect", "expected", "of", "read", "write"]
 
 
 def read(client: Any, uid: str) -> AccountFence:
@@ -35,9 +34,7 @@ def write(client: Any, uid: str, writes: Sequence[tuple[Any, dict[str, Any], boo
     def run(transaction: Any, reads: Any) -> bool:
         found = reads.get_all([fence_ref.path, *([guard.path] if guard is not None else [])])
         record = found[fence_ref.path]
-        check(uid, record)
-        if of(record).deleting:
-            raise WritesBlocked("this account is being deleted; writes are refused")
+        admit(uid, record)
         if guard is not None and refuse is not None and refuse(found[guard.path]):
             return False
         for ref, data, merge in writes:

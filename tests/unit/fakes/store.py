@@ -21,7 +21,7 @@ from core.domain import fence, outbox, paths
 from core.domain.plan import ApplyResult
 from core.domain.queries import QUERIES, Order, QuerySpec
 from core.domain.unit_of_work import TransactionReads
-from core.errors import NotFound, WritesBlocked
+from core.errors import NotFound
 from core.ports import Cursor, Publisher, Store, StoredDoc, Write
 
 _MISSING = object()
@@ -184,9 +184,7 @@ class InMemoryStore(Store):
                      refuse: Callable[[dict[str, Any] | None], bool] | None = None) -> bool:
         with self._lock:
             record = self.get(paths.account_deletion(uid))
-            fence.check(uid, record)
-            if fence.of(record).deleting:
-                raise WritesBlocked("this account is being deleted; writes are refused")
+            fence.admit(uid, record)
             if guard is not None and refuse is not None and refuse(self.get(guard)):
                 return False
             for path, data, merge in writes:
