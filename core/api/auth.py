@@ -19,7 +19,6 @@ emulator variable alone never switches verification off: :func:`core.config.load
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 import threading
@@ -30,6 +29,7 @@ from typing import Any
 
 from core.api.edge import valid_id
 from core.config import Settings
+from core.domain import ids
 from core.errors import Forbidden, Unauthorized
 
 USER_ID = re.compile(r"^[A-Za-z0-9_\-:.@]{1,128}$")  # a user id (also X-Strata-User's OpenAPI pattern)
@@ -37,7 +37,7 @@ _UID = USER_ID
 
 
 def _b64json(part: str) -> dict[str, Any]:
-    raw = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+    raw = ids.from_token(part)
     value = json.loads(raw)
     if not isinstance(value, dict):
         raise ValueError("not an object")
@@ -276,7 +276,7 @@ def check_task_caller(authorization: str | None, settings: Settings) -> None:
 def emulator_token(uid: str, project_id: str) -> str:
     """An unsigned token of the kind the Auth emulator issues (tests, demo, CLI)."""
     def enc(obj: dict[str, Any]) -> str:
-        return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
+        return ids.to_token(json.dumps(obj).encode())
 
     claims = {"sub": uid, "user_id": uid, "aud": project_id, "iss": f"https://securetoken.google.com/{project_id}",
               "iat": 1_700_000_000, "exp": 4_000_000_000}

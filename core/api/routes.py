@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import itertools
 import json
@@ -39,6 +38,7 @@ from core.api.schemas import (
 from core.api.schemas import (
     ConversationDeleted as ConversationDeletedBody,
 )
+from core.domain import ids
 from core.domain.records import MemoryItem, to_public
 from core.errors import (
     BadRequest,
@@ -360,10 +360,15 @@ def _search(req: Request, kind: str) -> Response:
 SEARCH_DEPTH = 100
 
 
+def _tag(scope: str) -> str:
+    """What binds a cursor to the route and query (or resource) it was issued for."""
+    return hashlib.sha256(scope.encode()).hexdigest()[:16]
+
+
 def encode_offset(offset: int, scope: str) -> str:
     """An opaque cursor: the position ``offset`` in the results of ``scope`` (the route and query)."""
-    raw = json.dumps({"o": offset, "s": hashlib.sha256(scope.encode()).hexdigest()[:16]})
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+    raw = json.dumps({"o": offset, "s": _tag(scope)})
+    return ids.to_token(raw.encode())
 
 
 def decode_offset(cursor: str | None, scope: str) -> int:
@@ -372,9 +377,9 @@ def decode_offset(cursor: str | None, scope: str) -> int:
     if not cursor:
         return 0
     try:
-        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        data = json.loads(ids.from_token(cursor))
         offset = data["o"]
-        if not isinstance(offset, int) or offset < 0 or data["s"] != hashlib.sha256(scope.encode()).hexdigest()[:16]:
+        if not isinstance(offset, int) or offset < 0 or data["s"] != _tag(scope):
             raise ValueError("not this query's cursor")
     except (ValueError, KeyError, TypeError) as exc:
         raise BadRequest("cursor is not one this API issued for this query", code="bad_cursor") from exc
@@ -387,8 +392,8 @@ T = TypeVar("T")
 
 def encode_key(key: str | int, scope: str) -> str:
     """An opaque key cursor: the last key of a page of ``scope`` (a route and its resource)."""
-    raw = json.dumps({"k": key, "s": hashlib.sha256(scope.encode()).hexdigest()[:16]})
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+    raw = json.dumps({"k": key, "s": _tag(scope)})
+    return ids.to_token(raw.encode())
 
 
 def decode_key(cursor: str | None, scope: str, kind: type[K]) -> K | None:
@@ -397,9 +402,9 @@ def decode_key(cursor: str | None, scope: str, kind: type[K]) -> K | None:
     if not cursor:
         return None
     try:
-        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        data = json.loads(ids.from_token(cursor))
         key = data["k"]
-        if type(key) is not kind or data["s"] != hashlib.sha256(scope.encode()).hexdigest()[:16]:
+        if type(key) is not kind or data["s"] != _tag(scope):
             raise ValueError("not this resource's cursor")
     except (ValueError, KeyError, TypeError) as exc:
         raise BadRequest("cursor is not one this API issued for this resource", code="bad_cursor") from exc
@@ -425,7 +430,7 @@ def _mark(memory_id: str) -> bytes:
 def encode_served(served: list[bytes], scope: str) -> str:
     """An opaque search cursor: the fingerprints of the memories already served for ``scope``."""
     raw = hashlib.sha256(scope.encode()).digest()[:8] + b"".join(served)
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return ids.to_token(raw)
 
 
 def decode_served(cursor: str | None, scope: str) -> list[bytes]:
@@ -434,7 +439,7 @@ def decode_served(cursor: str | None, scope: str) -> list[bytes]:
     if not cursor:
         return []
     try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        raw = ids.from_token(cursor)
     except ValueError as exc:
         raise BadRequest("cursor is not one this API issued for this query", code="bad_cursor") from exc
     if raw[:8] != hashlib.sha256(scope.encode()).digest()[:8] or (len(raw) - 8) % 6 or len(raw) == 8:

@@ -7,6 +7,7 @@ idempotent; ids never carry content in clear. The client device id is never a ha
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -102,3 +103,13 @@ def review_id(memory_id: str, revision: int, conflicting: Iterable[str] = ()) ->
 
 def device_id(platform: str, install_hash: str) -> str:
     return f"{platform}_{install_hash}"
+
+
+def to_token(raw: bytes) -> str:
+    """``raw`` as URL-safe base64 without padding (cursors, token segments)."""
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def from_token(token: str) -> bytes:
+    """The bytes of a :func:`to_token` text, its padding restored; ValueError when it is not base64."""
+    return base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))

@@ -17,7 +17,6 @@ Reading is pure: no read writes, embeds, promotes or graphs anything.
 
 from __future__ import annotations
 
-import base64
 import heapq
 import json
 from collections.abc import Iterable, Iterator
@@ -25,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from core.domain import paths
+from core.domain import ids, paths
 from core.domain.records import MemoryItem
 from core.domain.states import Layer, ProcessingState, Status
 from core.domain.visibility import collapse_lineage, is_default_visible, readable
@@ -53,12 +52,12 @@ class ListQuery:
 
 def encode_cursor(item: MemoryItem) -> str:
     raw = json.dumps({"c": item.created_at.isoformat() if item.created_at else "", "id": item.id})
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+    return ids.to_token(raw.encode())
 
 
 def decode_cursor(cursor: str) -> tuple[datetime, str]:
     try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        raw = ids.from_token(cursor)
         data = json.loads(raw)
         created = datetime.fromisoformat(data["c"])
         if created.tzinfo is None:
