@@ -23,6 +23,7 @@ from core.domain.routing import RouteCandidate, RouteProposal
 from core.errors import BadRequest, Conflict, NotFound, WritesDisabled
 from core.ports import Write
 from core.services import consolidation, deletion, edits, intake, projection, reads, review, search
+from tests.support.seed import seed, take_lease
 from tests.unit.fakes.ports import World, world
 
 UID = "u1"
@@ -201,7 +202,7 @@ def test_a_pass_is_skipped_while_switched_off_or_leased() -> None:
     w.store.put(paths.CONTROLS_GLOBAL, {"consolidation_disabled": True})
     assert consolidation.run_pass(w.ctx, UID)["skipped"] == "consolidation_disabled"
     w.store.put(paths.CONTROLS_GLOBAL, {})
-    assert w.store.take_lease(paths.doc(UID, "memory_state", "consolidation_lease"), "other", timedelta(minutes=5))
+    assert take_lease(w.store, paths.doc(UID, "memory_state", "consolidation_lease"), "other", timedelta(minutes=5))
     assert consolidation.run_pass(w.ctx, UID)["skipped"] == "lease_held"
 
 
@@ -521,7 +522,7 @@ def test_an_expired_event_lease_is_reclaimed_and_repairs_current_state() -> None
     w = world()
     [mid] = _create(w, "I like kayaks")
     for event in w.store.query("outbox_by_state", {"state": ["pending"]}, parent=paths.user(UID)):
-        w.store.commit([Write("update", event.path, {"state": "leased", "lease_expires_at": w.clock.now() + timedelta(minutes=1)})])
+        seed(w.store, [Write("update", event.path, {"state": "leased", "lease_expires_at": w.clock.now() + timedelta(minutes=1)})])
     assert _drain(w).leased == 0  # someone else's live lease
     state = projection.outbox_state(w.ctx, UID)
     assert state.leased > 0 and state.next_due_at == w.clock.now() + timedelta(minutes=1)
@@ -536,6 +537,6 @@ def test_a_drain_that_finds_its_lease_held_leaves_a_note() -> None:
     w = world()
     _create(w, "I like canoes")
     lease = paths.doc(UID, "memory_state", "projection_lease")
-    assert w.store.take_lease(lease, "other", timedelta(minutes=5))
+    assert take_lease(w.store, lease, "other", timedelta(minutes=5))
     assert _drain(w).skipped == "drain_in_progress"
     assert (w.store.get(lease) or {}).get("dirty") is True
