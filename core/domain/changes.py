@@ -35,20 +35,9 @@ class Change:
     refuse: Callable[[dict[str, Any] | None], bool] | None = None  # ... nothing written when it says so
 
     def __post_init__(self) -> None:
-        if not self.name:
-            raise ValueError("a change needs a name")
-        purges = [w for w in self.writes if w.op == "purge"]
-        if purges and len(self.writes) != 1:
-            raise ValueError(f"{self.name}: a purge must be the change's only write")
-        if self.refuse is not None and self.guard is None:
-            raise ValueError(f"{self.name}: refuse needs a guard")
-        if self.transactional and (purges or any(w.op == "create" or increments(w) for w in self.writes)):
-            raise ValueError(f"{self.name}: create, purge and Increment are not allowed in a fenced or guarded change")
-        for write in self.writes:
-            if increments(write) and not (write.op == "set" and write.merge):
-                raise ValueError(f"{self.name}: an Increment needs a merging set ({write.path})")
-            if len(increments(write)) > 1:
-                raise ValueError(f"{self.name}: one incremented field per document ({write.path})")
+        problem = _problem(self)
+        if problem is not None:
+            raise ValueError(f"{self.name or 'a change'}: {problem}")
 
     @property
     def transactional(self) -> bool:
@@ -66,6 +55,27 @@ class Written:
 
     def __bool__(self) -> bool:
         return self.ok
+
+
+def _problem(change: Change) -> str | None:
+    """What makes ``change`` one no store can commit (None: nothing)."""
+    ops = {w.op for w in change.writes}
+    if not change.name:
+        return "a change needs a name"
+    if "purge" in ops and len(change.writes) != 1:
+        return "a purge must be the change's only write"
+    if change.refuse is not None and change.guard is None:
+        return "refuse needs a guard"
+    counted = [w for w in change.writes if increments(w)]
+    if change.transactional and (ops & {"purge", "create"} or counted):
+        return "create, purge and Increment are not allowed in a fenced or guarded change"
+    return next((f"an Increment needs a merging set, one incremented field per document ({w.path})"
+                 for w in counted if not _counts(w)), None)
+
+
+def _counts(write: Write) -> bool:
+    """Whether ``write`` may carry its Increment: a merging set of one incremented field."""
+    return write.op == "set" and write.merge and len(increments(write)) == 1
 
 
 def increments(write: Write) -> list[str]:

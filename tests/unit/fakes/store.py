@@ -145,9 +145,7 @@ class InMemoryStore(Store):
         guard read as they are, then every write or, when one is refused, none."""
         with self._lock:
             if change.writes and change.writes[0].op == "purge":
-                root = change.writes[0].path
-                for p in [p for p in self.docs if p == root or p.startswith(root + "/")]:
-                    self._write(p, None)
+                self._purge(change.writes[0].path)
                 return Written(True)
             if change.fenced is not None:
                 fence.admit(change.fenced, self.get(paths.account_deletion(change.fenced)))
@@ -155,15 +153,19 @@ class InMemoryStore(Store):
                 return Written(False)
             if any(w.op == "create" and w.path in self.docs for w in change.writes):
                 return Written(False)
-            writes, counts = [], {}
-            for write in change.writes:
-                for name in increments(write):
-                    by = write.data[name].by if write.data else 1
-                    counts[write.path] = int((self.docs.get(write.path) or {}).get(name, 0)) + by
-                    write = replace(write, data={**(write.data or {}), name: counts[write.path]})
-                writes.append(write)
-            self._commit(writes)
+            counts = {w.path: self._counted(w) for w in change.writes if increments(w)}
+            self._commit([replace(w, data={**(w.data or {}), increments(w)[0]: counts[w.path]})
+                          if w.path in counts else w for w in change.writes])
             return Written(True, counts)
+
+    def _purge(self, root: str) -> None:
+        for path in [p for p in self.docs if p == root or p.startswith(root + "/")]:
+            self._write(path, None)
+
+    def _counted(self, write: Write) -> int:
+        """The value ``write``'s incremented field will have."""
+        name = increments(write)[0]
+        return int((self.docs.get(write.path) or {}).get(name, 0)) + (write.data or {})[name].by
 
     def swap(self, path: str, decide: Callable[[dict[str, Any] | None], tuple[T, dict[str, Any] | None]], *,
              seen: StoredDoc | None = None, exhausted: T) -> T:
