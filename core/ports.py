@@ -188,6 +188,14 @@ class Clock(ABC):
 
 
 # --------------------------------------------------------------------------- canonical store
+class _Absent:
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()  # the version of a document a read found missing (:meth:`StoredDoc.absent`)
+
+
 @dataclass(frozen=True)
 class StoredDoc:
     """One document a store read returned: its slash path, its data and an opaque version (what
@@ -196,6 +204,12 @@ class StoredDoc:
     path: str
     data: dict[str, Any]
     version: Any = None
+
+    @classmethod
+    def absent(cls, path: str) -> StoredDoc:
+        """``path`` as a versioned read found it: missing (a :meth:`Store.swap` decided on it
+        writes only by creating the document)."""
+        return cls(path, {}, ABSENT)
 
     @property
     def id(self) -> str:
@@ -270,8 +284,9 @@ class Store(ABC):
         merge or None for no write); the write is conditional on the document being exactly as read
         (its version, or its absence: a create), and a lost race reads and decides again (up to
         :data:`SWAP_ATTEMPTS` times, then ``exhausted``). ``seen``: the document as the caller
-        already read it with its version (:meth:`get_all_versioned`), decided on instead of a first
-        read; ``seen=None`` reads. Returns the value."""
+        already read it with its version (:meth:`get_all_versioned`; :meth:`StoredDoc.absent` when
+        that read found none), decided on instead of a first read; ``seen=None``, or a ``seen``
+        without a version, reads. Returns the value."""
 
     # ------------------------------------------------------------------ the account fence
     @abstractmethod

@@ -117,7 +117,7 @@ def run_pass(ctx: Ports, uid: str, *, router: Router | None = None, max_selected
         scheduling.after_pass(ctx, uid, started, False)  # a wipe leaves nothing to route
         return summary.as_dict()
     holder = uuid.uuid4().hex
-    if not _take(ctx, lease, holder, found[lease]):
+    if not _take(ctx, lease, holder, found[lease] or StoredDoc.absent(lease)):
         summary.skipped = "lease_held"
         return summary.as_dict()
     limit = ctx.settings.consolidation_pass_limit if max_selected is None else max_selected
@@ -174,7 +174,8 @@ def _release_and_reschedule(ctx: Ports, uid: str, holder: str, started: Any, ove
 
     def release() -> None:
         if not released:
-            released.append(_READS.submit(_release, ctx, lease, holder, read.result()[lease]))
+            released.append(_READS.submit(_release, ctx, lease, holder,
+                                          read.result()[lease] or StoredDoc.absent(lease)))
 
     try:
         scheduling.after_pass(ctx, uid, started, overflow, alongside=release)

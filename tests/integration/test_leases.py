@@ -86,10 +86,14 @@ def _seen(ctx: Context, path: str) -> StoredDoc:
 
 def test_a_lease_decided_on_an_earlier_read_is_never_taken_twice(stack: dict[str, Any]) -> None:
     """A taker that read the lease before another took it decides on that stale read: its write is
-    conditional on it, so it fails, and the re-read sees the live holder."""
+    conditional on it (its update time, or its absence), so it fails, and the re-read sees the live
+    holder."""
     ctx = Context()
     path = _path()
+    assert ctx.store.get_all_versioned([path])[path] is None
     assert _take(ctx, path, "first")
+    assert not _take(ctx, path, "second", seen=StoredDoc.absent(path))  # its create fails, the re-read loses
+    assert _data(ctx, path)["holder"] == "first"
     held = _seen(ctx, path)
     assert held.data["holder"] == "first"
     assert not _release(ctx, path, "first")

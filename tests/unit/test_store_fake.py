@@ -242,8 +242,10 @@ def test_a_change_refuses_what_it_cannot_do() -> None:
         Change("test.count", [Write("set", "c/a", {"n": Increment(1)})])  # not a merge
 
 
-def _take(store: InMemoryStore, holder: str, ttl: timedelta, clock: FakeClock, *, mark_dirty: bool = False) -> bool:
-    return store.swap("l/a", lambda d: outbox.take(d, holder, clock.now(), ttl, mark_dirty=mark_dirty), exhausted=False)
+def _take(store: InMemoryStore, holder: str, ttl: timedelta, clock: FakeClock, *, mark_dirty: bool = False,
+          seen: StoredDoc | None = None) -> bool:
+    return store.swap("l/a", lambda d: outbox.take(d, holder, clock.now(), ttl, mark_dirty=mark_dirty),
+                      seen=seen, exhausted=False)
 
 
 def _release(store: InMemoryStore, holder: str, ttl: timedelta, clock: FakeClock, *, honour_dirty: bool = False) -> bool:
@@ -254,7 +256,8 @@ def _release(store: InMemoryStore, holder: str, ttl: timedelta, clock: FakeClock
 def test_leases_expire_and_carry_a_dirty_note() -> None:
     store, clock = _store()
     ttl = timedelta(minutes=1)
-    assert _take(store, "h1", ttl, clock)
+    assert _take(store, "h1", ttl, clock, seen=StoredDoc.absent("l/a"))
+    assert not _take(store, "h2", ttl, clock, seen=StoredDoc.absent("l/a"))  # read before h1 took it: decided again
     assert not _take(store, "h2", ttl, clock, mark_dirty=True)
     assert _release(store, "h1", ttl, clock, honour_dirty=True)  # a note: go round once more
     assert not _release(store, "h1", ttl, clock, honour_dirty=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from core.ports import SWAP_ATTEMPTS, StoredDoc
+from core.ports import ABSENT, SWAP_ATTEMPTS, StoredDoc
 
 T = TypeVar("T")
 
@@ -43,9 +43,10 @@ def swap(client: Any, path: str, decide: Callable[[dict[str, Any] | None], tuple
     """``decide`` on the document as read (first as ``seen``, when it carries a version), its
     write conditional on that read; a lost race reads and decides again, ``exhausted`` after
     :data:`core.ports.SWAP_ATTEMPTS` of them."""
-    first = seen if seen is not None and seen.version is not None else None
+    known = seen is not None and seen.version is not None
+    first = None if seen is None or seen.version is ABSENT else seen
     for attempt in range(SWAP_ATTEMPTS):
-        doc = first if attempt == 0 and first is not None else _read(client, path)
+        doc = first if attempt == 0 and known else _read(client, path)
         value, write = decide(dict(doc.data) if doc is not None else None)
         if write is None or _conditional(client, path, doc, write):
             return value

@@ -24,7 +24,7 @@ from core.domain.plan import ApplyResult
 from core.domain.queries import QUERIES, Order, QuerySpec
 from core.domain.unit_of_work import TransactionReads
 from core.errors import NotFound
-from core.ports import Cursor, Publisher, Store, StoredDoc, Write
+from core.ports import ABSENT, Cursor, Publisher, Store, StoredDoc, Write
 
 _MISSING = object()
 T = TypeVar("T")
@@ -174,10 +174,12 @@ class InMemoryStore(Store):
         never ``exhausted``)."""
         with self._lock:
             if seen is not None and seen.version is not None:
-                value, data = decide(copy.deepcopy(seen.data))
+                missing = seen.version is ABSENT
+                value, data = decide(None if missing else copy.deepcopy(seen.data))
                 if data is None:
                     return value
-                if path in self.docs and self.versions.get(path) == seen.version:
+                stored = path in self.docs
+                if (not stored) if missing else (stored and self.versions.get(path) == seen.version):
                     self._write(path, data, merge=True)
                     return value
             value, data = decide(self.get(path))
