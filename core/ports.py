@@ -12,11 +12,12 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from core.config import Settings
 from core.domain import outbox, paths
+from core.domain.changes import Change, Written
 from core.domain.extraction import ExtractionResult, ExtractionSource
 from core.domain.fence import AccountFence
 from core.domain.plan import ApplyResult, ItemQuery, Planner
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+SWAP_ATTEMPTS = 20  # a swap's reads and conditional writes before it answers its ``exhausted``
 
 
 # --------------------------------------------------------------------------- projections
@@ -186,14 +188,28 @@ class Clock(ABC):
 
 
 # --------------------------------------------------------------------------- canonical store
+class _Absent:
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()  # the version of a document a read found missing (:meth:`StoredDoc.absent`)
+
+
 @dataclass(frozen=True)
 class StoredDoc:
     """One document a store read returned: its slash path, its data and an opaque version (what
-    :meth:`Store.update_if` compares)."""
+    :meth:`Store.swap` compares)."""
 
     path: str
     data: dict[str, Any]
     version: Any = None
+
+    @classmethod
+    def absent(cls, path: str) -> StoredDoc:
+        """``path`` as a versioned read found it: missing (a :meth:`Store.swap` decided on it
+        writes only by creating the document)."""
+        return cls(path, {}, ABSENT)
 
     @property
     def id(self) -> str:
@@ -215,8 +231,10 @@ class Store(ABC):
     goes through :meth:`apply`, which runs the one apply algorithm
     (:class:`core.domain.unit_of_work.UnitOfWork`: replay, fences, planner, stamping, validators,
     outbox, commit, head, journal) on this store's :meth:`_transact`, the only apply mechanics an
-    implementation provides. Queries are named (:data:`core.domain.queries.QUERIES`); nothing
-    builds an ad-hoc filter.
+    implementation provides. Every other document changes through one named
+    :class:`core.domain.changes.Change` (:meth:`write`) or a compare-and-swap on one document
+    (:meth:`swap`); the drain's events go through :class:`Outbox`. Queries are named
+    (:data:`core.domain.queries.QUERIES`); nothing builds an ad-hoc filter.
     """
 
     # ------------------------------------------------------------------ reads
@@ -249,60 +267,30 @@ class Store(ABC):
 
     # ------------------------------------------------------------------ writes
     @abstractmethod
-    def increment(self, path: str, field: str, data: dict[str, Any]) -> int:
-        """Add 1 to ``field`` of document ``path`` (created when absent, ``data`` merged in) in one
-        write, no transaction and no read; the field's new value."""
+    def write(self, change: Change) -> Written:
+        """Commit ``change``: a plain batch when it is neither fenced nor guarded; else one
+        transaction that reads the account fence (``fenced``: :func:`core.domain.fence.admit`
+        raises :class:`core.errors.GenerationChanged` / :class:`core.errors.WritesBlocked`) and the
+        guard (``refuse`` true: Written(False)) before writing. A ``create`` of an existing document
+        refuses the batch (Written(False), nothing written); an ``update`` of a missing document
+        raises :class:`core.errors.NotFound`, nothing written; a ``purge`` deletes the document or
+        collection and everything below it. An :class:`core.domain.changes.Increment` value is
+        added on the store's side and its new value is in :attr:`Written.counts`."""
 
     @abstractmethod
-    def create(self, path: str, data: dict[str, Any]) -> bool:
-        """Create the document; False (nothing written) when it already exists."""
-
-    @abstractmethod
-    def commit(self, writes: Sequence[Write]) -> None:
-        """Apply ``writes`` in one atomic batch (the caller bounds its size); an ``update`` of a
-        missing document fails the whole batch with :class:`core.errors.NotFound`."""
-
-    @abstractmethod
-    def update_if(self, path: str, condition: Callable[[dict[str, Any] | None], bool], data: dict[str, Any],
-                  *, seen: StoredDoc | None = None) -> bool:
-        """Merge ``data`` into ``path`` when ``condition(its data or None)`` holds, in one transaction
-        that reads it; True when written. With ``seen`` (the document as read, with its version) the
-        condition is checked on ``seen`` and the write is one conditional update instead, without a
-        read: refused (False) when the document moved on since or is gone, so a caller that still
-        wants it tries again without ``seen``."""
-
-    @abstractmethod
-    def delete_tree(self, path: str) -> None:
-        """Delete document (or collection) ``path`` and every document below it."""
+    def swap(self, path: str, decide: Callable[[dict[str, Any] | None], tuple[T, dict[str, Any] | None]], *,
+             seen: StoredDoc | None = None, exhausted: T) -> T:
+        """Compare-and-swap on one document: ``decide(its data or None)`` answers (value, fields to
+        merge or None for no write); the write is conditional on the document being exactly as read
+        (its version, or its absence: a create), and a lost race reads and decides again (up to
+        :data:`SWAP_ATTEMPTS` times, then ``exhausted``). ``seen``: the document as the caller
+        already read it with its version (:meth:`get_all_versioned`; :meth:`StoredDoc.absent` when
+        that read found none), decided on instead of a first read; ``seen=None``, or a ``seen``
+        without a version, reads. Returns the value."""
 
     # ------------------------------------------------------------------ the account fence
     @abstractmethod
     def read_fence(self, uid: str) -> AccountFence: ...
-
-    @abstractmethod
-    def fenced_write(self, uid: str, writes: Sequence[tuple[str, dict[str, Any], bool]], *,
-                     guard: str | None = None,
-                     refuse: Callable[[dict[str, Any] | None], bool] | None = None) -> bool:
-        """Commit ``(path, data, merge)`` sets in one transaction that first re-reads the wipe
-        record: refused (:class:`core.errors.GenerationChanged` / :class:`core.errors.WritesBlocked`)
-        when the expected generation moved or a wipe is in progress. With ``guard`` (a path) and
-        ``refuse``, nothing is written when ``refuse(guard's data or None)``. True when written."""
-
-    # ------------------------------------------------------------------ leases
-    @abstractmethod
-    def take_lease(self, path: str, holder: str, ttl: timedelta, *, mark_dirty: bool = False,
-                   seen: Mapping[str, StoredDoc | None] | None = None) -> bool:
-        """True when ``holder`` now holds the lease at ``path``; False when another live holder has
-        it (after leaving it a ``dirty`` note if asked). ``seen``: documents the caller already read
-        with their versions (:meth:`get_all_versioned`); the lease's, when there, is decided on
-        instead of reading it again (a conditional write, so a stale one only costs a re-read)."""
-
-    @abstractmethod
-    def release_lease(self, path: str, holder: str, ttl: timedelta, *, honour_dirty: bool = False,
-                      seen: Mapping[str, StoredDoc | None] | None = None) -> bool:
-        """Release ``holder``'s lease; with ``honour_dirty`` and a note waiting, keep it (renewed),
-        clear the note and return True: the holder works once more. ``seen`` as for
-        :meth:`take_lease`."""
 
     def get_all_versioned(self, paths: Sequence[str]) -> dict[str, StoredDoc | None]:
         """:meth:`get_all` with each document's version, in one round trip (the default knows no
@@ -385,12 +373,17 @@ class Outbox(ABC):
     def take(self, uid: str, holder: str) -> bool:
         """Take ``uid``'s drain lease for ``holder``; when another drain holds it, False, after
         leaving that drain a note to go round once more."""
-        return self.store.take_lease(outbox.drain_lease(uid), holder, outbox.DRAIN_LEASE, mark_dirty=True)
+        return self.store.swap(outbox.drain_lease(uid),
+                               lambda d: outbox.take(d, holder, self.store.clock(), outbox.DRAIN_LEASE, mark_dirty=True),
+                               exhausted=False)
 
     def release(self, uid: str, holder: str, *, honour_dirty: bool = True) -> bool:
         """Let ``holder``'s drain lease go; True (kept, renewed, the note cleared) when
         ``honour_dirty`` and a note asks for one more round."""
-        return self.store.release_lease(outbox.drain_lease(uid), holder, outbox.DRAIN_LEASE, honour_dirty=honour_dirty)
+        return self.store.swap(outbox.drain_lease(uid),
+                               lambda d: outbox.release(d, holder, self.store.clock(), outbox.DRAIN_LEASE,
+                                                        honour_dirty=honour_dirty),
+                               exhausted=honour_dirty)
 
     @abstractmethod
     def due(self, uid: str, now: datetime, *, holder: str | None = None, limit: int = outbox.SCAN) -> outbox.Due:

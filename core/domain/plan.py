@@ -88,9 +88,11 @@ class ApplyResult:
 @dataclass(frozen=True)
 class Write:
     """One write of a batch or transaction: ``set`` (``merge`` keeps other fields), ``update`` (the
-    document must exist) or ``delete``, of the document at slash path ``path``."""
+    document must exist) or ``delete``, of the document at slash path ``path``. Only a named
+    change (:class:`core.domain.changes.Change`) makes the other two: ``create`` (refused when the
+    document exists) and ``purge`` (the document or collection and everything below it)."""
 
-    op: Literal["set", "update", "delete"]
+    op: Literal["set", "update", "delete", "create", "purge"]
     path: str
     data: dict[str, Any] | None = None
     merge: bool = False

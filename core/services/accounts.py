@@ -28,6 +28,7 @@ from typing import Any
 
 from core.domain import fence as account_fence
 from core.domain import paths
+from core.domain.changes import Change
 from core.domain.documents import OutboxEvent
 from core.errors import LeaseHeld, RetryableError, StrataError
 from core.ports import Ports, Write
@@ -49,7 +50,7 @@ def delete_account(ctx: Ports, uid: str) -> dict[str, Any]:
     if record is None or state.get("state") == "completed":
         state = {"uid": uid, "state": "fenced", "started_at": ctx.now(), "steps": {},
                  "generation": int(state.get("generation", 0)) + 1, "receipt_id": receipts.new_id()}
-        ctx.store.commit([Write("set", fence, state)])
+        ctx.store.write(Change("account.fence_raise", [Write("set", fence, state)]))
     rid = _receipt_id(ctx, uid, state)
     receipts.open_account_receipt(ctx, uid, rid)  # create-if-absent: a resumed wipe keeps the first
     steps: dict[str, Any] = dict(state.get("steps", {})) if state.get("state") != "completed" else {}
@@ -73,13 +74,14 @@ def delete_account(ctx: Ports, uid: str) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001 - a provider we cannot reach fails retryably
             raise RetryableError(f"provider purge failed: {exc}", code="provider_unavailable") from exc
         steps["providers_purged"] = ctx.now()
-        ctx.store.commit([Write("set", fence, {"state": "purging", "steps": steps}, merge=True)])
+        ctx.store.write(Change("account.providers_purged",
+                               [Write("set", fence, {"state": "purging", "steps": steps}, merge=True)]))
     for collection in _owned_present(ctx, uid):
-        ctx.store.delete_tree(paths.col(uid, collection))
+        ctx.store.write(Change("account.collection_wipe", [Write("purge", paths.col(uid, collection))]))
     steps["canonical_wiped"] = ctx.now()
     receipts.confirm_account_receipt(ctx, uid, rid, steps)  # before the record says done: a retry redoes it
-    ctx.store.commit([Write("set", fence, {"state": "completed", "steps": steps, "completed_at": ctx.now()},
-                            merge=True)])
+    ctx.store.write(Change("account.wipe_complete", [
+        Write("set", fence, {"state": "completed", "steps": steps, "completed_at": ctx.now()}, merge=True)]))
     return {"state": "completed", "uid": uid, "receipt_id": rid}
 
 
@@ -89,7 +91,8 @@ def _receipt_id(ctx: Ports, uid: str, record: dict[str, Any]) -> str:
     rid = record.get("receipt_id")
     if not isinstance(rid, str) or not rid:
         rid = receipts.new_id()
-        ctx.store.commit([Write("set", paths.account_deletion(uid), {"receipt_id": rid}, merge=True)])
+        ctx.store.write(Change("account.receipt_id",
+                               [Write("set", paths.account_deletion(uid), {"receipt_id": rid}, merge=True)]))
         record["receipt_id"] = rid
     return rid
 
@@ -141,11 +144,13 @@ def purge_keyword_index(ctx: Ports, uid: str, generation: int, requested: str = 
         ctx.keyword_index.purge_user(uid)
     except Exception as exc:  # noqa: BLE001 - any failure is reported to the waiting api
         message = exc.message if isinstance(exc, StrataError) else f"{type(exc).__name__}: {exc}"
-        ctx.store.update_if(fence, current, {"keyword_purge_error": {
-            "generation": generation, "requested": requested, "error": str(message)[:500], "at": ctx.now()}})
+        failure = {"keyword_purge_error": {
+            "generation": generation, "requested": requested, "error": str(message)[:500], "at": ctx.now()}}
+        ctx.store.swap(fence, lambda d: (True, failure) if current(d) else (False, None), exhausted=False)
         log.warning("account wipe keyword purge failed for generation %s: %s", generation, message)
         return "failed"
-    ctx.store.update_if(fence, current, {"keyword_purged": generation})
+    ctx.store.swap(fence, lambda d: (True, {"keyword_purged": generation}) if current(d) else (False, None),
+                   exhausted=False)
     return "purged"
 
 

@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from core.domain import credentials, paths
+from core.domain.changes import Change
 from core.errors import Conflict, Forbidden, NotFound, Unauthorized
 from core.ports import Ports, Write
 
@@ -101,8 +102,8 @@ def create(ctx: Ports, uid: str, name: str, scope: Scope, restricted: bool = Fal
               "hash": hashed}
     lookup = {"uid": uid, "key_id": key_id, "scope": scope, "restricted": restricted, "created_at": now,
               "last_used_at": None}
-    ctx.store.fenced_write(uid, [(paths.api_key(uid, key_id), record, False),
-                                 (paths.api_key_lookup(hashed), lookup, False)])
+    ctx.store.write(Change("api_key.create", [Write("set", paths.api_key(uid, key_id), record),
+                                              Write("set", paths.api_key_lookup(hashed), lookup)], fenced=uid))
     return {**_public(key_id, record), "secret": secret}
 
 
@@ -118,7 +119,7 @@ def revoke(ctx: Ports, uid: str, key_id: str) -> None:
     record = ctx.store.get(paths.api_key(uid, key_id))
     if record is None:
         raise NotFound("no such key")
-    ctx.store.commit(_deletes(uid, key_id, record))
+    ctx.store.write(Change("api_key.revoke", _deletes(uid, key_id, record)))
 
 
 def _deletes(uid: str, key_id: str, record: dict[str, Any]) -> list[Write]:
@@ -136,7 +137,7 @@ def revoke_all(ctx: Ports, uid: str) -> int:
         docs = ctx.store.scan(paths.col(uid, COLLECTION), limit=MAX_KEYS)
         if not docs:
             return revoked
-        ctx.store.commit([w for doc in docs for w in _deletes(uid, doc.id, doc.data or {})])
+        ctx.store.write(Change("api_key.revoke_all", [w for doc in docs for w in _deletes(uid, doc.id, doc.data or {})]))
         revoked += len(docs)
 
 
@@ -159,7 +160,8 @@ def _touch(ctx: Ports, hashed: str, caller: KeyCaller, last: Any, now: datetime)
     if isinstance(last, datetime) and now - last < LAST_USED_EVERY:
         return
     try:
-        ctx.store.commit([Write("update", paths.api_key_lookup(hashed), {"last_used_at": now}),
-                          Write("update", paths.api_key(caller.uid, caller.key_id), {"last_used_at": now})])
+        ctx.store.write(Change("api_key.touch", [
+            Write("update", paths.api_key_lookup(hashed), {"last_used_at": now}),
+            Write("update", paths.api_key(caller.uid, caller.key_id), {"last_used_at": now})]))
     except Exception:  # noqa: BLE001 - bookkeeping: a revoked key (NotFound) or a busy store
         log.info("api key last_used_at not recorded", exc_info=True)

@@ -36,6 +36,7 @@ from typing import Any
 
 from core import metering
 from core.domain import fence, ids, paths, planners
+from core.domain.changes import Change
 from core.domain.documents import JOBS, CaptureRun, attempts_of, conversation_revision
 from core.domain.extraction import (
     ExtractionResult,
@@ -56,7 +57,7 @@ from core.errors import (
     StrataError,
     WritesDisabled,
 )
-from core.ports import Ports
+from core.ports import Ports, Write
 from core.services import controls, deletion
 from core.services.withdrawal import live_page, review_rows
 
@@ -285,7 +286,8 @@ def _reserve_attempt(ctx: Ports, uid: str, run_ref: str, revision: str, turn: _M
         def moved(current: dict[str, Any] | None, seen: int = seen) -> bool:
             return deleting(current) or attempts_of(current, revision)["count"] != seen
 
-        if ctx.store.fenced_write(uid, [(run_ref, {"attempts": reserved}, True)], guard=run_ref, refuse=moved):
+        if ctx.store.write(Change("capture.reserve_attempt", [Write("set", run_ref, {"attempts": reserved}, merge=True)],
+                                  fenced=uid, guard=run_ref, refuse=moved)):
             turn.attempts = reserved
             return True
         current = ctx.store.get(run_ref)
@@ -322,8 +324,9 @@ def _model_extraction(ctx: Ports, uid: str, conversation_id: str, run_ref: str, 
                     turn.attempts["count"], ctx.settings.llm_max_attempts, reason.code, reason.message)
         if reason.retryable and turn.attempts["count"] < ctx.settings.llm_max_attempts:
             # Remember why, then let the trigger redeliver (the next delivery is the next attempt).
-            ctx.store.fenced_write(uid, [(run_ref, {"attempts": turn.attempts}, True)], guard=run_ref,
-                                   refuse=deleting)
+            ctx.store.write(Change("capture.attempt_failed",
+                                   [Write("set", run_ref, {"attempts": turn.attempts}, merge=True)],
+                                   fenced=uid, guard=run_ref, refuse=deleting))
             for job in JOBS:
                 if not done.get(job):
                     result.errors[job] = reason.message
@@ -357,8 +360,9 @@ def _write_marker(ctx: Ports, uid: str, run_ref: str, data: dict[str, Any],
     """Write the capture marker (and workflow rows) in one transaction that reads the marker first:
     once a delete of the conversation started (the marker is its progress record) nothing is
     written, so the delete's progress is never overwritten. False when refused."""
-    writes = [(paths.doc(uid, *path.split("/")), row, True) for path, row in (rows or {}).items()]
-    return ctx.store.fenced_write(uid, [*writes, (run_ref, data, False)], guard=run_ref, refuse=deleting)
+    writes = [Write("set", paths.doc(uid, *path.split("/")), row, merge=True) for path, row in (rows or {}).items()]
+    return bool(ctx.store.write(Change("capture.marker", [*writes, Write("set", run_ref, data)],
+                                       fenced=uid, guard=run_ref, refuse=deleting)))
 
 
 def _extraction_failed(ctx: Ports, uid: str, conversation_id: str, run_ref: str, revision: str, captures: int,

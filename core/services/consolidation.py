@@ -22,13 +22,14 @@ from datetime import timedelta
 from functools import partial
 from typing import Any
 
-from core.domain import endings, fence, ids, paths, planners, review_queue, slots
+from core.domain import endings, fence, ids, outbox, paths, planners, review_queue, slots
+from core.domain.changes import Change
 from core.domain.consolidation import Decision, settle_routes
 from core.domain.documents import ReviewRow
 from core.domain.records import MemoryItem, expired, valid_since
 from core.domain.routing import Neighbour, RouteCandidate, RouteProposal, changes_subject, fact_key
 from core.errors import GenerationChanged, InvalidRouterOutput, StrataError, WritesBlocked
-from core.ports import Ports, Router, Write
+from core.ports import Ports, Router, StoredDoc, Write
 from core.services import projection, scheduling
 
 log = logging.getLogger(__name__)
@@ -116,7 +117,7 @@ def run_pass(ctx: Ports, uid: str, *, router: Router | None = None, max_selected
         scheduling.after_pass(ctx, uid, started, False)  # a wipe leaves nothing to route
         return summary.as_dict()
     holder = uuid.uuid4().hex
-    if not ctx.store.take_lease(lease, holder, LEASE, seen={lease: found[lease]}):
+    if not _take(ctx, lease, holder, found[lease] or StoredDoc.absent(lease)):
         summary.skipped = "lease_held"
         return summary.as_dict()
     limit = ctx.settings.consolidation_pass_limit if max_selected is None else max_selected
@@ -127,13 +128,24 @@ def run_pass(ctx: Ports, uid: str, *, router: Router | None = None, max_selected
         summary.skipped = "account_generation_changed"
     finally:
         if moved:
-            ctx.store.commit([Write("delete", lease)])
+            ctx.store.write(Change("consolidation.lease_drop", [Write("delete", lease)]))
             summary.skipped = "account_generation_changed"
         elif finished and summary.skipped is None:
             _release_and_reschedule(ctx, uid, holder, started, summary.overflow)
         else:
-            ctx.store.release_lease(lease, holder, LEASE)
+            _release(ctx, lease, holder)
     return summary.as_dict()
+
+
+def _take(ctx: Ports, lease: str, holder: str, seen: StoredDoc | None) -> bool:
+    """Take the pass lease for ``holder`` (:func:`core.domain.outbox.take`), deciding first on the
+    lease as ``seen`` when it was read with its version."""
+    return ctx.store.swap(lease, lambda d: outbox.take(d, holder, ctx.now(), LEASE), seen=seen, exhausted=False)
+
+
+def _release(ctx: Ports, lease: str, holder: str, seen: StoredDoc | None = None) -> bool:
+    """Let ``holder``'s pass lease go (:func:`core.domain.outbox.release`)."""
+    return ctx.store.swap(lease, lambda d: outbox.release(d, holder, ctx.now(), LEASE), seen=seen, exhausted=False)
 
 
 def _leased_pass(ctx: Ports, uid: str, router: Router | None, account: fence.AccountFence, limit: int,
@@ -162,8 +174,8 @@ def _release_and_reschedule(ctx: Ports, uid: str, holder: str, started: Any, ove
 
     def release() -> None:
         if not released:
-            released.append(_READS.submit(ctx.store.release_lease, lease, holder, LEASE,
-                                          seen=read.result()))
+            released.append(_READS.submit(_release, ctx, lease, holder,
+                                          read.result()[lease] or StoredDoc.absent(lease)))
 
     try:
         scheduling.after_pass(ctx, uid, started, overflow, alongside=release)
@@ -240,7 +252,7 @@ def record_pass(ctx: Ports, uid: str, summary: dict[str, Any], trigger: dict[str
     ref = paths.last_consolidation(uid)
     try:
         with fence.expect(uid, ctx.store.read_fence(uid).generation if generation is None else generation):
-            ctx.store.fenced_write(uid, [(ref, record, False)])
+            ctx.store.write(Change("consolidation.record_pass", [Write("set", ref, record)], fenced=uid))
     except (GenerationChanged, WritesBlocked):
         log.info("consolidation record for %s dropped: the account was deleted", uid)
 
@@ -269,10 +281,11 @@ def _record_retry(ctx: Ports, uid: str, items: list[MemoryItem], attempts: dict[
     writes = []
     for item in items:
         attempts[item.id] = attempts.get(item.id, 0) + 1
-        writes.append((paths.doc(uid, paths.CONSOLIDATION_ATTEMPTS, item.id),
-                       {"attempts": attempts[item.id], "revision": item.revision, "last_error": reason[:500],
-                        "updated_at": ctx.now()}, False))
-    ctx.store.fenced_write(uid, writes)  # fenced: a pass of a wiped account records nothing
+        writes.append(Write("set", paths.doc(uid, paths.CONSOLIDATION_ATTEMPTS, item.id),
+                            {"attempts": attempts[item.id], "revision": item.revision, "last_error": reason[:500],
+                             "updated_at": ctx.now()}))
+    # fenced: a pass of a wiped account records nothing
+    ctx.store.write(Change("consolidation.retry_count", writes, fenced=uid))
 
 
 class _Pool:

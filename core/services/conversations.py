@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from core.domain import credentials, paths
+from core.domain.changes import Change
 from core.domain.documents import CaptureRun
 from core.errors import Conflict, KeyReused, NotFound
 from core.ports import Ports, Write
@@ -35,15 +36,17 @@ def create(ctx: Ports, uid: str, body: dict[str, Any], device_id: str | None, pl
                 "finished_at": doc.get("finished_at") or now, "status": "completed"})
     if (credential := credentials.current()) is not None:
         doc["created_by"] = credential  # which credential wrote it: the user's token or a key id
-    writes = [(paths.conversation(uid, conversation_id), doc, False)]
+    writes = [Write("set", paths.conversation(uid, conversation_id), doc)]
     if not idempotency_key:
         # Fenced like every API write: refused once a wipe of the account began or ran since the request did.
-        ctx.store.fenced_write(uid, writes)
+        ctx.store.write(Change("conversation.create", writes, fenced=uid))
         return conversation_id
     record = paths.request_key(uid, _key_digest(CREATE_ROUTE, idempotency_key))
-    writes.append((record, {"route": CREATE_ROUTE, "fingerprint": fingerprint, "conversation_id": conversation_id,
-                            "created_at": now, "expire_at": now + KEY_KEPT}, False))
-    if ctx.store.fenced_write(uid, writes, guard=record, refuse=lambda first: first is not None):
+    writes.append(Write("set", record, {"route": CREATE_ROUTE, "fingerprint": fingerprint,
+                                        "conversation_id": conversation_id, "created_at": now,
+                                        "expire_at": now + KEY_KEPT}))
+    if ctx.store.write(Change("conversation.create_once", writes, fenced=uid, guard=record,
+                              refuse=lambda first: first is not None)):
         return conversation_id
     first = ctx.store.get(record) or {}
     if first.get("fingerprint") != fingerprint:
@@ -98,7 +101,8 @@ def reprocess(ctx: Ports, uid: str, conversation_id: str) -> capture.CaptureResu
     result = capture.capture_conversation(ctx, uid, conversation_id, doc)
     if result.skipped == "conversation_deleted":
         raise Conflict("this conversation is being deleted", code="conversation_deleted")
-    ctx.store.commit([Write("update", ref, {"reprocess_token": token, "reprocess_requested_at": ctx.now()})])
+    ctx.store.write(Change("conversation.reprocess_token",
+                           [Write("update", ref, {"reprocess_token": token, "reprocess_requested_at": ctx.now()})]))
     return result
 
 
@@ -112,8 +116,10 @@ def delete(ctx: Ports, uid: str, conversation_id: str, cascade: bool = True) -> 
         raise NotFound("no such conversation")
     if not cascade:
         # the delete trigger honours the caller's choice (a fenced write: none lands in a wiped account)
-        ctx.store.fenced_write(uid, [(paths.capture_run(uid, conversation_id), {"cascade": False}, True)])
-        ctx.store.commit([Write("delete", ref)])
+        ctx.store.write(Change("conversation.no_cascade",
+                               [Write("set", paths.capture_run(uid, conversation_id), {"cascade": False}, merge=True)],
+                               fenced=uid))
+        ctx.store.write(Change("conversation.delete", [Write("delete", ref)]))
         return {"deleted": True, "cascade": False}
     cascaded = deletion.cascade_conversation(ctx, uid, conversation_id, remove_document=True, receipt=True)
     return {"deleted": True, "cascade": cascaded, "receipt_id": cascaded.pop("receipt_id")}

@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any
 
 from core.domain import deletion_planners, fence, ids, legacy_rows, paths, planners
+from core.domain.changes import Change
 from core.domain.documents import CaptureRun, CascadeProgress
 from core.domain.plan import MAX_ITEMS_PER_APPLY, Page, Planner
 from core.domain.records import MemoryItem
@@ -335,7 +336,8 @@ def _cascade(ctx: Ports, uid: str, conversation_id: str, remove_document: bool) 
         raced = _record_early_delete(ctx, uid, conversation_id, run_id) and live_page(ctx, uid, conversation_id, 1, None)
         if not raced:
             if remove_document:
-                ctx.store.commit([Write("delete", paths.conversation(uid, conversation_id))])
+                ctx.store.write(Change("deletion.uncaptured_conversation",
+                                       [Write("delete", paths.conversation(uid, conversation_id))]))
             return {"withdrawn": historical, "retracted": historical,
                     "workflow_removed": _remove_workflow(ctx, uid, conversation_id), "commit_id": None,
                     "intent": run_id}
@@ -376,7 +378,9 @@ def _record_early_delete(ctx: Ports, uid: str, conversation_id: str, run_id: str
         state="done", intent=run_id, pages=0, summary={"withdrawn": 0, "retracted": 0})).to_store()
     try:
         with fence.expect(uid, account.generation):
-            return ctx.store.fenced_write(uid, [(_marker_path_full(uid, conversation_id), record, False)])
+            return bool(ctx.store.write(Change("deletion.early_record",
+                                               [Write("set", _marker_path_full(uid, conversation_id), record)],
+                                               fenced=uid)))
     except (GenerationChanged, WritesBlocked):
         return False
 
@@ -448,6 +452,6 @@ def _remove_workflow(ctx: Ports, uid: str, conversation_id: str) -> int:
                                    limit=MAX_ITEMS_PER_APPLY, keys_only=True)
             if not rows:
                 break
-            ctx.store.commit([Write("delete", row.path) for row in rows])
+            ctx.store.write(Change("deletion.workflow_rows", [Write("delete", row.path) for row in rows]))
             removed += len(rows)
     return removed

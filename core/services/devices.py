@@ -7,8 +7,9 @@ import time
 from datetime import datetime
 
 from core.domain import fence, paths
+from core.domain.changes import Change
 from core.errors import BadRequest, GenerationChanged, WritesBlocked
-from core.ports import Ports
+from core.ports import Ports, Write
 from core.services import controls
 
 PLATFORMS = ("macos", "windows", "ios", "android", "web")
@@ -75,6 +76,6 @@ def record_device(ctx: Ports, uid: str, device_id: str | None, platform: str | N
         data["first_seen_at"] = now
     try:
         with fence.expect(uid, account.generation):
-            ctx.store.fenced_write(uid, [(ref, data, True)])
+            ctx.store.write(Change("device.seen", [Write("set", ref, data, merge=True)], fenced=uid))
     except (GenerationChanged, WritesBlocked):
         _last_upsert.pop(key, None)  # a wipe began meanwhile: record nothing

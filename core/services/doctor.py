@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from core.domain import fence, ids, paths
+from core.domain.changes import Change
 from core.domain.plan import is_projectable
 from core.domain.records import MemoryItem
 from core.domain.states import HIDDEN, Status
@@ -289,7 +290,7 @@ def _enqueue_repairs(ctx: Ports, uid: str, memory_ids: set[str], report: DoctorR
 
 
 def _fenced(ctx: Ports, uid: str, writes: list[Write]) -> None:
-    ctx.store.fenced_write(uid, [(w.path, w.data or {}, w.merge) for w in writes])
+    ctx.store.write(Change("doctor.repair_events", writes, fenced=uid))
 
 
 __all__ = ["PROVIDERS", "DoctorReport", "Drift", "check_user", "ownerless", "repair", "run", "users"]

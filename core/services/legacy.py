@@ -41,6 +41,7 @@ from datetime import datetime
 from typing import Any
 
 from core.domain import paths as store_paths
+from core.domain.changes import Change
 from core.domain.legacy_rows import COLLECTIONS, adapt, resolve, winner
 from core.domain.records import MemoryItem, Sensitivity
 from core.errors import LegacyCollision
@@ -211,5 +212,5 @@ def cleanup(ctx: Ports, uid: str, memory_ids: Iterable[str]) -> bool:
 
 
 def _delete_rows(ctx: Ports, uid: str, memory_ids: list[str]) -> None:
-    ctx.store.commit([Write("delete", store_paths.doc(uid, collection, memory_id))
-                      for memory_id in memory_ids for collection in COLLECTIONS])
+    ctx.store.write(Change("legacy.rows_cleanup", [Write("delete", store_paths.doc(uid, collection, memory_id))
+                                                   for memory_id in memory_ids for collection in COLLECTIONS]))

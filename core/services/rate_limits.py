@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from core.domain import paths
+from core.domain.changes import Change, Increment
 from core.errors import RateLimited
 from core.ports import Ports, Write
 
@@ -55,8 +56,9 @@ def check(ctx: Ports, uid: str, kind: str) -> None:
     shard = random.randrange(shards)
     user = hashlib.sha256(uid.encode()).hexdigest()[:32]
     ends = (window + 1) * window_s
-    count = ctx.store.increment(paths.rate_counter(f"{user}_{kind}_{window}_{shard}"), "count",
-                                {"expire_at": datetime.fromtimestamp(ends + window_s, UTC)})
+    counter = paths.rate_counter(f"{user}_{kind}_{window}_{shard}")
+    count = ctx.store.write(Change("rate_limit.count", [Write("set", counter, {
+        "count": Increment(1), "expire_at": datetime.fromtimestamp(ends + window_s, UTC)}, merge=True)])).counts[counter]
     if count == 1:
         _CLEANUP.submit(_forget, ctx, paths.rate_counter(f"{user}_{kind}_{window - 1}_{shard}"))
     if count > limit // shards + (shard < limit % shards):
@@ -67,6 +69,6 @@ def check(ctx: Ports, uid: str, kind: str) -> None:
 
 def _forget(ctx: Ports, path: str) -> None:
     try:
-        ctx.store.commit([Write("delete", path)])
+        ctx.store.write(Change("rate_limit.forget", [Write("delete", path)]))
     except Exception:  # a leftover counter is harmless: it only holds a count
         log.warning("rate-limit counter cleanup failed", exc_info=True)

@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.domain import fence, ids, paths
+from core.domain.changes import Change
 from core.domain.plan import is_projectable
 from core.domain.records import MemoryItem
 from core.errors import GenerationChanged, WritesBlocked
@@ -97,10 +98,6 @@ def rebuild_user(ctx: Ports, uid: str, provider: str, run_id: str, report: Rebui
         report.skipped_users += 1
 
 
-def _fenced(ctx: Ports, uid: str, writes: list[Write]) -> None:
-    ctx.store.fenced_write(uid, [(w.path, w.data or {}, w.merge) for w in writes])
-
-
 def _rebuild_user(ctx: Ports, uid: str, provider: str, run_id: str, report: RebuildReport, state_ref: str,
                   state: dict[str, Any], page: int, after_page: Callable[[int], None] | None) -> None:
     report.users += 1
@@ -111,10 +108,10 @@ def _rebuild_user(ctx: Ports, uid: str, provider: str, run_id: str, report: Rebu
     else:
         cursor, purge_due = None, ctx.now()
         event_id, event = _event(uid, run_id, None, "purge_user", provider, purge_due)
-        _fenced(ctx, uid, [
+        ctx.store.write(Change("rebuild.user_start", [
             Write("set", paths.outbox_event(uid, event_id), event),
             Write("set", state_ref, {"run_id": run_id, "provider": provider, "cursor": None, "done": False,
-                                     "started_at": purge_due, "purge_due_at": purge_due})])
+                                     "started_at": purge_due, "purge_due_at": purge_due})], fenced=uid))
         report.enqueued += 1
     while True:
         snaps = ctx.store.scan(paths.col(uid, paths.MEMORY_ITEMS), limit=page, after=cursor or None)
@@ -128,13 +125,14 @@ def _rebuild_user(ctx: Ports, uid: str, provider: str, run_id: str, report: Rebu
                 count += 1
         cursor = snaps[-1].id
         writes.append(Write("set", state_ref, {"cursor": cursor}, merge=True))  # the events and the cursor land together
-        _fenced(ctx, uid, writes)
+        ctx.store.write(Change("rebuild.user_page", writes, fenced=uid))
         report.enqueued += count
         if after_page is not None:
             after_page(count)
         if len(snaps) < page:
             break
-    _fenced(ctx, uid, [Write("set", state_ref, {"done": True, "finished_at": ctx.now()}, True)])
+    ctx.store.write(Change("rebuild.user_done", [Write("set", state_ref, {"done": True, "finished_at": ctx.now()}, True)],
+                           fenced=uid))
     ctx.outbox.nudge(uid)
     projection.settle(ctx, uid)  # and the purge and re-projection it enqueued
 
@@ -150,13 +148,14 @@ def rebuild(ctx: Ports, provider: str, uids: Iterable[str] | None = None, *, pag
     if uids is None:
         run = ctx.store.get(_run_ref(ctx, provider)) or {}
         report.run_id = run["run_id"] if run and not run.get("done") else uuid.uuid4().hex[:16]
-        ctx.store.commit([Write("set", _run_ref(ctx, provider),
-                                {"run_id": report.run_id, "done": False, "started_at": ctx.now()}, merge=True)])
+        ctx.store.write(Change("rebuild.run_start", [Write("set", _run_ref(ctx, provider), {
+            "run_id": report.run_id, "done": False, "started_at": ctx.now()}, merge=True)]))
         for uid in population(ctx):
             rebuild_user(ctx, uid, provider, report.run_id, report, page=page)
             if progress is not None:
                 progress(report)
-        ctx.store.commit([Write("set", _run_ref(ctx, provider), {"done": True, "finished_at": ctx.now()}, merge=True)])
+        ctx.store.write(Change("rebuild.run_done", [Write("set", _run_ref(ctx, provider),
+                                                          {"done": True, "finished_at": ctx.now()}, merge=True)]))
         return report
     report.run_id = uuid.uuid4().hex[:16]
     for uid in uids:

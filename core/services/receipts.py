@@ -42,6 +42,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.domain import paths
+from core.domain.changes import Change
 from core.errors import NotFound
 from core.ports import Ports, Write
 
@@ -87,7 +88,8 @@ def issue(ctx: Ports, uid: str, kind: str, rid: str, memory_ids: Iterable[str], 
     doc = document(rid, kind, memory_ids, ctx.now(), conversation_id=conversation_id,
                    up_to_sequence=up_to_sequence, count=count)
     path = _path(uid, rid)
-    ctx.store.fenced_write(uid, [(path, doc, False)], guard=path, refuse=lambda found: found is not None)
+    ctx.store.write(Change("receipt.issue", [Write("set", path, doc)], fenced=uid, guard=path,
+                           refuse=lambda found: found is not None))
     return rid
 
 
@@ -114,8 +116,8 @@ def document(rid: str, kind: str, memory_ids: Iterable[str], now: datetime, *, c
 def open_account_receipt(ctx: Ports, uid: str, rid: str) -> None:
     """The wipe's receipt, written when its fence goes up: every store pending."""
     now = ctx.now()
-    ctx.store.create(_account_path(uid, rid), {"kind": "account", "created_at": now, "expire_at": now + RETENTION,
-                                               "stores": dict.fromkeys(STORES)})
+    ctx.store.write(Change("receipt.account_open", [Write("create", _account_path(uid, rid), {
+        "kind": "account", "created_at": now, "expire_at": now + RETENTION, "stores": dict.fromkeys(STORES)})]))
 
 
 def confirm_account_receipt(ctx: Ports, uid: str, rid: str, steps: dict[str, Any]) -> None:
@@ -124,7 +126,8 @@ def confirm_account_receipt(ctx: Ports, uid: str, rid: str, steps: dict[str, Any
     purged, wiped = steps.get("providers_purged"), steps.get("canonical_wiped")
     stores = {"keyword_index": purged, "vector_index": purged,
               "memory_items": wiped, "review_queue": wiped, "graph": wiped}
-    ctx.store.commit([Write("set", _account_path(uid, rid), {"stores": stores}, merge=True)])
+    ctx.store.write(Change("receipt.account_confirm", [Write("set", _account_path(uid, rid), {"stores": stores},
+                                                             merge=True)]))
 
 
 # ------------------------------------------------------------------------------------------- reading

@@ -90,10 +90,15 @@ def redrive(ctx: Ports, uid: str | None = None, since: datetime | None = None, *
     report = RedriveReport()
     for snap in _dead_snapshots(ctx, uid, since):
         now = ctx.now()
-        # Conditional on the version read, so the count of redrives read with it is still current.
-        if not ctx.store.update_if(snap.path, _dead, {
-                "state": "pending", "attempts": 0, "due_at": now, "lease_expires_at": None, "dead_at": None,
-                "redriven_at": now, "redrives": int(snap.data.get("redrives") or 0) + 1}, seen=snap):
+
+        def revive(data: dict[str, Any] | None, now: datetime = now) -> tuple[bool, dict[str, Any] | None]:
+            if not _dead(data):
+                return False, None
+            return True, {"state": "pending", "attempts": 0, "due_at": now, "lease_expires_at": None,
+                          "dead_at": None, "redriven_at": now, "redrives": int((data or {}).get("redrives") or 0) + 1}
+
+        # Decided on the version read (a lost race decides again), so the count of redrives is current.
+        if not ctx.store.swap(snap.path, revive, seen=snap, exhausted=False):
             report.changed_meanwhile += 1  # another redrive (or a purge) got there first
             continue
         report.redriven += 1

@@ -31,6 +31,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.domain import ids, paths
+from core.domain.changes import Change
 from core.domain.documents import OutboxEvent
 from core.ports import Write
 from core.services import controls
@@ -108,14 +109,14 @@ def after_pass(ctx: Any, uid: str, started: datetime, overflow: bool, *,
         head = ctx.store.head_sequence(uid)
         done()
         _enqueue(ctx, uid, task_id(uid, "more", head), now)
-        ctx.store.commit([Write("set", ref, {"uid": uid, "pending": True, "marked_at": now, "due_at": now},
-                                merge=True)])
+        ctx.store.write(Change("schedule.pass_continue", [Write("set", ref, {
+            "uid": uid, "pending": True, "marked_at": now, "due_at": now}, merge=True)]))
         return
 
     # Items the pass left pending (a router failure records a retry and moves on) keep the user
     # marked: its task is now past due, so the next walk enqueues another pass. That look and the
-    # registry row are read at once; the row is cleared only if it has not moved since (else as one
-    # transaction that reads it again).
+    # registry row are read at once; the row is cleared only if it has not moved since (else it is
+    # read and decided on again).
     left = _READS.submit(ctx.store.query, "pending_route_items", {"pending_route": True},
                          parent=paths.user(uid), limit=1, keys_only=True)
     row = ctx.store.get_all_versioned([ref])[ref]
@@ -130,8 +131,8 @@ def after_pass(ctx: Any, uid: str, started: datetime, overflow: bool, *,
     clear = {"pending": False, "cleared_at": now}
     if row is None or not unmarked_since(row.data):
         return  # marked again since the pass started (a mark only moves ``marked_at`` on), or gone
-    if row.version is None or not ctx.store.update_if(ref, unmarked_since, clear, seen=row):
-        ctx.store.update_if(ref, unmarked_since, clear)
+    ctx.store.swap(ref, lambda data: (True, clear) if unmarked_since(data) else (False, None),
+                   seen=row, exhausted=False)
 
 
 # --------------------------------------------------------------------------------- the walk
@@ -157,13 +158,14 @@ def walk(ctx: Any) -> dict[str, Any]:
             due = row.get("due_at")
             if due is None or due <= now:  # its task should have run by now: repair it
                 _enqueue(ctx, user.id, task_id(user.id, "walk", w), now)
-                ctx.store.commit([Write("update", user.path, {"due_at": now})])
+                ctx.store.write(Change("schedule.walk_repair", [Write("update", user.path, {"due_at": now})]))
                 enqueued += 1
             after = user.id
         if not more:
             after, wrapped = None, True  # the end: the next invocation starts over
             break
-    ctx.store.commit([Write("set", state, {"after": after, "walked_at": now, "wrapped": wrapped})])
+    ctx.store.write(Change("schedule.walk_cursor", [Write("set", state, {"after": after, "walked_at": now,
+                                                                        "wrapped": wrapped})]))
     return {"users": users, "enqueued": enqueued, "wrapped": wrapped}
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.domain import credentials, paths
+from core.domain.changes import Change
 from core.errors import NotFound, Unauthorized
 from core.ports import Ports, Write
 from core.services import api_keys, key_writes
@@ -80,7 +81,8 @@ def create(ctx: Ports, name: str, scope: api_keys.Scope, restricted: bool = Fals
     record = {"name": name, "scope": scope, "restricted": restricted, "created_at": now, "last_used_at": None,
               "revoked_at": None, "hash": hashed}
     lookup = {"key_id": key_id, "scope": scope, "restricted": restricted, "created_at": now}
-    ctx.store.commit([Write("set", record_path(key_id), record), Write("set", lookup_path(hashed), lookup)])
+    ctx.store.write(Change("server_key.create", [Write("set", record_path(key_id), record),
+                                                 Write("set", lookup_path(hashed), lookup)]))
     return {**_public(key_id, record), "secret": secret}
 
 
@@ -105,7 +107,8 @@ def record_user(ctx: Ports, key_id: str, uid: str) -> None:
     what its revoke walks. A create that does nothing once the note exists: one more round trip per
     write request of a server key, and no per-process cache that an account wipe
     (:func:`forget_user`) would leave stale in other instances."""
-    ctx.store.create(acted_for_path(key_id, uid), {"uid": uid, "first_write_at": ctx.now()})
+    ctx.store.write(Change("server_key.user_note", [Write("create", acted_for_path(key_id, uid),
+                                                          {"uid": uid, "first_write_at": ctx.now()})]))
 
 
 def users_of(ctx: Ports, key_id: str) -> list[str]:
@@ -126,7 +129,7 @@ def forget_user(ctx: Ports, uid: str) -> int:
     noted = [acted_for_path(k.id, uid) for k in ctx.store.scan(paths.SERVER_KEYS, limit=MAX_KEYS, keys_only=True)]
     found = [path for path, data in ctx.store.get_all(noted).items() if data is not None] if noted else []
     if found:
-        ctx.store.commit([Write("delete", path) for path in found])
+        ctx.store.write(Change("server_key.users_forget", [Write("delete", path) for path in found]))
     return len(found)
 
 
@@ -146,5 +149,5 @@ def revoke(ctx: Ports, key_id: str) -> dict[str, Any]:
     batch = [Write("update", record_path(key_id), {"revoked_at": record.get("revoked_at") or ctx.now()})]
     if isinstance(hashed, str):
         batch.insert(0, Write("delete", lookup_path(hashed)))
-    ctx.store.commit(batch)
+    ctx.store.write(Change("server_key.revoke", batch))
     return {"id": key_id, "status": "revoked", "written": writes(ctx, key_id)}

@@ -30,6 +30,7 @@ from typing import Any
 
 from core.domain import paths
 from core.domain import webhooks as policy
+from core.domain.changes import Change
 from core.domain.webhooks import MAX_ATTEMPTS, MEMORY_CREATED
 from core.errors import (
     BadRequest,
@@ -94,7 +95,7 @@ def put_config(ctx: Ports, uid: str, webhook_type: str, url: str, enabled: bool)
     if fence is not None and fence.get("state") in ("fenced", "purging"):
         raise WritesBlocked("this account is being deleted")
     data = {"type": webhook_type, "url": url, "enabled": enabled, "updated_at": ctx.now()}
-    ctx.store.commit([Write("set", paths.doc(uid, CONFIG_COLLECTION, webhook_type), data)])
+    ctx.store.write(Change("webhook.config_set", [Write("set", paths.doc(uid, CONFIG_COLLECTION, webhook_type), data)]))
     log_json("webhook_configured", uid=uid, type=webhook_type, enabled=enabled)
     return _public(webhook_type, data)
 
@@ -102,7 +103,7 @@ def put_config(ctx: Ports, uid: str, webhook_type: str, url: str, enabled: bool)
 def delete_config(ctx: Ports, uid: str, webhook_type: str) -> dict[str, Any]:
     ref = paths.doc(uid, CONFIG_COLLECTION, _known(webhook_type))
     existed = ctx.store.get(ref) is not None
-    ctx.store.commit([Write("delete", ref)])
+    ctx.store.write(Change("webhook.config_delete", [Write("delete", ref)]))
     return {"type": webhook_type, "deleted": existed}
 
 
@@ -142,15 +143,16 @@ def _enqueue(ctx: Ports, uid: str, conversation_id: str, old: dict[str, Any] | N
         return None
     delivery_id = policy.delivery_id(MEMORY_CREATED, conversation_id)
     record = paths.doc(uid, DELIVERY_COLLECTION, delivery_id)
-    if not ctx.store.create(record, {"type": MEMORY_CREATED, "conversation_id": conversation_id, "state": "enqueued",
-                                     "attempts": 0, "enqueued_at": ctx.now(), "updated_at": ctx.now(),
-                                     "expire_at": ctx.now() + timedelta(days=RECORD_DAYS)}):
+    if not ctx.store.write(Change("webhook.delivery_enqueue", [Write("create", record, {
+            "type": MEMORY_CREATED, "conversation_id": conversation_id, "state": "enqueued", "attempts": 0,
+            "enqueued_at": ctx.now(), "updated_at": ctx.now(), "expire_at": ctx.now() + timedelta(days=RECORD_DAYS)})])):
         return None  # a duplicate or retried trigger: the first one enqueued it
     payload = {"webhook": MEMORY_CREATED, "uid": uid, "conversation_id": conversation_id}
     try:
         ctx.tasks.enqueue(target, payload, task_id=delivery_id, queue=ctx.settings.webhook_queue)
     except Exception:
-        ctx.store.commit([Write("delete", record)])  # so that a retried trigger may enqueue it again
+        # so that a retried trigger may enqueue it again
+        ctx.store.write(Change("webhook.delivery_unenqueue", [Write("delete", record)]))
         raise
     log_json("webhook_enqueued", uid=uid, type=MEMORY_CREATED, conversation_id=conversation_id)
     return delivery_id
@@ -185,7 +187,7 @@ def deliver_webhook(ctx: Ports, uid: str, webhook_type: str, conversation_id: st
     def finish(outcome: str, **fields: Any) -> dict[str, Any]:
         update = {"type": webhook_type, "conversation_id": conversation_id, "state": outcome,
                   "attempts": attempt, "updated_at": ctx.now(), **fields}
-        ctx.store.commit([Write("set", record, update, merge=True)])
+        ctx.store.write(Change("webhook.delivery_outcome", [Write("set", record, update, merge=True)]))
         log_json("webhook_delivery", uid=uid, **{k: v for k, v in update.items() if k != "updated_at"})
         return {"state": outcome, "attempts": attempt, **fields}
 

@@ -107,6 +107,7 @@ def run(args: Any) -> dict[str, Any]:
     from core.adapters.llm import ChatClient, LLMExtractor
     from core.adapters.rules.extractor import RuleExtractor
     from core.domain import paths
+    from core.domain.changes import Change
     from core.domain.extraction import bind_quote, source_from_conversation, source_segments
     from core.errors import GroundingError, StrataError
     from core.ports import Write
@@ -138,7 +139,8 @@ def run(args: Any) -> dict[str, Any]:
             evidence |= {e for q in sample.questions for e in q.evidence if e in turns}
             before = len(recorder.outcomes)
             for name, ctx, uid in (("rules", rules_ctx, rules_uid), ("openai", llm_ctx, llm_uid)):
-                ctx.store.commit([Write("set", paths.doc(uid, paths.CONVERSATIONS, conversation_id), doc)])
+                ctx.store.write(Change("bench.extract_conversation", [
+                    Write("set", paths.doc(uid, paths.CONVERSATIONS, conversation_id), doc)]))
                 started = time.monotonic()
                 result = capture.capture_conversation(ctx, uid, conversation_id, doc)
                 seconds[name] += time.monotonic() - started

@@ -68,6 +68,7 @@ def run(args: Any) -> dict[str, Any]:
     from core.api.auth import emulator_token
     from core.bootstrap import Context
     from core.domain import paths
+    from core.domain.changes import Change
     from core.ports import Write
     from core.services import consolidation, intake, legacy, rate_limits, scheduling
     from core.services.intake import ExplicitMemory
@@ -106,8 +107,8 @@ def run(args: Any) -> dict[str, Any]:
         uid = harness.new_uid("pools-pass")
         intake.create_explicit(plain, uid, [ExplicitMemory(
             content=f"My locker number at the climbing gym {n} is {n * 7}", category="system") for n in range(24)])
-        plain.store.commit([Write("set", paths.schedule_entry(uid), {
-            "uid": uid, "pending": True, "marked_at": plain.now() - timedelta(seconds=5)})])
+        plain.store.write(Change("bench.pools_mark_pending", [Write("set", paths.schedule_entry(uid), {
+            "uid": uid, "pending": True, "marked_at": plain.now() - timedelta(seconds=5)})]))
         return uid
 
     def consolidate(uid: str) -> None:

@@ -33,6 +33,7 @@ from core.ports import Publisher
 from core.services import edits, intake, projection
 from tests.support import trace
 from tests.support.firestore_checks import wait_for
+from tests.support.seed import take_lease
 
 pytestmark = pytest.mark.e2e
 FIRST, SECOND = "I keep my bicycle in the hallway", "I keep my bicycle in the garden shed"
@@ -109,7 +110,7 @@ def test_a_long_drain_renews_its_lease_every_round(stack: dict[str, Any]) -> Non
         # Each round takes most of a lease (the clock moves on 100 s); another drain then tries.
         clock["now"] += projection.DRAIN_LEASE - timedelta(seconds=20)
         other = Context(publisher=LostNudge(), clock=lambda: clock["now"])
-        taken_over.append(other.store.take_lease(lease, "another-drain", projection.DRAIN_LEASE))
+        taken_over.append(take_lease(other.store, lease, "another-drain", projection.DRAIN_LEASE))
 
     report = projection.drain_user(drain, uid, progress=after_round)
     assert len(taken_over) >= 2, f"expected several rounds, got {len(taken_over)}"

@@ -24,6 +24,7 @@ from core.services import consolidation, intake
 from core.services.intake import ExplicitMemory
 from strata_dev.bench.counting import counting_client
 from tests.support.firestore_checks import assert_ledger_gapless
+from tests.support.seed import seed
 
 pytestmark = pytest.mark.integration
 
@@ -51,7 +52,7 @@ def _counted_pass() -> tuple[Context, str, list[MemoryItem], dict[str, Any], dic
         for n in range(24)])
     assert all(i.pending_route for i in created)
     marked_at = setup.now() - timedelta(seconds=5)
-    setup.store.commit([Write("set", paths.schedule_entry(uid), {"uid": uid, "pending": True, "marked_at": marked_at})])
+    seed(setup.store, [Write("set", paths.schedule_entry(uid), {"uid": uid, "pending": True, "marked_at": marked_at})])
 
     ctx = _context(counted=True)
     ctx.paths.account_deletion(uid).get()  # open the channel before counting

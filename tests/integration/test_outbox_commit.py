@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from core.bootstrap import Context
+from core.domain.changes import Change
 from core.domain.outbox import Commit, Guard
 from core.ports import Store, Write
 
@@ -29,6 +30,10 @@ def _version(store: Store, path: str) -> Any:
     return doc.version
 
 
+def seed(store: Store, writes: list[Write]) -> None:
+    store.write(Change("test.seed", writes))
+
+
 def _paths() -> tuple[str, str]:
     uid = f"unchanged-{uuid.uuid4().hex[:10]}"
     return f"users/{uid}/memory_state/lease", f"users/{uid}/memory_outbox/e1"
@@ -37,8 +42,8 @@ def _paths() -> tuple[str, str]:
 def test_unchanged_documents_are_written_in_one_commit(stack: dict[str, Any]) -> None:
     store = Context().store
     lease, event = _paths()
-    store.commit([Write("set", lease, {"holder": "h", "n": 0})])
-    store.commit([Write("set", event, {"state": "pending"})])
+    seed(store, [Write("set", lease, {"holder": "h", "n": 0})])
+    seed(store, [Write("set", event, {"state": "pending"})])
     expected = {lease: _version(store, lease), event: _version(store, event)}
     versions = _unchanged(expected, [Write("update", lease, {"n": 1}),
                                  Write("update", event, {"state": "leased"})])
@@ -52,10 +57,10 @@ def test_unchanged_documents_are_written_in_one_commit(stack: dict[str, Any]) ->
 def test_a_document_changed_since_leaves_everything_unwritten(stack: dict[str, Any]) -> None:
     store = Context().store
     lease, event = _paths()
-    store.commit([Write("set", lease, {"holder": "h"})])
-    store.commit([Write("set", event, {"state": "pending"})])
+    seed(store, [Write("set", lease, {"holder": "h"})])
+    seed(store, [Write("set", event, {"state": "pending"})])
     expected = {lease: _version(store, lease), event: _version(store, event)}
-    store.commit([Write("update", lease, {"dirty": True})])  # a nudge's note, after the versions were read
+    seed(store, [Write("update", lease, {"dirty": True})])  # a nudge's note, after the versions were read
     assert _unchanged(expected, [Write("update", lease, {"expires": 1}),
                      Write("update", event, {"state": "leased"})]) is None
     assert store.get(lease) == {"holder": "h", "dirty": True} and store.get(event) == {"state": "pending"}
@@ -64,9 +69,9 @@ def test_a_document_changed_since_leaves_everything_unwritten(stack: dict[str, A
 def test_a_deleted_document_or_an_unknown_version_is_refused(stack: dict[str, Any]) -> None:
     store = Context().store
     lease, event = _paths()
-    store.commit([Write("set", event, {"state": "pending"})])
+    seed(store, [Write("set", event, {"state": "pending"})])
     version = _version(store, event)
-    store.commit([Write("delete", event)])
+    seed(store, [Write("delete", event)])
     assert _unchanged({event: version}, [Write("delete", event)]) is None
     assert _unchanged({lease: None}, [Write("update", lease, {"x": 1})]) is None
     # A guarded document must be among the written ones.
@@ -78,13 +83,13 @@ def test_the_fallback_writes_only_while_every_guard_holds(stack: dict[str, Any])
     ctx = Context()
     store = ctx.store
     lease, event = _paths()
-    store.commit([Write("set", lease, {"holder": "h"})])
-    store.commit([Write("set", event, {"state": "leased", "lease_epoch": 2})])
+    seed(store, [Write("set", lease, {"holder": "h"})])
+    seed(store, [Write("set", event, {"state": "leased", "lease_epoch": 2})])
     expected = {lease: _version(store, lease), event: _version(store, event)}
-    store.commit([Write("update", lease, {"dirty": True})])  # changed since: the one-write form is refused, the guards still hold
+    seed(store, [Write("update", lease, {"dirty": True})])  # changed since: the one-write form is refused, the guards still hold
     guards = {lease: Guard("h"), event: Guard(state="leased", epoch=2)}
     assert ctx.outbox.commit(Commit(guards, [Write("delete", event)], expected)) == (True, None)
     assert store.get(event) is None
-    store.commit([Write("set", event, {"state": "leased", "lease_epoch": 3})])  # re-leased by another drain
+    seed(store, [Write("set", event, {"state": "leased", "lease_epoch": 3})])  # re-leased by another drain
     assert ctx.outbox.commit(Commit(guards, [Write("delete", event)])) == (False, None)
     assert store.get(event) == {"state": "leased", "lease_epoch": 3}

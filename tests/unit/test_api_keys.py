@@ -12,6 +12,7 @@ import pytest
 from core.api import auth
 from core.api.app import ROUTES
 from core.domain import paths
+from core.domain.changes import Change
 from core.errors import Forbidden, Unauthorized, WritesBlocked
 from core.ports import Write
 from core.services import accounts, api_keys
@@ -140,7 +141,7 @@ def test_the_account_wipe_revokes_every_key() -> None:
 
 def test_no_key_is_created_while_the_account_is_being_wiped() -> None:
     w = world()
-    w.store.commit([Write("set", paths.account_deletion(UID), {"uid": UID, "state": "fenced", "generation": 1, "steps": {}})])
+    w.store.write(Change("test.seed", [Write("set", paths.account_deletion(UID), {"uid": UID, "state": "fenced", "generation": 1, "steps": {}})]))
     with pytest.raises(WritesBlocked):
         api_keys.create(w.ctx, UID, "late", "read+write")
     assert not list(w.store.children(paths.user(UID)))

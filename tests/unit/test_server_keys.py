@@ -21,6 +21,7 @@ from core.domain.visibility import readable
 from core.errors import Forbidden, NotFound, Unauthorized
 from core.ports import Write
 from core.services import api_keys, key_writes, server_keys
+from tests.support.seed import seed
 from tests.unit.fakes.ports import world
 
 UID = "u-backend"
@@ -118,9 +119,9 @@ def test_what_a_key_wrote_names_conversations_in_an_apps_own_collection() -> Non
     w = world(conversations_path="chats/{uid}/threads")
     try:
         for conversation_id, creator in (("t1", "key_a"), ("t2", "key_b"), ("t3", "key_a")):
-            w.store.commit([Write("set", f"chats/{UID}/threads/{conversation_id}", {"created_by": {"kind": "personal_key",
+            seed(w.store, [Write("set", f"chats/{UID}/threads/{conversation_id}", {"created_by": {"kind": "personal_key",
                                                                                "key_id": creator}})])
-        w.store.commit([Write("set", f"users/{UID}/conversations/c9", {"created_by": {"kind": "personal_key", "key_id": "key_a"}})])
+        seed(w.store, [Write("set", f"users/{UID}/conversations/c9", {"created_by": {"kind": "personal_key", "key_id": "key_a"}})])
         assert key_writes._conversations(w.ctx, UID, "key_a") == (["t1", "t3"], False)
     finally:
         world()  # the default layout again for the tests after this one

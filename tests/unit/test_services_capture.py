@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from core.domain import paths
+from core.domain.changes import Change
 from core.domain.extraction import ExtractionResult, ExtractionSource
 from core.errors import Conflict, LLMRejected, LLMUnavailable, NotFound, WritesDisabled
 from core.ports import Write
@@ -241,7 +242,7 @@ def test_a_trigger_during_an_account_wipe_does_nothing() -> None:
 def test_a_capture_after_a_delete_started_writes_nothing() -> None:
     w = world()
     _capture(w, "c1", _doc(LISBON))
-    w.store.commit([Write("set", paths.doc(UID, "capture_runs", "c1"), {"cascade": {"state": "running"}}, merge=True)])
+    w.store.write(Change("test.seed", [Write("set", paths.doc(UID, "capture_runs", "c1"), {"cascade": {"state": "running"}}, merge=True)]))
     assert _capture(w, "c1", _doc(NURSE)).skipped == "conversation_deleted"
     with pytest.raises(Conflict):
         conversations.reprocess(w.ctx, UID, "c1")

@@ -76,13 +76,13 @@ def test_an_edit_of_a_legacy_row_removes_the_row_in_its_own_commit(edit: Any) ->
     w = world()
     _legacy(w, "memories", "old1", "I like chess")
     batches: list[set[str]] = []
-    commit = w.store.commit
+    commit = w.store._commit
 
     def counted(writes: Any) -> None:
         batches.append({f"{x.op} {x.path}" for x in writes})
         commit(writes)
 
-    w.store.commit = counted  # type: ignore[method-assign]
+    w.store._commit = counted  # type: ignore[method-assign]
     edit(w)
     assert w.store.get(paths.doc(UID, "memories", "old1")) is None
     [batch] = batches  # the apply's, nothing after it
@@ -94,13 +94,13 @@ def test_delete_all_tombstones_legacy_rows_and_removes_them_in_the_same_commit()
     _legacy(w, "memories", "old1", "I like chess")
     _legacy(w, "short_term", "old2", "I like go", minutes=1)
     batches: list[set[str]] = []
-    commit = w.store.commit
+    commit = w.store._commit
 
     def counted(writes: Any) -> None:
         batches.append({f"{x.op} {x.path}" for x in writes})
         commit(writes)
 
-    w.store.commit = counted  # type: ignore[method-assign]
+    w.store._commit = counted  # type: ignore[method-assign]
     assert deletion.delete_all(w.ctx, UID)["deleted"] == 2
     [batch] = [b for b in batches if any(" " + paths.col(UID, "memories") in x for x in b)]
     assert {f"delete {paths.doc(UID, 'memories', 'old1')}", f"delete {paths.doc(UID, 'short_term', 'old2')}",

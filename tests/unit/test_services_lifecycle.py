@@ -17,7 +17,8 @@ from datetime import timedelta
 
 import pytest
 
-from core.domain import paths
+from core.domain import outbox, paths
+from core.domain.changes import Change
 from core.domain.plan import ApplyView, Plan
 from core.domain.routing import RouteCandidate, RouteProposal
 from core.errors import BadRequest, Conflict, NotFound, WritesDisabled
@@ -195,13 +196,18 @@ def test_a_failing_router_is_retried_then_forced() -> None:
     assert not _item(w, mid)["pending_route"] and _item(w, mid)["layer"] != "long_term"
 
 
+def _hold(w: World, lease: str) -> bool:
+    """Another worker takes ``lease`` for five minutes."""
+    return w.store.swap(lease, lambda d: outbox.take(d, "other", w.clock.now(), timedelta(minutes=5)), exhausted=False)
+
+
 def test_a_pass_is_skipped_while_switched_off_or_leased() -> None:
     w = world()
     _create(w, "I swim")
     w.store.put(paths.CONTROLS_GLOBAL, {"consolidation_disabled": True})
     assert consolidation.run_pass(w.ctx, UID)["skipped"] == "consolidation_disabled"
     w.store.put(paths.CONTROLS_GLOBAL, {})
-    assert w.store.take_lease(paths.doc(UID, "memory_state", "consolidation_lease"), "other", timedelta(minutes=5))
+    assert _hold(w, paths.doc(UID, "memory_state", "consolidation_lease"))
     assert consolidation.run_pass(w.ctx, UID)["skipped"] == "lease_held"
 
 
@@ -521,7 +527,7 @@ def test_an_expired_event_lease_is_reclaimed_and_repairs_current_state() -> None
     w = world()
     [mid] = _create(w, "I like kayaks")
     for event in w.store.query("outbox_by_state", {"state": ["pending"]}, parent=paths.user(UID)):
-        w.store.commit([Write("update", event.path, {"state": "leased", "lease_expires_at": w.clock.now() + timedelta(minutes=1)})])
+        w.store.write(Change("test.seed", [Write("update", event.path, {"state": "leased", "lease_expires_at": w.clock.now() + timedelta(minutes=1)})]))
     assert _drain(w).leased == 0  # someone else's live lease
     state = projection.outbox_state(w.ctx, UID)
     assert state.leased > 0 and state.next_due_at == w.clock.now() + timedelta(minutes=1)
@@ -536,6 +542,6 @@ def test_a_drain_that_finds_its_lease_held_leaves_a_note() -> None:
     w = world()
     _create(w, "I like canoes")
     lease = paths.doc(UID, "memory_state", "projection_lease")
-    assert w.store.take_lease(lease, "other", timedelta(minutes=5))
+    assert _hold(w, lease)
     assert _drain(w).skipped == "drain_in_progress"
     assert (w.store.get(lease) or {}).get("dirty") is True

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from core.domain import paths
+from core.domain.changes import Change
 from core.domain.routing import RouteCandidate, RouteProposal
 from core.errors import BadRequest, DeliveryPending, LeaseHeld, NotFound, RetryableError, WritesBlocked
 from core.ports import Write
@@ -176,7 +177,7 @@ def test_devices_are_recorded_at_most_hourly_and_never_during_a_wipe() -> None:
     devices.record_device(w.ctx, UID, device, platform, version, w.clock.now())
     row = w.store.get(paths.doc(UID, "client_devices", "ios_abcdef12")) or {}
     assert row["device_class"] == "mobile" and row["first_seen_at"] == w.clock.now()
-    w.store.commit([Write("delete", paths.doc(UID, "client_devices", "ios_abcdef12"))])
+    w.store.write(Change("test.seed", [Write("delete", paths.doc(UID, "client_devices", "ios_abcdef12"))]))
     devices.record_device(w.ctx, UID, device, platform, version, w.clock.now())  # throttled
     assert w.store.get(paths.doc(UID, "client_devices", "ios_abcdef12")) is None
     w.store.put(paths.account_deletion("u2"), {"state": "fenced", "generation": 1})
@@ -208,7 +209,7 @@ def test_account_deletion_waits_for_a_live_drain_and_resumes_after_a_provider_fa
     w = world()
     intake.create_explicit(w.ctx, UID, [intake.ExplicitMemory(content="I like owls")])
     [event] = [e for e in w.store.query("outbox_by_state", {"state": ["pending"]}, parent=paths.user(UID))][:1]
-    w.store.commit([Write("update", event.path, {"state": "leased", "lease_expires_at": w.clock.now() + timedelta(minutes=1)})])
+    w.store.write(Change("test.seed", [Write("update", event.path, {"state": "leased", "lease_expires_at": w.clock.now() + timedelta(minutes=1)})]))
     with pytest.raises(LeaseHeld):
         accounts.delete_account(w.ctx, UID)
     w.clock.advance(minutes=2)

@@ -4,11 +4,14 @@ as declared in core/domain/queries.py."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
-from core.domain import fence, ids, paths
+from core.domain import fence, ids, outbox, paths
+from core.domain.changes import Change, Increment
 from core.domain.plan import ApplyView, OutboxAction, Plan
 from core.domain.records import MemoryItem
 from core.errors import (
@@ -190,40 +193,75 @@ def test_a_disjunctive_query_matches_any_of_its_clauses_once() -> None:
     assert [r.id for r in store.query("legacy_memories_citing", params, parent="users/u", limit=2)] == ["a", "b"]
 
 
-def test_batches_conditional_and_guarded_writes() -> None:
+def _swap_if(store: InMemoryStore, condition: Callable[[dict[str, Any] | None], bool], data: dict[str, Any],
+             seen: StoredDoc | None = None) -> bool:
+    return store.swap("c/a", lambda d: (True, data) if condition(d) else (False, None), seen=seen, exhausted=False)
+
+
+def test_named_changes_and_swaps() -> None:
     store, _ = _store()
     with pytest.raises(NotFound):
-        store.commit([Write("set", "c/a", {"v": 1}), Write("update", "c/missing", {"v": 2})])
+        store.write(Change("test.missing", [Write("set", "c/a", {"v": 1}), Write("update", "c/missing", {"v": 2})]))
     assert store.get("c/a") is None  # all or nothing
-    store.commit([Write("set", "c/a", {"v": 1}), Write("set", "c/a", {"w": 2}, merge=True)])
+    store.write(Change("test.seed", [Write("set", "c/a", {"v": 1}), Write("set", "c/a", {"w": 2}, merge=True)]))
     assert store.get("c/a") == {"v": 1, "w": 2}
     [doc] = store.scan("c", limit=10)
-    store.commit([Write("set", "c/a", {"v": 3})])
-    assert not store.update_if("c/a", lambda d: True, {"v": 4}, seen=doc)
-    assert not store.update_if("c/a", lambda d: False, {"v": 4}, seen=StoredDoc("c/a", {}, store.versions["c/a"]))
-    assert store.update_if("c/a", lambda d: True, {"v": 5}, seen=StoredDoc("c/a", {}, store.versions["c/a"]))
-    assert not store.create("c/a", {}) and store.create("c/b", {})
-    assert store.update_if("c/a", lambda d: bool(d and d["v"] == 5), {"seen": True})
-    assert not store.update_if("c/a", lambda d: False, {"seen": False})
+    store.write(Change("test.move", [Write("set", "c/a", {"v": 3})]))
+    seen: list[dict[str, Any] | None] = []
+    assert _swap_if(store, lambda d: seen.append(d) is None, {"v": 4}, seen=doc)  # stale: decided again
+    assert [d and d["v"] for d in seen] == [1, 3] and (store.get("c/a") or {})["v"] == 4
+    assert not _swap_if(store, lambda d: False, {"v": 5}, seen=StoredDoc("c/a", {}, store.versions["c/a"]))
+    assert _swap_if(store, lambda d: True, {"v": 5}, seen=StoredDoc("c/a", {}, store.versions["c/a"]))
+    assert _swap_if(store, lambda d: bool(d and d["v"] == 5), {"seen": True})
+    assert not _swap_if(store, lambda d: False, {"seen": False})
     assert (store.get("c/a") or {}).get("seen") is True
+    assert not store.write(Change("test.create", [Write("create", "c/a", {})]))
+    assert store.write(Change("test.create", [Write("create", "c/b", {})]))
+    count = Write("set", "c/n", {"count": Increment(1), "k": "x"}, merge=True)
+    assert store.write(Change("test.count", [count])).counts == {"c/n": 1}
+    assert store.write(Change("test.count", [count])).counts == {"c/n": 2} and store.get("c/n") == {"count": 2, "k": "x"}
     store.put(paths.account_deletion("u"), {"state": "purging", "generation": 1})
     with pytest.raises(WritesBlocked):
-        store.fenced_write("u", [("users/u/x/y", {"a": 1}, False)])
+        store.write(Change("test.fenced", [Write("set", "users/u/x/y", {"a": 1})], fenced="u"))
     store.put(paths.account_deletion("u"), {"state": "completed", "generation": 1})
-    assert not store.fenced_write("u", [("users/u/x/y", {"a": 1}, False)], guard="c/a", refuse=lambda d: True)
-    assert store.fenced_write("u", [("users/u/x/y", {"a": 1}, False)])
-    store.delete_tree("users/u")
+    assert not store.write(Change("test.fenced", [Write("set", "users/u/x/y", {"a": 1})], fenced="u",
+                                  guard="c/a", refuse=lambda d: True))
+    assert store.write(Change("test.fenced", [Write("set", "users/u/x/y", {"a": 1})], fenced="u"))
+    store.write(Change("test.purge", [Write("purge", "users/u")]))
     assert not list(store.children("users/u")) and store.get(paths.account_deletion("u")) is not None
+
+
+def test_a_change_refuses_what_it_cannot_do() -> None:
+    with pytest.raises(ValueError):
+        Change("test.purge", [Write("purge", "users/u"), Write("delete", "c/a")])
+    with pytest.raises(ValueError):
+        Change("test.refuse", [Write("delete", "c/a")], refuse=lambda d: True)
+    with pytest.raises(ValueError):
+        Change("test.fenced", [Write("create", "c/a", {})], fenced="u")
+    with pytest.raises(ValueError):
+        Change("test.count", [Write("set", "c/a", {"n": Increment(1)})])  # not a merge
+
+
+def _take(store: InMemoryStore, holder: str, ttl: timedelta, clock: FakeClock, *, mark_dirty: bool = False,
+          seen: StoredDoc | None = None) -> bool:
+    return store.swap("l/a", lambda d: outbox.take(d, holder, clock.now(), ttl, mark_dirty=mark_dirty),
+                      seen=seen, exhausted=False)
+
+
+def _release(store: InMemoryStore, holder: str, ttl: timedelta, clock: FakeClock, *, honour_dirty: bool = False) -> bool:
+    return store.swap("l/a", lambda d: outbox.release(d, holder, clock.now(), ttl, honour_dirty=honour_dirty),
+                      exhausted=honour_dirty)
 
 
 def test_leases_expire_and_carry_a_dirty_note() -> None:
     store, clock = _store()
     ttl = timedelta(minutes=1)
-    assert store.take_lease("l/a", "h1", ttl)
-    assert not store.take_lease("l/a", "h2", ttl, mark_dirty=True)
-    assert store.release_lease("l/a", "h1", ttl, honour_dirty=True)  # a note: go round once more
-    assert not store.release_lease("l/a", "h1", ttl, honour_dirty=True)
-    assert store.take_lease("l/a", "h2", ttl)
+    assert _take(store, "h1", ttl, clock, seen=StoredDoc.absent("l/a"))
+    assert not _take(store, "h2", ttl, clock, seen=StoredDoc.absent("l/a"))  # read before h1 took it: decided again
+    assert not _take(store, "h2", ttl, clock, mark_dirty=True)
+    assert _release(store, "h1", ttl, clock, honour_dirty=True)  # a note: go round once more
+    assert not _release(store, "h1", ttl, clock, honour_dirty=True)
+    assert _take(store, "h2", ttl, clock)
     clock.advance(minutes=2)
-    assert store.take_lease("l/a", "h3", ttl)  # expired: taken over
-    assert not store.release_lease("l/a", "h2", ttl)
+    assert _take(store, "h3", ttl, clock)  # expired: taken over
+    assert not _release(store, "h2", ttl, clock)

@@ -2,9 +2,11 @@
 
 Services write memory items through the unit of work (``Store.apply``, ``Store.apply_steps``, steps
 built by ``Step.of``), the drain's events through the ``Outbox`` port, and any other document
-through ``Store.commit`` (a batch of ``Write``) or the guarded writes (``update_if``,
-``fenced_write``, ``create``). The single-write helpers folded into ``commit``; the apply's
-mechanics (``_transact``) belong to each implementation; the listings are one ``children``.
+through one named :class:`core.domain.changes.Change` (``Store.write``) or a compare-and-swap on one
+document (``Store.swap``). The batch, create, increment, guarded, fenced, tree-delete and lease
+writes folded into those two; the apply's mechanics (``_transact``) belong to each implementation;
+the listings are one ``children``. What a service, an API route or a developer tool calls on the
+port is checked here, and every change's name is a literal found in one place only.
 """
 
 from __future__ import annotations
@@ -31,7 +33,22 @@ FOLDED = {
     "has_children": "children(document)",
     "transact": "the implementation's _transact",
     "committed": "the port's _committed",
+    "commit": "write(Change(name, [Write(...), ...]))",
+    "create": "write(Change(name, [Write('create', ...)]))",
+    "increment": "write(Change(name, [Write('set', path, {field: Increment(1)}, merge=True)])).counts[path]",
+    "update_if": "swap(path, lambda d: (True, data) if cond(d) else (False, None), exhausted=False)",
+    "delete_tree": "write(Change(name, [Write('purge', path)]))",
+    "fenced_write": "write(Change(name, [Write('set', ...)], fenced=uid, guard=..., refuse=...))",
+    "take_lease": "swap(path, lambda d: outbox.take(d, ...), exhausted=False)",
+    "release_lease": "swap(path, lambda d: outbox.release(d, ...), exhausted=honour_dirty)",
 }
+# What a caller may call on the port: the reads, the fence, the head, the unit of work, the two writes.
+ALLOWED = {"get", "get_all", "query", "scan", "children", "get_all_versioned", "read_fence", "head_sequence",
+           "apply", "apply_steps", "write", "swap"}
+# strata_dev's callers of something named ``store`` that is not the port: the local Pinecone
+# endpoint's own vector store, and the in-memory fake's seeding helpers a bench's fake world uses.
+NOT_THE_PORT = {"strata_dev/localstack/pinecone_local.py"}
+FAKE_HELPERS = {"put", "collection"}
 
 
 def _methods() -> dict[str, object]:
@@ -70,3 +87,58 @@ def test_no_caller_uses_a_folded_store_method() -> None:
     found += [call for path in sorted((ROOT / "strata_dev").rglob("*.py"))
               for call in _calls_of_folded_names(path, bare=False)]
     assert found == []
+
+
+def _store_calls(path: Path, *, bare: bool) -> list[tuple[int, str]]:
+    """(line, method) of every ``<anything>.store.<method>(...)`` call in ``path`` (and
+    ``store.<method>(...)`` with ``bare``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        owner = node.func.value
+        if (isinstance(owner, ast.Attribute) and owner.attr == "store") or (
+                bare and isinstance(owner, ast.Name) and owner.id == "store"):
+            found.append((node.lineno, node.func.attr))
+    return found
+
+
+def _callers() -> list[tuple[Path, bool]]:
+    """The modules that use the port: services and API routes (a bare ``store`` is the port
+    there too), and the developer tools."""
+    core = [(p, True) for folder in ("core/services", "core/api") for p in sorted((ROOT / folder).glob("*.py"))]
+    tools = [(p, False) for p in sorted((ROOT / "strata_dev").rglob("*.py"))
+             if str(p.relative_to(ROOT)) not in NOT_THE_PORT]
+    return core + tools
+
+
+def test_callers_use_only_the_ports_reads_and_its_two_writes() -> None:
+    found = []
+    for path, bare in _callers():
+        allowed = ALLOWED | (FAKE_HELPERS if not bare else set())
+        found += [f"{path.relative_to(ROOT)}:{line} store.{method}" + (f" → {FOLDED[method]}" if method in FOLDED else "")
+                  for line, method in _store_calls(path, bare=bare) if method not in allowed]
+    assert found == []
+
+
+def _change_names() -> list[tuple[str, str | None]]:
+    """(where, the literal name or None) of every ``Change(...)`` in core and strata_dev."""
+    found = []
+    for path in sorted([*(ROOT / "core").rglob("*.py"), *(ROOT / "strata_dev").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Change"):
+                continue
+            given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "name"), None)
+            name = given.value if isinstance(given, ast.Constant) and isinstance(given.value, str) else None
+            found.append((f"{path.relative_to(ROOT)}:{node.lineno}", name))
+    return found
+
+
+def test_every_change_has_a_literal_name_found_in_one_place() -> None:
+    names = _change_names()
+    assert names, "no Change found: the scan is broken"
+    assert [where for where, name in names if name is None] == []
+    by_name: dict[str, list[str]] = {}
+    for where, name in names:
+        by_name.setdefault(str(name), []).append(where)
+    assert {name: places for name, places in by_name.items() if len(places) > 1} == {}

@@ -13,13 +13,14 @@ from __future__ import annotations
 import threading
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, TypeVar
 
 from core import tracing
-from core.adapters.firestore import fence, leases, transactions
+from core.adapters.firestore import fence, swap, transactions
 from core.adapters.firestore.client import stream_docs
 from core.adapters.firestore.queries import QUERIES, build
+from core.domain.changes import Change, Increment, Written, increments
 from core.domain.fence import AccountFence
 from core.domain.unit_of_work import TransactionReads
 from core.errors import NotFound, RetryableError, StrataError
@@ -36,17 +37,30 @@ _USER_LOCKS = [threading.Lock() for _ in range(64)]
 
 def stage(writer: Any, ref: Any, write: Write, option: Any = None) -> None:
     """Add ``write`` on ``ref`` to a transaction or batch (``option``: an update-time precondition,
-    never on a set)."""
+    never on a set); an :class:`core.domain.changes.Increment` value becomes Firestore's."""
     from core.adapters.firestore.wire import set_document
 
+    data = _wire(write.data or {})
     if write.op == "set" and not write.merge:
-        set_document(writer, ref, write.data or {})
+        set_document(writer, ref, data)
     elif write.op == "set":
-        writer.set(ref, write.data or {}, merge=True)
+        writer.set(ref, data, merge=True)
     elif write.op == "update":
-        writer.update(ref, write.data or {}, option=option)
-    else:
+        writer.update(ref, data, option=option)
+    elif write.op == "create":
+        writer.create(ref, data)
+    elif write.op == "delete":
         writer.delete(ref, option=option)
+    else:
+        raise ValueError(f"a {write.op} of {write.path} is not staged in a batch")
+
+
+def _wire(data: dict[str, Any]) -> dict[str, Any]:
+    if not any(isinstance(v, Increment) for v in data.values()):
+        return data
+    from google.cloud.firestore_v1 import Increment as ServerIncrement
+
+    return {k: ServerIncrement(v.by) if isinstance(v, Increment) else v for k, v in data.items()}
 
 
 @tracing.spanned("firestore")
@@ -116,84 +130,52 @@ class FirestoreStore(Store):
         return (ref.id for ref in refs)
 
     # ------------------------------------------------------------------ writes
-    def increment(self, path: str, field: str, data: dict[str, Any]) -> int:
-        from google.cloud.firestore_v1 import Increment
+    def write(self, change: Change) -> Written:
+        from google.api_core import exceptions as gexc
 
-        # A server-side transform: the commit answers the field's value after it, so the new count
-        # costs this one write (no transaction, so no lock for other writers of the document to wait on).
-        result = self._ref(path).set({**data, field: Increment(1)}, merge=True)
-        return int(result.transform_results[0].integer_value)
-
-    def create(self, path: str, data: dict[str, Any]) -> bool:
-        from google.api_core.exceptions import AlreadyExists
-
+        tracing.annotate(**{"strata.change": change.name, "strata.items": len(change.writes)})
+        if change.writes and change.writes[0].op == "purge":
+            self._purge(change.writes[0].path)
+            return Written(True)
         try:
-            self._ref(path).create(data)
-        except AlreadyExists:
-            return False
-        return True
+            if change.transactional:
+                return Written(fence.write(self.client, change, lambda t, w: stage(t, self._ref(w.path), w)))
+            return self._batch(change)
+        except gexc.NotFound as exc:  # an update of a missing document: nothing was written
+            missing = ", ".join(w.path for w in change.writes if w.op == "update")
+            raise NotFound(f"{change.name}: {missing} does not exist") from exc
 
-    def commit(self, writes: Sequence[Write]) -> None:
-        if not writes:
-            return
+    def _batch(self, change: Change) -> Written:
+        if not change.writes:
+            return Written(True)
         from google.api_core import exceptions as gexc
 
         batch = self.client.batch()
-        for write in writes:
+        for write in change.writes:
             stage(batch, self._ref(write.path), write)
         try:
-            batch.commit()
-        except gexc.NotFound as exc:  # an update of a missing document: nothing was written
-            missing = ", ".join(w.path for w in writes if w.op == "update")
-            raise NotFound(f"{missing} does not exist") from exc
+            results = batch.commit()
+        except gexc.Conflict as exc:  # a create of an existing document: nothing was written
+            if isinstance(exc, gexc.Aborted) or not any(w.op == "create" for w in change.writes):
+                raise
+            return Written(False)
+        # A server-side increment: the commit answers the field's value after it, so the new count
+        # costs this one write (no transaction, so no lock for other writers of the document to wait on).
+        return Written(True, {w.path: int(r.transform_results[0].integer_value)
+                              for w, r in zip(change.writes, results, strict=True) if increments(w)})
 
-    def update_if(self, path: str, condition: Callable[[dict[str, Any] | None], bool], data: dict[str, Any],
-                  *, seen: StoredDoc | None = None) -> bool:
-        if seen is not None:
-            return condition(seen.data) and self._update_unchanged(seen, data)
-
-        def run(transaction: Any, reads: TransactionReads) -> bool:
-            if not condition(reads.get_all([path])[path]):
-                return False
-            transaction.set(self._ref(path), data, merge=True)
-            return True
-
-        return bool(transactions.run(self.client, run))
-
-    def _update_unchanged(self, doc: StoredDoc, data: dict[str, Any]) -> bool:
-        from google.api_core import exceptions as gexc
-
-        try:
-            option = self.client.write_option(last_update_time=doc.version) if doc.version is not None else None
-            self._ref(doc.path).update(data, option=option)
-        except (gexc.FailedPrecondition, gexc.NotFound):
-            return False
-        return True
-
-    def delete_tree(self, path: str) -> None:
+    def _purge(self, path: str) -> None:
         # A path of an even number of segments names a collection (users/u/memory_items).
         ref = self.client.collection(path) if path.count("/") % 2 == 0 else self._ref(path)
         self.client.recursive_delete(ref)
 
-    # ------------------------------------------------------------------ fence and leases
+    def swap(self, path: str, decide: Callable[[dict[str, Any] | None], tuple[T, dict[str, Any] | None]], *,
+             seen: StoredDoc | None = None, exhausted: T) -> T:
+        return swap.swap(self.client, path, decide, seen=seen, exhausted=exhausted)
+
+    # ------------------------------------------------------------------ the account fence
     def read_fence(self, uid: str) -> AccountFence:
         return fence.read(self.client, uid)
-
-    def fenced_write(self, uid: str, writes: Sequence[tuple[str, dict[str, Any], bool]], *,
-                     guard: str | None = None,
-                     refuse: Callable[[dict[str, Any] | None], bool] | None = None) -> bool:
-        return fence.write(self.client, uid, [(self._ref(p), data, merge) for p, data, merge in writes],
-                           guard=self._ref(guard) if guard is not None else None, refuse=refuse)
-
-    def take_lease(self, path: str, holder: str, ttl: timedelta, *, mark_dirty: bool = False,
-                   seen: Mapping[str, StoredDoc | None] | None = None) -> bool:
-        return leases.take(self.client, self._ref(path), holder, self.clock, ttl, mark_dirty=mark_dirty,
-                           first=leases.seen(seen, path))
-
-    def release_lease(self, path: str, holder: str, ttl: timedelta, *, honour_dirty: bool = False,
-                      seen: Mapping[str, StoredDoc | None] | None = None) -> bool:
-        return leases.release(self.client, self._ref(path), holder, self.clock, ttl, honour_dirty=honour_dirty,
-                              first=leases.seen(seen, path))
 
     def get_all_versioned(self, paths: Sequence[str]) -> dict[str, StoredDoc | None]:
         out: dict[str, StoredDoc | None] = dict.fromkeys(paths)

@@ -13,16 +13,18 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import datetime, timedelta
+from dataclasses import replace
+from datetime import datetime
 from functools import cmp_to_key
 from typing import Any, TypeVar
 
-from core.domain import fence, outbox, paths
+from core.domain import fence, paths
+from core.domain.changes import Change, Written, increments
 from core.domain.plan import ApplyResult
 from core.domain.queries import QUERIES, Order, QuerySpec
 from core.domain.unit_of_work import TransactionReads
 from core.errors import NotFound
-from core.ports import Cursor, Publisher, Store, StoredDoc, Write
+from core.ports import ABSENT, Cursor, Publisher, Store, StoredDoc, Write
 
 _MISSING = object()
 T = TypeVar("T")
@@ -138,74 +140,69 @@ class InMemoryStore(Store):
         yield from sorted({p.split("/")[depth] for p in self.docs if p.startswith(path + "/")})
 
     # ------------------------------------------------------------------ writes
-    def increment(self, path: str, field: str, data: dict[str, Any]) -> int:
+    def write(self, change: Change) -> Written:
+        """``change`` under the store's lock: the fence (:func:`core.domain.fence.admit`) and the
+        guard read as they are, then every write or, when one is refused, none."""
         with self._lock:
-            count = int((self.docs.get(path) or {}).get(field, 0)) + 1
-            self._write(path, {**data, field: count}, merge=True)
-            return count
+            if change.writes and change.writes[0].op == "purge":
+                self._purge(change.writes[0].path)
+                return Written(True)
+            if change.fenced is not None:
+                fence.admit(change.fenced, self.get(paths.account_deletion(change.fenced)))
+            if change.guard is not None and change.refuse is not None and change.refuse(self.get(change.guard)):
+                return Written(False)
+            if any(w.op == "create" and w.path in self.docs for w in change.writes):
+                return Written(False)
+            counts = {w.path: self._counted(w) for w in change.writes if increments(w)}
+            self._commit([replace(w, data={**(w.data or {}), increments(w)[0]: counts[w.path]})
+                          if w.path in counts else w for w in change.writes])
+            return Written(True, counts)
 
-    def create(self, path: str, data: dict[str, Any]) -> bool:
+    def _purge(self, root: str) -> None:
+        for path in [p for p in self.docs if p == root or p.startswith(root + "/")]:
+            self._write(path, None)
+
+    def _counted(self, write: Write) -> int:
+        """The value ``write``'s incremented field will have."""
+        name = increments(write)[0]
+        return int((self.docs.get(write.path) or {}).get(name, 0)) + (write.data or {})[name].by
+
+    def swap(self, path: str, decide: Callable[[dict[str, Any] | None], tuple[T, dict[str, Any] | None]], *,
+             seen: StoredDoc | None = None, exhausted: T) -> T:
+        """As Firestore's: decided on ``seen`` (when it carries a version) and written only while
+        the document is still at it; else decided on the document as it is, under the lock (so
+        never ``exhausted``)."""
         with self._lock:
-            if path in self.docs:
-                return False
-            self._write(path, data)
-            return True
+            if seen is not None and seen.version is not None:
+                missing = seen.version is ABSENT
+                value, data = decide(None if missing else copy.deepcopy(seen.data))
+                if data is None:
+                    return value
+                stored = path in self.docs
+                if (not stored) if missing else (stored and self.versions.get(path) == seen.version):
+                    self._write(path, data, merge=True)
+                    return value
+            value, data = decide(self.get(path))
+            if data is not None:
+                self._write(path, data, merge=True)
+            return value
 
     def commit(self, writes: Sequence[Write]) -> None:
+        """Not the port's: the fake outbox's guarded commit writes through it, under the lock."""
         with self._lock:
-            for write in writes:  # all or nothing: an update of a missing document fails the batch
-                if write.op == "update" and write.path not in self.docs:
-                    raise NotFound(f"{write.path} does not exist")
-            for write in writes:
-                self._write(write.path, None if write.op == "delete" else (write.data or {}),
-                            merge=write.merge or write.op == "update")
+            self._commit(writes)
 
-    def update_if(self, path: str, condition: Callable[[dict[str, Any] | None], bool], data: dict[str, Any],
-                  *, seen: StoredDoc | None = None) -> bool:
-        with self._lock:
-            if seen is not None and (path not in self.docs or self.versions.get(path) != seen.version):
-                return False
-            if not condition(seen.data if seen is not None else self.get(path)):
-                return False
-            self._write(path, data, merge=True)
-            return True
+    def _commit(self, writes: Sequence[Write]) -> None:
+        for write in writes:  # all or nothing: an update of a missing document fails the batch
+            if write.op == "update" and write.path not in self.docs:
+                raise NotFound(f"{write.path} does not exist")
+        for write in writes:
+            self._write(write.path, None if write.op == "delete" else (write.data or {}),
+                        merge=write.merge or write.op == "update")
 
-    def delete_tree(self, path: str) -> None:
-        with self._lock:
-            for p in [p for p in self.docs if p == path or p.startswith(path + "/")]:
-                self._write(p, None)
-
-    # ------------------------------------------------------------------ fence and leases
+    # ------------------------------------------------------------------ the account fence
     def read_fence(self, uid: str) -> fence.AccountFence:
         return fence.of(self.get(paths.account_deletion(uid)))
-
-    def fenced_write(self, uid: str, writes: Sequence[tuple[str, dict[str, Any], bool]], *,
-                     guard: str | None = None,
-                     refuse: Callable[[dict[str, Any] | None], bool] | None = None) -> bool:
-        with self._lock:
-            record = self.get(paths.account_deletion(uid))
-            fence.admit(uid, record)
-            if guard is not None and refuse is not None and refuse(self.get(guard)):
-                return False
-            for path, data, merge in writes:
-                self._write(path, data, merge)
-            return True
-
-    def take_lease(self, path: str, holder: str, ttl: timedelta, *, mark_dirty: bool = False,
-                   seen: Mapping[str, StoredDoc | None] | None = None) -> bool:
-        with self._lock:
-            taken, write = outbox.take(self.get(path), holder, self.clock(), ttl, mark_dirty=mark_dirty)
-            if write is not None:
-                self._write(path, write, merge=True)
-            return taken
-
-    def release_lease(self, path: str, holder: str, ttl: timedelta, *, honour_dirty: bool = False,
-                      seen: Mapping[str, StoredDoc | None] | None = None) -> bool:
-        with self._lock:
-            again, write = outbox.release(self.get(path), holder, self.clock(), ttl, honour_dirty=honour_dirty)
-            if write is not None:
-                self._write(path, write, merge=True)
-            return again
 
     # ------------------------------------------------------------------ the apply's mechanics
     def _transact(self, uid: str, body: Callable[[TransactionReads], tuple[T, Sequence[Write]]], *,
@@ -214,7 +211,7 @@ class InMemoryStore(Store):
         is written only once it returned (so a raise writes nothing)."""
         with self._lock:
             value, writes = body(_Reads(self))
-            self.commit(writes)
+            self._commit(writes)
             return value
 
     def _committed(self, uid: str, result: ApplyResult) -> None:
