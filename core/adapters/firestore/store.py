@@ -5,7 +5,10 @@ Of the apply it keeps only the mechanics (:meth:`FirestoreStore._transact`): a F
 transaction, its reads decoded straight from the wire (:mod:`core.adapters.firestore.wire`), the
 writes the unit of work returns, one transaction at a time per user in this process, and the SDK's
 contention errors as :class:`core.errors.RetryableError`. What an apply reads and writes is decided
-by :class:`core.domain.unit_of_work.UnitOfWork`.
+by :class:`core.domain.unit_of_work.UnitOfWork`. Every other write is one named change
+(:meth:`FirestoreStore.write`: a batch, or a transaction that reads the fence and the guard,
+:mod:`core.adapters.firestore.fence`) or a compare-and-swap on one document
+(:mod:`core.adapters.firestore.swap`).
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from core import tracing
-from core.adapters.firestore import fence, swap, transactions
+from core.adapters.firestore import fence, transactions
 from core.adapters.firestore.client import stream_docs
 from core.adapters.firestore.queries import QUERIES, build
+from core.adapters.firestore.swap import swap as conditional_swap
 from core.domain.changes import Change, Increment, Written, increments
 from core.domain.fence import AccountFence
 from core.domain.unit_of_work import TransactionReads
@@ -171,7 +175,7 @@ class FirestoreStore(Store):
 
     def swap(self, path: str, decide: Callable[[dict[str, Any] | None], tuple[T, dict[str, Any] | None]], *,
              seen: StoredDoc | None = None, exhausted: T) -> T:
-        return swap.swap(self.client, path, decide, seen=seen, exhausted=exhausted)
+        return conditional_swap(self.client, path, decide, seen=seen, exhausted=exhausted)
 
     # ------------------------------------------------------------------ the account fence
     def read_fence(self, uid: str) -> AccountFence:
