@@ -415,8 +415,7 @@ class Outbox(ABC):
             return outbox.lease_refused(batch, lease)
         return replace(batch, versions=versions)
 
-    def conclude(self, batch: outbox.Batch, outcome: outbox.Outcome, generation: int | None,
-                 now: datetime) -> dict[str, int]:
+    def conclude(self, batch: outbox.Batch, outcome: outbox.Outcome, generation: int, now: datetime) -> dict[str, int]:
         """Close ``batch`` as :func:`core.domain.outbox.closing` decides. After a failure: each event
         still at the batch's epoch backs off or is dead, all in one commit, or one by one when one
         was taken over meanwhile (counts ``retried``, ``dead``). Else the handlers' writes commit
@@ -424,17 +423,16 @@ class Outbox(ABC):
         event's epoch, moved on: ``requeued``), each event still at its epoch is back to pending, a
         ``repair`` event is written for each memory whose event another drain took, while the
         account is still at ``generation``, and a drain is nudged to project the current state."""
-        closing = outbox.closing(batch, outcome, now)
+        closing = outbox.closing(batch, outcome, generation, now)
         if closing.together is not None:
             done = (list(closing.failed) if self.commit(closing.together)[0]
                     else [path for path, (_, commit) in closing.failed.items() if self.commit(commit)[0]])
             return dict(Counter(closing.failed[path][0] for path in done))
         if all(self.commit(commit)[0] for commit in closing.acknowledgement):
             return {"acknowledged": len(batch.entries)}
-        orphaned = [memory_id for memory_id, commit in closing.requeues if not self.commit(commit)[0] and memory_id]
-        repairs = closing.repairs(orphaned, self.store.read_fence(batch.uid).generation
-                                  if generation is None else generation)
-        if repairs is not None and not self.commit(repairs)[0]:
+        orphaned = {memory_id for memory_id, commit in closing.requeues if not self.commit(commit)[0] and memory_id}
+        repairs = [write for memory_id, write in closing.repairs.items() if memory_id in orphaned]
+        if repairs and not self.commit(outbox.Commit(closing.account, repairs))[0]:
             log.info("repair events for %s dropped: the account is being deleted", batch.uid)
         else:
             self.publish(closing.nudge)

@@ -275,12 +275,18 @@ def repairs(batch: Batch, memory_ids: list[str], generation: int, now: datetime)
     """A fresh ``repair`` event for each memory whose event another drain already took (its current
     state is projected once more), while the account is still at ``generation`` (a wiped account
     gets none); None when there is none to write."""
-    writes = []
-    for memory_id in sorted(set(memory_ids)):
-        event_id, doc = outbox_event(batch.uid, f"repair:{batch.holder or ''}", 0, OutboxAction(memory_id, "repair"),
-                                     None, "drain_lease_lost", now)
-        writes.append(Write("set", paths.outbox_event(batch.uid, event_id), doc))
-    return Commit({paths.account_deletion(batch.uid): Guard(generation=generation)}, writes) if writes else None
+    writes = [_repair(batch, memory_id, now) for memory_id in sorted(set(memory_ids))]
+    return Commit(_account_at(batch.uid, generation), writes) if writes else None
+
+
+def _repair(batch: Batch, memory_id: str, now: datetime) -> Write:
+    event_id, doc = outbox_event(batch.uid, f"repair:{batch.holder or ''}", 0, OutboxAction(memory_id, "repair"),
+                                 None, "drain_lease_lost", now)
+    return Write("set", paths.outbox_event(batch.uid, event_id), doc)
+
+
+def _account_at(uid: str, generation: int) -> dict[str, Guard]:
+    return {paths.account_deletion(uid): Guard(generation=generation)}
 
 
 # ------------------------------------------------------------------------------ closing a batch
@@ -302,28 +308,29 @@ class Outcome:
 class Closing:
     """How a leased batch is closed, decided at once: with an ``error``, each event's failure
     (``failed``, by path; ``together`` records them in one commit); else the ``acknowledgement``
-    commits and, should one be refused, each event's ``requeues`` (memory id, commit), the repair
-    events of :meth:`repairs` and the drain's ``nudge``."""
+    commits and, should one be refused, each event's ``requeues`` (memory id, commit), then one
+    commit of the ``repairs`` (by memory id) of the memories whose event another drain took,
+    guarded by ``account`` (still at the drain's generation), then the drain's ``nudge``."""
 
-    batch: Batch
-    now: datetime
     failed: dict[str, tuple[str, Commit]] = field(default_factory=dict)
     together: Commit | None = None
     acknowledgement: list[Commit] = field(default_factory=list)
     requeues: list[tuple[str | None, Commit]] = field(default_factory=list)
+    repairs: dict[str, Write] = field(default_factory=dict)
+    account: dict[str, Guard] = field(default_factory=dict)
     nudge: dict[str, Any] = field(default_factory=dict)
 
-    def repairs(self, orphaned: list[str], generation: int) -> Commit | None:
-        return repairs(self.batch, orphaned, generation, self.now)
 
-
-def closing(batch: Batch, outcome: Outcome, now: datetime) -> Closing:
-    """The whole decision that closes ``batch`` after its handlers came to ``outcome``."""
+def closing(batch: Batch, outcome: Outcome, generation: int, now: datetime) -> Closing:
+    """The whole decision that closes ``batch`` after its handlers came to ``outcome``, for a drain
+    that read the account at ``generation``."""
     if outcome.error is not None:
         each = failure(batch, outcome.error, outcome.confirmed, now)
         together = Commit({p: g for _, c in each.values() for p, g in c.guards.items()},
                           [w for _, c in each.values() for w in c.writes])
-        return Closing(batch, now, failed=each, together=together)
-    return Closing(batch, now, acknowledgement=acknowledgement(batch, outcome.writes, now),
+        return Closing(failed=each, together=together)
+    memory_ids = sorted({e.event.memory_id for e in batch.entries if e.event.memory_id})
+    return Closing(acknowledgement=acknowledgement(batch, outcome.writes, now),
                    requeues=[(e.event.memory_id, requeueing(e, now)) for e in batch.entries],
-                   nudge=nudge(batch.uid))
+                   repairs={m: _repair(batch, m, now) for m in memory_ids},
+                   account=_account_at(batch.uid, generation), nudge=nudge(batch.uid))

@@ -127,7 +127,7 @@ class Graph:
 HANDLERS: tuple[Handler, ...] = (Schedule(), Keyword(), Vector(), Graph())
 
 
-def run(ctx: Ports, batch: outbox.Batch, generation: int | None) -> outbox.Outcome:
+def run(ctx: Ports, batch: outbox.Batch, generation: int) -> outbox.Outcome:
     """Read the batch's state, hand it to every handler that wants it (the pooled ones at once, the
     others here meanwhile) and, once all finished, what they came to: their writes in handler order,
     or the first failure in that order, with the indexes that confirmed."""
@@ -172,7 +172,7 @@ def _message(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"[:500]
 
 
-def read(ctx: Ports, batch: outbox.Batch, generation: int | None) -> Work:
+def read(ctx: Ports, batch: outbox.Batch, generation: int) -> Work:
     """The batch's state in one batched lookup: the account fence and the items (with scheduling
     events, the user's consolidation registry row and the incident switches too), then the graph
     assertions of the items that are graph facts now (the only ones the graph reads one for)."""
@@ -185,7 +185,7 @@ def read(ctx: Ports, batch: outbox.Batch, generation: int | None) -> Work:
     registry, switches = found.pop(registry_ref, None) or {}, found.pop(paths.CONTROLS_GLOBAL, None) or {}
     record = found.pop(fence_ref, None)
     account = fence.of(record)
-    fenced = record is not None and (account.deleting or generation not in (None, account.generation))
+    fenced = record is not None and (account.deleting or account.generation != generation)
     items = {paths.doc_id(path): MemoryItem.from_store(data) for path, data in found.items() if data is not None}
     assertions = {} if fenced else _fact_assertions(ctx, uid, memory_ids, items)
     disabled = bool(ctx.settings.consolidation_on_write and switches.get(controls.CONSOLIDATION))

@@ -28,7 +28,6 @@ import logging
 import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
 from typing import Any
 
 from core.domain import outbox
@@ -120,10 +119,6 @@ def settle(ctx: Ports, uid: str) -> DrainReport | None:
 
 
 # ------------------------------------------------------------------------------------------ drain
-def due_events(ctx: Ports, uid: str, now: datetime, limit: int = outbox.SCAN) -> list[outbox.Entry]:
-    return ctx.outbox.due(uid, now, limit=limit).entries
-
-
 def drain_user(ctx: Ports, uid: str, *, max_rounds: int = 1000, progress: Any = None) -> DrainReport:
     """Drain ``uid``'s due outbox events until none is due (or all left are backing off)."""
     report = DrainReport(uids=[uid])
@@ -134,7 +129,7 @@ def drain_user(ctx: Ports, uid: str, *, max_rounds: int = 1000, progress: Any = 
     # and before the lease is taken would otherwise leave the lease document in the wiped account,
     # and a drain that outlives a wipe it did not see may only delete from the providers.
     account = ctx.store.read_fence(uid)
-    if not due_events(ctx, uid, ctx.now(), limit=1):
+    if not ctx.outbox.due(uid, ctx.now(), limit=1).entries:
         return report  # nothing to do: no lease document is written (a wiped account stays empty)
     holder = uuid.uuid4().hex
     # A nudge that finds the lease held marks it dirty, so the holder drains again before letting go.
@@ -186,8 +181,8 @@ def _drain_rounds(ctx: Ports, uid: str, generation: int, holder: str, report: Dr
     return rounds
 
 
-def _drain_round(ctx: Ports, uid: str, generation: int | None = None,
-                 holder: str | None = None, *, check_switch: bool = False) -> tuple[DrainReport, bool]:
+def _drain_round(ctx: Ports, uid: str, generation: int, holder: str | None = None, *,
+                 check_switch: bool = False) -> tuple[DrainReport, bool]:
     """One round of the bus: lease a batch, hand it to the handlers (:func:`drain_handlers.run`) and
     close it with what they came to (acknowledge, fail, or requeue when the lease was lost); the
     flag says whether more may be due. With ``holder`` (the drain lease's), every outbox write
