@@ -271,14 +271,6 @@ def requeueing(entry: Entry, now: datetime) -> Commit:
         "last_error": "acknowledgement refused: the drain lease was lost"})])
 
 
-def repairs(batch: Batch, memory_ids: list[str], generation: int, now: datetime) -> Commit | None:
-    """A fresh ``repair`` event for each memory whose event another drain already took (its current
-    state is projected once more), while the account is still at ``generation`` (a wiped account
-    gets none); None when there is none to write."""
-    writes = [_repair(batch, memory_id, now) for memory_id in sorted(set(memory_ids))]
-    return Commit(_account_at(batch.uid, generation), writes) if writes else None
-
-
 def _repair(batch: Batch, memory_id: str, now: datetime) -> Write:
     event_id, doc = outbox_event(batch.uid, f"repair:{batch.holder or ''}", 0, OutboxAction(memory_id, "repair"),
                                  None, "drain_lease_lost", now)
