@@ -133,9 +133,9 @@ def run(ctx: Ports, batch: outbox.Batch, generation: int) -> outbox.Outcome:
     or the first failure in that order, with the indexes that confirmed."""
     try:
         work = read(ctx, batch, generation)
+        _ = (ctx.keyword_index, ctx.vector_index, ctx.embedder)  # the lazy providers are built here, not in a worker
     except Exception as exc:  # noqa: BLE001 - nothing ran: the batch failed
         return outbox.Outcome(error=_message(exc))
-    _ = (ctx.keyword_index, ctx.vector_index, ctx.embedder)  # the lazy providers are built here, not in a worker
     wanted = [handler for handler in HANDLERS if handler.wanted(work)]
     running: dict[str, Future[Done]] = {h.name: POOL.submit(h.run, ctx, work) for h in wanted if h.pooled}
     here = {h.name: _attempt(h, ctx, work) for h in wanted if not h.pooled}
