@@ -187,19 +187,10 @@ def read(ctx: Ports, batch: outbox.Batch, generation: int) -> Work:
     account = fence.of(record)
     fenced = record is not None and (account.deleting or account.generation != generation)
     items = {paths.doc_id(path): MemoryItem.from_store(data) for path, data in found.items() if data is not None}
-    assertions = {} if fenced else _fact_assertions(ctx, uid, memory_ids, items)
+    assertions = {} if fenced else graph.fact_assertions(ctx, uid, memory_ids, items)
     disabled = bool(ctx.settings.consolidation_on_write and switches.get(controls.CONSOLIDATION))
     plan = plans.plan(uid, events, items, fenced, sensitivity=ctx.sensitivity)
     return Work(uid, events, memory_ids, fenced, items, assertions, plan, registry, disabled)
-
-
-def _fact_assertions(ctx: Ports, uid: str, memory_ids: list[str], items: dict[str, MemoryItem]
-                     ) -> dict[str, dict[str, Any]]:
-    """The graph assertions of the items that are graph facts now, by memory id (one lookup; none
-    when no item is a fact)."""
-    refs = [paths.graph_assertion(uid, mid) for mid in memory_ids if graph.is_fact(items.get(mid))]
-    return ({paths.doc_id(p): d for p, d in ctx.store.get_all(refs).items() if d is not None}
-            if refs else {})
 
 
 # ------------------------------------------------------------------------------------ purge user

@@ -46,6 +46,15 @@ def is_fact(item: MemoryItem | None) -> bool:
                 and item.graph_ready and not item.restricted)
 
 
+def fact_assertions(ctx: Ports, uid: str, memory_ids: list[str], items: Mapping[str, MemoryItem]
+                    ) -> dict[str, dict[str, Any]]:
+    """The graph assertions of the ``items`` that are graph facts now, by memory id: the only ones
+    :func:`plan` reads an assertion for (one lookup; none when no item is a fact)."""
+    refs = [paths.graph_assertion(uid, mid) for mid in memory_ids if is_fact(items.get(mid))]
+    return ({paths.doc_id(p): d for p, d in ctx.store.get_all(refs).items() if d is not None}
+            if refs else {})
+
+
 def _may_be_cited(item: MemoryItem | None) -> bool:
     """False when no edge can cite this memory except the one its current assertion keeps.
 
