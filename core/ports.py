@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -360,10 +361,11 @@ class Store(ABC):
 # --------------------------------------------------------------------------- the outbox
 class Outbox(ABC):
     """Each user's outbox (``users/{uid}/memory_outbox``) and drain lease, as the drain uses them:
-    take the drain lease, lease a batch of due events, then acknowledge it with the writes that
-    carry its effect, or record its failure, or requeue it. Who may write what (epochs, the dirty
-    note, backoff, dead letters) is :mod:`core.domain.outbox`; an implementation gives the reads, the
-    work lease's writes and the guarded commit (Firestore on its transactions, the fake on its lock).
+    take the drain lease, lease a batch of due events, then conclude it (acknowledge it with the
+    writes that carry its effect, or record its failure, or requeue it). Who may write what (epochs,
+    the dirty note, backoff, dead letters) is :mod:`core.domain.outbox`, one rules call per method;
+    an implementation gives the reads, the work lease's writes and the guarded commit (Firestore on
+    its transactions, the fake on its lock).
     """
 
     store: Store  # the database the outbox lives in
@@ -397,56 +399,51 @@ class Outbox(ABC):
 
     def lease(self, uid: str, holder: str | None, due: outbox.Due, now: datetime) -> outbox.Batch:
         """Lease a batch of ``due`` (:func:`core.domain.outbox.leasing`); empty when nothing was
-        due, or when the leasing commit was refused (``lost``: the drain lease moved on)."""
+        due, or when the drain lease moved on (``lost``) or the leasing commit was refused."""
         batch, commit = outbox.leasing(uid, holder, due, now)
         if not batch.entries:
             return batch
         written, versions = self.commit(commit)
         if not written:
-            lost = holder is not None and not outbox.Guard(holder).holds(self.store.get(outbox.drain_lease(uid)))
-            return outbox.Batch(uid, holder, [], more=True, lost=lost)
+            lease = self.store.get(outbox.drain_lease(uid)) if holder is not None else None
+            return outbox.lease_refused(batch, lease)
         return replace(batch, versions=versions)
 
-    def acknowledge(self, batch: outbox.Batch, writes: list[Write], now: datetime) -> bool:
-        """Commit ``writes`` and delete the batch's events; False, the rest unwritten, when a
-        commit's guard was refused (the drain lease, or an event's epoch, moved on)."""
-        return all(self.commit(commit)[0] for commit in outbox.acknowledgement(batch, writes, now))
-
-    def fail(self, batch: outbox.Batch, message: str, confirmed: list[str], now: datetime) -> dict[str, int]:
-        """Record a failed attempt on each event still at the batch's epoch (backoff, or dead): all
-        in one commit, or one by one when one was taken over meanwhile. Counts by outcome."""
-        outcome = outbox.failure(batch, message, confirmed, now)
-        together = outbox.Commit({p: g for _, c in outcome.values() for p, g in c.guards.items()},
-                                 [w for _, c in outcome.values() for w in c.writes])
-        done = list(outcome) if self.commit(together)[0] else [p for p, (_, c) in outcome.items() if self.commit(c)[0]]
-        counts: dict[str, int] = {}
-        for path in done:
-            counts[outcome[path][0]] = counts.get(outcome[path][0], 0) + 1
-        return counts
-
-    def requeue(self, batch: outbox.Batch, generation: int | None, now: datetime) -> None:
-        """After a refused acknowledgement: each event still at the batch's epoch back to pending,
-        due now, and a ``repair`` event for each memory whose event another drain took, while the
-        account is still at ``generation``; then a drain is nudged (unless the account is being
-        wiped), which projects the current state once more."""
-        orphaned = [e.event.memory_id for e in batch.entries
-                    if not self.commit(outbox.requeueing(e, now))[0] and e.event.memory_id]
-        if generation is None:
-            generation = self.store.read_fence(batch.uid).generation
-        repairs = outbox.repairs(batch, orphaned, generation, now)
-        if repairs is not None and not self.commit(repairs)[0]:
+    def conclude(self, batch: outbox.Batch, outcome: outbox.Outcome, generation: int, now: datetime) -> dict[str, int]:
+        """Close ``batch`` as :func:`core.domain.outbox.closing` decides. After a failure: each event
+        still at the batch's epoch backs off or is dead, all in one commit, or one by one when one
+        was taken over meanwhile (counts ``retried``, ``dead``). Else the handlers' writes commit
+        and the events go (``acknowledged``); when a guard refuses that (the drain lease, or an
+        event's epoch, moved on: ``requeued``), each event still at its epoch is back to pending, a
+        ``repair`` event is written for each memory whose event another drain took, while the
+        account is still at ``generation``, and a drain is nudged to project the current state."""
+        closing = outbox.closing(batch, outcome, generation, now)
+        if closing.together is not None:
+            done = (list(closing.failed) if self.commit(closing.together)[0]
+                    else [path for path, (_, commit) in closing.failed.items() if self.commit(commit)[0]])
+            return dict(Counter(closing.failed[path][0] for path in done))
+        if all(self.commit(commit)[0] for commit in closing.acknowledgement):
+            return {"acknowledged": len(batch.entries)}
+        orphaned = {memory_id for memory_id, commit in closing.requeues if not self.commit(commit)[0] and memory_id}
+        repairs = [write for memory_id, write in closing.repairs.items() if memory_id in orphaned]
+        if repairs and not self.commit(outbox.Commit(closing.account, repairs))[0]:
             log.info("repair events for %s dropped: the account is being deleted", batch.uid)
-            return
-        self.nudge(batch.uid)
+        else:
+            self.publish(closing.nudge)
+        return {"requeued": len(batch.entries)}
 
     def nudge(self, uid: str) -> None:
         """Ask for a drain of ``uid`` once its outbox was written outside an apply (an apply's store
         publishes its own); a lost nudge is the scheduled sweep's."""
+        self.publish(outbox.nudge(uid))
+
+    def publish(self, message: dict[str, Any]) -> None:
+        """Publish a drain's ``message`` on the projection topic, best effort."""
         try:
             if self.publisher is not None:
-                self.publisher.publish(self.topic, outbox.nudge(uid))
+                self.publisher.publish(self.topic, message)
         except Exception:  # noqa: BLE001 - the sweep recovers it
-            log.warning("projection nudge for %s failed; the sweep will pick it up", uid, exc_info=True)
+            log.warning("projection nudge for %s failed; the sweep will pick it up", message.get("uid"), exc_info=True)
 
 
 # --------------------------------------------------------------------------- what a service may use

@@ -18,7 +18,7 @@ exponentially; after ``MAX_ATTEMPTS`` the event is dead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -191,7 +191,10 @@ def choose(due: list[Entry], now: datetime) -> list[Entry]:
 
 def leasing(uid: str, holder: str | None, due: Due, now: datetime) -> tuple[Batch, Commit]:
     """The batch a round leases and its commit: each chosen event while it is as read, leased at the
-    next epoch, with one more attempt; the drain lease (with a holder) held and renewed with it."""
+    next epoch, with one more attempt; the drain lease (with a holder) held and renewed with it.
+    Nothing to commit when ``due`` shows the drain lease no longer ``holder``'s (``lost``)."""
+    if due.lost(holder):
+        return Batch(uid, holder, [], lost=True), Commit({}, [])
     chosen = choose(due.entries, now)
     # Fewer due events than the scan asked for, all taken: nothing else was due at ``now`` (a later
     # commit's nudge marks the drain lease dirty, which brings the drain round again).
@@ -210,6 +213,13 @@ def leasing(uid: str, holder: str | None, due: Due, now: datetime) -> tuple[Batc
         writes.append(Write("update", drain_lease(uid), {"expires_at": now + DRAIN_LEASE}))  # the renewal
         expected = {drain_lease(uid): due.lease_version, **{entry.path: entry.version for entry in chosen}}
     return Batch(uid, holder, taken, more, repaired), Commit(guards, writes, expected)
+
+
+def lease_refused(batch: Batch, lease: dict[str, Any] | None) -> Batch:
+    """The empty batch of a refused leasing commit, given the drain lease as read after it: ``lost``
+    when it is no longer the batch's holder's (another drain took over), else more may be due."""
+    return Batch(batch.uid, batch.holder, [], more=True,
+                 lost=batch.holder is not None and not Guard(batch.holder).holds(lease))
 
 
 def acknowledgement(batch: Batch, writes: list[Write], now: datetime) -> list[Commit]:
@@ -261,13 +271,58 @@ def requeueing(entry: Entry, now: datetime) -> Commit:
         "last_error": "acknowledgement refused: the drain lease was lost"})])
 
 
-def repairs(batch: Batch, memory_ids: list[str], generation: int, now: datetime) -> Commit | None:
-    """A fresh ``repair`` event for each memory whose event another drain already took (its current
-    state is projected once more), while the account is still at ``generation`` (a wiped account
-    gets none); None when there is none to write."""
-    writes = []
-    for memory_id in sorted(set(memory_ids)):
-        event_id, doc = outbox_event(batch.uid, f"repair:{batch.holder or ''}", 0, OutboxAction(memory_id, "repair"),
-                                     None, "drain_lease_lost", now)
-        writes.append(Write("set", paths.outbox_event(batch.uid, event_id), doc))
-    return Commit({paths.account_deletion(batch.uid): Guard(generation=generation)}, writes) if writes else None
+def _repair(batch: Batch, memory_id: str, now: datetime) -> Write:
+    event_id, doc = outbox_event(batch.uid, f"repair:{batch.holder or ''}", 0, OutboxAction(memory_id, "repair"),
+                                 None, "drain_lease_lost", now)
+    return Write("set", paths.outbox_event(batch.uid, event_id), doc)
+
+
+def _account_at(uid: str, generation: int) -> dict[str, Guard]:
+    return {paths.account_deletion(uid): Guard(generation=generation)}
+
+
+# ------------------------------------------------------------------------------ closing a batch
+@dataclass(frozen=True)
+class Outcome:
+    """What a batch's handlers came to: the writes that carry their effect, or the first failure's
+    ``error``; either way the providers that confirmed and the calls made (upserts and deletes: what
+    the projection wrote, counted when every handler succeeded)."""
+
+    writes: list[Write] = field(default_factory=list)
+    error: str | None = None
+    confirmed: list[str] = field(default_factory=list)
+    calls: int = 0
+    upserts: int = 0
+    deletes: int = 0
+
+
+@dataclass(frozen=True)
+class Closing:
+    """How a leased batch is closed, decided at once: with an ``error``, each event's failure
+    (``failed``, by path; ``together`` records them in one commit); else the ``acknowledgement``
+    commits and, should one be refused, each event's ``requeues`` (memory id, commit), then one
+    commit of the ``repairs`` (by memory id) of the memories whose event another drain took,
+    guarded by ``account`` (still at the drain's generation), then the drain's ``nudge``."""
+
+    failed: dict[str, tuple[str, Commit]] = field(default_factory=dict)
+    together: Commit | None = None
+    acknowledgement: list[Commit] = field(default_factory=list)
+    requeues: list[tuple[str | None, Commit]] = field(default_factory=list)
+    repairs: dict[str, Write] = field(default_factory=dict)
+    account: dict[str, Guard] = field(default_factory=dict)
+    nudge: dict[str, Any] = field(default_factory=dict)
+
+
+def closing(batch: Batch, outcome: Outcome, generation: int, now: datetime) -> Closing:
+    """The whole decision that closes ``batch`` after its handlers came to ``outcome``, for a drain
+    that read the account at ``generation``."""
+    if outcome.error is not None:
+        each = failure(batch, outcome.error, outcome.confirmed, now)
+        together = Commit({p: g for _, c in each.values() for p, g in c.guards.items()},
+                          [w for _, c in each.values() for w in c.writes])
+        return Closing(failed=each, together=together)
+    memory_ids = sorted({e.event.memory_id for e in batch.entries if e.event.memory_id})
+    return Closing(acknowledgement=acknowledgement(batch, outcome.writes, now),
+                   requeues=[(e.event.memory_id, requeueing(e, now)) for e in batch.entries],
+                   repairs={m: _repair(batch, m, now) for m in memory_ids},
+                   account=_account_at(batch.uid, generation), nudge=nudge(batch.uid))

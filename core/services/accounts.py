@@ -13,7 +13,8 @@ document and the app's own subcollections are the app's, and stay. Before any of
 
 The keyword-index purge needs Typesense's write key. The api function holds a search-only key
 (``STRATA_KEYWORD_PURGE=drain``): it publishes a purge request for (uid, generation) on the
-projection topic, the outbox drain (the one function with the write key) purges and records
+projection topic, the outbox drain (the one function with the write key) purges
+(:func:`core.services.drain_handlers.purge_keyword_index`) and records
 ``keyword_purged: <generation>`` (or ``keyword_purge_error``) on the wipe record, and the api waits
 for that at most ``STRATA_ACCOUNT_PURGE_WAIT_S``, else answers the same retryable 503 as for a live
 drain lease; calling again publishes again. Operators and tests (``inline``) purge themselves.
@@ -26,7 +27,6 @@ import time
 import uuid
 from typing import Any
 
-from core.domain import fence as account_fence
 from core.domain import paths
 from core.domain.changes import Change
 from core.domain.documents import OutboxEvent
@@ -121,37 +121,6 @@ def _keyword_purge_by_drain(ctx: Ports, uid: str, generation: int) -> None:
         if time.monotonic() >= deadline:
             raise LeaseHeld("the keyword index purge for this account is still running; retry shortly")
         time.sleep(PURGE_POLL_S)
-
-
-def purge_keyword_index(ctx: Ports, uid: str, generation: int, requested: str = "") -> str:
-    """The outbox drain's half of an account wipe's keyword purge (it holds the write key): purge
-    ``uid``'s rows and record ``keyword_purged`` on the wipe record, only while wipe ``generation``
-    is still in progress (a late or repeated request does nothing). A provider failure is recorded
-    as ``keyword_purge_error`` for the waiting api, which answers 503; calling again asks again.
-    Returns what happened (logged by the caller)."""
-    fence = paths.account_deletion(uid)
-
-    def current(record: dict[str, Any] | None) -> bool:
-        state = account_fence.of(record)
-        return state.deleting and state.generation == generation
-
-    record = ctx.store.get(fence)
-    if not current(record):
-        return "stale"
-    if (record or {}).get("keyword_purged") == generation:
-        return "already_purged"
-    try:
-        ctx.keyword_index.purge_user(uid)
-    except Exception as exc:  # noqa: BLE001 - any failure is reported to the waiting api
-        message = exc.message if isinstance(exc, StrataError) else f"{type(exc).__name__}: {exc}"
-        failure = {"keyword_purge_error": {
-            "generation": generation, "requested": requested, "error": str(message)[:500], "at": ctx.now()}}
-        ctx.store.swap(fence, lambda d: (True, failure) if current(d) else (False, None), exhausted=False)
-        log.warning("account wipe keyword purge failed for generation %s: %s", generation, message)
-        return "failed"
-    ctx.store.swap(fence, lambda d: (True, {"keyword_purged": generation}) if current(d) else (False, None),
-                   exhausted=False)
-    return "purged"
 
 
 def owned_collections(ctx: Ports) -> tuple[str, ...]:

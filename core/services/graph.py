@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.domain import paths
+from core.domain.changes import Change
 from core.domain.records import MemoryItem
 from core.domain.states import Layer, Status
 from core.ports import Ports, Write
@@ -44,6 +45,15 @@ def is_fact(item: MemoryItem | None) -> bool:
     """An active, unrestricted Long-term fact with its graph assertion admitted: it belongs in the graph."""
     return bool(item and item.layer == Layer.LONG_TERM and item.record_status == Status.ACTIVE
                 and item.graph_ready and not item.restricted)
+
+
+def fact_assertions(ctx: Ports, uid: str, memory_ids: list[str], items: Mapping[str, MemoryItem]
+                    ) -> dict[str, dict[str, Any]]:
+    """The graph assertions of the ``items`` that are graph facts now, by memory id: the only ones
+    :func:`plan` reads an assertion for (one lookup; none when no item is a fact)."""
+    refs = [paths.graph_assertion(uid, mid) for mid in memory_ids if is_fact(items.get(mid))]
+    return ({paths.doc_id(p): d for p, d in ctx.store.get_all(refs).items() if d is not None}
+            if refs else {})
 
 
 def _may_be_cited(item: MemoryItem | None) -> bool:
@@ -161,7 +171,7 @@ def purge(ctx: Ports, uid: str, page: int = 500) -> int:
             rows = ctx.store.scan(paths.col(uid, collection), limit=page, keys_only=True)
             if not rows:
                 break
-            ctx.store.commit([Write("delete", row.path) for row in rows])
+            ctx.store.write(Change("graph.purge_page", [Write("delete", row.path) for row in rows]))
             deleted += len(rows)
     return deleted
 

@@ -61,17 +61,12 @@ def _enqueue(ctx: Any, uid: str, name: str, at: datetime) -> None:
 
 
 # ----------------------------------------------------------------------------------- the drain
-def registry_path(uid: str) -> str:
-    """The user's registry row (what :func:`enqueue_for` is given as ``row``)."""
-    return _registry(uid)
-
-
 def enqueue_for(ctx: Any, uid: str, events: list[OutboxEvent], row: dict[str, Any],
                 consolidation_disabled: bool) -> tuple[dict[str, Any], int]:
     """The drained ``schedule_consolidation`` events of ``uid``: one task per window not yet covered,
     given what the drain read for it — the user's registry ``row`` and whether the
     ``consolidation_disabled`` switch is on — and leaving the registry write to the caller (merged
-    into :func:`registry_path`, after the enqueues: the drain commits it with its acknowledgement).
+    into the user's registry row, after the enqueues: the drain commits it with its acknowledgement).
     Returns that update and the number of tasks enqueued; an enqueue failure raises."""
     interval = timedelta(seconds=ctx.settings.schedule_interval_s)
     first_write = min(e.created_at or ctx.now() for e in events)

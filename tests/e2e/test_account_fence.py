@@ -251,17 +251,17 @@ def test_a_drain_that_saw_due_events_before_a_wipe_leaves_nothing_after_it(stack
     doc = trace.conversation_doc("c0", [line.format(city="Lisbon") for line in LINES[:2]])
     assert capture.capture_conversation(ctx, uid, "c0", doc).created >= 1
     assert trace.outbox(ctx, uid)
-    real = projection.due_events
+    real = ctx.outbox.due
     looked, release = threading.Event(), threading.Event()
 
-    def due_then_pause(*args: Any, **kwargs: Any) -> list[Any]:
+    def due_then_pause(*args: Any, **kwargs: Any) -> Any:
         found = real(*args, **kwargs)
         if not looked.is_set():
             looked.set()
             assert release.wait(60), "the test never released the drain"
         return found
 
-    monkeypatch.setattr(projection, "due_events", due_then_pause)
+    monkeypatch.setattr(ctx.outbox, "due", due_then_pause)
     outcome: dict[str, Any] = {}
     worker = threading.Thread(target=lambda: outcome.update(report=projection.drain_user(ctx, uid)))
     worker.start()

@@ -70,9 +70,30 @@ def test_a_failure_backs_off_then_dead_letters() -> None:
 
 
 def test_repair_events_are_fenced_by_the_account_generation() -> None:
-    commit = outbox.repairs(outbox.Batch(UID, "h", []), ["m1", "m1"], 2, NOW)
-    assert commit is not None and len(commit.writes) == 1
-    [guard] = commit.guards.values()
+    batch = outbox.Batch(UID, "h", [_entry(1), _entry(1)])  # one memory, twice
+    closing = outbox.closing(batch, outbox.Outcome(), 2, NOW)
+    assert list(closing.repairs) == ["m1"] and closing.repairs["m1"].op == "set"
+    [guard] = closing.account.values()
     assert guard.holds({"generation": 2, "state": "completed"})
     assert not guard.holds({"generation": 2, "state": "fenced"}) and not guard.holds(None)
-    assert outbox.repairs(outbox.Batch(UID, "h", []), [], 2, NOW) is None
+
+
+def test_closing_a_batch_is_decided_at_once() -> None:
+    batch = outbox.Batch(UID, "h", [_entry(1, state="leased", lease_epoch=3, attempts=1), _entry(2, lease_epoch=1)])
+    failed = outbox.closing(batch, outbox.Outcome(error="boom", confirmed=["typesense"]), 2, NOW)
+    assert failed.together is not None and set(failed.together.guards) == {_entry(1).path, _entry(2).path}
+    assert not failed.acknowledgement and not failed.repairs
+    done = outbox.closing(batch, outbox.Outcome([Write("set", "users/u-rules/knowledge_edges/e", {})]), 2, NOW)
+    assert done.together is None and len(done.acknowledgement) == 1 and done.nudge == outbox.nudge(UID)
+    assert [memory_id for memory_id, _ in done.requeues] == ["m1", "m2"] and sorted(done.repairs) == ["m1", "m2"]
+    [guard] = done.account.values()
+    assert guard.holds({"generation": 2, "state": "completed"}) and not guard.holds({"generation": 3, "state": "completed"})
+
+
+def test_a_lost_drain_lease_leases_nothing_and_a_refused_lease_says_whether_it_moved_on() -> None:
+    due = outbox.Due([_entry(1)], {"holder": "other"})
+    batch, commit = outbox.leasing(UID, "h", due, NOW)
+    assert batch.lost and not batch.entries and not commit.writes
+    refused = outbox.lease_refused(outbox.Batch(UID, "h", []), {"holder": "other"})
+    assert refused.lost and refused.more
+    assert not outbox.lease_refused(outbox.Batch(UID, "h", []), {"holder": "h"}).lost

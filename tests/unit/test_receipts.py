@@ -137,7 +137,7 @@ def test_delete_all_waits_for_every_event_up_to_its_sequence_and_no_later_one() 
 
 # Every way the store writes: the port's doors and the fake's own batch (the fake outbox commits through
 # it); a call made inside another (the apply's transaction commits) is not counted.
-_WRITES = ("_transact", "write", "swap", "commit")
+_WRITES = ("_transact", "write", "swap", "_commit")
 
 
 def _count_writes(w: World, monkeypatch: pytest.MonkeyPatch) -> list[str]:

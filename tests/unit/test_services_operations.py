@@ -21,6 +21,7 @@ from core.services import (
     consolidation,
     devices,
     doctor,
+    drain_handlers,
     export,
     graph,
     intake,
@@ -241,12 +242,12 @@ def test_with_a_search_only_key_the_api_asks_the_drain_for_the_keyword_purge() -
     assert (request["uid"], request["purge"], request["generation"]) == (UID, accounts.PURGE_REQUEST, 1)
     assert w.keyword.provider_ids(UID) == rows and (w.store.get(paths.account_deletion(UID)) or {})["state"] == "fenced"
     # A request for another generation than the wipe in progress changes nothing.
-    assert accounts.purge_keyword_index(w.ctx, UID, 0) == "stale"
+    assert drain_handlers.purge_keyword_index(w.ctx, UID, 0) == "stale"
     assert w.keyword.provider_ids(UID) == rows
 
     def drain(topic: str, data: dict[str, Any]) -> None:
         if data.get("purge") == accounts.PURGE_REQUEST:
-            accounts.purge_keyword_index(w.ctx, data["uid"], data["generation"], data["requested"])
+            drain_handlers.purge_keyword_index(w.ctx, data["uid"], data["generation"], data["requested"])
 
     w.publisher.deliver = drain
     w.keyword.fail = RuntimeError("typesense down")
@@ -260,7 +261,7 @@ def test_with_a_search_only_key_the_api_asks_the_drain_for_the_keyword_purge() -
     assert not list(w.store.children(paths.user(UID)))
     record = w.store.get(paths.account_deletion(UID)) or {}
     assert (record["state"], record["generation"], record["keyword_purged"]) == ("completed", 1, 1)
-    assert accounts.purge_keyword_index(w.ctx, UID, 1) == "stale"  # a late redelivery: the wipe is over
+    assert drain_handlers.purge_keyword_index(w.ctx, UID, 1) == "stale"  # a late redelivery: the wipe is over
 
 
 # --------------------------------------------------------------------------------------- export

@@ -1,5 +1,5 @@
-"""The Firestore implementation of :class:`core.ports.Outbox`: the drain lease's conditional writes
-(:mod:`core.adapters.firestore.leases`), the round's reads at once, and the guarded commit — one
+"""The Firestore implementation of :class:`core.ports.Outbox`: the drain lease's compare-and-swap
+(the store's :meth:`swap`, :mod:`core.adapters.firestore.swap`), the round's reads at once, and the guarded commit — one
 preconditioned write when every guarded document is still at the version its guard held on, else
 a transaction that reads the guarded documents and writes only when every guard holds.
 """

@@ -29,5 +29,5 @@ class InMemoryOutbox(Outbox):
         with self.store._lock:
             if not all(guard.holds(self.store.get(path)) for path, guard in commit.guards.items()):
                 return False, None
-            self.store.commit(commit.writes)
+            self.store._commit(commit.writes)
             return True, None

@@ -187,12 +187,8 @@ class InMemoryStore(Store):
                 self._write(path, data, merge=True)
             return value
 
-    def commit(self, writes: Sequence[Write]) -> None:
-        """Not the port's: the fake outbox's guarded commit writes through it, under the lock."""
-        with self._lock:
-            self._commit(writes)
-
     def _commit(self, writes: Sequence[Write]) -> None:
+        """Under the lock (the caller holds it): the apply's and the fake outbox's writes."""
         for write in writes:  # all or nothing: an update of a missing document fails the batch
             if write.op == "update" and write.path not in self.docs:
                 raise NotFound(f"{write.path} does not exist")
