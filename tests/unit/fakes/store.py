@@ -167,6 +167,12 @@ class InMemoryStore(Store):
         name = increments(write)[0]
         return int((self.docs.get(write.path) or {}).get(name, 0)) + (write.data or {})[name].by
 
+    def get_all_versioned(self, paths: Sequence[str]) -> dict[str, StoredDoc | None]:
+        """With each document's version (its write count), so a swap on ``seen`` is conditional here too."""
+        with self._lock:
+            return {p: StoredDoc(p, copy.deepcopy(self.docs[p]), self.versions.get(p)) if p in self.docs else None
+                    for p in paths}
+
     def swap(self, path: str, decide: Callable[[dict[str, Any] | None], tuple[T, dict[str, Any] | None]], *,
              seen: StoredDoc | None = None, exhausted: T) -> T:
         """As Firestore's: decided on ``seen`` (when it carries a version) and written only while
