@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
+import uuid
 from collections.abc import Callable, Generator, Iterator
 from typing import Any, TypeVar
 
@@ -77,11 +79,28 @@ def retry_after_s(response: httpx.Response, cap: float) -> float:
     return min(max(wait, 0.0), cap)
 
 
+# The API's creates that honour an Idempotency-Key: the client gives each call one, so that sending
+# it again (below) can never create twice.
+KEYED = re.compile(r"/v1/(memories(/batch)?|conversations)$")
+REPEATABLE_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+# A connection the server closed while it sat idle in the pool (reused after a wait): no answer came.
+CLOSED_WHILE_IDLE = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
+
+
+def _repeatable(request: httpx.Request) -> bool:
+    """Whether ``request`` may be sent again after its connection closed with no answer: a read, or
+    a create that carries an ``Idempotency-Key`` (one is given to each create that has none)."""
+    if request.method == "POST" and "idempotency-key" not in request.headers and KEYED.search(request.url.path):
+        request.headers["Idempotency-Key"] = str(uuid.uuid4())
+    return request.method in REPEATABLE_METHODS or "idempotency-key" in request.headers
+
+
 class RetryingTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     """Sends a request again when the API answers 429 (over the user's rate limit) or 503
-    (transient) after waiting its ``Retry-After``, at most ``retries`` times; each wait is capped
-    at ``max_wait_s``. Both answers mean nothing was done, so sending again is safe (a create keeps
-    its ``Idempotency-Key`` header). The last answer is returned as it is."""
+    (transient) after waiting its ``Retry-After``, or when its connection was closed before any
+    answer and that is safe (a read, or a create: each gets an ``Idempotency-Key``), at most
+    ``retries`` times; each wait is capped at ``max_wait_s``. The last answer is returned (or the
+    last connection error raised) as it is."""
 
     def __init__(self, retries: int = 3, max_wait_s: float = 60.0,
                  sleep: Callable[[float], None] = time.sleep) -> None:
@@ -91,25 +110,37 @@ class RetryingTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         self._sync = self._sync or httpx.HTTPTransport()
-        for _ in range(self.retries):
-            response = self._sync.handle_request(request)
-            if response.status_code not in RETRY_STATUSES:
+        repeatable = _repeatable(request)
+        for attempt in range(self.retries + 1):
+            try:
+                response = self._sync.handle_request(request)
+            except CLOSED_WHILE_IDLE:
+                if attempt >= self.retries or not repeatable:
+                    raise
+                continue
+            if attempt >= self.retries or response.status_code not in RETRY_STATUSES:
                 return response
             response.read()
             response.close()
             self._sleep(retry_after_s(response, self.max_wait_s))
-        return self._sync.handle_request(request)
+        raise AssertionError("unreachable")  # the last attempt returns or raises
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         self._async = self._async or httpx.AsyncHTTPTransport()
-        for _ in range(self.retries):
-            response = await self._async.handle_async_request(request)
-            if response.status_code not in RETRY_STATUSES:
+        repeatable = _repeatable(request)
+        for attempt in range(self.retries + 1):
+            try:
+                response = await self._async.handle_async_request(request)
+            except CLOSED_WHILE_IDLE:
+                if attempt >= self.retries or not repeatable:
+                    raise
+                continue
+            if attempt >= self.retries or response.status_code not in RETRY_STATUSES:
                 return response
             await response.aread()
             await response.aclose()
             await asyncio.sleep(retry_after_s(response, self.max_wait_s))
-        return await self._async.handle_async_request(request)
+        raise AssertionError("unreachable")  # the last attempt returns or raises
 
     def close(self) -> None:
         if self._sync is not None:
