@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from core.config import Settings
-from core.domain import outbox, paths
+from core.domain import fence, outbox, paths
 from core.domain.changes import Change, Written
 from core.domain.extraction import ExtractionResult, ExtractionSource
 from core.domain.fence import AccountFence
@@ -290,8 +290,9 @@ class Store(ABC):
         without a version, reads. Returns the value."""
 
     # ------------------------------------------------------------------ the account fence
-    @abstractmethod
-    def read_fence(self, uid: str) -> AccountFence: ...
+    def read_fence(self, uid: str) -> AccountFence:
+        """The account's fence: its wipe record (generation, a wipe in progress), in one read."""
+        return fence.of(self.get(paths.account_deletion(uid)))
 
     def get_all_versioned(self, paths: Sequence[str]) -> dict[str, StoredDoc | None]:
         """:meth:`get_all` with each document's version, in one round trip (the default knows no

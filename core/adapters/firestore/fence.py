@@ -15,12 +15,7 @@ from core.domain.changes import Change
 from core.domain.fence import AccountFence, admit, check, expect, expected, of
 from core.domain.plan import Write
 
-__all__ = ["AccountFence", "admit", "check", "expect", "expected", "of", "read", "write"]
-
-
-def read(client: Any, uid: str) -> AccountFence:
-    snap = Paths(client).account_deletion(uid).get()
-    return of(snap.to_dict() if snap.exists else None)
+__all__ = ["AccountFence", "admit", "check", "expect", "expected", "of", "write"]
 
 
 def write(client: Any, change: Change, stage: Callable[[Any, Write], None]) -> bool:

@@ -25,7 +25,6 @@ from core.adapters.firestore.client import stream_docs
 from core.adapters.firestore.queries import QUERIES, build
 from core.adapters.firestore.swap import swap as conditional_swap
 from core.domain.changes import Change, Increment, Written, increments
-from core.domain.fence import AccountFence
 from core.domain.unit_of_work import TransactionReads
 from core.errors import NotFound, RetryableError, StrataError
 from core.ports import Cursor, Publisher, Store, StoredDoc, Write
@@ -176,10 +175,6 @@ class FirestoreStore(Store):
     def swap(self, path: str, decide: Callable[[dict[str, Any] | None], tuple[T, dict[str, Any] | None]], *,
              seen: StoredDoc | None = None, exhausted: T) -> T:
         return conditional_swap(self.client, path, decide, seen=seen, exhausted=exhausted)
-
-    # ------------------------------------------------------------------ the account fence
-    def read_fence(self, uid: str) -> AccountFence:
-        return fence.read(self.client, uid)
 
     def get_all_versioned(self, paths: Sequence[str]) -> dict[str, StoredDoc | None]:
         out: dict[str, StoredDoc | None] = dict.fromkeys(paths)

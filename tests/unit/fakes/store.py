@@ -202,10 +202,6 @@ class InMemoryStore(Store):
             self._write(write.path, None if write.op == "delete" else (write.data or {}),
                         merge=write.merge or write.op == "update")
 
-    # ------------------------------------------------------------------ the account fence
-    def read_fence(self, uid: str) -> fence.AccountFence:
-        return fence.of(self.get(paths.account_deletion(uid)))
-
     # ------------------------------------------------------------------ the apply's mechanics
     def _transact(self, uid: str, body: Callable[[TransactionReads], tuple[T, Sequence[Write]]], *,
                   what: str = "apply") -> T:
