@@ -51,16 +51,6 @@ class Paths:
         return self.client.document(paths.account_deletion(uid))
 
 
-def delete_refs(client: Any, refs: list[Any]) -> int:
-    """Delete ``refs`` in one batched write (the caller bounds the page); returns how many."""
-    if refs:
-        batch = client.batch()
-        for ref in refs:
-            batch.delete(ref)
-        batch.commit()
-    return len(refs)
-
-
 def stream_dicts(query: Any) -> list[tuple[Any, dict[str, Any]]]:
     """``query``'s documents as (reference, data); see :func:`stream_docs`."""
     return [(ref, data) for ref, data, _ in stream_docs(query)]

@@ -162,8 +162,3 @@ def from_rest(rest: dict[str, Any], reference: Callable[[str], Any] = document_p
     except json_format.ParseError as exc:
         raise ValueError(f"not a Firestore REST Value: {exc}") from exc
     return decode(out, reference)
-
-
-def fields_from_rest(fields: dict[str, Any], reference: Callable[[str], Any] = document_path) -> dict[str, Any]:
-    """A REST document's ``fields`` object as a dict."""
-    return {key: from_rest(member, reference) for key, member in fields.items()}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from core.domain.extraction import Candidate, ExtractionResult
+from core.domain.extraction import Candidate
 from core.domain.slots import Slot
 
 _ME = r"(?:i|we|i['’]ve|we['’]ve|i['’]m|we['’]re|i\s+have|we\s+have|i\s+am|we\s+are)"
@@ -118,7 +118,3 @@ def with_slots(memories: tuple[Candidate, ...]) -> tuple[Candidate, ...]:
             slot = next((s for s in map(read_slot, memory.quotes) if s is not None), None)
         out.append(replace(memory, slot=slot) if slot is not None else memory)
     return tuple(out)
-
-
-def slotted(result: ExtractionResult) -> ExtractionResult:
-    return replace(result, memories=with_slots(result.memories))
