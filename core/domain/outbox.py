@@ -137,6 +137,12 @@ class Commit:
     renewal: tuple[Write, ...] = ()
 
 
+def dropping(uid: str, holder: str) -> Commit:
+    """Delete ``uid``'s drain lease while ``holder`` still holds it: a drain that took it and then
+    found the account wiped under it leaves no document in the wiped account."""
+    return Commit({drain_lease(uid): Guard(holder)}, [Write("delete", drain_lease(uid))])
+
+
 @dataclass(frozen=True)
 class Entry:
     """An outbox event as read: its path, the event and the store's version of it (None: unknown)."""

@@ -31,9 +31,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from core.domain import outbox
-from core.domain.changes import Change
 from core.domain.outbox import BACKOFF_BASE_S, BACKOFF_MAX_S, BATCH, DRAIN_LEASE, MAX_ATTEMPTS, backoff
-from core.ports import Ports, Write
+from core.ports import Ports
 from core.services import accounts, controls, drain_handlers
 from core.services.outbox_reads import (
     OutboxState,
@@ -138,7 +137,7 @@ def drain_user(ctx: Ports, uid: str, *, max_rounds: int = 1000, progress: Any = 
         report.skipped = "drain_in_progress"
         return report
     if ctx.store.read_fence(uid).generation != account.generation:
-        ctx.store.write(Change("drain.lease_drop", [Write("delete", outbox.drain_lease(uid))]))
+        ctx.outbox.commit(outbox.dropping(uid, holder))
         report.skipped = "account_generation_changed"
         return report
     again = True

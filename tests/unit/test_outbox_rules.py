@@ -97,3 +97,11 @@ def test_a_lost_drain_lease_leases_nothing_and_a_refused_lease_says_whether_it_m
     refused = outbox.lease_refused(outbox.Batch(UID, "h", []), {"holder": "other"})
     assert refused.lost and refused.more
     assert not outbox.lease_refused(outbox.Batch(UID, "h", []), {"holder": "h"}).lost
+
+
+def test_a_drain_drops_only_the_lease_it_holds() -> None:
+    commit = outbox.dropping("u-rules", "h1")
+    lease = outbox.drain_lease("u-rules")
+    assert commit.writes == [Write("delete", lease)] and list(commit.guards) == [lease]
+    guard = commit.guards[lease]
+    assert guard.holds({"holder": "h1"}) and not guard.holds({"holder": "h2"}) and not guard.holds(None)
