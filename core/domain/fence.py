@@ -36,6 +36,10 @@ class AccountFence:
     deleting: bool  # a wipe is in progress: every write is refused
     wiped: bool  # the account was wiped at least once (a wipe record exists)
 
+    def admits(self, generation: int) -> bool:
+        """Whether work of account ``generation`` may still write: no wipe began or completed since."""
+        return self.generation == generation and not self.deleting
+
 
 def of(record: dict[str, Any] | None) -> AccountFence:
     """The fence a wipe record (``account_deletions/{uid}`` data, None when absent) describes."""

@@ -107,8 +107,7 @@ class Guard:
 
     def holds(self, data: dict[str, Any] | None) -> bool:
         if self.generation is not None:
-            account = fence.of(data)
-            return account.generation == self.generation and not account.deleting
+            return fence.of(data).admits(self.generation)
         if data is None:
             return False
         if self.holder is not None:

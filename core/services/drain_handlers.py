@@ -184,8 +184,7 @@ def read(ctx: Ports, batch: outbox.Batch, generation: int) -> Work:
     found = ctx.store.get_all([fence_ref, *schedule_refs, *(paths.memory_item(uid, mid) for mid in memory_ids)])
     registry, switches = found.pop(registry_ref, None) or {}, found.pop(paths.CONTROLS_GLOBAL, None) or {}
     record = found.pop(fence_ref, None)
-    account = fence.of(record)
-    fenced = record is not None and (account.deleting or account.generation != generation)
+    fenced = record is not None and not fence.of(record).admits(generation)
     items = {paths.doc_id(path): MemoryItem.from_store(data) for path, data in found.items() if data is not None}
     assertions = {} if fenced else graph.fact_assertions(ctx, uid, memory_ids, items)
     disabled = bool(ctx.settings.consolidation_on_write and switches.get(controls.CONSOLIDATION))
