@@ -9,6 +9,7 @@ Adapters raise :class:`core.errors.RetryableError` subclasses for transient prov
 from __future__ import annotations
 
 import logging
+import uuid
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -373,17 +374,34 @@ class Outbox(ABC):
     publisher: Publisher | None = None  # where a drain is nudged
     topic: str = ""  # the projection topic
 
-    def take(self, uid: str, holder: str) -> bool:
-        """Take ``uid``'s drain lease for ``holder``; when another drain holds it, False, after
-        leaving that drain a note to go round once more."""
-        return self.store.swap(outbox.drain_lease(uid),
+    def open(self, uid: str) -> outbox.Drain:
+        """Open a drain of ``uid`` when an event is due: read the account's generation, then take the
+        drain lease. A lease another drain holds is not taken (``drain_in_progress``); that drain
+        finds a note to go round once more. The generation is read first and again once the lease
+        is held: a wipe completing in between would leave the lease in the wiped account, so the
+        lease is dropped again (``account_generation_changed``), and a drain that outlives a wipe it
+        did not see may only delete from the providers."""
+        account = self.store.read_fence(uid)
+        drain = outbox.Drain(uid, account.generation)
+        if not self.due(uid, self.store.clock(), limit=1).entries:
+            return drain  # nothing to do: no lease document is written (a wiped account stays empty)
+        holder = uuid.uuid4().hex
+        if not self.store.swap(outbox.drain_lease(uid),
                                lambda d: outbox.take(d, holder, self.store.clock(), outbox.DRAIN_LEASE, mark_dirty=True),
-                               exhausted=False)
+                               exhausted=False):
+            return replace(drain, skipped="drain_in_progress")
+        if self.store.read_fence(uid).generation != account.generation:
+            self.commit(outbox.dropping(uid, holder))
+            return replace(drain, skipped="account_generation_changed")
+        return replace(drain, holder=holder)
 
-    def release(self, uid: str, holder: str, *, honour_dirty: bool = True) -> bool:
-        """Let ``holder``'s drain lease go; True (kept, renewed, the note cleared) when
-        ``honour_dirty`` and a note asks for one more round."""
-        return self.store.swap(outbox.drain_lease(uid),
+    def close(self, drain: outbox.Drain, *, honour_dirty: bool = True) -> bool:
+        """Let ``drain``'s lease go; True (kept, renewed, the note cleared) when ``honour_dirty`` and
+        a note asks for one more round."""
+        holder = drain.holder
+        if holder is None:
+            return False  # not opened: nothing to let go
+        return self.store.swap(outbox.drain_lease(drain.uid),
                                lambda d: outbox.release(d, holder, self.store.clock(), outbox.DRAIN_LEASE,
                                                         honour_dirty=honour_dirty),
                                exhausted=honour_dirty)
@@ -398,15 +416,15 @@ class Outbox(ABC):
         """Write ``commit`` while its guards hold: (written, the new versions by path when it was
         the one-write form, else None)."""
 
-    def lease(self, uid: str, holder: str | None, due: outbox.Due, now: datetime) -> outbox.Batch:
-        """Lease a batch of ``due`` (:func:`core.domain.outbox.leasing`); empty when nothing was
-        due, or when the drain lease moved on (``lost``) or the leasing commit was refused."""
-        batch, commit = outbox.leasing(uid, holder, due, now)
+    def lease(self, drain: outbox.Drain, due: outbox.Due, now: datetime) -> outbox.Batch:
+        """Lease a batch of ``due`` for ``drain`` (:func:`core.domain.outbox.leasing`); empty when
+        nothing was due, or when the drain lease moved on (``lost``) or the leasing commit was refused."""
+        batch, commit = outbox.leasing(drain.uid, drain.holder, due, now)
         if not batch.entries:
             return batch
         written, versions = self.commit(commit)
         if not written:
-            lease = self.store.get(outbox.drain_lease(uid)) if holder is not None else None
+            lease = self.store.get(outbox.drain_lease(drain.uid)) if drain.holder is not None else None
             return outbox.lease_refused(batch, lease)
         return replace(batch, versions=versions)
 

@@ -143,6 +143,18 @@ def dropping(uid: str, holder: str) -> Commit:
 
 
 @dataclass(frozen=True)
+class Drain:
+    """A drain of one user's outbox as it opened: the account generation it read first and the
+    holder of the user's drain lease. Not opened (``holder`` None): nothing was due, or ``skipped``
+    says why (``drain_in_progress``, ``account_generation_changed``)."""
+
+    uid: str
+    generation: int
+    holder: str | None = None
+    skipped: str | None = None
+
+
+@dataclass(frozen=True)
 class Entry:
     """An outbox event as read: its path, the event and the store's version of it (None: unknown)."""
 

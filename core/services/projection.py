@@ -25,7 +25,6 @@ state is projected once more and nothing is left stale with no event to repair i
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -120,44 +119,31 @@ def settle(ctx: Ports, uid: str) -> DrainReport | None:
 
 # ------------------------------------------------------------------------------------------ drain
 def drain_user(ctx: Ports, uid: str, *, max_rounds: int = 1000, progress: Any = None) -> DrainReport:
-    """Drain ``uid``'s due outbox events until none is due (or all left are backing off)."""
+    """Drain ``uid``'s due outbox events until none is due (or all left are backing off): open the
+    drain (:meth:`core.ports.Outbox.open`), run rounds, close it; a note left meanwhile by a nudge
+    that found the lease held brings the rounds once more before the lease goes."""
     report = DrainReport(uids=[uid])
     if controls.is_on(ctx, controls.PROJECTION):
         report.skipped = "projection_disabled"  # events stay pending, unattempted, for a later drain
         return report
-    # The account generation is read first: a wipe that completes after the due events were seen
-    # and before the lease is taken would otherwise leave the lease document in the wiped account,
-    # and a drain that outlives a wipe it did not see may only delete from the providers.
-    account = ctx.store.read_fence(uid)
-    if not ctx.outbox.due(uid, ctx.now(), limit=1).entries:
-        return report  # nothing to do: no lease document is written (a wiped account stays empty)
-    holder = uuid.uuid4().hex
-    # A nudge that finds the lease held marks it dirty, so the holder drains again before letting go.
-    if not ctx.outbox.take(uid, holder):
-        report.skipped = "drain_in_progress"
-        return report
-    if ctx.store.read_fence(uid).generation != account.generation:
-        ctx.outbox.commit(outbox.dropping(uid, holder))
-        report.skipped = "account_generation_changed"
-        return report
-    again = True
-    rounds = 0
+    drain = ctx.outbox.open(uid)
+    report.skipped = drain.skipped
+    again, rounds = drain.holder is not None, 0
     try:
         while again:
-            again = False
-            rounds = _drain_rounds(ctx, uid, account.generation, holder, report, rounds, max_rounds, progress)
-            if report.skipped == "lease_lost":
-                break  # not ours to release
-            again = ctx.outbox.release(uid, holder, honour_dirty=rounds < max_rounds and report.skipped is None)
+            rounds = _drain_rounds(ctx, drain, report, rounds, max_rounds, progress)
+            # a lost lease is not ours to let go
+            again = report.skipped != "lease_lost" and ctx.outbox.close(
+                drain, honour_dirty=rounds < max_rounds and report.skipped is None)
     except BaseException:
-        ctx.outbox.release(uid, holder, honour_dirty=False)
+        ctx.outbox.close(drain, honour_dirty=False)
         raise
     report.retry_later = report.retried > 0
     return report
 
 
-def _drain_rounds(ctx: Ports, uid: str, generation: int, holder: str, report: DrainReport, rounds: int,
-                  max_rounds: int, progress: Any) -> int:
+def _drain_rounds(ctx: Ports, drain: outbox.Drain, report: DrainReport, rounds: int, max_rounds: int,
+                  progress: Any) -> int:
     """Drain rounds into ``report`` until nothing more is due, a round retried, or ``max_rounds``
     rounds in all; ``report.skipped`` says when the switch or a lost lease stopped it. Returns the
     rounds run so far (``rounds`` before)."""
@@ -165,7 +151,7 @@ def _drain_rounds(ctx: Ports, uid: str, generation: int, holder: str, report: Dr
         # After the first round, the round checks the incident switch (switched on mid-drain:
         # it stops before leasing) and that the drain lease is still this drain's (another
         # drain took over: it drains what is left), and renews it as it leases.
-        round_report, more = _drain_round(ctx, uid, generation, holder, check_switch=rounds > 0)
+        round_report, more = _drain_round(ctx, drain, check_switch=rounds > 0)
         if round_report.skipped == "projection_disabled":
             report.skipped = "projection_disabled"
             break
@@ -181,32 +167,31 @@ def _drain_rounds(ctx: Ports, uid: str, generation: int, holder: str, report: Dr
     return rounds
 
 
-def _drain_round(ctx: Ports, uid: str, generation: int, holder: str | None = None, *,
-                 check_switch: bool = False) -> tuple[DrainReport, bool]:
+def _drain_round(ctx: Ports, drain: outbox.Drain, *, check_switch: bool = False) -> tuple[DrainReport, bool]:
     """One round of the bus: lease a batch, hand it to the handlers (:func:`drain_handlers.run`) and
     close it with what they came to (acknowledge, fail, or requeue when the lease was lost); the
-    flag says whether more may be due. With ``holder`` (the drain lease's), every outbox write
-    requires it and the leasing commit renews it (``report.skipped`` is ``lease_lost`` when it is no
-    longer this drain's or a write was refused). ``check_switch``: first see whether the projection
-    switch was turned on (``report.skipped`` is ``projection_disabled``, nothing leased); it is read
-    beside the events."""
+    flag says whether more may be due. Every outbox write requires the drain's lease and the
+    leasing commit renews it (``report.skipped`` is ``lease_lost`` when it is no longer this
+    drain's or a write was refused). ``check_switch``: first see whether the projection switch was
+    turned on (``report.skipped`` is ``projection_disabled``, nothing leased); it is read beside
+    the events."""
     report = DrainReport()
     now = ctx.now()
     switch = drain_handlers.POOL.submit(controls.is_on, ctx, controls.PROJECTION) if check_switch else None
-    due = ctx.outbox.due(uid, now, holder=holder)
+    due = ctx.outbox.due(drain.uid, now, holder=drain.holder)
     if switch is not None and switch.result():
         report.skipped = "projection_disabled"
         return report, False
-    batch = ctx.outbox.lease(uid, holder, due, now)
+    batch = ctx.outbox.lease(drain, due, now)
     if not batch.entries:
         report.skipped = "lease_lost" if batch.lost else None  # another drain took over: it drains the rest
         return report, batch.more
     report.leased, report.repaired = len(batch.entries), batch.repaired
-    outcome = drain_handlers.run(ctx, batch, generation)
+    outcome = drain_handlers.run(ctx, batch, drain.generation)
     report.provider_calls, report.partial = outcome.calls, list(outcome.confirmed)
     report.upserts, report.deletes = outcome.upserts, outcome.deletes
     report.errors.extend([outcome.error] if outcome.error is not None else [])
-    closed = ctx.outbox.conclude(batch, outcome, generation, ctx.now() if outcome.error is None else now)
+    closed = ctx.outbox.conclude(batch, outcome, drain.generation, ctx.now() if outcome.error is None else now)
     report.acknowledged = closed.get("acknowledged", 0)
     report.retried, report.dead = closed.get("retried", 0), closed.get("dead", 0)
     report.skipped = "lease_lost" if "requeued" in closed else None
