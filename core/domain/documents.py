@@ -61,8 +61,10 @@ class Document:
         out: dict[str, Any] = {}
         for name in self._names():
             value = getattr(self, name)
-            if value is None:
-                if name in self.nulls or (name in self._ALWAYS and name not in self.absent):
+            if name in self.nulls and (value is None or value == self._default(name)):
+                out[name] = None  # stored as null, still unset (a default that is not None reads in its place)
+            elif value is None:
+                if name in self._ALWAYS and name not in self.absent:
                     out[name] = None
             elif name not in self.absent or value != self._default(name):
                 out[name] = self._encode(name, value)

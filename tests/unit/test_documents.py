@@ -122,3 +122,10 @@ def test_review_rows_in_each_state():
 def test_unknown_fields_are_kept():
     stored = {"holder": "h", "expires_at": T0, "dirty": False, "note": {"by": "an older version"}}
     assert roundtrip(Lease, stored).extra == {"note": {"by": "an older version"}}
+
+
+def test_a_null_stays_null_even_where_the_field_has_another_default():
+    stored = {"holder": "h", "expires_at": T0, "dirty": None}
+    lease = roundtrip(Lease, stored)
+    assert lease.dirty is False  # reads as the default
+    assert lease.but(dirty=True).to_store() == {**stored, "dirty": True}
