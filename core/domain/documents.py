@@ -61,8 +61,10 @@ class Document:
         out: dict[str, Any] = {}
         for name in self._names():
             value = getattr(self, name)
-            if value is None:
-                if name in self.nulls or (name in self._ALWAYS and name not in self.absent):
+            if name in self.nulls and (value is None or value == self._default(name)):
+                out[name] = None  # stored as null, still unset (a default that is not None reads in its place)
+            elif value is None:
+                if name in self._ALWAYS and name not in self.absent:
                     out[name] = None
             elif name not in self.absent or value != self._default(name):
                 out[name] = self._encode(name, value)
@@ -286,3 +288,60 @@ class ReviewRow(Document):
     def closed(self, status: str, stamp: str, now: datetime, **more: Any) -> ReviewRow:
         """The row closed as ``status`` at ``now`` (recorded as ``stamp``): it keeps no text."""
         return self.but(content="", conflicting=(), would_end=None, status=status, **{stamp: now}, **more)
+
+
+# --------------------------------------------------------------------------------- knowledge graph
+@dataclass(frozen=True)
+class GraphAssertion(Document):
+    """``users/{uid}/memory_graph_assertions/{memory_id}``: the graph statement (subject, predicate,
+    object) of an admitted Long-term fact, bound to its revision; written by the apply with the
+    admission (:func:`core.domain.admission.admit`), read by the graph projection."""
+
+    assertion_id: str | None = None  # matched against the item's graph_assertion_id, which may be None
+    memory_id: str = ""
+    uid: str = ""
+    revision: int | None = None
+    content_hash: str = ""
+    plan_hash: str = ""
+    status: str = ""  # active
+    subject: str = ""  # "user", or the third party the fact is about
+    subject_entity_id: str = ""
+    predicate: str = ""
+    object: str = ""
+    object_entity_id: str = ""
+    edge_id: str = ""
+    source_commit_id: str = ""
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class KnowledgeNode(Document):
+    """``users/{uid}/knowledge_nodes/{id}``: an entity (the user, a third party) or a fact of the
+    projected graph."""
+
+    id: str = ""
+    label: str = ""
+    kind: str = ""  # user | entity | fact
+
+
+@dataclass(frozen=True)
+class KnowledgeEdge(Document):
+    """``users/{uid}/knowledge_edges/{id}``: subject entity → fact node, labelled with the predicate,
+    citing the memories that assert it."""
+
+    id: str = ""
+    source: str = ""
+    target: str = ""
+    label: str = ""
+    memory_ids: tuple[str, ...] = ()
+
+    @classmethod
+    def _decode(cls, name: str, value: Any) -> Any:
+        return tuple(value) if name == "memory_ids" else value
+
+    def _encode(self, name: str, value: Any) -> Any:
+        return list(value) if name == "memory_ids" else value
+
+    def without(self, memory_id: str) -> KnowledgeEdge:
+        """The edge no longer citing ``memory_id``."""
+        return self.but(memory_ids=tuple(m for m in self.memory_ids if m != memory_id))

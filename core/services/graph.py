@@ -16,9 +16,10 @@ from typing import Any
 
 from core.domain import paths
 from core.domain.changes import Change
+from core.domain.documents import Document, GraphAssertion, KnowledgeEdge, KnowledgeNode
 from core.domain.records import MemoryItem
 from core.domain.states import Layer, Status
-from core.ports import Ports, Write
+from core.ports import Ports, StoredDoc, Write
 
 MAX_PAGE = 2000  # edges scanned for one page of the graph
 CITING_CHUNK = 30  # Firestore takes at most 30 values in one array-contains-any filter
@@ -31,11 +32,12 @@ class Writes:
 
     ops: list[Write] = field(default_factory=list)
 
-    def set(self, path: str, data: dict[str, Any], *, merge: bool) -> None:
-        self.ops.append(Write("set", path, data, merge))
+    def set(self, path: str, doc: Document, *, merge: bool) -> None:
+        self.ops.append(Write("set", path, doc.to_store(), merge))
 
-    def update(self, path: str, data: dict[str, Any]) -> None:
-        self.ops.append(Write("update", path, data))
+    def cite(self, path: str, edge: KnowledgeEdge) -> None:
+        """Rewrites the stored edge's ``memory_ids`` only (its other fields stay as stored)."""
+        self.ops.append(Write("update", path, {"memory_ids": list(edge.memory_ids)}))
 
     def delete(self, path: str) -> None:
         self.ops.append(Write("delete", path))
@@ -68,7 +70,7 @@ def _may_be_cited(item: MemoryItem | None) -> bool:
 
 
 def plan(ctx: Ports, uid: str, memory_ids: list[str], items: Mapping[str, MemoryItem],
-         assertions: Mapping[str, dict[str, Any]], fenced: bool) -> Writes:
+         assertions: Mapping[str, Mapping[str, Any]], fenced: bool) -> Writes:
     """The writes that make the graph match the current state of ``memory_ids``.
 
     Edges and nodes of active, unrestricted Long-term facts are (re)written; citations of every
@@ -77,27 +79,27 @@ def plan(ctx: Ports, uid: str, memory_ids: list[str], items: Mapping[str, Memory
     """
     writes = Writes()
     kept_sources: set[str] = set()
-    edges: dict[str, dict[str, Any]] = {}  # edges read in this batch, with citations pruned so far
+    edges: dict[str, KnowledgeEdge] = {}  # edges read in this batch, with citations pruned so far
     refs: dict[str, str] = {}
     kept: set[str] = set()
     citing = _edges_citing(ctx, uid, [m for m in memory_ids if _may_be_cited(items.get(m))])
     for memory_id in memory_ids:
-        assertion = assertions.get(memory_id)
+        assertion = GraphAssertion.from_store(assertions.get(memory_id))
         item = items.get(memory_id)
         keep_edge = None
-        if not fenced and assertion is not None and _asserted(assertion, item):
-            keep_edge = assertion["edge_id"]
+        if not fenced and _asserted(assertion, item):
+            keep_edge = assertion.edge_id
             kept.add(keep_edge)
-            kept_sources.add(assertion["subject_entity_id"])
+            kept_sources.add(assertion.subject_entity_id)
             _write_fact(writes, uid, memory_id, assertion)
         if not _may_be_cited(item):
             continue
         for snap in citing.get(memory_id, ()):
             if snap.id == keep_edge:
                 continue
-            edge = edges.setdefault(snap.id, snap.data)
+            edge = edges[snap.id] if snap.id in edges else KnowledgeEdge.from_store(snap.data)
+            edges[snap.id] = edge.without(memory_id)
             refs[snap.id] = snap.path
-            edge["memory_ids"] = [m for m in edge.get("memory_ids", []) if m != memory_id]
     removed_from = _prune_edges(writes, uid, edges, refs, kept)
     for source in sorted(set(removed_from) - kept_sources - {"user"}):
         if _orphaned(ctx, uid, source, removed_from[source]):
@@ -105,7 +107,7 @@ def plan(ctx: Ports, uid: str, memory_ids: list[str], items: Mapping[str, Memory
     return writes
 
 
-def _prune_edges(writes: Writes, uid: str, edges: dict[str, dict[str, Any]], refs: dict[str, str],
+def _prune_edges(writes: Writes, uid: str, edges: dict[str, KnowledgeEdge], refs: dict[str, str],
                  kept: set[str]) -> dict[str, set[str]]:
     """Writes the pruned citations of ``edges``; an edge left citing nothing goes with its fact
     node. Returns the removed edges by their source entity."""
@@ -113,50 +115,50 @@ def _prune_edges(writes: Writes, uid: str, edges: dict[str, dict[str, Any]], ref
     for edge_id, edge in edges.items():
         if edge_id in kept:
             continue  # rewritten above by the memory that asserts it now
-        if edge["memory_ids"]:
-            writes.update(refs[edge_id], {"memory_ids": edge["memory_ids"]})
+        if edge.memory_ids:
+            writes.cite(refs[edge_id], edge)
         else:
             writes.delete(refs[edge_id])
-            writes.delete(paths.doc(uid, paths.KNOWLEDGE_NODES, edge["target"]))
-            removed_from.setdefault(edge["source"], set()).add(edge_id)
+            writes.delete(paths.doc(uid, paths.KNOWLEDGE_NODES, edge.target))
+            removed_from.setdefault(edge.source, set()).add(edge_id)
     return removed_from
 
 
-def _asserted(assertion: Mapping[str, Any], item: MemoryItem | None) -> bool:
-    """The memory is an active fact and ``assertion`` is its current, active graph assertion."""
-    return bool(assertion and assertion.get("status") == "active" and is_fact(item)
-                and item is not None and assertion.get("assertion_id") == item.graph_assertion_id)
+def _asserted(assertion: GraphAssertion, item: MemoryItem | None) -> bool:
+    """The memory is an active fact and ``assertion`` is its current, active graph assertion (an
+    absent one reads as empty: never)."""
+    return bool(assertion.status == "active" and is_fact(item)
+                and item is not None and assertion.assertion_id == item.graph_assertion_id)
 
 
-def _write_fact(writes: Writes, uid: str, memory_id: str, assertion: Mapping[str, Any]) -> None:
+def _write_fact(writes: Writes, uid: str, memory_id: str, assertion: GraphAssertion) -> None:
     """The subject and object nodes and the edge of an asserted fact, cited by ``memory_id``."""
-    edge_id = assertion["edge_id"]
-    writes.set(paths.doc(uid, paths.KNOWLEDGE_NODES, assertion["subject_entity_id"]),
-               {"id": assertion["subject_entity_id"], "label": assertion["subject"],
-                "kind": "user" if assertion["subject"] == "user" else "entity"}, merge=True)
-    writes.set(paths.doc(uid, paths.KNOWLEDGE_NODES, assertion["object_entity_id"]),
-               {"id": assertion["object_entity_id"], "label": assertion["object"], "kind": "fact"}, merge=True)
-    writes.set(paths.doc(uid, paths.KNOWLEDGE_EDGES, edge_id), {
-        "id": edge_id, "source": assertion["subject_entity_id"], "target": assertion["object_entity_id"],
-        "label": assertion["predicate"], "memory_ids": [memory_id]}, merge=False)
+    subject, fact = assertion.subject_entity_id, assertion.object_entity_id
+    writes.set(paths.doc(uid, paths.KNOWLEDGE_NODES, subject), KnowledgeNode(
+        id=subject, label=assertion.subject, kind="user" if assertion.subject == "user" else "entity"), merge=True)
+    writes.set(paths.doc(uid, paths.KNOWLEDGE_NODES, fact),
+               KnowledgeNode(id=fact, label=assertion.object, kind="fact"), merge=True)
+    writes.set(paths.doc(uid, paths.KNOWLEDGE_EDGES, assertion.edge_id), KnowledgeEdge(
+        id=assertion.edge_id, source=subject, target=fact, label=assertion.predicate, memory_ids=(memory_id,)),
+        merge=False)
 
 
-def _edges_citing(ctx: Ports, uid: str, memory_ids: list[str]) -> dict[str, list[Any]]:
+def _edges_citing(ctx: Ports, uid: str, memory_ids: list[str]) -> dict[str, list[StoredDoc]]:
     """Memory id -> the stored edges whose ``memory_ids`` cite it, in edge-id order, read with one
     ``array-contains-any`` query per ``CITING_CHUNK`` memories instead of one query per memory.
 
     Each memory's list is what a query for that memory alone returns: membership is decided on the
     edge as stored, before :func:`plan` prunes anything."""
-    found: dict[str, Any] = {}
+    found: dict[str, StoredDoc] = {}
     for start in range(0, len(memory_ids), CITING_CHUNK):
         chunk = memory_ids[start:start + CITING_CHUNK]
         for snap in ctx.store.query("edges_by_any_memory", {"memory_ids": chunk}, parent=paths.user(uid)):
             found.setdefault(snap.id, snap)
-    citing: dict[str, list[Any]] = {}
+    citing: dict[str, list[StoredDoc]] = {}
     wanted = set(memory_ids)
     for edge_id in sorted(found):
         snap = found[edge_id]
-        for memory_id in dict.fromkeys(snap.data.get("memory_ids") or []):
+        for memory_id in dict.fromkeys(KnowledgeEdge.from_store(snap.data).memory_ids):
             if memory_id in wanted:
                 citing.setdefault(memory_id, []).append(snap)
     return citing
@@ -198,29 +200,34 @@ def read_page(ctx: Ports, uid: str, limit: int, after: str | None = None) -> dic
     edge_rows = ctx.store.scan(paths.col(uid, paths.KNOWLEDGE_EDGES), limit=limit + 1, after=after)
     more = len(edge_rows) > limit
     edge_rows = edge_rows[:limit]
-    asserted = _asserted_edges(ctx, uid, {m for row in edge_rows for m in row.data.get("memory_ids") or []})
-    live = []
-    for row in edge_rows:
-        citing = _citing(row.data, str(row.data.get("id")), asserted)
-        if citing:
-            live.append({**{k: row.data[k] for k in ("id", "source", "target", "label")}, "memory_ids": citing})
-    nodes, edges = _closed(ctx, uid, live)
-    return {"nodes": nodes, "edges": edges, "next_after": edge_rows[-1].id if more else None}
+    edges = [KnowledgeEdge.from_store(row.data) for row in edge_rows]
+    asserted = _asserted_edges(ctx, uid, {m for edge in edges for m in edge.memory_ids})
+    live = [edge.but(memory_ids=citing) for edge in edges if (citing := _citing(edge, edge.id, asserted))]
+    nodes, closed = _closed(ctx, uid, live)
+    return {"nodes": [node.to_store() for node in nodes], "edges": [_served(edge) for edge in closed],
+            "next_after": edge_rows[-1].id if more else None}
 
 
-def _citing(edge: dict[str, Any], edge_id: str, asserted: dict[str, str]) -> list[str]:
+def _served(edge: KnowledgeEdge) -> dict[str, Any]:
+    """An edge as a page of the graph serves it: its stored fields as stored (a null stays null)."""
+    stored = edge.to_store()
+    return {name: stored[name] for name in ("id", "source", "target", "label", "memory_ids")}
+
+
+def _citing(edge: KnowledgeEdge, edge_id: str, asserted: dict[str, str]) -> tuple[str, ...]:
     """The edge's memory ids whose current graph assertion names it (``asserted``: memory id → edge id)."""
-    return [m for m in dict.fromkeys(edge.get("memory_ids") or []) if asserted.get(m) == edge_id]
+    return tuple(m for m in dict.fromkeys(edge.memory_ids) if asserted.get(m) == edge_id)
 
 
-def _closed(ctx: Ports, uid: str, live: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _closed(ctx: Ports, uid: str, live: list[KnowledgeEdge]) -> tuple[list[KnowledgeNode], list[KnowledgeEdge]]:
     """The stored nodes the ``live`` edges end at (sorted by id), and the edges whose two nodes exist."""
-    endpoints = sorted({end for edge in live for end in (edge["source"], edge["target"])})
+    endpoints = sorted({end for edge in live for end in (edge.source, edge.target)})
     stored = ctx.store.get_all([paths.doc(uid, paths.KNOWLEDGE_NODES, node) for node in endpoints])
-    nodes = [data for data in stored.values() if data is not None and data.get("id") in endpoints]
-    present = {n["id"] for n in nodes}
-    edges = [edge for edge in live if edge["source"] in present and edge["target"] in present]
-    return sorted(nodes, key=lambda n: n["id"]), edges
+    nodes = [KnowledgeNode.from_store(data) for data in stored.values() if data is not None]
+    nodes = sorted((node for node in nodes if node.id in endpoints), key=lambda node: node.id)
+    present = {node.id for node in nodes}
+    edges = [edge for edge in live if edge.source in present and edge.target in present]
+    return nodes, edges
 
 
 def live_edges(ctx: Ports, uid: str, page: int = 500) -> dict[str, dict[str, Any]]:
@@ -231,11 +238,12 @@ def live_edges(ctx: Ports, uid: str, page: int = 500) -> dict[str, dict[str, Any
     last = None
     while True:
         rows = ctx.store.scan(paths.col(uid, paths.KNOWLEDGE_EDGES), limit=page, after=last)
-        asserted = _asserted_edges(ctx, uid, {m for row in rows for m in row.data.get("memory_ids") or []})
-        for row in rows:
-            citing = _citing(row.data, row.id, asserted)
+        edges = {row.id: KnowledgeEdge.from_store(row.data) for row in rows}
+        asserted = _asserted_edges(ctx, uid, {m for edge in edges.values() for m in edge.memory_ids})
+        for edge_id, edge in edges.items():
+            citing = _citing(edge, edge_id, asserted)
             if citing:
-                out[row.id] = {**row.data, "memory_ids": citing}
+                out[edge_id] = edge.but(memory_ids=citing).to_store()
         if len(rows) < page:
             return out
         last = rows[-1].id
@@ -253,9 +261,9 @@ def _asserted_edges(ctx: Ports, uid: str, memory_ids: set[str]) -> dict[str, str
                 items[item.id] = item
     refs = [paths.graph_assertion(uid, m) for m in sorted(items)]
     out: dict[str, str] = {}
-    for path, assertion in ctx.store.get_all(refs).items():
+    for path, data in ctx.store.get_all(refs).items():
         fact = items.get(paths.doc_id(path))
-        if (assertion is not None and fact is not None and assertion.get("status") == "active"
-                and assertion.get("assertion_id") == fact.graph_assertion_id):
-            out[fact.id] = str(assertion.get("edge_id"))
+        assertion = GraphAssertion.from_store(data)
+        if fact is not None and _asserted(assertion, fact):
+            out[fact.id] = assertion.edge_id
     return out

@@ -11,7 +11,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core.domain.documents import ApplyControl, CaptureRun, CascadeProgress, Lease, OutboxEvent, ReviewRow
+from core.domain.documents import (
+    ApplyControl,
+    CaptureRun,
+    CascadeProgress,
+    GraphAssertion,
+    KnowledgeEdge,
+    KnowledgeNode,
+    Lease,
+    OutboxEvent,
+    ReviewRow,
+)
 
 T0 = datetime(2026, 12, 1, 18, 30, tzinfo=UTC)
 
@@ -122,3 +132,80 @@ def test_review_rows_in_each_state():
 def test_unknown_fields_are_kept():
     stored = {"holder": "h", "expires_at": T0, "dirty": False, "note": {"by": "an older version"}}
     assert roundtrip(Lease, stored).extra == {"note": {"by": "an older version"}}
+
+
+def test_a_null_stays_null_even_where_the_field_has_another_default():
+    stored = {"holder": "h", "expires_at": T0, "dirty": None}
+    lease = roundtrip(Lease, stored)
+    assert lease.dirty is False  # reads as the default
+    assert lease.but(dirty=True).to_store() == {**stored, "dirty": True}
+
+
+# ---------------------------------------------------------------------------------- knowledge graph
+EDGE = {"id": "edge_1", "source": "ent_user", "target": "ent_fact", "label": "prefers",
+        "memory_ids": ["mem_1", "mem_2"]}
+
+
+def test_a_knowledge_edge_as_the_drain_writes_it():
+    edge = roundtrip(KnowledgeEdge, EDGE)
+    assert (edge.id, edge.source, edge.target, edge.label, edge.memory_ids) == (
+        "edge_1", "ent_user", "ent_fact", "prefers", ("mem_1", "mem_2"))
+    assert KnowledgeEdge(id="edge_1", source="ent_user", target="ent_fact", label="prefers",
+                         memory_ids=("mem_1", "mem_2")).to_store() == EDGE
+    assert edge.without("mem_1").to_store() == {**EDGE, "memory_ids": ["mem_2"]}
+    assert edge.without("mem_1").without("mem_2").to_store() == {**EDGE, "memory_ids": []}
+
+
+@pytest.mark.parametrize("stored", [
+    {**EDGE, "weight": 0.5, "note": {"by": "an older version"}},  # fields the type does not name
+    {**EDGE, "label": None},  # a null where the type reads a string
+    {**EDGE, "memory_ids": None},
+    {k: v for k, v in EDGE.items() if k != "label"},  # absent stays absent
+    {"id": "edge_1", "memory_ids": []},
+])
+def test_a_knowledge_edge_keeps_its_stored_bytes(stored):
+    edge = roundtrip(KnowledgeEdge, stored)
+    assert edge.extra == {k: v for k, v in stored.items() if k not in EDGE}
+
+
+def test_an_edge_left_null_or_absent_cites_nothing_and_a_pruned_one_writes_its_list():
+    for stored in ({**EDGE, "memory_ids": None}, {"id": "edge_1"}):
+        edge = roundtrip(KnowledgeEdge, stored)
+        assert edge.memory_ids == ()
+        assert edge.without("mem_1").to_store() == {**stored, "memory_ids": []}
+
+
+@pytest.mark.parametrize("stored", [
+    {"id": "ent_user", "label": "user", "kind": "user"},
+    {"id": "ent_ana", "label": "Ana", "kind": "entity"},
+    {"id": "ent_fact", "label": "tea over coffee", "kind": "fact", "pinned": True},
+    {"id": "ent_fact", "label": None, "kind": "fact"},
+])
+def test_knowledge_nodes(stored):
+    node = roundtrip(KnowledgeNode, stored)
+    assert node.id == stored["id"]
+
+
+ASSERTION = {
+    "assertion_id": "mga_1", "memory_id": "mem_1", "uid": "u1", "revision": 3, "content_hash": "h",
+    "plan_hash": "p", "status": "active", "subject": "user", "subject_entity_id": "ent_user",
+    "predicate": "prefers", "object": "tea over coffee", "object_entity_id": "ent_fact", "edge_id": "edge_1",
+    "source_commit_id": "c3", "created_at": T0,
+}
+
+
+@pytest.mark.parametrize("stored", [
+    ASSERTION,
+    {**ASSERTION, "status": "retracted", "retracted_at": T0},
+    {**ASSERTION, "assertion_id": None},
+    {k: v for k, v in ASSERTION.items() if k != "created_at"},
+])
+def test_graph_assertions(stored):
+    assertion = roundtrip(GraphAssertion, stored)
+    assert (assertion.edge_id, assertion.subject_entity_id, assertion.predicate) == ("edge_1", "ent_user", "prefers")
+
+
+def test_an_absent_graph_assertion_reads_as_an_empty_one():
+    assertion = GraphAssertion.from_store(None)
+    assert (assertion.assertion_id, assertion.status, assertion.edge_id) == (None, "", "")
+    assert assertion.to_store() == {}
