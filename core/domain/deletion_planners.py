@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from core.domain import endings, legacy_rows, paths
+from core.domain.documents import Document
 from core.domain.plan import ApplyView, Plan, Planner
 from core.domain.records import MemoryItem, Sensitivity
 from core.domain.review_queue import redact_reviews
@@ -94,7 +95,7 @@ def with_rows_removed(view: ApplyView, *, planner: Planner, rows: Iterable[str])
 
 
 def with_receipt(view: ApplyView, *, planner: Planner, path: str,
-                 receipt: Callable[[list[str], datetime], dict[str, Any]], removing: Iterable[str] = ()) -> Plan:
+                 receipt: Callable[[list[str], datetime], Document], removing: Iterable[str] = ()) -> Plan:
     """``planner``'s delete, and in the same commit its deletion receipt at ``path`` (a document
     the apply read: ``receipt`` builds it from the tombstoned ids and the apply's moment) unless it
     is there already, and the removal of the historical rows at ``removing``
@@ -104,7 +105,7 @@ def with_receipt(view: ApplyView, *, planner: Planner, path: str,
     if out.empty:
         return out
     if view.docs.get(path) is None:
-        out.docs[path] = receipt(list(out.summary.get("tombstoned", [])), view.now)
+        out.docs[path] = receipt(list(out.summary.get("tombstoned", [])), view.now).to_store()
     out.notes["receipt"] = True
     return out
 

@@ -129,6 +129,12 @@ class OutboxEvent(Document):
         """Leased by a drain whose lease on it has not expired."""
         return self.lease_expires_at is not None and self.lease_expires_at > now
 
+    @property
+    def ledger_sequence(self) -> int | None:
+        """The ledger sequence of the commit that wrote the event; None for one no commit wrote (a
+        rebuild's or a repair's, stored with a null ``sequence``)."""
+        return None if "sequence" in self.nulls | self.absent else self.sequence
+
     @classmethod
     def _decode(cls, name: str, value: Any) -> Any:
         return tuple(value) if name == "confirmed_providers" else value
@@ -345,3 +351,63 @@ class KnowledgeEdge(Document):
     def without(self, memory_id: str) -> KnowledgeEdge:
         """The edge no longer citing ``memory_id``."""
         return self.but(memory_ids=tuple(m for m in self.memory_ids if m != memory_id))
+
+
+# ------------------------------------------------------------------------------- deletion receipt
+@dataclass(frozen=True)
+class DeletionReceipt(Document):
+    """``users/{uid}/deletion_receipts/{receipt_id}``: a delete's receipt (ids, counts and times, no
+    text); also the account wipe's top-level ``deletion_receipts/{sha256(uid:receipt_id)}``, which
+    has the kind, the times and ``stores`` only. ``stores``: for each store, when its removal was
+    confirmed (null while pending)."""
+
+    receipt_id: str | None = None
+    kind: str | None = None  # memory | all | conversation | account
+    created_at: datetime | None = None
+    expire_at: datetime | None = None  # the TTL policy's field
+    memory_ids: tuple[str, ...] | None = None
+    memory_count: int | None = None
+    stores: Mapping[str, Any] | None = None
+    up_to_sequence: int | None = None  # delete-all: the ledger sequence it was stable at
+    conversation_id: str | None = None  # a conversation's cascade
+
+    @classmethod
+    def _decode(cls, name: str, value: Any) -> Any:
+        return tuple(value) if name == "memory_ids" else value
+
+    def _encode(self, name: str, value: Any) -> Any:
+        return list(value) if name == "memory_ids" else value
+
+    def expired(self, now: datetime) -> bool:
+        return self.expire_at is not None and self.expire_at <= now
+
+
+# ---------------------------------------------------------------------------------------- webhooks
+@dataclass(frozen=True)
+class WebhookConfig(Document):
+    """``users/{uid}/developer_webhooks/{type}``: the user's webhook of one type."""
+
+    type: str | None = None
+    url: str | None = None
+    enabled: bool | None = None
+    updated_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class WebhookDelivery(Document):
+    """``users/{uid}/webhook_deliveries/{delivery_id}``: one delivery per (type, conversation), as
+    enqueued, then each attempt's outcome merged into it (its ``reason``, ``last_status`` and
+    ``last_error``, ``delivered_at``, whichever the outcome has; a status or error the attempt did
+    not have is written as null)."""
+
+    type: str | None = None
+    conversation_id: str | None = None
+    state: str | None = None  # enqueued | retrying | delivered | failed | refused | cancelled
+    attempts: int | None = None
+    enqueued_at: datetime | None = None
+    updated_at: datetime | None = None
+    expire_at: datetime | None = None  # the TTL policy's field
+    reason: str | None = None
+    last_status: int | None = None
+    last_error: str | None = None
+    delivered_at: datetime | None = None

@@ -43,6 +43,7 @@ from typing import Any
 
 from core.domain import paths
 from core.domain.changes import Change
+from core.domain.documents import DeletionReceipt, OutboxEvent
 from core.errors import NotFound
 from core.ports import Ports, Write
 
@@ -85,39 +86,35 @@ def issue(ctx: Ports, uid: str, kind: str, rid: str, memory_ids: Iterable[str], 
     ledger sequence it found stable at, when no memory was left) and its ``count`` instead of the
     ids, which may be more than one document holds: every outbox event of a memory at or before
     that sequence is one of the deleted memories'."""
-    doc = document(rid, kind, memory_ids, ctx.now(), conversation_id=conversation_id,
-                   up_to_sequence=up_to_sequence, count=count)
+    receipt = document(rid, kind, memory_ids, ctx.now(), conversation_id=conversation_id,
+                       up_to_sequence=up_to_sequence, count=count)
     path = _path(uid, rid)
-    ctx.store.write(Change("receipt.issue", [Write("set", path, doc)], fenced=uid, guard=path,
+    ctx.store.write(Change("receipt.issue", [Write("set", path, receipt.to_store())], fenced=uid, guard=path,
                            refuse=lambda found: found is not None))
     return rid
 
 
 def document(rid: str, kind: str, memory_ids: Iterable[str], now: datetime, *, conversation_id: str | None = None,
-             up_to_sequence: int | None = None, count: int | None = None) -> dict[str, Any]:
-    """The receipt document of a delete whose apply committed at ``now`` (pure: :func:`issue`
-    writes it after the apply, a one-memory delete inside its apply, see
+             up_to_sequence: int | None = None, count: int | None = None) -> DeletionReceipt:
+    """The receipt of a delete whose apply committed at ``now`` (pure: :func:`issue` writes it
+    after the apply, a one-memory delete inside its apply, see
     :func:`core.domain.deletion_planners.with_receipt`)."""
-    ids = sorted(set(memory_ids))
+    ids = tuple(sorted(set(memory_ids)))
     count = len(ids) if count is None else count
-    stores: dict[str, Any] = {name: now for name in APPLIED}
+    stores: dict[str, datetime | None] = {name: now for name in APPLIED}
     # Nothing was deleted that a projection holds: nothing for the drain to confirm either.
     stores.update({name: (None if count else now) for name in PROJECTED})
-    doc: dict[str, Any] = {"receipt_id": rid, "kind": kind, "created_at": now, "expire_at": now + RETENTION,
-                           "memory_ids": ids, "memory_count": count, "stores": stores}
-    if up_to_sequence is not None:
-        doc["up_to_sequence"] = up_to_sequence
-    if conversation_id is not None:
-        doc["conversation_id"] = conversation_id
-    return doc
+    return DeletionReceipt(receipt_id=rid, kind=kind, created_at=now, expire_at=now + RETENTION, memory_ids=ids,
+                           memory_count=count, stores=stores, up_to_sequence=up_to_sequence,
+                           conversation_id=conversation_id)
 
 
 # ----------------------------------------------------------------------------------- the account wipe
 def open_account_receipt(ctx: Ports, uid: str, rid: str) -> None:
     """The wipe's receipt, written when its fence goes up: every store pending."""
     now = ctx.now()
-    ctx.store.write(Change("receipt.account_open", [Write("create", _account_path(uid, rid), {
-        "kind": "account", "created_at": now, "expire_at": now + RETENTION, "stores": dict.fromkeys(STORES)})]))
+    receipt = DeletionReceipt(kind="account", created_at=now, expire_at=now + RETENTION, stores=dict.fromkeys(STORES))
+    ctx.store.write(Change("receipt.account_open", [Write("create", _account_path(uid, rid), receipt.to_store())]))
 
 
 def confirm_account_receipt(ctx: Ports, uid: str, rid: str, steps: dict[str, Any]) -> None:
@@ -126,8 +123,8 @@ def confirm_account_receipt(ctx: Ports, uid: str, rid: str, steps: dict[str, Any
     purged, wiped = steps.get("providers_purged"), steps.get("canonical_wiped")
     stores = {"keyword_index": purged, "vector_index": purged,
               "memory_items": wiped, "review_queue": wiped, "graph": wiped}
-    ctx.store.write(Change("receipt.account_confirm", [Write("set", _account_path(uid, rid), {"stores": stores},
-                                                             merge=True)]))
+    ctx.store.write(Change("receipt.account_confirm", [Write("set", _account_path(uid, rid),
+                                                             DeletionReceipt(stores=stores).to_store(), merge=True)]))
 
 
 # ------------------------------------------------------------------------------------------- reading
@@ -135,22 +132,21 @@ def read(ctx: Ports, uid: str, rid: str) -> dict[str, Any]:
     """The receipt as ``GET /v1/deletions/{id}`` answers it; 404 when it is not the caller's, or
     past its 30 days."""
     now = ctx.now()
-    path = _path(uid, rid)
-    doc = ctx.store.get(path)
-    if doc is None:
-        account = ctx.store.get(_account_path(uid, rid))
-        if account is None or _expired(account, now):
-            raise NotFound("no such deletion receipt")
-        return _public(rid, account, [])
-    if _expired(doc, now):
+    stored = ctx.store.get(_path(uid, rid))
+    wipe = stored is None  # then the account wipe's receipt, if it is one
+    if wipe:
+        stored = ctx.store.get(_account_path(uid, rid))
+    receipt = DeletionReceipt.from_store(stored)
+    if stored is None or receipt.expired(now):
         raise NotFound("no such deletion receipt")
-    stores = dict(doc.get("stores") or {})
-    ids = list(doc.get("memory_ids") or [])
+    if wipe:
+        return _public(rid, receipt, [])
+    stores = dict(receipt.stores or {})
+    ids = list(receipt.memory_ids or ())
     waiting = [name for name in PROJECTED if stores.get(name) is None]
-    up_to = doc.get("up_to_sequence")
-    unconfirmed = _unconfirmed(ctx, uid, set(ids), up_to if isinstance(up_to, int) else None) if waiting else set()
+    unconfirmed = _unconfirmed(ctx, uid, set(ids), receipt.up_to_sequence) if waiting else set()
     stores.update({name: now for name in waiting if name not in unconfirmed})
-    return _public(rid, {**doc, "stores": stores}, ids)
+    return _public(rid, receipt.but(stores=stores), ids)
 
 
 def _unconfirmed(ctx: Ports, uid: str, memory_ids: set[str], up_to_sequence: int | None = None) -> set[str]:
@@ -162,42 +158,37 @@ def _unconfirmed(ctx: Ports, uid: str, memory_ids: set[str], up_to_sequence: int
     if not memory_ids and up_to_sequence is None:
         return waiting
 
-    def covered(event: dict[str, Any]) -> bool:
-        if event.get("memory_id") in memory_ids:
+    def covered(event: OutboxEvent) -> bool:
+        if event.memory_id in memory_ids:
             return True
-        sequence = event.get("sequence")
-        return (up_to_sequence is not None and bool(event.get("memory_id")) and isinstance(sequence, int)
+        sequence = event.ledger_sequence
+        return (up_to_sequence is not None and bool(event.memory_id) and sequence is not None
                 and sequence <= up_to_sequence)
 
     after = None
     while True:
         rows = ctx.store.scan(paths.col(uid, paths.OUTBOX), limit=OUTBOX_PAGE, after=after)
-        for row in rows:
-            if not covered(row.data):
+        for event in (OutboxEvent.from_store(row.data) for row in rows):
+            if not covered(event):
                 continue
-            done = set(row.data.get("confirmed_providers") or []) if row.data.get("state") != "leased" else set()
+            done = set(event.confirmed_providers or ()) if event.state != "leased" else set()
             waiting.update(store for store, provider in PROVIDER_OF.items() if provider not in done)
         if len(rows) < OUTBOX_PAGE or len(waiting) == len(PROJECTED):
             return waiting
         after = rows[-1].id
 
 
-def _expired(doc: dict[str, Any], now: datetime) -> bool:
-    expire = doc.get("expire_at")
-    return isinstance(expire, datetime) and expire <= now
-
-
 def _iso(value: Any) -> str | None:
     return value.isoformat() if isinstance(value, datetime) else None
 
 
-def _public(rid: str, doc: dict[str, Any], memory_ids: list[str]) -> dict[str, Any]:
-    stores = doc.get("stores") or {}
+def _public(rid: str, receipt: DeletionReceipt, memory_ids: list[str]) -> dict[str, Any]:
+    stores = receipt.stores or {}
     shown = {name: {"state": "confirmed" if stores.get(name) else "pending",
                     "confirmed_at": _iso(stores.get(name))} for name in STORES}
-    return {"receipt_id": rid, "kind": doc.get("kind", "memory"),
+    count = len(memory_ids) if receipt.memory_count is None else receipt.memory_count
+    return {"receipt_id": rid, "kind": "memory" if receipt.kind is None else receipt.kind,
             "state": "confirmed" if all(s["state"] == "confirmed" for s in shown.values()) else "pending",
-            "created_at": _iso(doc.get("created_at")), "expires_at": _iso(doc.get("expire_at")),
-            "conversation_id": doc.get("conversation_id"), "memory_ids": memory_ids,
-            "memory_count": int(doc.get("memory_count", len(memory_ids))),
-            "up_to_sequence": doc.get("up_to_sequence"), "stores": shown}
+            "created_at": _iso(receipt.created_at), "expires_at": _iso(receipt.expire_at),
+            "conversation_id": receipt.conversation_id, "memory_ids": memory_ids, "memory_count": int(count),
+            "up_to_sequence": receipt.up_to_sequence, "stores": shown}

@@ -31,6 +31,7 @@ from typing import Any
 from core.domain import paths
 from core.domain import webhooks as policy
 from core.domain.changes import Change
+from core.domain.documents import WebhookConfig, WebhookDelivery
 from core.domain.webhooks import MAX_ATTEMPTS, MEMORY_CREATED
 from core.errors import (
     BadRequest,
@@ -63,9 +64,8 @@ def _known(webhook_type: str) -> str:
     return webhook_type
 
 
-def _public(webhook_type: str, data: dict[str, Any] | None) -> dict[str, Any]:
-    data = data or {}
-    return {"type": webhook_type, "url": data.get("url"), "enabled": bool(data.get("enabled", False))}
+def _public(webhook_type: str, config: WebhookConfig) -> dict[str, Any]:
+    return {"type": webhook_type, "url": config.url, "enabled": bool(config.enabled)}
 
 
 # ------------------------------------------------------------------------------------ configuration
@@ -73,9 +73,13 @@ def _config_path(uid: str, webhook_type: str) -> str:
     return paths.doc(uid, CONFIG_COLLECTION, _known(webhook_type))
 
 
+def _config(ctx: Ports, uid: str, webhook_type: str) -> WebhookConfig:
+    return WebhookConfig.from_store(ctx.store.get(_config_path(uid, webhook_type)))
+
+
 def get_config(ctx: Ports, uid: str, webhook_type: str) -> dict[str, Any]:
     """``{type, url, enabled}``; ``url`` is null and ``enabled`` false when none is set."""
-    return _public(webhook_type, ctx.store.get(_config_path(uid, webhook_type)))
+    return _public(webhook_type, _config(ctx, uid, webhook_type))
 
 
 def check_target(ctx: Ports, url: str) -> list[str]:
@@ -94,10 +98,11 @@ def put_config(ctx: Ports, uid: str, webhook_type: str, url: str, enabled: bool)
     fence = ctx.store.get(paths.account_deletion(uid))
     if fence is not None and fence.get("state") in ("fenced", "purging"):
         raise WritesBlocked("this account is being deleted")
-    data = {"type": webhook_type, "url": url, "enabled": enabled, "updated_at": ctx.now()}
-    ctx.store.write(Change("webhook.config_set", [Write("set", paths.doc(uid, CONFIG_COLLECTION, webhook_type), data)]))
+    config = WebhookConfig(type=webhook_type, url=url, enabled=enabled, updated_at=ctx.now())
+    ctx.store.write(Change("webhook.config_set", [Write("set", paths.doc(uid, CONFIG_COLLECTION, webhook_type),
+                                                        config.to_store())]))
     log_json("webhook_configured", uid=uid, type=webhook_type, enabled=enabled)
-    return _public(webhook_type, data)
+    return _public(webhook_type, config)
 
 
 def delete_config(ctx: Ports, uid: str, webhook_type: str) -> dict[str, Any]:
@@ -134,8 +139,8 @@ def _enqueue(ctx: Ports, uid: str, conversation_id: str, old: dict[str, Any] | N
     if not policy.fires(old, new):
         return None
     path = _config_path(uid, MEMORY_CREATED)
-    config = _public(MEMORY_CREATED, read[path] if path in read else ctx.store.get(path))
-    if not (config["enabled"] and config["url"]):
+    config = WebhookConfig.from_store(read[path] if path in read else ctx.store.get(path))
+    if not (config.enabled and config.url):
         return None
     target = ctx.settings.webhook_url
     if not target:
@@ -143,9 +148,10 @@ def _enqueue(ctx: Ports, uid: str, conversation_id: str, old: dict[str, Any] | N
         return None
     delivery_id = policy.delivery_id(MEMORY_CREATED, conversation_id)
     record = paths.doc(uid, DELIVERY_COLLECTION, delivery_id)
-    if not ctx.store.write(Change("webhook.delivery_enqueue", [Write("create", record, {
-            "type": MEMORY_CREATED, "conversation_id": conversation_id, "state": "enqueued", "attempts": 0,
-            "enqueued_at": ctx.now(), "updated_at": ctx.now(), "expire_at": ctx.now() + timedelta(days=RECORD_DAYS)})])):
+    enqueued = WebhookDelivery(type=MEMORY_CREATED, conversation_id=conversation_id, state="enqueued", attempts=0,
+                               enqueued_at=ctx.now(), updated_at=ctx.now(),
+                               expire_at=ctx.now() + timedelta(days=RECORD_DAYS))
+    if not ctx.store.write(Change("webhook.delivery_enqueue", [Write("create", record, enqueued.to_store())])):
         return None  # a duplicate or retried trigger: the first one enqueued it
     payload = {"webhook": MEMORY_CREATED, "uid": uid, "conversation_id": conversation_id}
     try:
@@ -179,25 +185,27 @@ def deliver_webhook(ctx: Ports, uid: str, webhook_type: str, conversation_id: st
     :class:`DeliveryPending` when the receiver may take it later and attempts remain."""
     _known(webhook_type)
     record = paths.doc(uid, DELIVERY_COLLECTION, policy.delivery_id(webhook_type, conversation_id))
-    state = ctx.store.get(record) or {}
-    if state.get("state") in FINAL_STATES:  # Cloud Tasks ran the task again: nothing to do
-        return {"state": state["state"], "duplicate": True}
-    attempt = max(int(state.get("attempts", 0)) + 1, retry_count + 1)
+    delivery = WebhookDelivery.from_store(ctx.store.get(record))
+    if delivery.state in FINAL_STATES:  # Cloud Tasks ran the task again: nothing to do
+        return {"state": delivery.state, "duplicate": True}
+    attempt = max(int(delivery.attempts or 0) + 1, retry_count + 1)
 
     def finish(outcome: str, **fields: Any) -> dict[str, Any]:
-        update = {"type": webhook_type, "conversation_id": conversation_id, "state": outcome,
-                  "attempts": attempt, "updated_at": ctx.now(), **fields}
+        # the outcome's fields, a missing status or error written as null
+        update = WebhookDelivery(type=webhook_type, conversation_id=conversation_id, state=outcome, attempts=attempt,
+                                 updated_at=ctx.now(), **fields,
+                                 nulls=frozenset(name for name, value in fields.items() if value is None)).to_store()
         ctx.store.write(Change("webhook.delivery_outcome", [Write("set", record, update, merge=True)]))
         log_json("webhook_delivery", uid=uid, **{k: v for k, v in update.items() if k != "updated_at"})
         return {"state": outcome, "attempts": attempt, **fields}
 
-    config = get_config(ctx, uid, webhook_type)
-    if not (config["enabled"] and config["url"]):
+    config = _config(ctx, uid, webhook_type)
+    if not (config.enabled and config.url):
         return finish("cancelled", reason="webhook_disabled")
     conversation = ctx.store.get(paths.conversation(uid, conversation_id))
     if conversation is None:
         return finish("cancelled", reason="conversation_deleted")
-    url = config["url"]
+    url = config.url
     try:
         addresses = check_target(ctx, url)
     except TargetRefused as exc:

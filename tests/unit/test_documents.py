@@ -15,12 +15,15 @@ from core.domain.documents import (
     ApplyControl,
     CaptureRun,
     CascadeProgress,
+    DeletionReceipt,
     GraphAssertion,
     KnowledgeEdge,
     KnowledgeNode,
     Lease,
     OutboxEvent,
     ReviewRow,
+    WebhookConfig,
+    WebhookDelivery,
 )
 
 T0 = datetime(2026, 12, 1, 18, 30, tzinfo=UTC)
@@ -67,6 +70,16 @@ def test_a_purge_event_has_no_revision():
               "created_at": T0, "last_error": None}
     event = roundtrip(OutboxEvent, stored)
     assert event.revision is None and event.state == "leased"
+    assert event.ledger_sequence == 9
+
+
+def test_an_event_no_commit_wrote_has_no_ledger_sequence():
+    rebuild = {"event_id": "e3", "uid": "u1", "memory_id": "m1", "action": "rebuild", "provider": "vector",
+               "revision": None, "content_hash": None, "reason": "rebuild", "commit_id": None, "sequence": None,
+               "state": "pending", "attempts": 0, "due_at": T0, "lease_expires_at": None, "lease_epoch": 0,
+               "created_at": T0, "last_error": None}
+    assert OutboxEvent.from_store(rebuild).ledger_sequence is None
+    assert OutboxEvent.from_store({"memory_id": "m1"}).ledger_sequence is None
 
 
 @pytest.mark.parametrize("stored", [
@@ -209,3 +222,81 @@ def test_an_absent_graph_assertion_reads_as_an_empty_one():
     assertion = GraphAssertion.from_store(None)
     assert (assertion.assertion_id, assertion.status, assertion.edge_id) == (None, "", "")
     assert assertion.to_store() == {}
+
+
+# ------------------------------------------------------------------------------ deletion receipts
+DAYS_30 = timedelta(days=30)
+RECEIPT = {"receipt_id": "r1", "kind": "memory", "created_at": T0, "expire_at": T0 + DAYS_30,
+           "memory_ids": ["m1", "m2"], "memory_count": 2,
+           "stores": {"memory_items": T0, "review_queue": T0, "graph": None, "keyword_index": None,
+                      "vector_index": None}}
+
+
+@pytest.mark.parametrize("stored", [
+    RECEIPT,  # one memory's lineage
+    {**RECEIPT, "kind": "conversation", "conversation_id": "c1"},  # a cascade
+    {**RECEIPT, "kind": "all", "memory_ids": [], "memory_count": 5, "up_to_sequence": 12},  # delete-all
+    {**RECEIPT, "memory_ids": [], "memory_count": 0,  # nothing deleted that a projection holds
+     "stores": {"memory_items": T0, "review_queue": T0, "graph": T0, "keyword_index": T0, "vector_index": T0}},
+    {"kind": "account", "created_at": T0, "expire_at": T0 + DAYS_30,  # the wipe's, when its fence goes up
+     "stores": dict.fromkeys(("memory_items", "review_queue", "graph", "keyword_index", "vector_index"))},
+    {"kind": "account", "created_at": T0, "expire_at": T0 + DAYS_30,  # the wipe's, done
+     "stores": {"keyword_index": T0, "vector_index": T0, "memory_items": T0, "review_queue": T0, "graph": T0}},
+    {**RECEIPT, "conversation_id": None, "note": "an older version"},  # a stored null, an unknown field
+])
+def test_deletion_receipts(stored):
+    receipt = roundtrip(DeletionReceipt, stored)
+    assert receipt.kind == stored["kind"] and receipt.stores == stored["stores"]
+    assert receipt.memory_ids == (tuple(stored["memory_ids"]) if "memory_ids" in stored else None)
+    assert not receipt.expired(T0 + DAYS_30 - timedelta(seconds=1)) and receipt.expired(T0 + DAYS_30)
+
+
+def test_a_new_receipt_writes_the_fields_it_has():
+    stores = {"memory_items": T0, "review_queue": T0, "graph": None, "keyword_index": None, "vector_index": None}
+    receipt = DeletionReceipt(receipt_id="r1", kind="memory", created_at=T0, expire_at=T0 + DAYS_30,
+                              memory_ids=("m1", "m2"), memory_count=2, stores=stores)
+    assert receipt.to_store() == RECEIPT
+    assert "up_to_sequence" not in receipt.to_store() and "conversation_id" not in receipt.to_store()
+    assert DeletionReceipt(stores={"graph": T0}).to_store() == {"stores": {"graph": T0}}  # the wipe's merge
+    stored = {**RECEIPT, "note": {"by": "an older version"}, "conversation_id": None}
+    confirmed = DeletionReceipt.from_store(stored).but(stores={**stores, "graph": T0})
+    assert confirmed.to_store() == {**stored, "stores": {**stores, "graph": T0}}
+
+
+# ---------------------------------------------------------------------------------------- webhooks
+@pytest.mark.parametrize("stored", [
+    {"type": "memory_created", "url": "https://hooks.example.com/x", "enabled": True, "updated_at": T0},
+    {"type": "memory_created", "url": "https://hooks.example.com/x", "enabled": False, "updated_at": T0},
+    {"url": "https://hooks.example.com/x", "enabled": None, "set_by": "console"},  # a null, an unknown field
+])
+def test_webhook_configs(stored):
+    config = roundtrip(WebhookConfig, stored)
+    assert config.url == stored["url"] and config.enabled == stored["enabled"]
+
+
+ENQUEUED = {"type": "memory_created", "conversation_id": "c1", "state": "enqueued", "attempts": 0,
+            "enqueued_at": T0, "updated_at": T0, "expire_at": T0 + DAYS_30}
+
+
+@pytest.mark.parametrize("stored", [
+    ENQUEUED,
+    {**ENQUEUED, "state": "retrying", "attempts": 1, "last_status": 503, "last_error": None},
+    {**ENQUEUED, "state": "retrying", "attempts": 2, "last_status": None, "last_error": "timed out"},
+    {**ENQUEUED, "state": "delivered", "attempts": 3, "last_status": 200, "last_error": "timed out",
+     "delivered_at": T0},
+    {**ENQUEUED, "state": "cancelled", "attempts": 1, "reason": "webhook_disabled"},
+    # an attempt's outcome on a record whose creation it overtook; an unknown field
+    {"type": "memory_created", "conversation_id": "c1", "state": "refused", "attempts": 1, "updated_at": T0,
+     "reason": "10.0.0.1 is not a public address", "trace": "t1"},
+])
+def test_webhook_deliveries(stored):
+    delivery = roundtrip(WebhookDelivery, stored)
+    assert delivery.state == stored["state"] and delivery.attempts == stored["attempts"]
+
+
+def test_an_attempts_outcome_writes_a_missing_status_as_null():
+    outcome = WebhookDelivery(type="memory_created", conversation_id="c1", state="failed", attempts=5,
+                              updated_at=T0, last_status=None, last_error="timed out",
+                              nulls=frozenset({"last_status"}))
+    assert outcome.to_store() == {"type": "memory_created", "conversation_id": "c1", "state": "failed",
+                                  "attempts": 5, "updated_at": T0, "last_status": None, "last_error": "timed out"}

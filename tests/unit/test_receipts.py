@@ -135,6 +135,48 @@ def test_delete_all_waits_for_every_event_up_to_its_sequence_and_no_later_one() 
     assert receipts.read(w.ctx, UID, answer["receipt_id"])["state"] == "confirmed"
 
 
+def test_delete_all_does_not_wait_for_an_event_no_commit_wrote() -> None:
+    """A rebuild's event (a null ``sequence``) of a deleted memory is no event of the delete-all."""
+    w = world()
+    [memory_id, _] = _facts(w, "I keep bees on the roof", "I play the cello")
+    answer = deletion.delete_all(w.ctx, UID)
+    projection.drain_user(w.ctx, UID)
+    event = {"event_id": "e1", "uid": UID, "memory_id": memory_id, "action": "rebuild", "sequence": None,
+             "state": "pending"}
+    w.store.put(paths.outbox_event(UID, "e1"), event)
+    assert receipts.read(w.ctx, UID, answer["receipt_id"])["state"] == "confirmed"
+    w.store.put(paths.outbox_event(UID, "e1"), {**event, "sequence": 1})
+    assert receipts.read(w.ctx, UID, answer["receipt_id"])["state"] == "pending"
+
+
+def test_stored_receipts_keep_their_shape() -> None:
+    w = world()
+    now = w.clock.now()
+    expire = now + receipts.RETENTION
+    receipts.issue(w.ctx, UID, "conversation", "rc", ["m2", "m1", "m1"], conversation_id="c1")
+    receipts.issue(w.ctx, UID, "all", "ra", [], up_to_sequence=4, count=0)
+    projected = dict.fromkeys(receipts.PROJECTED)
+    assert w.store.get(paths.doc(UID, receipts.COLLECTION, "rc")) == {
+        "receipt_id": "rc", "kind": "conversation", "created_at": now, "expire_at": expire,
+        "memory_ids": ["m1", "m2"], "memory_count": 2, "stores": {**dict.fromkeys(receipts.APPLIED, now), **projected},
+        "conversation_id": "c1"}
+    assert w.store.get(paths.doc(UID, receipts.COLLECTION, "ra")) == {
+        "receipt_id": "ra", "kind": "all", "created_at": now, "expire_at": expire, "memory_ids": [],
+        "memory_count": 0, "stores": dict.fromkeys(receipts.STORES, now), "up_to_sequence": 4}
+    receipts.open_account_receipt(w.ctx, UID, "wipe")
+    account = receipts._account_path(UID, "wipe")
+    assert w.store.get(account) == {"kind": "account", "created_at": now, "expire_at": expire,
+                                    "stores": dict.fromkeys(receipts.STORES)}
+    receipts.confirm_account_receipt(w.ctx, UID, "wipe", {"providers_purged": now, "canonical_wiped": None})
+    assert (w.store.get(account) or {})["stores"] == {**dict.fromkeys(receipts.STORES), **projected,
+                                                     "keyword_index": now, "vector_index": now}
+    # A field this version does not know, and a stored null, are read past and kept.
+    path = paths.doc(UID, receipts.COLLECTION, "rc")
+    w.store.put(path, {**(w.store.get(path) or {}), "note": "an older version", "up_to_sequence": None})
+    body = receipts.read(w.ctx, UID, "rc")
+    assert body["up_to_sequence"] is None and body["conversation_id"] == "c1" and body["memory_count"] == 2
+
+
 # Every way the store writes: the port's doors and the fake's own batch (the fake outbox commits through
 # it); a call made inside another (the apply's transaction commits) is not counted.
 _WRITES = ("_transact", "write", "swap", "_commit")

@@ -157,6 +157,29 @@ def test_a_retry_worthy_answer_is_retried_until_the_last_attempt() -> None:
     assert last["state"] == "failed"
 
 
+def test_the_delivery_record_keeps_its_shape() -> None:
+    w = world()
+    now = w.clock.now()
+    webhooks.put_config(w.ctx, UID, "memory_created", HOOK, True)
+    config = paths.doc(UID, webhooks.CONFIG_COLLECTION, "memory_created")
+    assert w.store.get(config) == {"type": "memory_created", "url": HOOK, "enabled": True, "updated_at": now}
+    doc = _completed(w, "c1")
+    delivery_id = webhooks.enqueue_delivery(w.ctx, UID, "c1", None, doc)
+    record = paths.doc(UID, webhooks.DELIVERY_COLLECTION, delivery_id or "")
+    enqueued = {"type": "memory_created", "conversation_id": "c1", "state": "enqueued", "attempts": 0,
+                "enqueued_at": now, "updated_at": now, "expire_at": now + timedelta(days=webhooks.RECORD_DAYS)}
+    assert w.store.get(record) == enqueued
+    w.sender.status = 503
+    with pytest.raises(DeliveryPending):
+        webhooks.deliver_webhook(w.ctx, UID, "memory_created", "c1")
+    assert w.store.get(record) == {**enqueued, "state": "retrying", "attempts": 1, "last_status": 503,
+                                   "last_error": None}
+    w.sender.status = 200
+    assert webhooks.deliver_webhook(w.ctx, UID, "memory_created", "c1")["state"] == "delivered"
+    assert w.store.get(record) == {**enqueued, "state": "delivered", "attempts": 2, "last_status": 200,
+                                   "last_error": None, "delivered_at": now}
+
+
 def test_a_delivery_is_cancelled_when_the_hook_is_off_or_the_conversation_gone() -> None:
     w = world()
     webhooks.put_config(w.ctx, UID, "memory_created", HOOK, False)
