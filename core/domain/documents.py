@@ -257,6 +257,39 @@ def attempts_of(run: CaptureRun | Mapping[str, Any] | None, revision: str) -> di
             "last_at": None}
 
 
+# ----------------------------------------------------------------------------------- workflow rows
+@dataclass(frozen=True)
+class WorkflowRow(Document):
+    """``users/{uid}/{action_items,goals}/{id}``: what a capture writes of an action item or a goal
+    (the id derives from the description; ``quote`` and ``due`` are written even when null)."""
+
+    _ALWAYS: ClassVar[frozenset[str]] = frozenset({"quote", "due"})
+
+    id: str = ""
+    conversation_id: str = ""
+    description: str = ""
+    quote: str | None = None
+    due: str | None = None
+    created_at: datetime | None = None
+    source: str = "conversation"
+    revision: str | None = None
+
+
+@dataclass(frozen=True)
+class ActionItem(WorkflowRow):
+    """``users/{uid}/action_items/{id}``."""
+
+    completed: bool = False
+
+
+@dataclass(frozen=True)
+class Goal(WorkflowRow):
+    """``users/{uid}/goals/{id}``: its title is its description."""
+
+    status: str = "active"
+    title: str = ""
+
+
 # -------------------------------------------------------------------------------------- review row
 @dataclass(frozen=True)
 class ReviewRow(Document):

@@ -28,7 +28,7 @@ The marker's ``extractor`` names the extractor whose memories the revision holds
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time
 from functools import partial
@@ -37,7 +37,16 @@ from typing import Any
 from core import metering
 from core.domain import fence, ids, paths, planners
 from core.domain.changes import Change
-from core.domain.documents import JOBS, CaptureRun, attempts_of, conversation_revision
+from core.domain.documents import (
+    JOBS,
+    ActionItem,
+    CaptureRun,
+    Document,
+    Goal,
+    WorkflowRow,
+    attempts_of,
+    conversation_revision,
+)
 from core.domain.extraction import (
     ExtractionResult,
     GroundedCandidate,
@@ -65,6 +74,7 @@ log = logging.getLogger(__name__)
 COHORT_PAGE = 100  # live-cohort items per replacement transaction (plus the candidates)
 MAX_PAGES = 2_000  # 200k derived items: far past any conversation; the loop stays bounded
 RELEVANT_FIELDS = ("transcript_segments", "external_data", "reprocess_token", "status", "discarded")
+Jobs = dict[str, bool | str]  # the marker's jobs of a revision: True when done, "failed: <code>" when failed for good
 
 
 @dataclass
@@ -123,7 +133,7 @@ def capture_conversation(ctx: Ports, uid: str, conversation_id: str, doc: dict[s
             return result
     try:
         with fence.expect(uid, account.generation):
-            _capture(ctx, uid, conversation_id, doc, revision, run_ref, found[run_ref], result)
+            _capture(ctx, uid, conversation_id, doc, revision, run_ref, CaptureRun.from_store(found[run_ref]), result)
     except GenerationChanged:
         result.skipped = "account_generation_changed"
         result.retry = []
@@ -131,9 +141,8 @@ def capture_conversation(ctx: Ports, uid: str, conversation_id: str, doc: dict[s
 
 
 def _capture(ctx: Ports, uid: str, conversation_id: str, doc: dict[str, Any], revision: str, run_ref: str,
-             stored_run: dict[str, Any] | None, result: CaptureResult) -> None:
-    run = CaptureRun.from_store(stored_run)
-    done = run.jobs_done(revision)
+             run: CaptureRun, result: CaptureResult) -> None:
+    done: Jobs = run.jobs_done(revision)
     skipped = _skipped(run, done)
     if skipped is not None:
         result.skipped = skipped
@@ -158,16 +167,16 @@ def _capture(ctx: Ports, uid: str, conversation_id: str, doc: dict[str, Any], re
     workflow = {name: _workflow_rows(ctx, uid, conversation_id, revision, name, extraction)
                 for name in JOBS[1:] if not done.get(name)}
 
-    def marker(jobs: dict[str, Any]) -> dict[str, Any]:
+    def marker(jobs: Jobs) -> CaptureRun:
         return _marker(ctx, revision, jobs, result, captures, extraction, turn)
 
     if not done.get("memories"):
         # When this is the first capture, the workflow rows and the marker ride in the memories'
         # apply commit: one commit instead of three, and the marker can never lag the memories.
-        riders: dict[str, dict[str, Any]] = {}
+        riders: dict[str, Document] = {}
         if first:
-            riders = _flatten(workflow)
-            riders[paths.rel(paths.CAPTURE_RUNS, conversation_id)] = marker({**done, **{job: True for job in JOBS}})
+            riders = {**_flatten(workflow),
+                      paths.rel(paths.CAPTURE_RUNS, conversation_id): marker({**done, **{job: True for job in JOBS}})}
         outcome = _memories_step(ctx, uid, conversation_id, revision, source, raw, device_id, result, done,
                                  first=first, riders=riders, captures=captures)
         if outcome == "committed":
@@ -191,7 +200,7 @@ def _capture(ctx: Ports, uid: str, conversation_id: str, doc: dict[str, Any], re
     _count_workflow(result, workflow)
 
 
-def _skipped(run: CaptureRun, done: dict[str, Any]) -> str | None:
+def _skipped(run: CaptureRun, done: Jobs) -> str | None:
     """Why the capture writes nothing: a delete of the conversation began, or every job of this
     revision is done already; None when it goes on."""
     if run.deleting:
@@ -206,23 +215,23 @@ def _device_id(doc: dict[str, Any]) -> str | None:
     return doc.get("client_device_id") if isinstance(doc.get("client_device_id"), str) else None
 
 
-def _flatten(workflow: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+def _flatten(workflow: Mapping[str, Mapping[str, WorkflowRow]]) -> dict[str, WorkflowRow]:
     """Every workflow job's rows, by path, in one map."""
     return {path: data for rows in workflow.values() for path, data in rows.items()}
 
 
-def _marker(ctx: Ports, revision: str, jobs: dict[str, Any], result: CaptureResult, captures: int,
-            extraction: ExtractionResult, turn: _ModelTurn) -> dict[str, Any]:
+def _marker(ctx: Ports, revision: str, jobs: Jobs, result: CaptureResult, captures: int,
+            extraction: ExtractionResult, turn: _ModelTurn) -> CaptureRun:
     """The capture marker (``capture_runs/{conversation_id}``) recording ``jobs`` for ``revision``."""
     return CaptureRun(revision=revision, jobs=jobs, updated_at=ctx.now(), errors=dict(result.errors),
                       captures=captures,
                       extractor={"id": extraction.extractor_id, "version": extraction.extractor_version},
                       attempts=turn.attempts if turn.attempts["count"] else None,
-                      fell_back=turn.fell_back).to_store()
+                      fell_back=turn.fell_back)
 
 
 def _extract(ctx: Ports, uid: str, conversation_id: str, run_ref: str, revision: str, captures: int,
-             done: dict[str, Any], result: CaptureResult, source: Any, turn: _ModelTurn) -> ExtractionResult | None:
+             done: Jobs, result: CaptureResult, source: Any, turn: _ModelTurn) -> ExtractionResult | None:
     """The raw extraction (secret-bearing candidates kept), from the model within its turn or from
     the extractor; None when the capture stops here (the failure recorded in ``result``)."""
     if getattr(ctx.extractor, "model_backed", False):
@@ -235,8 +244,8 @@ def _extract(ctx: Ports, uid: str, conversation_id: str, run_ref: str, revision:
 
 
 def _memories_step(ctx: Ports, uid: str, conversation_id: str, revision: str, source: Any, raw: ExtractionResult,
-                   device_id: str | None, result: CaptureResult, done: dict[str, Any], *, first: bool,
-                   riders: dict[str, dict[str, Any]], captures: int) -> str | None:
+                   device_id: str | None, result: CaptureResult, done: Jobs, *, first: bool,
+                   riders: Mapping[str, Document], captures: int) -> str | None:
     """Run the memories job: ``"committed"`` when the workflow rows and the marker rode in its
     commit (the capture is done), ``"stopped"`` when the capture ends here (the conversation is
     being deleted, the incident switch), None to go on with the workflow jobs (``done`` records
@@ -283,22 +292,24 @@ def _reserve_attempt(ctx: Ports, uid: str, run_ref: str, revision: str, turn: _M
         now = ctx.now()
         reserved = dict(turn.attempts, count=seen + 1, first_at=turn.attempts["first_at"] or now, last_at=now)
 
-        def moved(current: dict[str, Any] | None, seen: int = seen) -> bool:
-            return deleting(current) or attempts_of(current, revision)["count"] != seen
+        def moved(stored: Mapping[str, Any] | None, seen: int = seen) -> bool:
+            current = CaptureRun.from_store(stored)
+            return current.deleting or attempts_of(current, revision)["count"] != seen
 
-        if ctx.store.write(Change("capture.reserve_attempt", [Write("set", run_ref, {"attempts": reserved}, merge=True)],
+        if ctx.store.write(Change("capture.reserve_attempt",
+                                  [Write("set", run_ref, CaptureRun(attempts=reserved).to_store(), merge=True)],
                                   fenced=uid, guard=run_ref, refuse=moved)):
             turn.attempts = reserved
             return True
-        current = ctx.store.get(run_ref)
-        if deleting(current):
+        current = CaptureRun.from_store(ctx.store.get(run_ref))
+        if current.deleting:
             return None
         turn.attempts = attempts_of(current, revision)
     raise Conflict("the capture marker kept changing while a model attempt was reserved", code="capture_raced")
 
 
 def _model_extraction(ctx: Ports, uid: str, conversation_id: str, run_ref: str, revision: str, captures: int,
-                      done: dict[str, Any], result: CaptureResult, source: Any,
+                      done: Jobs, result: CaptureResult, source: Any,
                       turn: _ModelTurn) -> ExtractionResult | None:
     """The model's extraction, grounded before it is used; or, once the model's turn is over, the
     rule extractor's (``fall_back``). None: nothing more to do in this delivery (retry, recorded
@@ -325,7 +336,7 @@ def _model_extraction(ctx: Ports, uid: str, conversation_id: str, run_ref: str, 
         if reason.retryable and turn.attempts["count"] < ctx.settings.llm_max_attempts:
             # Remember why, then let the trigger redeliver (the next delivery is the next attempt).
             ctx.store.write(Change("capture.attempt_failed",
-                                   [Write("set", run_ref, {"attempts": turn.attempts}, merge=True)],
+                                   [Write("set", run_ref, CaptureRun(attempts=turn.attempts).to_store(), merge=True)],
                                    fenced=uid, guard=run_ref, refuse=deleting))
             for job in JOBS:
                 if not done.get(job):
@@ -350,23 +361,24 @@ def _model_extraction(ctx: Ports, uid: str, conversation_id: str, run_ref: str, 
     return ctx.fallback_extractor.extract(source)
 
 
-def deleting(run: dict[str, Any] | None) -> bool:
-    """The capture marker says the conversation is being (or was) deleted: no capture may write."""
+def deleting(run: Mapping[str, Any] | None) -> bool:
+    """The stored capture marker says the conversation is being (or was) deleted: no capture may write."""
     return CaptureRun.from_store(run).deleting
 
 
-def _write_marker(ctx: Ports, uid: str, run_ref: str, data: dict[str, Any],
-                  rows: dict[str, dict[str, Any]] | None = None) -> bool:
+def _write_marker(ctx: Ports, uid: str, run_ref: str, run: CaptureRun,
+                  rows: Mapping[str, WorkflowRow] | None = None) -> bool:
     """Write the capture marker (and workflow rows) in one transaction that reads the marker first:
     once a delete of the conversation started (the marker is its progress record) nothing is
     written, so the delete's progress is never overwritten. False when refused."""
-    writes = [Write("set", paths.doc(uid, *path.split("/")), row, merge=True) for path, row in (rows or {}).items()]
-    return bool(ctx.store.write(Change("capture.marker", [*writes, Write("set", run_ref, data)],
+    writes = [Write("set", paths.doc(uid, *path.split("/")), row.to_store(), merge=True)
+              for path, row in (rows or {}).items()]
+    return bool(ctx.store.write(Change("capture.marker", [*writes, Write("set", run_ref, run.to_store())],
                                        fenced=uid, guard=run_ref, refuse=deleting)))
 
 
 def _extraction_failed(ctx: Ports, uid: str, conversation_id: str, run_ref: str, revision: str, captures: int,
-                       done: dict[str, Any], result: CaptureResult, exc: StrataError, *,
+                       done: Jobs, result: CaptureResult, exc: StrataError, *,
                        attempts: dict[str, Any] | None = None) -> CaptureResult:
     """The extractor failed. Transient: nothing is written, the event is retried. Permanent (e.g.
     ``LLMRejected``): recorded as failed for this revision and acknowledged; the prior memories stay."""
@@ -378,16 +390,16 @@ def _extraction_failed(ctx: Ports, uid: str, conversation_id: str, run_ref: str,
         return result
     log.warning("extraction of %s/%s refused for good (%s); recorded, not retried", uid, conversation_id, exc.code)
     jobs = {**done, **{job: f"failed: {exc.code}" for job in pending}}
-    data = CaptureRun(revision=revision, jobs=jobs, updated_at=ctx.now(), errors=dict(result.errors),
-                      captures=captures, attempts=attempts).to_store()
-    if not _write_marker(ctx, uid, run_ref, data):
+    run = CaptureRun(revision=revision, jobs=jobs, updated_at=ctx.now(), errors=dict(result.errors),
+                     captures=captures, attempts=attempts)
+    if not _write_marker(ctx, uid, run_ref, run):
         result.skipped = "conversation_deleted"
     return result
 
 
 def _memories_job(ctx: Ports, uid: str, conversation_id: str, revision: str, source: Any,
                   extraction: ExtractionResult, device_id: str | None, result: CaptureResult, *,
-                  first: bool = False, riders: dict[str, dict[str, Any]] | None = None, captures: int = 0) -> bool:
+                  first: bool = False, riders: Mapping[str, Document] | None = None, captures: int = 0) -> bool:
     """Apply the extraction; True when ``riders`` were committed with it (False: write them apart).
 
     Every candidate is grounded before secret-bearing ones are dropped, so an ungrounded one fails
@@ -449,7 +461,7 @@ def _candidate_item(uid: str, conversation_id: str, g: GroundedCandidate, extrac
 def replace_source(ctx: Ports, uid: str, conversation_id: str, revision: str,
                    grounded: tuple[GroundedCandidate, ...], extraction: ExtractionResult, signal: str,
                    device_id: str | None, result: CaptureResult, *, first: bool = False,
-                   riders: dict[str, dict[str, Any]] | None = None, captures: int = 0,
+                   riders: Mapping[str, Document] | None = None, captures: int = 0,
                    valid_from: datetime | None = None) -> bool:
     """Replace the source's cohort with ``grounded``; True when ``riders`` (extra documents, on a
     ``first`` capture) were committed with it. ``first`` (the caller saw no capture marker) skips the
@@ -474,7 +486,7 @@ def replace_source(ctx: Ports, uid: str, conversation_id: str, revision: str,
         applied = ctx.store.apply(
             uid, "capture.replace", {"source": conversation_id, "revision": revision, "captures": captures},
             partial(planners.replace_page, conversation_id=conversation_id, candidates=candidates, first=True,
-                    riders=riders),
+                    riders={path: doc.to_store() for path, doc in (riders or {}).items()}),
             item_ids=candidates, follow_lineage=True, doc_paths=[marker_path])
         _add(result, applied)
         # The plan notes whether the riders went with it (notes are empty on a replay).
@@ -517,27 +529,21 @@ def _add(result: CaptureResult, applied: Any) -> None:
 
 
 def _workflow_rows(ctx: Ports, uid: str, conversation_id: str, revision: str, collection: str,
-                   extraction: ExtractionResult) -> dict[str, dict[str, Any]]:
+                   extraction: ExtractionResult) -> dict[str, WorkflowRow]:
     """Action items / goals ("collection/id" → row) go to their own workflow collections, never into
     memories; ids are derived from the description, so writing them again changes nothing."""
-    rows = extraction.action_items if collection == paths.ACTION_ITEMS else extraction.goals
+    kind: type[WorkflowRow] = ActionItem if collection == paths.ACTION_ITEMS else Goal
     now = ctx.now()
-    out: dict[str, dict[str, Any]] = {}
-    for row in rows:
+    out: dict[str, WorkflowRow] = {}
+    for row in extraction.action_items if kind is ActionItem else extraction.goals:
         row_id = ids.contract_hash(collection, {"uid": uid, "conversation": conversation_id,
                                                 "description": " ".join(row.description.split()).casefold()})[:24]
-        data: dict[str, Any] = {"id": row_id, "conversation_id": conversation_id, "description": row.description,
-                                "quote": row.quote, "due": row.due, "created_at": now, "source": "conversation",
-                                "revision": revision}
-        if collection == paths.ACTION_ITEMS:
-            data["completed"] = False
-        else:
-            data["status"] = "active"
-            data["title"] = row.description
-        out[paths.rel(collection, row_id)] = data
+        made = kind(id=row_id, conversation_id=conversation_id, description=row.description, quote=row.quote,
+                    due=row.due, created_at=now, revision=revision)
+        out[paths.rel(collection, row_id)] = made.but(title=row.description) if isinstance(made, Goal) else made
     return out
 
 
-def _count_workflow(result: CaptureResult, workflow: dict[str, dict[str, dict[str, Any]]]) -> None:
+def _count_workflow(result: CaptureResult, workflow: Mapping[str, Mapping[str, WorkflowRow]]) -> None:
     result.action_items = len(workflow.get("action_items", {}))
     result.goals = len(workflow.get("goals", {}))

@@ -11,7 +11,7 @@ import pytest
 
 from core.adapters.rules import sensitivity
 from core.bootstrap import Context
-from core.domain.documents import conversation_revision
+from core.domain.documents import CaptureRun, conversation_revision
 from core.domain.extraction import drop_secret_candidates, source_from_conversation
 from core.services import capture, legacy
 from strata_dev.bench.counting import counting_client
@@ -89,7 +89,7 @@ def test_a_first_capture_that_lost_the_race_does_the_full_replacement(stack: dic
     extraction = drop_secret_candidates(ctx.extractor.extract(source), sensitivity=sensitivity)
     result = capture.CaptureResult("c1", revision)
     rode = capture._memories_job(ctx, uid, "c1", revision, source, extraction, None, result, first=True,
-                                 riders={"capture_runs/c1": {"revision": revision, "jobs": {}}})
+                                 riders={"capture_runs/c1": CaptureRun(revision=revision, jobs={})})
     assert rode is False  # the riders were not written; the caller writes the marker itself
     assert result.retracted >= 1
     after = _active(ctx, uid)
