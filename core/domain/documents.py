@@ -444,3 +444,64 @@ class WebhookDelivery(Document):
     last_status: int | None = None
     last_error: str | None = None
     delivered_at: datetime | None = None
+
+
+# ------------------------------------------------------------------------------ api and server keys
+# Every field defaults to None: a touch or a revoke updates one field with a document naming only it.
+@dataclass(frozen=True)
+class ApiKeyRecord(Document):
+    """``users/{uid}/api_keys/{key_id}``: a personal API key as its owner lists it, and ``hash`` (its
+    secret's SHA-256, the id of its :class:`ApiKeyLookup`). A new one is stored with a null
+    ``last_used_at``."""
+
+    name: str | None = None
+    scope: str | None = None  # read | read+write
+    restricted: bool | None = None
+    created_at: datetime | None = None
+    last_used_at: datetime | None = None
+    hash: str | None = None
+
+
+@dataclass(frozen=True)
+class ApiKeyLookup(Document):
+    """``api_key_hashes/{sha256 hex}``: a personal key by its secret's digest, what verifying reads.
+    A new one is stored with a null ``last_used_at``."""
+
+    uid: str | None = None
+    key_id: str | None = None
+    scope: str | None = None
+    restricted: bool | None = None
+    created_at: datetime | None = None
+    last_used_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class ServerKeyRecord(Document):
+    """``server_keys/{key_id}``: an operator's server key, kept after its revoke (``revoked_at``). A new
+    one is stored with null ``last_used_at`` and ``revoked_at``."""
+
+    name: str | None = None
+    scope: str | None = None
+    restricted: bool | None = None
+    created_at: datetime | None = None
+    last_used_at: datetime | None = None  # stays null: no request records a server key's use
+    revoked_at: datetime | None = None
+    hash: str | None = None
+
+
+@dataclass(frozen=True)
+class ServerKeyLookup(Document):
+    """``server_key_hashes/{sha256 hex}``: a server key by its secret's digest, what verifying reads."""
+
+    key_id: str | None = None
+    scope: str | None = None
+    restricted: bool | None = None
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class ServerKeyUser(Document):
+    """``server_keys/{key_id}/users/{uid}``: a user the key wrote for, noted on its first write."""
+
+    uid: str | None = None
+    first_write_at: datetime | None = None

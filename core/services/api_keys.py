@@ -27,10 +27,11 @@ import logging
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from core.domain import credentials, paths
 from core.domain.changes import Change
+from core.domain.documents import ApiKeyLookup, ApiKeyRecord
 from core.errors import Conflict, Forbidden, NotFound, Unauthorized
 from core.ports import Ports, Write
 
@@ -44,6 +45,7 @@ SCOPES: tuple[Scope, ...] = ("read", "read+write")
 COLLECTION = paths.API_KEYS
 MAX_KEYS = 25  # per user: a listing is one bounded read, and so is the wipe's
 LAST_USED_EVERY = timedelta(minutes=1)
+_UNUSED = frozenset({"last_used_at"})  # a new key's documents store it as null
 
 
 @dataclass(frozen=True)
@@ -81,10 +83,9 @@ def require(caller: KeyCaller | None, write: bool) -> None:
         raise Forbidden(f"this key's scope is {caller.scope!r}: it cannot create or delete", code="key_scope")
 
 
-def _public(key_id: str, data: dict[str, Any]) -> dict[str, Any]:
-    return {"id": key_id, "name": data.get("name", ""), "scope": data.get("scope"),
-            "restricted": data.get("restricted") is True,
-            "created_at": data.get("created_at"), "last_used_at": data.get("last_used_at")}
+def _public(key_id: str, key: ApiKeyRecord) -> dict[str, Any]:
+    return {"id": key_id, "name": "" if "name" in key.absent else key.name, "scope": key.scope,
+            "restricted": key.restricted is True, "created_at": key.created_at, "last_used_at": key.last_used_at}
 
 
 def create(ctx: Ports, uid: str, name: str, scope: Scope, restricted: bool = False) -> dict[str, Any]:
@@ -98,19 +99,18 @@ def create(ctx: Ports, uid: str, name: str, scope: Scope, restricted: bool = Fal
     hashed = digest(secret)
     key_id = credentials.PERSONAL_KEY_ID_PREFIX + secrets.token_hex(8)
     now = ctx.now()
-    record = {"name": name, "scope": scope, "restricted": restricted, "created_at": now, "last_used_at": None,
-              "hash": hashed}
-    lookup = {"uid": uid, "key_id": key_id, "scope": scope, "restricted": restricted, "created_at": now,
-              "last_used_at": None}
-    ctx.store.write(Change("api_key.create", [Write("set", paths.api_key(uid, key_id), record),
-                                              Write("set", paths.api_key_lookup(hashed), lookup)], fenced=uid))
+    record = ApiKeyRecord(name=name, scope=scope, restricted=restricted, created_at=now, hash=hashed, nulls=_UNUSED)
+    lookup = ApiKeyLookup(uid=uid, key_id=key_id, scope=scope, restricted=restricted, created_at=now, nulls=_UNUSED)
+    ctx.store.write(Change("api_key.create", [Write("set", paths.api_key(uid, key_id), record.to_store()),
+                                              Write("set", paths.api_key_lookup(hashed), lookup.to_store())],
+                           fenced=uid))
     return {**_public(key_id, record), "secret": secret}
 
 
 def list_keys(ctx: Ports, uid: str) -> list[dict[str, Any]]:
     """The user's keys, oldest first, never a secret or its hash."""
     docs = ctx.store.scan(paths.col(uid, COLLECTION), limit=MAX_KEYS)
-    keys = [_public(doc.id, doc.data or {}) for doc in docs]
+    keys = [_public(doc.id, ApiKeyRecord.from_store(doc.data)) for doc in docs]
     return sorted(keys, key=lambda k: (str(k["created_at"]), k["id"]))
 
 
@@ -119,13 +119,13 @@ def revoke(ctx: Ports, uid: str, key_id: str) -> None:
     record = ctx.store.get(paths.api_key(uid, key_id))
     if record is None:
         raise NotFound("no such key")
-    ctx.store.write(Change("api_key.revoke", _deletes(uid, key_id, record)))
+    ctx.store.write(Change("api_key.revoke", _deletes(uid, key_id, ApiKeyRecord.from_store(record))))
 
 
-def _deletes(uid: str, key_id: str, record: dict[str, Any]) -> list[Write]:
+def _deletes(uid: str, key_id: str, record: ApiKeyRecord) -> list[Write]:
     writes = [Write("delete", paths.api_key(uid, key_id))]
-    if isinstance(record.get("hash"), str):
-        writes.insert(0, Write("delete", paths.api_key_lookup(record["hash"])))
+    if isinstance(record.hash, str):
+        writes.insert(0, Write("delete", paths.api_key_lookup(record.hash)))
     return writes
 
 
@@ -137,7 +137,8 @@ def revoke_all(ctx: Ports, uid: str) -> int:
         docs = ctx.store.scan(paths.col(uid, COLLECTION), limit=MAX_KEYS)
         if not docs:
             return revoked
-        ctx.store.write(Change("api_key.revoke_all", [w for doc in docs for w in _deletes(uid, doc.id, doc.data or {})]))
+        writes = [w for doc in docs for w in _deletes(uid, doc.id, ApiKeyRecord.from_store(doc.data))]
+        ctx.store.write(Change("api_key.revoke_all", writes))
         revoked += len(docs)
 
 
@@ -146,22 +147,23 @@ def verify(ctx: Ports, secret: str) -> KeyCaller:
     if not is_key(secret) or len(secret) != SECRET_CHARS:
         raise Unauthorized("unknown or revoked key")
     hashed = digest(secret)
-    found = ctx.store.get(paths.api_key_lookup(hashed))
-    if found is None or found.get("scope") not in SCOPES or not isinstance(found.get("uid"), str):
+    found = ApiKeyLookup.from_store(ctx.store.get(paths.api_key_lookup(hashed)))
+    if found.scope not in SCOPES or not isinstance(found.uid, str):
         raise Unauthorized("unknown or revoked key")
-    caller = KeyCaller(found["uid"], str(found.get("key_id", "")), found["scope"], found.get("restricted") is True)
-    _touch(ctx, hashed, caller, found.get("last_used_at"), ctx.now())
+    key_id = "" if "key_id" in found.absent else str(found.key_id)
+    caller = KeyCaller(found.uid, key_id, cast(Scope, found.scope), found.restricted is True)
+    _touch(ctx, hashed, caller, found.last_used_at, ctx.now())
     return caller
 
 
-def _touch(ctx: Ports, hashed: str, caller: KeyCaller, last: Any, now: datetime) -> None:
+def _touch(ctx: Ports, hashed: str, caller: KeyCaller, last: datetime | None, now: datetime) -> None:
     """Record the use, at most once per :data:`LAST_USED_EVERY`; never fails the request. ``update``
     writes nothing if a revoke or a wipe removed the documents meanwhile."""
     if isinstance(last, datetime) and now - last < LAST_USED_EVERY:
         return
     try:
         ctx.store.write(Change("api_key.touch", [
-            Write("update", paths.api_key_lookup(hashed), {"last_used_at": now}),
-            Write("update", paths.api_key(caller.uid, caller.key_id), {"last_used_at": now})]))
+            Write("update", paths.api_key_lookup(hashed), ApiKeyLookup(last_used_at=now).to_store()),
+            Write("update", paths.api_key(caller.uid, caller.key_id), ApiKeyRecord(last_used_at=now).to_store())]))
     except Exception:  # noqa: BLE001 - bookkeeping: a revoked key (NotFound) or a busy store
         log.info("api key last_used_at not recorded", exc_info=True)

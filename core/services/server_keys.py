@@ -26,10 +26,11 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from core.domain import credentials, paths
 from core.domain.changes import Change
+from core.domain.documents import ServerKeyLookup, ServerKeyRecord, ServerKeyUser
 from core.errors import NotFound, Unauthorized
 from core.ports import Ports, Write
 from core.services import api_keys, key_writes
@@ -62,10 +63,10 @@ def acted_for_path(key_id: str, uid: str) -> str:
     return f"{paths.server_key_users(key_id)}/{uid}"
 
 
-def _public(key_id: str, data: dict[str, Any]) -> dict[str, Any]:
-    return {"id": key_id, "name": data.get("name", ""), "scope": data.get("scope"),
-            "restricted": data.get("restricted") is True, "created_at": data.get("created_at"),
-            "last_used_at": data.get("last_used_at"), "revoked_at": data.get("revoked_at")}
+def _public(key_id: str, key: ServerKeyRecord) -> dict[str, Any]:
+    return {"id": key_id, "name": "" if "name" in key.absent else key.name, "scope": key.scope,
+            "restricted": key.restricted is True, "created_at": key.created_at, "last_used_at": key.last_used_at,
+            "revoked_at": key.revoked_at}
 
 
 def create(ctx: Ports, name: str, scope: api_keys.Scope, restricted: bool = False) -> dict[str, Any]:
@@ -78,28 +79,29 @@ def create(ctx: Ports, name: str, scope: api_keys.Scope, restricted: bool = Fals
     hashed = digest(secret)
     key_id = credentials.SERVER_KEY_ID_PREFIX + secrets.token_hex(8)
     now = ctx.now()
-    record = {"name": name, "scope": scope, "restricted": restricted, "created_at": now, "last_used_at": None,
-              "revoked_at": None, "hash": hashed}
-    lookup = {"key_id": key_id, "scope": scope, "restricted": restricted, "created_at": now}
-    ctx.store.write(Change("server_key.create", [Write("set", record_path(key_id), record),
-                                                 Write("set", lookup_path(hashed), lookup)]))
+    record = ServerKeyRecord(name=name, scope=scope, restricted=restricted, created_at=now, hash=hashed,
+                             nulls=frozenset({"last_used_at", "revoked_at"}))
+    lookup = ServerKeyLookup(key_id=key_id, scope=scope, restricted=restricted, created_at=now)
+    ctx.store.write(Change("server_key.create", [Write("set", record_path(key_id), record.to_store()),
+                                                 Write("set", lookup_path(hashed), lookup.to_store())]))
     return {**_public(key_id, record), "secret": secret}
 
 
 def list_keys(ctx: Ports) -> list[dict[str, Any]]:
     """Every server key, revoked ones included (never a secret or its hash), oldest first."""
     docs = ctx.store.scan(paths.SERVER_KEYS, limit=MAX_KEYS)
-    return sorted((_public(d.id, d.data or {}) for d in docs), key=lambda k: (str(k["created_at"]), k["id"]))
+    keys = [_public(doc.id, ServerKeyRecord.from_store(doc.data)) for doc in docs]
+    return sorted(keys, key=lambda k: (str(k["created_at"]), k["id"]))
 
 
 def verify(ctx: Ports, secret: str) -> ServerKey:
     """The server key a presented secret is; 401 when it is unknown, revoked or malformed."""
     if not is_server_key(secret) or len(secret) != SECRET_CHARS:
         raise Unauthorized("unknown or revoked server key")
-    found = ctx.store.get(lookup_path(digest(secret)))
-    if found is None or found.get("scope") not in api_keys.SCOPES or not isinstance(found.get("key_id"), str):
+    found = ServerKeyLookup.from_store(ctx.store.get(lookup_path(digest(secret))))
+    if found.scope not in api_keys.SCOPES or not isinstance(found.key_id, str):
         raise Unauthorized("unknown or revoked server key")
-    return ServerKey(found["key_id"], found["scope"], found.get("restricted") is True)
+    return ServerKey(found.key_id, cast(api_keys.Scope, found.scope), found.restricted is True)
 
 
 def record_user(ctx: Ports, key_id: str, uid: str) -> None:
@@ -107,8 +109,8 @@ def record_user(ctx: Ports, key_id: str, uid: str) -> None:
     what its revoke walks. A create that does nothing once the note exists: one more round trip per
     write request of a server key, and no per-process cache that an account wipe
     (:func:`forget_user`) would leave stale in other instances."""
-    ctx.store.write(Change("server_key.user_note", [Write("create", acted_for_path(key_id, uid),
-                                                          {"uid": uid, "first_write_at": ctx.now()})]))
+    note = ServerKeyUser(uid=uid, first_write_at=ctx.now())
+    ctx.store.write(Change("server_key.user_note", [Write("create", acted_for_path(key_id, uid), note.to_store())]))
 
 
 def users_of(ctx: Ports, key_id: str) -> list[str]:
@@ -142,12 +144,13 @@ def writes(ctx: Ports, key_id: str) -> list[dict[str, Any]]:
 
 def revoke(ctx: Ports, key_id: str) -> dict[str, Any]:
     """Revoke ``key_id`` (its next request is a 401) and list what it wrote. Idempotent."""
-    record = ctx.store.get(record_path(key_id))
-    if record is None:
+    stored = ctx.store.get(record_path(key_id))
+    if stored is None:
         raise NotFound("no such server key")
-    hashed = record.get("hash")
-    batch = [Write("update", record_path(key_id), {"revoked_at": record.get("revoked_at") or ctx.now()})]
-    if isinstance(hashed, str):
-        batch.insert(0, Write("delete", lookup_path(hashed)))
+    record = ServerKeyRecord.from_store(stored)
+    revoked = ServerKeyRecord(revoked_at=record.revoked_at or ctx.now())
+    batch = [Write("update", record_path(key_id), revoked.to_store())]
+    if isinstance(record.hash, str):
+        batch.insert(0, Write("delete", lookup_path(record.hash)))
     ctx.store.write(Change("server_key.revoke", batch))
     return {"id": key_id, "status": "revoked", "written": writes(ctx, key_id)}
