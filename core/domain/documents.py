@@ -178,6 +178,32 @@ class CascadeProgress(Document):
 
 
 @dataclass(frozen=True)
+class ModelAttempts(Document):
+    """``capture_runs/{conversation_id}.attempts``: the model calls reserved for one revision (count),
+    the first and the last one, and the last one's error. A record built in code writes all six
+    fields, unset ones as null."""
+
+    _ALWAYS: ClassVar[frozenset[str]] = frozenset({"revision", "last_error", "last_error_at", "first_at", "last_at"})
+
+    revision: str | None = None
+    count: int = 0
+    last_error: str | None = None
+    last_error_at: datetime | None = None
+    first_at: datetime | None = None
+    last_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class FellBack(Document):
+    """``capture_runs/{conversation_id}.fell_back``: the model's turn ended (``reason``, its error
+    code, after ``attempts`` calls) and the rule extractor captured the revision ``at``."""
+
+    reason: str | None = None
+    attempts: int = 0
+    at: datetime | None = None
+
+
+@dataclass(frozen=True)
 class CaptureRun(Document):
     """``users/{uid}/capture_runs/{conversation_id}``: the capture marker (the revision captured,
     each job's state, errors, the capture count, the model's attempts) and, once a delete of the
@@ -189,18 +215,20 @@ class CaptureRun(Document):
     errors: Mapping[str, Any] | None = None
     captures: int | None = None
     extractor: Mapping[str, Any] | None = None
-    attempts: Mapping[str, Any] | None = None
-    fell_back: Mapping[str, Any] | None = None
+    attempts: ModelAttempts | None = None
+    fell_back: FellBack | None = None
     cascade: CascadeProgress | bool | None = None
+
+    _MAPS: ClassVar[dict[str, type[Document]]] = {"attempts": ModelAttempts, "fell_back": FellBack,
+                                                  "cascade": CascadeProgress}
 
     @classmethod
     def _decode(cls, name: str, value: Any) -> Any:
-        if name == "cascade" and isinstance(value, Mapping):
-            return CascadeProgress.from_store(value)
-        return value
+        kind = cls._MAPS.get(name)
+        return kind.from_store(value) if kind is not None and isinstance(value, Mapping) else value
 
     def _encode(self, name: str, value: Any) -> Any:
-        return value.to_store() if isinstance(value, CascadeProgress) else value
+        return value.to_store() if isinstance(value, Document) else value
 
     @property
     def progress(self) -> CascadeProgress:
@@ -246,15 +274,14 @@ def conversation_revision(doc: Mapping[str, Any]) -> str:
     })[:32]
 
 
-def attempts_of(run: CaptureRun | Mapping[str, Any] | None, revision: str) -> dict[str, Any]:
-    """The marker's model-attempt record for ``revision`` (a fresh one for any other revision)."""
+def attempts_of(run: CaptureRun | Mapping[str, Any] | None, revision: str) -> ModelAttempts:
+    """The marker's model-attempt record for ``revision`` (a fresh one for any other revision),
+    as a record built in code: its six fields only, each written (unset ones as null)."""
     stored = (run if isinstance(run, CaptureRun) else CaptureRun.from_store(run)).attempts
-    if isinstance(stored, Mapping) and stored.get("revision") == revision:
-        return {"revision": revision, "count": int(stored.get("count") or 0), "last_error": stored.get("last_error"),
-                "last_error_at": stored.get("last_error_at"), "first_at": stored.get("first_at"),
-                "last_at": stored.get("last_at")}
-    return {"revision": revision, "count": 0, "last_error": None, "last_error_at": None, "first_at": None,
-            "last_at": None}
+    if isinstance(stored, ModelAttempts) and stored.revision == revision:
+        return ModelAttempts(revision=revision, count=int(stored.count or 0), last_error=stored.last_error,
+                             last_error_at=stored.last_error_at, first_at=stored.first_at, last_at=stored.last_at)
+    return ModelAttempts(revision=revision)
 
 
 # ----------------------------------------------------------------------------------- workflow rows

@@ -42,7 +42,9 @@ from core.domain.documents import (
     ActionItem,
     CaptureRun,
     Document,
+    FellBack,
     Goal,
+    ModelAttempts,
     WorkflowRow,
     attempts_of,
     conversation_revision,
@@ -226,7 +228,7 @@ def _marker(ctx: Ports, revision: str, jobs: Jobs, result: CaptureResult, captur
     return CaptureRun(revision=revision, jobs=jobs, updated_at=ctx.now(), errors=dict(result.errors),
                       captures=captures,
                       extractor={"id": extraction.extractor_id, "version": extraction.extractor_version},
-                      attempts=turn.attempts if turn.attempts["count"] else None,
+                      attempts=turn.attempts if turn.attempts.count else None,
                       fell_back=turn.fell_back)
 
 
@@ -276,8 +278,8 @@ def _memories_step(ctx: Ports, uid: str, conversation_id: str, revision: str, so
 # --------------------------------------------------------------------------- bounded model attempts
 @dataclass
 class _ModelTurn:
-    attempts: dict[str, Any]
-    fell_back: dict[str, Any] | None = None
+    attempts: ModelAttempts
+    fell_back: FellBack | None = None
 
 
 def _reserve_attempt(ctx: Ports, uid: str, run_ref: str, revision: str, turn: _ModelTurn) -> bool | None:
@@ -286,15 +288,15 @@ def _reserve_attempt(ctx: Ports, uid: str, run_ref: str, revision: str, turn: _M
     is reached; None: the conversation is being deleted."""
     limit = ctx.settings.llm_max_attempts
     for _ in range(8):
-        seen = turn.attempts["count"]
+        seen = turn.attempts.count
         if seen >= limit:
             return False
         now = ctx.now()
-        reserved = dict(turn.attempts, count=seen + 1, first_at=turn.attempts["first_at"] or now, last_at=now)
+        reserved = turn.attempts.but(count=seen + 1, first_at=turn.attempts.first_at or now, last_at=now)
 
         def moved(stored: Mapping[str, Any] | None, seen: int = seen) -> bool:
             current = CaptureRun.from_store(stored)
-            return current.deleting or attempts_of(current, revision)["count"] != seen
+            return current.deleting or attempts_of(current, revision).count != seen
 
         if ctx.store.write(Change("capture.reserve_attempt",
                                   [Write("set", run_ref, CaptureRun(attempts=reserved).to_store(), merge=True)],
@@ -330,10 +332,10 @@ def _model_extraction(ctx: Ports, uid: str, conversation_id: str, run_ref: str, 
             reason = exc
             metering.record_failure()
         now = ctx.now()
-        turn.attempts = dict(turn.attempts, last_error=reason.code, last_error_at=now)
+        turn.attempts = turn.attempts.but(last_error=reason.code, last_error_at=now)
         log.warning("model extraction of %s/%s failed (attempt %d of %d): %s: %s", uid, conversation_id,
-                    turn.attempts["count"], ctx.settings.llm_max_attempts, reason.code, reason.message)
-        if reason.retryable and turn.attempts["count"] < ctx.settings.llm_max_attempts:
+                    turn.attempts.count, ctx.settings.llm_max_attempts, reason.code, reason.message)
+        if reason.retryable and turn.attempts.count < ctx.settings.llm_max_attempts:
             # Remember why, then let the trigger redeliver (the next delivery is the next attempt).
             ctx.store.write(Change("capture.attempt_failed",
                                    [Write("set", run_ref, CaptureRun(attempts=turn.attempts).to_store(), merge=True)],
@@ -344,19 +346,19 @@ def _model_extraction(ctx: Ports, uid: str, conversation_id: str, run_ref: str, 
             result.retry = [job for job in JOBS if not done.get(job)]
             return None
     else:
-        last = turn.attempts.get("last_error") or "llm_attempts_exhausted"
-        reason = PermanentError(f"the model was called {turn.attempts['count']} times for this revision ({last})",
+        last = turn.attempts.last_error or "llm_attempts_exhausted"
+        reason = PermanentError(f"the model was called {turn.attempts.count} times for this revision ({last})",
                                 code=str(last))
     code = reason.code
     if ctx.settings.llm_on_failure == "fail":
-        failure = PermanentError(f"model extraction gave up after {turn.attempts['count']} attempt(s): "
+        failure = PermanentError(f"model extraction gave up after {turn.attempts.count} attempt(s): "
                                  f"{reason.message}", code=code)
         _extraction_failed(ctx, uid, conversation_id, run_ref, revision, captures, done, result, failure,
                            attempts=turn.attempts)
         return None
     log.error("model extraction of %s/%s gave up after %d attempt(s) (%s); captured with the rule extractor",
-              uid, conversation_id, turn.attempts["count"], code)
-    turn.fell_back = {"reason": code, "attempts": turn.attempts["count"], "at": ctx.now()}
+              uid, conversation_id, turn.attempts.count, code)
+    turn.fell_back = FellBack(reason=code, attempts=turn.attempts.count, at=ctx.now())
     metering.record_fallback()
     return ctx.fallback_extractor.extract(source)
 
@@ -379,7 +381,7 @@ def _write_marker(ctx: Ports, uid: str, run_ref: str, run: CaptureRun,
 
 def _extraction_failed(ctx: Ports, uid: str, conversation_id: str, run_ref: str, revision: str, captures: int,
                        done: Jobs, result: CaptureResult, exc: StrataError, *,
-                       attempts: dict[str, Any] | None = None) -> CaptureResult:
+                       attempts: ModelAttempts | None = None) -> CaptureResult:
     """The extractor failed. Transient: nothing is written, the event is retried. Permanent (e.g.
     ``LLMRejected``): recorded as failed for this revision and acknowledged; the prior memories stay."""
     pending = [job for job in JOBS if not done.get(job)]

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from core.domain import paths
-from core.domain.documents import JOBS, CaptureRun, attempts_of, conversation_revision
+from core.domain.documents import JOBS, CaptureRun, FellBack, attempts_of, conversation_revision
 from core.errors import NotFound
 from core.ports import Ports
 
@@ -50,7 +50,7 @@ def _of_revision(run: CaptureRun, revision: str, value: Any) -> dict[str, Any] |
     return dict(value) if run.revision == revision and isinstance(value, dict) else None
 
 
-def _state(jobs: dict[str, Any], fell_back: dict[str, Any] | None, error: str | None) -> tuple[str, str | None]:
+def _state(jobs: dict[str, Any], fell_back: FellBack | None, error: str | None) -> tuple[str, str | None]:
     """(state, last error code) of a capture from its marker's jobs, the fallback it took and the
     last model error."""
     failures = [str(jobs[job])[len("failed: "):] for job in JOBS if str(jobs.get(job, "")).startswith("failed: ")]
@@ -59,7 +59,7 @@ def _state(jobs: dict[str, Any], fell_back: dict[str, Any] | None, error: str | 
     if failures:
         return "failed", failures[0]
     if fell_back is not None:
-        return "fell_back", str(fell_back.get("reason") or error or "") or None
+        return "fell_back", str(fell_back.reason or error or "") or None
     return "captured", error
 
 
@@ -74,7 +74,8 @@ def conversation_status(ctx: Ports, uid: str, conversation_id: str) -> dict[str,
     attempts = attempts_of(run, revision)
     jobs = _of_revision(run, revision, run.jobs) or {}
     extractor = _of_revision(run, revision, run.extractor)
-    state, error = _state(jobs, _of_revision(run, revision, run.fell_back), attempts.get("last_error"))
+    fell_back = run.fell_back if run.revision == revision and isinstance(run.fell_back, FellBack) else None
+    state, error = _state(jobs, fell_back, attempts.last_error)
     return {
         "conversation_id": conversation_id,
         "state": state,
@@ -83,13 +84,13 @@ def conversation_status(ctx: Ports, uid: str, conversation_id: str) -> dict[str,
         "extractor": {"id": str(extractor.get("id")), "version": str(extractor.get("version"))} if extractor else None,
         "memory_count": _memory_count(ctx, uid, conversation_id),
         "last_error_code": error,
-        "attempts": attempts["count"],
+        "attempts": attempts.count,
         "max_attempts": ctx.settings.llm_max_attempts,
         "created_at": _time(doc.get("created_at")),
         "captured_at": _time(run.updated_at) if state != "pending" else None,
-        "first_attempt_at": _time(attempts.get("first_at")),
-        "last_attempt_at": _time(attempts.get("last_at")),
-        "last_error_at": _time(attempts.get("last_error_at")),
+        "first_attempt_at": _time(attempts.first_at),
+        "last_attempt_at": _time(attempts.last_at),
+        "last_error_at": _time(attempts.last_error_at),
     }
 
 

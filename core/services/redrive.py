@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from core.domain import paths
+from core.domain.documents import OutboxEvent
 from core.ports import Ports, StoredDoc
 
 PAGE = 200
@@ -74,10 +75,6 @@ def _event(snap: StoredDoc) -> DeadEvent:
                      dead_at=data.get("dead_at"), last_error=data.get("last_error"))
 
 
-def _dead(data: dict[str, Any] | None) -> bool:
-    return (data or {}).get("state") == "dead"
-
-
 def dead_events(ctx: Ports, uid: str | None = None, since: datetime | None = None) -> Iterator[DeadEvent]:
     """Every dead-lettered event of ``uid`` (or of all users), dead at or after ``since``."""
     for snap in _dead_snapshots(ctx, uid, since):
@@ -92,10 +89,12 @@ def redrive(ctx: Ports, uid: str | None = None, since: datetime | None = None, *
         now = ctx.now()
 
         def revive(data: dict[str, Any] | None, now: datetime = now) -> tuple[bool, dict[str, Any] | None]:
-            if not _dead(data):
+            event = OutboxEvent.from_store(data)
+            if event.state != "dead":
                 return False, None
+            redrives = int(event.extra.get("redrives") or 0)  # not a field of the event's type: kept in extra
             return True, {"state": "pending", "attempts": 0, "due_at": now, "lease_expires_at": None,
-                          "dead_at": None, "redriven_at": now, "redrives": int((data or {}).get("redrives") or 0) + 1}
+                          "dead_at": None, "redriven_at": now, "redrives": redrives + 1}
 
         # Decided on the version read (a lost race decides again), so the count of redrives is current.
         if not ctx.store.swap(snap.path, revive, seen=snap, exhausted=False):

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from core.domain import ids, paths
-from core.domain.documents import ActionItem, CaptureRun, Goal, WorkflowRow
+from core.domain.documents import ActionItem, CaptureRun, FellBack, Goal, ModelAttempts, WorkflowRow
 from core.domain.extraction import ExtractionResult, WorkflowCandidate
 from core.services import capture
 
@@ -111,7 +111,7 @@ def test_the_marker_is_written_as_before(jobs: dict[str, Any], errors: dict[str,
                                          attempts: dict[str, Any], fell_back: dict[str, Any] | None) -> None:
     ctx = SimpleNamespace(now=lambda: T0)
     result = capture.CaptureResult(CID, REVISION, errors=dict(errors))
-    turn = capture._ModelTurn(attempts, fell_back)
+    turn = capture._ModelTurn(ModelAttempts(**attempts), FellBack(**fell_back) if fell_back is not None else None)
     run = capture._marker(ctx, REVISION, jobs, result, captures, _extraction(), turn)  # type: ignore[arg-type]
     stored = run.to_store()
     assert stored == legacy_marker(jobs, errors, captures, attempts, fell_back)
@@ -123,8 +123,8 @@ def test_the_failed_extraction_marker_and_attempt_writes_are_written_as_before()
     failed = CaptureRun(revision=REVISION, jobs=jobs, updated_at=T0, errors={"memories": "x"}, captures=3)
     assert failed.to_store() == {"revision": REVISION, "jobs": jobs, "updated_at": T0, "errors": {"memories": "x"},
                                  "captures": 3}  # no attempts: absent, not null
-    assert failed.but(attempts=ATTEMPTS).to_store()["attempts"] == ATTEMPTS
-    assert CaptureRun(attempts=ATTEMPTS).to_store() == {"attempts": ATTEMPTS}  # the merged attempt record
+    assert failed.but(attempts=ModelAttempts(**ATTEMPTS)).to_store()["attempts"] == ATTEMPTS
+    assert CaptureRun(attempts=ModelAttempts(**ATTEMPTS)).to_store() == {"attempts": ATTEMPTS}  # the merged record
 
 
 @pytest.mark.parametrize("stored, deleting", [

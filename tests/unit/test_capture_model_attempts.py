@@ -132,6 +132,6 @@ def test_a_concurrent_delivery_cannot_take_an_attempt_already_taken() -> None:
     run_ref = paths.doc(UID, "capture_runs", "c1")
     revision = conversation_revision(DOC)
     stale = capture._ModelTurn(attempts_of(None, revision))
-    assert capture._reserve_attempt(w.ctx, UID, run_ref, revision, capture._ModelTurn(dict(stale.attempts)))
+    assert capture._reserve_attempt(w.ctx, UID, run_ref, revision, capture._ModelTurn(stale.attempts))
     assert capture._reserve_attempt(w.ctx, UID, run_ref, revision, stale) is False
     assert w.store.get(run_ref)["attempts"]["count"] == 1
