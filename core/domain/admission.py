@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from core.domain import ids, paths
+from core.domain.documents import GraphAssertion
 from core.domain.plan import ApplyView, Plan
 from core.domain.records import MemoryItem
 from core.domain.states import Layer, ProcessingState, Status
@@ -72,14 +73,15 @@ def admit(item: MemoryItem, *, revision: int, commit_id: str, now: datetime, pla
     item.graph_ready = True
     subject_entity = ids.entity_id(plan["subject"])
     object_label = plan["arguments"]["object"]
-    return {
-        "assertion_id": assertion_id, "memory_id": item.id, "uid": item.uid, "revision": revision,
-        "content_hash": payload["content_hash"], "plan_hash": plan_h, "status": "active",
-        "subject": plan["subject"], "subject_entity_id": subject_entity, "predicate": plan["predicate"],
-        "object": object_label, "object_entity_id": ids.entity_id("fact:" + object_label),
-        "edge_id": ids.edge_id(subject_entity, ids.entity_id("fact:" + object_label), plan["predicate"]),
-        "source_commit_id": commit_id, "created_at": now,
-    }
+    object_entity = ids.entity_id("fact:" + object_label)
+    return GraphAssertion(
+        assertion_id=assertion_id, memory_id=item.id, uid=item.uid, revision=revision,
+        content_hash=payload["content_hash"], plan_hash=plan_h, status="active",
+        subject=plan["subject"], subject_entity_id=subject_entity, predicate=plan["predicate"],
+        object=object_label, object_entity_id=object_entity,
+        edge_id=ids.edge_id(subject_entity, object_entity, plan["predicate"]),
+        source_commit_id=commit_id, created_at=now,
+    ).to_store()
 
 
 def receipt_problems(item: MemoryItem, assertion: dict[str, Any] | None) -> list[str]:
@@ -109,17 +111,18 @@ def receipt_problems(item: MemoryItem, assertion: dict[str, Any] | None) -> list
     return problems + _record_problems(item, assertion)
 
 
-def _record_problems(item: MemoryItem, assertion: dict[str, Any] | None) -> list[str]:
+def _record_problems(item: MemoryItem, stored: dict[str, Any] | None) -> list[str]:
     """Beside the receipt: the item's own lineage and ledger fields, and its graph assertion."""
     problems: list[str] = []
     if item.id in item.supersedes:
         problems.append("item supersedes itself")
     if not item.ledger_commit_id or item.ledger_sequence is None:
         problems.append("missing ledger commit")
+    assertion = None if stored is None else GraphAssertion.from_store(stored)
     if assertion is None:
         problems.append("missing graph assertion")
-    elif (assertion.get("assertion_id") != item.graph_assertion_id or assertion.get("memory_id") != item.id
-          or assertion.get("revision") != item.revision or assertion.get("status") != "active"):
+    elif (assertion.assertion_id != item.graph_assertion_id or assertion.memory_id != item.id
+          or assertion.revision != item.revision or assertion.status != "active"):
         problems.append("graph assertion does not match the item")
     return problems
 

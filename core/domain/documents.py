@@ -473,6 +473,57 @@ class WebhookDelivery(Document):
     delivered_at: datetime | None = None
 
 
+# -------------------------------------------------------------------- consolidation schedule, pass
+@dataclass(frozen=True)
+class ScheduleEntry(Document):
+    """``consolidation_schedule/{uid}``: the user's row in the scheduling registry (merged in parts:
+    a mark, a task enqueued for a write's ``write_window`` due at ``due_at``, a walk's repair, a
+    pass's clearing), so a field a part does not set is not written."""
+
+    uid: str | None = None
+    pending: bool | None = None
+    marked_at: datetime | None = None  # the last mark; a pass that started later may clear ``pending``
+    write_window: int | None = None  # the last interval window an on-write task covers
+    due_at: datetime | None = None
+    cleared_at: datetime | None = None
+
+    def unmarked_since(self, started: datetime) -> bool:
+        """Pending, and not marked again since ``started`` (a pass that started then may clear it)."""
+        return bool(self.pending and self.marked_at and self.marked_at <= started)
+
+
+@dataclass(frozen=True)
+class WalkCursor(Document):
+    """``consolidation_walk/cursor``: the user id the scheduler's walk stopped after (null: it
+    wrapped round, the next walk starts over)."""
+
+    _ALWAYS: ClassVar[frozenset[str]] = frozenset({"after"})
+
+    after: str | None = None
+    walked_at: datetime | None = None
+    wrapped: bool = False
+
+
+@dataclass(frozen=True)
+class PassRecord(Document):
+    """``users/{uid}/memory_state/last_consolidation``: the last completed consolidation pass, its
+    summary and what triggered it (the task's name, queue and retry count; null for a direct call)."""
+
+    _ALWAYS: ClassVar[frozenset[str]] = frozenset({"skipped"})
+
+    uid: str = ""
+    selected: int = 0
+    routes: Mapping[str, int] = field(default_factory=dict)
+    retries: int = 0
+    untouched: int = 0
+    aged_out: int = 0
+    reviews_expired: int = 0
+    overflow: bool = False
+    skipped: str | None = None
+    trigger: Mapping[str, Any] | None = None
+    finished_at: datetime | None = None
+
+
 # ------------------------------------------------------------------------------ api and server keys
 # Every field defaults to None: a touch or a revoke updates one field with a document naming only it.
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from core.domain import fence, outbox, paths
 from core.domain import projection as plans
-from core.domain.documents import OutboxEvent
+from core.domain.documents import GraphAssertion, OutboxEvent, ScheduleEntry
 from core.domain.plan import SCHEDULE_ACTION
 from core.domain.records import MemoryItem
 from core.errors import StrataError
@@ -39,9 +39,9 @@ class Work:
     memory_ids: list[str]
     fenced: bool  # being wiped, or no longer at the drain's generation: delete-only
     items: dict[str, MemoryItem]
-    assertions: dict[str, dict[str, Any]]  # the graph assertions of the items that are facts now
+    assertions: dict[str, GraphAssertion]  # the graph assertions of the items that are facts now
     plan: plans.Projection
-    registry: dict[str, Any] = field(default_factory=dict)  # the consolidation schedule's row
+    registry: ScheduleEntry = field(default_factory=ScheduleEntry)  # the consolidation schedule's row
     consolidation_disabled: bool = False
 
     @property
@@ -79,7 +79,7 @@ class Schedule:
 
     def run(self, ctx: Ports, work: Work) -> Done:
         update, _ = scheduling.enqueue_for(ctx, work.uid, work.schedule, work.registry, work.consolidation_disabled)
-        return Done([Write("set", paths.schedule_entry(work.uid), update, True)])
+        return Done([Write("set", paths.schedule_entry(work.uid), update.to_store(), True)])
 
 
 class Keyword:
@@ -182,7 +182,8 @@ def read(ctx: Ports, batch: outbox.Batch, generation: int) -> Work:
     with_schedule = any(e.action == SCHEDULE_ACTION for e in events)
     schedule_refs = [registry_ref, paths.CONTROLS_GLOBAL] if with_schedule else []
     found = ctx.store.get_all([fence_ref, *schedule_refs, *(paths.memory_item(uid, mid) for mid in memory_ids)])
-    registry, switches = found.pop(registry_ref, None) or {}, found.pop(paths.CONTROLS_GLOBAL, None) or {}
+    registry = ScheduleEntry.from_store(found.pop(registry_ref, None))
+    switches = found.pop(paths.CONTROLS_GLOBAL, None) or {}
     record = found.pop(fence_ref, None)
     fenced = record is not None and not fence.of(record).admits(generation)
     items = {paths.doc_id(path): MemoryItem.from_store(data) for path, data in found.items() if data is not None}

@@ -50,12 +50,12 @@ def is_fact(item: MemoryItem | None) -> bool:
 
 
 def fact_assertions(ctx: Ports, uid: str, memory_ids: list[str], items: Mapping[str, MemoryItem]
-                    ) -> dict[str, dict[str, Any]]:
+                    ) -> dict[str, GraphAssertion]:
     """The graph assertions of the ``items`` that are graph facts now, by memory id: the only ones
     :func:`plan` reads an assertion for (one lookup; none when no item is a fact)."""
     refs = [paths.graph_assertion(uid, mid) for mid in memory_ids if is_fact(items.get(mid))]
-    return ({paths.doc_id(p): d for p, d in ctx.store.get_all(refs).items() if d is not None}
-            if refs else {})
+    return ({paths.doc_id(p): GraphAssertion.from_store(d) for p, d in ctx.store.get_all(refs).items()
+             if d is not None} if refs else {})
 
 
 def _may_be_cited(item: MemoryItem | None) -> bool:
@@ -70,7 +70,7 @@ def _may_be_cited(item: MemoryItem | None) -> bool:
 
 
 def plan(ctx: Ports, uid: str, memory_ids: list[str], items: Mapping[str, MemoryItem],
-         assertions: Mapping[str, Mapping[str, Any]], fenced: bool) -> Writes:
+         assertions: Mapping[str, GraphAssertion], fenced: bool) -> Writes:
     """The writes that make the graph match the current state of ``memory_ids``.
 
     Edges and nodes of active, unrestricted Long-term facts are (re)written; citations of every
@@ -84,7 +84,7 @@ def plan(ctx: Ports, uid: str, memory_ids: list[str], items: Mapping[str, Memory
     kept: set[str] = set()
     citing = _edges_citing(ctx, uid, [m for m in memory_ids if _may_be_cited(items.get(m))])
     for memory_id in memory_ids:
-        assertion = GraphAssertion.from_store(assertions.get(memory_id))
+        assertion = assertions.get(memory_id, GraphAssertion())
         item = items.get(memory_id)
         keep_edge = None
         if not fenced and _asserted(assertion, item):

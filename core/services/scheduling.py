@@ -32,7 +32,7 @@ from typing import Any
 
 from core.domain import ids, paths
 from core.domain.changes import Change
-from core.domain.documents import OutboxEvent
+from core.domain.documents import OutboxEvent, ScheduleEntry, WalkCursor
 from core.ports import Write
 from core.services import controls
 
@@ -61,8 +61,8 @@ def _enqueue(ctx: Any, uid: str, name: str, at: datetime) -> None:
 
 
 # ----------------------------------------------------------------------------------- the drain
-def enqueue_for(ctx: Any, uid: str, events: list[OutboxEvent], row: dict[str, Any],
-                consolidation_disabled: bool) -> tuple[dict[str, Any], int]:
+def enqueue_for(ctx: Any, uid: str, events: list[OutboxEvent], row: ScheduleEntry,
+                consolidation_disabled: bool) -> tuple[ScheduleEntry, int]:
     """The drained ``schedule_consolidation`` events of ``uid``: one task per window not yet covered,
     given what the drain read for it — the user's registry ``row`` and whether the
     ``consolidation_disabled`` switch is on — and leaving the registry write to the caller (merged
@@ -72,9 +72,9 @@ def enqueue_for(ctx: Any, uid: str, events: list[OutboxEvent], row: dict[str, An
     first_write = min(e.created_at or ctx.now() for e in events)
     last_write = max(e.created_at or ctx.now() for e in events)
     now = ctx.now()
-    update: dict[str, Any] = {"uid": uid, "pending": True, "marked_at": now}
+    update = ScheduleEntry(uid=uid, pending=True, marked_at=now)
     enqueued = 0
-    covered = int(row.get("write_window", -1))
+    covered = -1 if row.write_window is None else row.write_window
     if ctx.settings.consolidation_on_write and not consolidation_disabled:
         # Each window's first write names its task; a later window's task runs after every write
         # of the earlier ones, so only windows beyond the one already covered need a task.
@@ -85,7 +85,7 @@ def enqueue_for(ctx: Any, uid: str, events: list[OutboxEvent], row: dict[str, An
             due = max(at + interval, now)
             _enqueue(ctx, uid, task_id(uid, "write", w), due)
             covered, enqueued = w, enqueued + 1
-            update.update(write_window=w, due_at=due)
+            update = update.but(write_window=w, due_at=due)
     return update, enqueued
 
 
@@ -104,8 +104,8 @@ def after_pass(ctx: Any, uid: str, started: datetime, overflow: bool, *,
         head = ctx.store.head_sequence(uid)
         done()
         _enqueue(ctx, uid, task_id(uid, "more", head), now)
-        ctx.store.write(Change("schedule.pass_continue", [Write("set", ref, {
-            "uid": uid, "pending": True, "marked_at": now, "due_at": now}, merge=True)]))
+        ctx.store.write(Change("schedule.pass_continue", [Write("set", ref, ScheduleEntry(
+            uid=uid, pending=True, marked_at=now, due_at=now).to_store(), merge=True)]))
         return
 
     # Items the pass left pending (a router failure records a retry and moves on) keep the user
@@ -120,14 +120,11 @@ def after_pass(ctx: Any, uid: str, started: datetime, overflow: bool, *,
     if pending:
         return
 
-    def unmarked_since(row: dict[str, Any] | None) -> bool:
-        return bool(row and row.get("pending") and row.get("marked_at") and row["marked_at"] <= started)
-
-    clear = {"pending": False, "cleared_at": now}
-    if row is None or not unmarked_since(row.data):
+    clear = ScheduleEntry(pending=False, cleared_at=now).to_store()
+    if row is None or not ScheduleEntry.from_store(row.data).unmarked_since(started):
         return  # marked again since the pass started (a mark only moves ``marked_at`` on), or gone
-    ctx.store.swap(ref, lambda data: (True, clear) if unmarked_since(data) else (False, None),
-                   seen=row, exhausted=False)
+    ctx.store.swap(ref, lambda data: (True, clear) if ScheduleEntry.from_store(data).unmarked_since(started)
+                   else (False, None), seen=row, exhausted=False)
 
 
 # --------------------------------------------------------------------------------- the walk
@@ -137,7 +134,7 @@ def walk(ctx: Any) -> dict[str, Any]:
         return {"users": 0, "enqueued": 0, "skipped": "consolidation_disabled"}
     settings = ctx.settings
     state = paths.WALK_CURSOR
-    after = (ctx.store.get(state) or {}).get("after")
+    after = WalkCursor.from_store(ctx.store.get(state)).after
     now = ctx.now()
     w = window(ctx, now)
     users = enqueued = 0
@@ -149,18 +146,18 @@ def walk(ctx: Any) -> dict[str, Any]:
         more = len(page) > settings.walk_page_size
         for user in page[:settings.walk_page_size]:
             users += 1
-            row = user.data
-            due = row.get("due_at")
+            due = ScheduleEntry.from_store(user.data).due_at
             if due is None or due <= now:  # its task should have run by now: repair it
                 _enqueue(ctx, user.id, task_id(user.id, "walk", w), now)
-                ctx.store.write(Change("schedule.walk_repair", [Write("update", user.path, {"due_at": now})]))
+                ctx.store.write(Change("schedule.walk_repair", [
+                    Write("update", user.path, ScheduleEntry(due_at=now).to_store())]))
                 enqueued += 1
             after = user.id
         if not more:
             after, wrapped = None, True  # the end: the next invocation starts over
             break
-    ctx.store.write(Change("schedule.walk_cursor", [Write("set", state, {"after": after, "walked_at": now,
-                                                                        "wrapped": wrapped})]))
+    ctx.store.write(Change("schedule.walk_cursor", [Write("set", state, WalkCursor(
+        after=after, walked_at=now, wrapped=wrapped).to_store())]))
     return {"users": users, "enqueued": enqueued, "wrapped": wrapped}
 
 
