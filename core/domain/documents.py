@@ -583,3 +583,73 @@ class ServerKeyUser(Document):
 
     uid: str | None = None
     first_write_at: datetime | None = None
+
+
+# ------------------------------------------------------------------------ account wipe, rebuild runs
+# Every field defaults to None: a wipe step or a rebuild page merges a document naming only its fields.
+@dataclass(frozen=True)
+class KeywordPurgeError(Document):
+    """``account_deletions/{uid}.keyword_purge_error``: the drain's failed keyword purge for wipe
+    ``generation``, asked for by the request ``requested``."""
+
+    generation: int | None = None
+    requested: str | None = None
+    error: str | None = None
+    at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class AccountDeletion(Document):
+    """``account_deletions/{uid}``: the account wipe's record (the fence, :mod:`core.domain.fence`),
+    raised with every field but the completion; ``steps``: each step done (``providers_purged``,
+    ``canonical_wiped``) and when. The drain records its keyword purge of wipe ``generation`` on it
+    (``keyword_purged``: that generation, or ``keyword_purge_error``)."""
+
+    uid: str | None = None
+    state: str | None = None  # fenced | purging | completed
+    started_at: datetime | None = None
+    steps: Mapping[str, Any] | None = None
+    generation: int | None = None  # 0 until the first wipe
+    receipt_id: str | None = None
+    completed_at: datetime | None = None
+    keyword_purged: int | None = None
+    keyword_purge_error: KeywordPurgeError | None = None
+
+    @classmethod
+    def _decode(cls, name: str, value: Any) -> Any:
+        if name == "keyword_purge_error" and isinstance(value, Mapping):
+            return KeywordPurgeError.from_store(value)
+        return value
+
+    def _encode(self, name: str, value: Any) -> Any:
+        return value.to_store() if isinstance(value, Document) else value
+
+    @property
+    def completed(self) -> bool:
+        return self.state == "completed"
+
+
+@dataclass(frozen=True)
+class RebuildRun(Document):
+    """``projection_rebuilds/{provider}``: a ``rebuild --all`` run (merged as it starts and ends)."""
+
+    run_id: str | None = None
+    done: bool | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class RebuildMarker(RebuildRun):
+    """``users/{uid}/memory_state/rebuild_{provider}``: a user's rebuild of one provider in run
+    ``run_id``, the last item id it enqueued (``cursor``, null before the first page) and when its
+    purge is due; started whole, then merged page by page and as it ends."""
+
+    provider: str | None = None
+    cursor: str | None = None
+    purge_due_at: datetime | None = None
+
+    @classmethod
+    def start(cls, run_id: str, provider: str, at: datetime) -> RebuildMarker:
+        return cls(run_id=run_id, provider=provider, cursor=None, done=False, started_at=at, purge_due_at=at,
+                   nulls=frozenset({"cursor"}))

@@ -29,7 +29,7 @@ from typing import Any
 
 from core.domain import paths
 from core.domain.changes import Change
-from core.domain.documents import OutboxEvent
+from core.domain.documents import AccountDeletion, KeywordPurgeError, OutboxEvent
 from core.errors import LeaseHeld, RetryableError, StrataError
 from core.ports import Ports, Write
 from core.services import api_keys, receipts, server_keys
@@ -43,17 +43,17 @@ PURGE_REQUEST = "keyword_purge"  # the projection message's ``purge`` field for 
 
 def delete_account(ctx: Ports, uid: str) -> dict[str, Any]:
     fence = paths.account_deletion(uid)
-    record = ctx.store.get(fence)
-    state = record or {}
-    if state.get("state") == "completed" and not _has_data(ctx, uid):
-        return {"state": "completed", "uid": uid, "receipt_id": _receipt_id(ctx, uid, state)}
-    if record is None or state.get("state") == "completed":
-        state = {"uid": uid, "state": "fenced", "started_at": ctx.now(), "steps": {},
-                 "generation": int(state.get("generation", 0)) + 1, "receipt_id": receipts.new_id()}
-        ctx.store.write(Change("account.fence_raise", [Write("set", fence, state)]))
-    rid = _receipt_id(ctx, uid, state)
+    stored = ctx.store.get(fence)
+    record = AccountDeletion.from_store(stored)
+    if record.completed and not _has_data(ctx, uid):
+        return {"state": "completed", "uid": uid, "receipt_id": _receipt_id(ctx, uid, record)}
+    if stored is None or record.completed:
+        record = AccountDeletion(uid=uid, state="fenced", started_at=ctx.now(), steps={},
+                                 generation=int(record.generation or 0) + 1, receipt_id=receipts.new_id())
+        ctx.store.write(Change("account.fence_raise", [Write("set", fence, record.to_store())]))
+    rid = _receipt_id(ctx, uid, record)
     receipts.open_account_receipt(ctx, uid, rid)  # create-if-absent: a resumed wipe keeps the first
-    steps: dict[str, Any] = dict(state.get("steps", {})) if state.get("state") != "completed" else {}
+    steps = dict(record.steps or {})
     # Personal API keys stop working first (their global lookup documents live outside the
     # subtree); no key can be created meanwhile, key creation being fenced like every write.
     api_keys.revoke_all(ctx, uid)
@@ -62,7 +62,7 @@ def delete_account(ctx: Ports, uid: str) -> dict[str, Any]:
         leased = ctx.store.query("outbox_by_state", {"state": ["leased"]}, parent=paths.user(uid), limit=LEASE_SCAN)
         if any(OutboxEvent.from_store(doc.data).lease_live(ctx.now()) for doc in leased):
             raise LeaseHeld("projection work for this account is still running; retry shortly")
-        generation = int((ctx.store.get(fence) or {}).get("generation", 0))
+        generation = int(AccountDeletion.from_store(ctx.store.get(fence)).generation or 0)
         try:
             if ctx.settings.keyword_purge == "drain":
                 _keyword_purge_by_drain(ctx, uid, generation)
@@ -74,26 +74,25 @@ def delete_account(ctx: Ports, uid: str) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001 - a provider we cannot reach fails retryably
             raise RetryableError(f"provider purge failed: {exc}", code="provider_unavailable") from exc
         steps["providers_purged"] = ctx.now()
-        ctx.store.write(Change("account.providers_purged",
-                               [Write("set", fence, {"state": "purging", "steps": steps}, merge=True)]))
+        purging = AccountDeletion(state="purging", steps=steps)
+        ctx.store.write(Change("account.providers_purged", [Write("set", fence, purging.to_store(), merge=True)]))
     for collection in _owned_present(ctx, uid):
         ctx.store.write(Change("account.collection_wipe", [Write("purge", paths.col(uid, collection))]))
     steps["canonical_wiped"] = ctx.now()
     receipts.confirm_account_receipt(ctx, uid, rid, steps)  # before the record says done: a retry redoes it
-    ctx.store.write(Change("account.wipe_complete", [
-        Write("set", fence, {"state": "completed", "steps": steps, "completed_at": ctx.now()}, merge=True)]))
+    done = AccountDeletion(state="completed", steps=steps, completed_at=ctx.now())
+    ctx.store.write(Change("account.wipe_complete", [Write("set", fence, done.to_store(), merge=True)]))
     return {"state": "completed", "uid": uid, "receipt_id": rid}
 
 
-def _receipt_id(ctx: Ports, uid: str, record: dict[str, Any]) -> str:
+def _receipt_id(ctx: Ports, uid: str, record: AccountDeletion) -> str:
     """The wipe's receipt id, kept on its record (``account_deletions/{uid}``: ids only); a record
     from before receipts gets one."""
-    rid = record.get("receipt_id")
+    rid = record.receipt_id
     if not isinstance(rid, str) or not rid:
         rid = receipts.new_id()
-        ctx.store.write(Change("account.receipt_id",
-                               [Write("set", paths.account_deletion(uid), {"receipt_id": rid}, merge=True)]))
-        record["receipt_id"] = rid
+        ctx.store.write(Change("account.receipt_id", [
+            Write("set", paths.account_deletion(uid), AccountDeletion(receipt_id=rid).to_store(), merge=True)]))
     return rid
 
 
@@ -103,12 +102,12 @@ def _keyword_purge_by_drain(ctx: Ports, uid: str, generation: int) -> None:
     fence = paths.account_deletion(uid)
 
     def outcome() -> bool:
-        record = ctx.store.get(fence) or {}
-        if record.get("keyword_purged") == generation:
+        record = AccountDeletion.from_store(ctx.store.get(fence))
+        if record.keyword_purged == generation:
             return True
-        failed = record.get("keyword_purge_error") or {}
-        if failed.get("generation") == generation and failed.get("requested") == requested:
-            raise RetryableError(f"provider purge failed: {failed.get('error')}", code="provider_unavailable")
+        failed = record.keyword_purge_error
+        if isinstance(failed, KeywordPurgeError) and failed.generation == generation and failed.requested == requested:
+            raise RetryableError(f"provider purge failed: {failed.error}", code="provider_unavailable")
         return False
 
     requested = uuid.uuid4().hex  # tells this request's failure from an older one's

@@ -8,7 +8,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from core.domain import credentials, paths
+from core.domain import credentials, fence, paths
 from core.domain.changes import Change
 from core.domain.documents import CaptureRun
 from core.errors import Conflict, KeyReused, NotFound
@@ -127,8 +127,7 @@ def delete(ctx: Ports, uid: str, conversation_id: str, cascade: bool = True) -> 
 
 def cascade_from_trigger(ctx: Ports, uid: str, conversation_id: str) -> dict[str, Any] | None:
     found = ctx.store.get_all([paths.account_deletion(uid), paths.capture_run(uid, conversation_id)])
-    fence = found[paths.account_deletion(uid)]
-    if fence is not None and fence.get("state") != "completed":
+    if fence.of(found[paths.account_deletion(uid)]).deleting:
         return None  # the account wipe deleting this conversation removes everything a cascade would
     if CaptureRun.from_store(found[paths.capture_run(uid, conversation_id)]).cascade_declined:
         return None

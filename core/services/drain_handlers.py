@@ -15,7 +15,13 @@ from typing import Any, Protocol
 
 from core.domain import fence, outbox, paths
 from core.domain import projection as plans
-from core.domain.documents import GraphAssertion, OutboxEvent, ScheduleEntry
+from core.domain.documents import (
+    AccountDeletion,
+    GraphAssertion,
+    KeywordPurgeError,
+    OutboxEvent,
+    ScheduleEntry,
+)
 from core.domain.plan import SCHEDULE_ACTION
 from core.domain.records import MemoryItem
 from core.errors import StrataError
@@ -209,17 +215,17 @@ def purge_keyword_index(ctx: Ports, uid: str, generation: int, requested: str = 
     record = ctx.store.get(record_path)
     if not current(record):
         return "stale"
-    if (record or {}).get("keyword_purged") == generation:
+    if AccountDeletion.from_store(record).keyword_purged == generation:
         return "already_purged"
     try:
         ctx.keyword_index.purge_user(uid)
     except Exception as exc:  # noqa: BLE001 - any failure is reported to the waiting api
         message = exc.message if isinstance(exc, StrataError) else f"{type(exc).__name__}: {exc}"
-        failure = {"keyword_purge_error": {
-            "generation": generation, "requested": requested, "error": str(message)[:500], "at": ctx.now()}}
+        failure = AccountDeletion(keyword_purge_error=KeywordPurgeError(
+            generation=generation, requested=requested, error=str(message)[:500], at=ctx.now())).to_store()
         ctx.store.swap(record_path, lambda d: (True, failure) if current(d) else (False, None), exhausted=False)
         log.warning("account wipe keyword purge failed for generation %s: %s", generation, message)
         return "failed"
-    ctx.store.swap(record_path, lambda d: (True, {"keyword_purged": generation}) if current(d) else (False, None),
-                   exhausted=False)
+    purged = AccountDeletion(keyword_purged=generation).to_store()
+    ctx.store.swap(record_path, lambda d: (True, purged) if current(d) else (False, None), exhausted=False)
     return "purged"

@@ -25,6 +25,7 @@ from typing import Any
 
 from core.domain import fence, ids, paths
 from core.domain.changes import Change
+from core.domain.documents import RebuildMarker, RebuildRun
 from core.domain.plan import is_projectable
 from core.domain.records import MemoryItem
 from core.errors import GenerationChanged, WritesBlocked
@@ -82,8 +83,8 @@ def rebuild_user(ctx: Ports, uid: str, provider: str, run_id: str, report: Rebui
     Every write is fenced by the account generation read first: a wipe that begins meanwhile stops
     the user's rebuild (the wipe purges the providers itself) instead of leaving events behind it."""
     state_ref = _state_ref(ctx, uid, provider)
-    state = ctx.store.get(state_ref) or {}
-    if state.get("run_id") == run_id and state.get("done"):
+    state = RebuildMarker.from_store(ctx.store.get(state_ref))
+    if state.run_id == run_id and state.done:
         report.skipped_users += 1
         return
     account = ctx.store.read_fence(uid)
@@ -99,19 +100,19 @@ def rebuild_user(ctx: Ports, uid: str, provider: str, run_id: str, report: Rebui
 
 
 def _rebuild_user(ctx: Ports, uid: str, provider: str, run_id: str, report: RebuildReport, state_ref: str,
-                  state: dict[str, Any], page: int, after_page: Callable[[int], None] | None) -> None:
+                  state: RebuildMarker, page: int, after_page: Callable[[int], None] | None) -> None:
     report.users += 1
-    if state.get("run_id") and not state.get("done"):
+    if state.run_id and not state.done:
         # An interrupted rebuild of this user: its purge is queued (or done), continue the walk.
-        run_id, cursor, purge_due = state["run_id"], state.get("cursor"), state["purge_due_at"]
+        run_id, cursor, purge_due = state.run_id, state.cursor, state.purge_due_at
+        assert purge_due is not None  # the start writes it with the run id
         report.resumed_users += 1
     else:
         cursor, purge_due = None, ctx.now()
         event_id, event = _event(uid, run_id, None, "purge_user", provider, purge_due)
         ctx.store.write(Change("rebuild.user_start", [
             Write("set", paths.outbox_event(uid, event_id), event),
-            Write("set", state_ref, {"run_id": run_id, "provider": provider, "cursor": None, "done": False,
-                                     "started_at": purge_due, "purge_due_at": purge_due})], fenced=uid))
+            Write("set", state_ref, RebuildMarker.start(run_id, provider, purge_due).to_store())], fenced=uid))
         report.enqueued += 1
     while True:
         snaps = ctx.store.scan(paths.col(uid, paths.MEMORY_ITEMS), limit=page, after=cursor or None)
@@ -124,15 +125,16 @@ def _rebuild_user(ctx: Ports, uid: str, provider: str, run_id: str, report: Rebu
                 writes.append(Write("set", paths.outbox_event(uid, event_id), event))
                 count += 1
         cursor = snaps[-1].id
-        writes.append(Write("set", state_ref, {"cursor": cursor}, merge=True))  # the events and the cursor land together
+        # the events and the cursor land together
+        writes.append(Write("set", state_ref, RebuildMarker(cursor=cursor).to_store(), merge=True))
         ctx.store.write(Change("rebuild.user_page", writes, fenced=uid))
         report.enqueued += count
         if after_page is not None:
             after_page(count)
         if len(snaps) < page:
             break
-    ctx.store.write(Change("rebuild.user_done", [Write("set", state_ref, {"done": True, "finished_at": ctx.now()}, True)],
-                           fenced=uid))
+    finished = RebuildMarker(done=True, finished_at=ctx.now())
+    ctx.store.write(Change("rebuild.user_done", [Write("set", state_ref, finished.to_store(), True)], fenced=uid))
     ctx.outbox.nudge(uid)
     projection.settle(ctx, uid)  # and the purge and re-projection it enqueued
 
@@ -146,16 +148,18 @@ def rebuild(ctx: Ports, provider: str, uids: Iterable[str] | None = None, *, pag
         raise ValueError(f"unknown provider {provider!r}; choose one of {', '.join(PROVIDERS)}")
     report = RebuildReport(provider)
     if uids is None:
-        run = ctx.store.get(_run_ref(ctx, provider)) or {}
-        report.run_id = run["run_id"] if run and not run.get("done") else uuid.uuid4().hex[:16]
-        ctx.store.write(Change("rebuild.run_start", [Write("set", _run_ref(ctx, provider), {
-            "run_id": report.run_id, "done": False, "started_at": ctx.now()}, merge=True)]))
+        run = RebuildRun.from_store(ctx.store.get(_run_ref(ctx, provider)))
+        report.run_id = run.run_id if run.run_id and not run.done else uuid.uuid4().hex[:16]
+        started = RebuildRun(run_id=report.run_id, done=False, started_at=ctx.now())
+        ctx.store.write(Change("rebuild.run_start", [Write("set", _run_ref(ctx, provider), started.to_store(),
+                                                           merge=True)]))
         for uid in population(ctx):
             rebuild_user(ctx, uid, provider, report.run_id, report, page=page)
             if progress is not None:
                 progress(report)
-        ctx.store.write(Change("rebuild.run_done", [Write("set", _run_ref(ctx, provider),
-                                                          {"done": True, "finished_at": ctx.now()}, merge=True)]))
+        finished = RebuildRun(done=True, finished_at=ctx.now())
+        ctx.store.write(Change("rebuild.run_done", [Write("set", _run_ref(ctx, provider), finished.to_store(),
+                                                          merge=True)]))
         return report
     report.run_id = uuid.uuid4().hex[:16]
     for uid in uids:

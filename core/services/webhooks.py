@@ -95,8 +95,7 @@ def put_config(ctx: Ports, uid: str, webhook_type: str, url: str, enabled: bool)
         check_target(ctx, url)
     except TargetRefused as exc:
         raise BadRequest(f"url refused: {exc}", code="webhook_url_refused") from exc
-    fence = ctx.store.get(paths.account_deletion(uid))
-    if fence is not None and fence.get("state") in ("fenced", "purging"):
+    if ctx.store.read_fence(uid).deleting:
         raise WritesBlocked("this account is being deleted")
     config = WebhookConfig(type=webhook_type, url=url, enabled=enabled, updated_at=ctx.now())
     ctx.store.write(Change("webhook.config_set", [Write("set", paths.doc(uid, CONFIG_COLLECTION, webhook_type),
