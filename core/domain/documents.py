@@ -98,6 +98,97 @@ class ApplyControl(Document):
     writes_blocked: bool = False
 
 
+# ---------------------------------------------------------------------- ledger commit, journal entry
+@dataclass(frozen=True)
+class LedgerChange(Document):
+    """One entry of :attr:`LedgerCommit.changes`: a memory item the commit wrote, as written."""
+
+    _ALWAYS: ClassVar[frozenset[str]] = frozenset(
+        {"memory_id", "revision", "layer", "status", "processing_state", "content_hash", "action"})
+
+    memory_id: str | None = None
+    revision: int | None = None
+    layer: str | None = None
+    status: str | None = None
+    processing_state: str | None = None
+    content_hash: str | None = None
+    action: str | None = None  # create | update
+
+
+@dataclass(frozen=True)
+class LedgerCommit(Document):
+    """``users/{uid}/memory_commits/{commit_id}``: one applied change, written by the apply with the
+    new head (:mod:`core.domain.unit_of_work`); ``credential`` only for a commit an API request made."""
+
+    _ALWAYS: ClassVar[frozenset[str]] = frozenset(
+        {"commit_id", "sequence", "parent_commit_id", "operation_id", "kind", "actor", "changes", "doc_writes",
+         "created_at", "memory_ids"})
+
+    commit_id: str | None = None
+    sequence: int | None = None
+    parent_commit_id: str | None = None  # null for the account's first commit
+    operation_id: str | None = None
+    kind: str | None = None
+    actor: str | None = None
+    changes: tuple[LedgerChange, ...] = ()
+    doc_writes: tuple[str, ...] = ()
+    created_at: datetime | None = None
+    memory_ids: tuple[str, ...] = ()
+    credential: Mapping[str, Any] | None = None
+
+    @classmethod
+    def _decode(cls, name: str, value: Any) -> Any:
+        if name == "changes":
+            return tuple(LedgerChange.from_store(c) for c in value)
+        return tuple(value) if name in ("doc_writes", "memory_ids") else value
+
+    def _encode(self, name: str, value: Any) -> Any:
+        if name == "changes":
+            return [c.to_store() for c in value]
+        return list(value) if name in ("doc_writes", "memory_ids") else value
+
+    def change_of(self, memory_id: str) -> LedgerChange:
+        """The commit's change of ``memory_id`` (an empty one when it wrote no such item)."""
+        return next((c for c in self.changes if c.memory_id == memory_id), LedgerChange())
+
+
+@dataclass(frozen=True)
+class OperationJournal(Document):
+    """``users/{uid}/memory_operations/{operation_id}``: what an operation did, so its replay answers
+    the same and writes nothing. A commit's entry has ``outbox_events``; a no-op's has null
+    ``commit_id`` and ``sequence`` and ``noop: true``."""
+
+    _ALWAYS: ClassVar[frozenset[str]] = frozenset(
+        {"operation_id", "kind", "commit_id", "sequence", "changed_ids", "summary", "created_at"})
+
+    operation_id: str | None = None
+    kind: str | None = None
+    commit_id: str | None = None
+    sequence: int | None = None
+    changed_ids: tuple[str, ...] = ()
+    summary: Mapping[str, Any] = field(default_factory=dict)
+    created_at: datetime | None = None
+    outbox_events: int | None = None
+    noop: bool | None = None
+
+    @classmethod
+    def _decode(cls, name: str, value: Any) -> Any:
+        return tuple(value) if name == "changed_ids" else value
+
+    def _encode(self, name: str, value: Any) -> Any:
+        return list(value) if name == "changed_ids" else value
+
+
+@dataclass(frozen=True)
+class IncidentSwitches(Document):
+    """``memory_controls/global``: the operator's incident switches (:mod:`core.services.controls`);
+    one that is absent or null is off."""
+
+    writes_disabled: bool | None = None
+    consolidation_disabled: bool | None = None
+    projection_disabled: bool | None = None
+
+
 # ------------------------------------------------------------------------------------ outbox event
 @dataclass(frozen=True)
 class OutboxEvent(Document):

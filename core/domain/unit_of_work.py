@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 from core.domain import credentials, fence, ids, paths
 from core.domain.admission import admission_validator
-from core.domain.documents import ApplyControl
+from core.domain.documents import ApplyControl, IncidentSwitches, LedgerChange, LedgerCommit, OperationJournal
 from core.domain.outbox import outbox_event
 from core.domain.plan import (
     MAX_ITEMS_PER_APPLY,
@@ -147,11 +147,10 @@ class UnitOfWork:
         m = self.mutation
         moment = m.now or self.clock()
         read = self._read(reads)
-        op = read.data.get(m.op_path)
-        if op is not None:  # a replay: the journaled result, nothing written
-            return ApplyResult(m.op_id, op.get("commit_id"), op.get("sequence"), True,
-                               list(op.get("changed_ids", [])), dict(op.get("summary", {})),
-                               int(op.get("outbox_events", 0))), []
+        if (stored_op := read.data.get(m.op_path)) is not None:  # a replay: the journaled result, nothing written
+            op = OperationJournal.from_store(stored_op)
+            return ApplyResult(m.op_id, op.commit_id, op.sequence, True, list(op.changed_ids), dict(op.summary),
+                               int(op.outbox_events or 0)), []
         stored_control = read.data.get(m.control_path)
         control = ApplyControl.from_store(stored_control)
         deletion = self._fence(read, control)
@@ -223,7 +222,7 @@ class UnitOfWork:
         m = self.mutation
         deletion = read.data.get(paths.account_deletion(m.uid))
         fence.check(m.uid, deletion)
-        if (read.data.get(paths.CONTROLS_GLOBAL) or {}).get("writes_disabled"):
+        if IncidentSwitches.from_store(read.data.get(paths.CONTROLS_GLOBAL)).writes_disabled:
             raise WritesDisabled("writes are disabled by an incident switch; try again later")
         if not m.bypass_account_fence:
             fence.admit(m.uid, deletion)
@@ -236,13 +235,13 @@ class UnitOfWork:
         committed for this account: journaling would create the first document under users/{uid}
         (e.g. a late delete trigger of a wiped conversation), and there is nothing to repeat."""
         m = self.mutation
-        writes = [Write("set", m.op_path, {"operation_id": m.op_id, "kind": m.kind, "commit_id": None,
-                                           "sequence": None, "changed_ids": [], "summary": plan.summary,
-                                           "created_at": moment, "noop": True})] if journal else []
+        writes = [Write("set", m.op_path, OperationJournal(
+            operation_id=m.op_id, kind=m.kind, summary=plan.summary, created_at=moment, noop=True,
+        ).to_store())] if journal else []
         return ApplyResult(m.op_id, None, None, False, [], plan.summary, notes=plan.notes), writes
 
     def _change(self, item: MemoryItem, read: _Read, view: ApplyView, plan: Plan,
-                moment: datetime) -> dict[str, Any]:
+                moment: datetime) -> LedgerChange:
         """Stamp, settle and validate one written item; its entry in the commit's ``changes``."""
         if item.id not in read.item_paths:  # every written item was read in this transaction
             raise StrataError(f"planner wrote item {item.id} it did not declare as read")
@@ -257,11 +256,11 @@ class UnitOfWork:
         item.settle()
         for validate in self.validators:
             validate(item, view, plan)
-        return {"memory_id": item.id, "revision": item.revision, "layer": item.layer, "status": item.status,
-                "processing_state": item.processing_state, "content_hash": item.content_hash,
-                "action": "create" if previous is None else "update"}
+        return LedgerChange(memory_id=item.id, revision=item.revision, layer=item.layer, status=item.status,
+                            processing_state=item.processing_state, content_hash=item.content_hash,
+                            action="create" if previous is None else "update")
 
-    def _commit(self, view: ApplyView, plan: Plan, changes: list[dict[str, Any]], outbox: list[OutboxAction],
+    def _commit(self, view: ApplyView, plan: Plan, changes: list[LedgerChange], outbox: list[OutboxAction],
                 deletion: dict[str, Any] | None, moment: datetime) -> tuple[ApplyResult, list[Write]]:
         """The items, the plan's documents, the outbox events, the commit, the new head and the
         operation journal."""
@@ -275,20 +274,20 @@ class UnitOfWork:
                                            m.kind, moment)
             writes.append(Write("set", paths.outbox_event(m.uid, event_id), event))
         changed_ids = [i.id for i in plan.items]
-        writes.append(Write("set", paths.commit(m.uid, commit), {
-            "commit_id": commit, "sequence": sequence, "parent_commit_id": view.control.head_commit_id,
-            "operation_id": m.op_id, "kind": m.kind, "actor": m.actor, "changes": changes,
-            "doc_writes": sorted(plan.docs), "created_at": moment, "memory_ids": changed_ids,
-            **({"credential": credential} if (credential := credentials.current()) else {}),
-        }))
+        writes.append(Write("set", paths.commit(m.uid, commit), LedgerCommit(
+            commit_id=commit, sequence=sequence, parent_commit_id=view.control.head_commit_id,
+            operation_id=m.op_id, kind=m.kind, actor=m.actor, changes=tuple(changes),
+            doc_writes=tuple(sorted(plan.docs)), created_at=moment, memory_ids=tuple(changed_ids),
+            credential=credentials.current() or None,
+        ).to_store()))
         writes.append(Write("set", m.control_path, ApplyControl(
             sequence=sequence, head_commit_id=commit, updated_at=moment,
             account_generation=fence.of(deletion).generation, writes_blocked=view.control.writes_blocked,
         ).to_store()))
-        writes.append(Write("set", m.op_path, {
-            "operation_id": m.op_id, "kind": m.kind, "commit_id": commit, "sequence": sequence,
-            "changed_ids": changed_ids, "summary": plan.summary, "created_at": moment,
-            "outbox_events": len(outbox)}))
+        writes.append(Write("set", m.op_path, OperationJournal(
+            operation_id=m.op_id, kind=m.kind, commit_id=commit, sequence=sequence, changed_ids=tuple(changed_ids),
+            summary=plan.summary, created_at=moment, outbox_events=len(outbox),
+        ).to_store()))
         return ApplyResult(m.op_id, commit, sequence, False, changed_ids, plan.summary, len(outbox),
                            plan.notes), writes
 

@@ -25,7 +25,7 @@ from typing import Any
 from core.domain import endings, fence, ids, outbox, paths, planners, review_queue, slots
 from core.domain.changes import Change
 from core.domain.consolidation import Decision, settle_routes
-from core.domain.documents import PassRecord, ReviewRow
+from core.domain.documents import IncidentSwitches, PassRecord, ReviewRow
 from core.domain.records import MemoryItem, expired, valid_since
 from core.domain.routing import Neighbour, RouteCandidate, RouteProposal, changes_subject, fact_key
 from core.errors import GenerationChanged, InvalidRouterOutput, StrataError, WritesBlocked
@@ -107,7 +107,7 @@ def run_pass(ctx: Ports, uid: str, *, router: Router | None = None, max_selected
     lease = _lease_ref(uid)
     found = ctx.store.get_all_versioned([paths.CONTROLS_GLOBAL, paths.account_deletion(uid), lease])
     controls = found[paths.CONTROLS_GLOBAL]
-    if controls is not None and controls.data.get("consolidation_disabled"):
+    if controls is not None and IncidentSwitches.from_store(controls.data).consolidation_disabled:
         summary.skipped = "consolidation_disabled"
         return summary.as_dict()
     deletion = found[paths.account_deletion(uid)]

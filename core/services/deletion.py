@@ -14,7 +14,7 @@ from typing import Any
 
 from core.domain import deletion_planners, fence, ids, legacy_rows, paths, planners
 from core.domain.changes import Change
-from core.domain.documents import CaptureRun, CascadeProgress
+from core.domain.documents import ApplyControl, CaptureRun, CascadeProgress, OperationJournal
 from core.domain.plan import MAX_ITEMS_PER_APPLY, Page, Planner
 from core.domain.records import MemoryItem
 from core.domain.withdrawal import scrubbed
@@ -90,14 +90,15 @@ def delete_memory(ctx: Ports, uid: str, memory_id: str, request_key: str | None 
     if request_key:
         key = {"memory_id": memory_id, **intent(ctx, uid, request_key)}
         journal = paths.operation(uid, ids.operation_id(uid, "delete.memory", key))
-        if (done := ctx.store.get(journal)) is not None:
-            return _memory_receipt(ctx, uid, key, {"deleted": done.get("summary", {}).get("tombstoned", []),
-                                                   "commit_id": done.get("commit_id")})
+        if (stored := ctx.store.get(journal)) is not None:
+            done = OperationJournal.from_store(stored)
+            return _memory_receipt(ctx, uid, key, {"deleted": done.summary.get("tombstoned", []),
+                                                   "commit_id": done.commit_id})
         first = _item(ctx, uid, memory_id)
     else:  # the ledger head (intent's key) and the item in one round trip
         item_path = paths.memory_item(uid, memory_id)
         found = ctx.store.get_all([paths.control(uid), item_path])
-        key = {"memory_id": memory_id, "head": int((found[paths.control(uid)] or {}).get("sequence", 0))}
+        key = {"memory_id": memory_id, "head": ApplyControl.from_store(found[paths.control(uid)]).sequence}
         first = MemoryItem.from_store(data) if (data := found[item_path]) is not None else None
     if first is None:
         if legacy.get(ctx, uid, memory_id) is None:
@@ -219,7 +220,7 @@ def delete_all(ctx: Ports, uid: str, request_key: str | None = None) -> dict[str
     done_key = {"request": request_key, "step": "done"}
     journal = paths.operation(uid, ids.operation_id(uid, "delete.all", done_key))
     if request_key and (done := ctx.store.get(journal)) is not None:
-        return _all_receipt(ctx, uid, request_key, dict(done.get("summary", {})))
+        return _all_receipt(ctx, uid, request_key, dict(OperationJournal.from_store(done).summary))
     total = _delete_all_historical(ctx, uid, request_key)
     for round_no in range(MAX_RESCANS):
         head_before = ctx.store.head_sequence(uid)

@@ -28,6 +28,7 @@ from typing import Any
 
 from core.domain import fence, ids, paths
 from core.domain.changes import Change
+from core.domain.documents import GraphAssertion
 from core.domain.plan import is_projectable
 from core.domain.records import MemoryItem
 from core.domain.states import HIDDEN, Status
@@ -132,10 +133,10 @@ def _canonical(ctx: Ports, uid: str) -> _Canonical:
     if assertion_of:
         for page in _pages(ctx, paths.col(uid, paths.GRAPH_ASSERTIONS)):
             for snap in page:
-                data = snap.data
-                if (data.get("status") == "active" and snap.id in assertion_of
-                        and data.get("assertion_id") == assertion_of[snap.id] and data.get("edge_id")):
-                    state.edges[snap.id] = data["edge_id"]
+                assertion = GraphAssertion.from_store(snap.data)
+                if (assertion.status == "active" and snap.id in assertion_of
+                        and assertion.assertion_id == assertion_of[snap.id] and assertion.edge_id):
+                    state.edges[snap.id] = assertion.edge_id
     return state
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.domain import paths
+from core.domain.documents import LedgerCommit
 from core.ports import Ports
 
 MAX_LISTED = 1_000
@@ -27,7 +28,7 @@ def written(ctx: Ports, uid: str, key_id: str) -> dict[str, Any]:
     commits = ctx.store.query("commits_by_credential", {"credential.key_id": key_id}, parent=paths.user(uid),
                               limit=MAX_LISTED + 1)
     conversations, more = _conversations(ctx, uid, key_id)
-    memory_ids = sorted({m for c in commits[:MAX_LISTED] for m in (c.data or {}).get("memory_ids") or ()
+    memory_ids = sorted({m for c in commits[:MAX_LISTED] for m in LedgerCommit.from_store(c.data).memory_ids
                          if isinstance(m, str)})
     return {"commits": len(commits[:MAX_LISTED]), "memory_ids": memory_ids, "conversation_ids": conversations,
             "truncated": len(commits) > MAX_LISTED or more}

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core.domain import ids, paths
+from core.domain.documents import LedgerCommit
 from core.domain.records import MemoryItem
 from core.domain.states import Layer, ProcessingState, Status
 from core.domain.visibility import collapse_lineage, is_default_visible, readable
@@ -259,14 +260,13 @@ def history(ctx: Ports, uid: str, memory_id: str) -> list[dict[str, Any]]:
     get_memory(ctx, uid, memory_id, include_hidden=True)
     commits = ctx.store.query("commits_by_memory", {"memory_ids": memory_id}, parent=paths.user(uid))
     out = []
-    for row in commits:
-        data = row.data
-        change: dict[str, Any] = next((c for c in data.get("changes", []) if c.get("memory_id") == memory_id), {})
+    for commit in (LedgerCommit.from_store(row.data) for row in commits):
+        change = commit.change_of(memory_id)
         out.append({
-            "commit_id": data["commit_id"], "sequence": data["sequence"], "kind": data["kind"],
-            "created_at": data["created_at"].isoformat() if data.get("created_at") else None,
-            "revision": change.get("revision"), "layer": change.get("layer"),
-            "status": "tombstoned" if change.get("status") == "hidden" else change.get("status"),
+            "commit_id": commit.commit_id, "sequence": commit.sequence, "kind": commit.kind,
+            "created_at": commit.created_at.isoformat() if commit.created_at else None,
+            "revision": change.revision, "layer": change.layer,
+            "status": "tombstoned" if change.status == "hidden" else change.status,
         })
     return sorted(out, key=lambda c: c["sequence"])
 
