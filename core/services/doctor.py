@@ -28,7 +28,7 @@ from typing import Any
 
 from core.domain import fence, ids, paths
 from core.domain.changes import Change
-from core.domain.documents import GraphAssertion
+from core.domain.documents import GraphAssertion, KnowledgeEdge
 from core.domain.plan import is_projectable
 from core.domain.records import MemoryItem
 from core.domain.states import HIDDEN, Status
@@ -176,7 +176,7 @@ def _check_graph(ctx: Ports, uid: str, state: _Canonical, report: DoctorReport) 
     for page in _pages(ctx, paths.col(uid, paths.KNOWLEDGE_EDGES)):
         report.rows["graph"] += len(page)
         for snap in page:
-            for memory_id in snap.data.get("memory_ids", []):
+            for memory_id in KnowledgeEdge.from_store(snap.data).memory_ids:
                 edge = state.edges.get(memory_id)
                 if edge == snap.id:
                     cited.add(memory_id)
