@@ -363,11 +363,11 @@ class Store(ABC):
 # --------------------------------------------------------------------------- the outbox
 class Outbox(ABC):
     """Each user's outbox (``users/{uid}/memory_outbox``) and drain lease, as the drain uses them:
-    take the drain lease, lease a batch of due events, then conclude it (acknowledge it with the
-    writes that carry its effect, or record its failure, or requeue it). Who may write what (epochs,
-    the dirty note, backoff, dead letters) is :mod:`core.domain.outbox`, one rules call per method;
-    an implementation gives the reads, the work lease's writes and the guarded commit (Firestore on
-    its transactions, the fake on its lock).
+    open a drain (the account's generation read, the drain lease taken), lease batches of due
+    events and conclude each (acknowledge it with the writes that carry its effect, or record its
+    failure, or requeue it), then close the drain. Who may write what (the lease and its dirty note,
+    epochs, backoff, dead letters) is :mod:`core.domain.outbox`'s rules; an implementation gives the
+    reads and the guarded commit (Firestore on its transactions, the fake on its lock).
     """
 
     store: Store  # the database the outbox lives in

@@ -102,10 +102,9 @@ def rebuild_user(ctx: Ports, uid: str, provider: str, run_id: str, report: Rebui
 def _rebuild_user(ctx: Ports, uid: str, provider: str, run_id: str, report: RebuildReport, state_ref: str,
                   state: RebuildMarker, page: int, after_page: Callable[[int], None] | None) -> None:
     report.users += 1
-    if state.run_id and not state.done:
+    if state.run_id and not state.done and state.purge_due_at is not None:
         # An interrupted rebuild of this user: its purge is queued (or done), continue the walk.
         run_id, cursor, purge_due = state.run_id, state.cursor, state.purge_due_at
-        assert purge_due is not None  # the start writes it with the run id
         report.resumed_users += 1
     else:
         cursor, purge_due = None, ctx.now()

@@ -19,5 +19,5 @@ def seed(store: Store, writes: Iterable[Write]) -> Written:
 
 def take_lease(store: Store, path: str, holder: str, ttl: timedelta) -> bool:
     """Take the lease at ``path`` for ``holder`` (another drain or pass, in a test) at the store's
-    time, as :meth:`core.ports.Outbox.take` does; False when another live holder has it."""
+    time, as :meth:`core.ports.Outbox.open` takes the drain lease; False when another live holder has it."""
     return store.swap(path, lambda data: outbox.take(data, holder, store.clock(), ttl), exhausted=False)
