@@ -36,8 +36,8 @@ class Document:
     absent: frozenset[str] = field(default=frozenset(), kw_only=True, repr=False, compare=False)
 
     @classmethod
-    def _names(cls) -> list[str]:
-        return [f.name for f in dataclasses.fields(cls) if f.name not in _BOOK]
+    def _names(cls) -> tuple[str, ...]:
+        return _fields(cls)[0]
 
     @classmethod
     def from_store(cls: type[D], data: Mapping[str, Any] | None) -> D:
@@ -45,7 +45,7 @@ class Document:
         data = data or {}
         names = cls._names()
         values = {name: cls._decode(name, data[name]) for name in names if data.get(name) is not None}
-        return cls(**values, extra={k: v for k, v in data.items() if k not in names},
+        return cls(**values, extra={k: v for k, v in data.items() if k not in _fields(cls)[1]},
                    nulls=frozenset(n for n in names if n in data and data[n] is None),
                    absent=frozenset(n for n in names if n not in data))
 
@@ -84,6 +84,18 @@ class Document:
         """A copy with ``changes``; a changed field is written even if it was absent."""
         return dataclasses.replace(self, **changes, absent=self.absent - set(changes),
                                    nulls=self.nulls - {k for k, v in changes.items() if v is not None})
+
+
+_FIELDS: dict[type, tuple[tuple[str, ...], frozenset[str]]] = {}
+
+
+def _fields(cls: type) -> tuple[tuple[str, ...], frozenset[str]]:
+    """A document type's stored fields in order, and as a set (read once per type: every mapping
+    walks them)."""
+    if cls not in _FIELDS:
+        names = tuple(f.name for f in dataclasses.fields(cls) if f.name not in _BOOK)
+        _FIELDS[cls] = names, frozenset(names)
+    return _FIELDS[cls]
 
 
 # ---------------------------------------------------------------------------------- apply control
