@@ -576,7 +576,7 @@ class WebhookDelivery(Document):
     delivered_at: datetime | None = None
 
 
-# -------------------------------------------------------------------- consolidation schedule, pass
+# -------------------------------------------------------------------------- consolidation schedule
 @dataclass(frozen=True)
 class ScheduleEntry(Document):
     """``consolidation_schedule/{uid}``: the user's row in the scheduling registry (merged in parts:
@@ -605,26 +605,6 @@ class WalkCursor(Document):
     after: str | None = None
     walked_at: datetime | None = None
     wrapped: bool = False
-
-
-@dataclass(frozen=True)
-class PassRecord(Document):
-    """``users/{uid}/memory_state/last_consolidation``: the last completed consolidation pass, its
-    summary and what triggered it (the task's name, queue and retry count; null for a direct call)."""
-
-    _ALWAYS: ClassVar[frozenset[str]] = frozenset({"skipped"})
-
-    uid: str = ""
-    selected: int = 0
-    routes: Mapping[str, int] = field(default_factory=dict)
-    retries: int = 0
-    untouched: int = 0
-    aged_out: int = 0
-    reviews_expired: int = 0
-    overflow: bool = False
-    skipped: str | None = None
-    trigger: Mapping[str, Any] | None = None
-    finished_at: datetime | None = None
 
 
 # ------------------------------------------------------------------------------ api and server keys

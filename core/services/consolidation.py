@@ -25,7 +25,7 @@ from typing import Any
 from core.domain import endings, fence, ids, outbox, paths, planners, review_queue, slots
 from core.domain.changes import Change
 from core.domain.consolidation import Decision, settle_routes
-from core.domain.documents import IncidentSwitches, PassRecord, ReviewRow
+from core.domain.documents import IncidentSwitches, ReviewRow
 from core.domain.records import MemoryItem, expired, valid_since
 from core.domain.routing import Neighbour, RouteCandidate, RouteProposal, changes_subject, fact_key
 from core.errors import GenerationChanged, InvalidRouterOutput, StrataError, WritesBlocked
@@ -248,11 +248,11 @@ def record_pass(ctx: Ports, uid: str, summary: dict[str, Any], trigger: dict[str
     """Keep the last completed pass and what triggered it (``memory_state/last_consolidation``), so
     operators and tests can tell a scheduled (Cloud Tasks) pass from a manual one. Fenced like the
     pass: a wipe since the pass started (``generation``, read by the caller first) drops it."""
-    record = PassRecord.from_store(summary).but(trigger=trigger, finished_at=ctx.now())
+    record = {**summary, "trigger": trigger, "finished_at": ctx.now()}  # the shape of PassSummary.as_dict
     ref = paths.last_consolidation(uid)
     try:
         with fence.expect(uid, ctx.store.read_fence(uid).generation if generation is None else generation):
-            ctx.store.write(Change("consolidation.record_pass", [Write("set", ref, record.to_store())], fenced=uid))
+            ctx.store.write(Change("consolidation.record_pass", [Write("set", ref, record)], fenced=uid))
     except (GenerationChanged, WritesBlocked):
         log.info("consolidation record for %s dropped: the account was deleted", uid)
 
