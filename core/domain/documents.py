@@ -30,6 +30,8 @@ class Document:
     """The mapping every typed document shares; subclasses declare their fields."""
 
     _ALWAYS: ClassVar[frozenset[str]] = frozenset()  # written even when None
+    _LISTS: ClassVar[frozenset[str]] = frozenset()  # stored as arrays, read as tuples
+    _MAPS: ClassVar[Mapping[str, type[Document]]] = {}  # stored as maps (or arrays of them), read as that type
 
     extra: Mapping[str, Any] = field(default_factory=dict, kw_only=True, repr=False, compare=False)
     nulls: frozenset[str] = field(default=frozenset(), kw_only=True, repr=False, compare=False)
@@ -51,10 +53,16 @@ class Document:
 
     @classmethod
     def _decode(cls, name: str, value: Any) -> Any:
-        return value
+        kind = cls._MAPS.get(name)
+        if name in cls._LISTS:
+            return tuple(kind.from_store(v) for v in value) if kind is not None else tuple(value)
+        return kind.from_store(value) if kind is not None and isinstance(value, Mapping) else value
 
-    def _encode(self, name: str, value: Any) -> Any:
-        return value
+    @staticmethod
+    def _encode(value: Any) -> Any:
+        if isinstance(value, tuple):
+            return [Document._encode(v) for v in value]
+        return value.to_store() if isinstance(value, Document) else value
 
     def to_store(self) -> dict[str, Any]:
         """The stored document: named fields (as read, or all of a new one) plus ``extra``."""
@@ -67,7 +75,7 @@ class Document:
                 if name in self._ALWAYS and name not in self.absent:
                     out[name] = None
             elif name not in self.absent or value != self._default(name):
-                out[name] = self._encode(name, value)
+                out[name] = self._encode(value)
         out.update(self.extra)
         return out
 
@@ -148,16 +156,8 @@ class LedgerCommit(Document):
     memory_ids: tuple[str, ...] = ()
     credential: Mapping[str, Any] | None = None
 
-    @classmethod
-    def _decode(cls, name: str, value: Any) -> Any:
-        if name == "changes":
-            return tuple(LedgerChange.from_store(c) for c in value)
-        return tuple(value) if name in ("doc_writes", "memory_ids") else value
-
-    def _encode(self, name: str, value: Any) -> Any:
-        if name == "changes":
-            return [c.to_store() for c in value]
-        return list(value) if name in ("doc_writes", "memory_ids") else value
+    _LISTS: ClassVar[frozenset[str]] = frozenset({"changes", "doc_writes", "memory_ids"})
+    _MAPS: ClassVar[Mapping[str, type[Document]]] = {"changes": LedgerChange}
 
     def change_of(self, memory_id: str) -> LedgerChange:
         """The commit's change of ``memory_id`` (an empty one when it wrote no such item)."""
@@ -183,12 +183,7 @@ class OperationJournal(Document):
     outbox_events: int | None = None
     noop: bool | None = None
 
-    @classmethod
-    def _decode(cls, name: str, value: Any) -> Any:
-        return tuple(value) if name == "changed_ids" else value
-
-    def _encode(self, name: str, value: Any) -> Any:
-        return list(value) if name == "changed_ids" else value
+    _LISTS: ClassVar[frozenset[str]] = frozenset({"changed_ids"})
 
 
 @dataclass(frozen=True)
@@ -238,12 +233,7 @@ class OutboxEvent(Document):
         rebuild's or a repair's, stored with a null ``sequence``)."""
         return None if "sequence" in self.nulls | self.absent else self.sequence
 
-    @classmethod
-    def _decode(cls, name: str, value: Any) -> Any:
-        return tuple(value) if name == "confirmed_providers" else value
-
-    def _encode(self, name: str, value: Any) -> Any:
-        return list(value) if name == "confirmed_providers" else value
+    _LISTS: ClassVar[frozenset[str]] = frozenset({"confirmed_providers"})
 
 
 # ------------------------------------------------------------------------------------------- lease
@@ -322,16 +312,8 @@ class CaptureRun(Document):
     fell_back: FellBack | None = None
     cascade: CascadeProgress | bool | None = None
 
-    _MAPS: ClassVar[dict[str, type[Document]]] = {"attempts": ModelAttempts, "fell_back": FellBack,
+    _MAPS: ClassVar[Mapping[str, type[Document]]] = {"attempts": ModelAttempts, "fell_back": FellBack,
                                                   "cascade": CascadeProgress}
-
-    @classmethod
-    def _decode(cls, name: str, value: Any) -> Any:
-        kind = cls._MAPS.get(name)
-        return kind.from_store(value) if kind is not None and isinstance(value, Mapping) else value
-
-    def _encode(self, name: str, value: Any) -> Any:
-        return value.to_store() if isinstance(value, Document) else value
 
     @property
     def progress(self) -> CascadeProgress:
@@ -444,12 +426,7 @@ class ReviewRow(Document):
     superseded_by: str | None = None
     closed_at: datetime | None = None
 
-    @classmethod
-    def _decode(cls, name: str, value: Any) -> Any:
-        return tuple(value) if name in ("conflicting", "would_end") and value is not None else value
-
-    def _encode(self, name: str, value: Any) -> Any:
-        return list(value) if name in ("conflicting", "would_end") and value is not None else value
+    _LISTS: ClassVar[frozenset[str]] = frozenset({"conflicting", "would_end"})
 
     def past_deadline(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now
@@ -504,12 +481,7 @@ class KnowledgeEdge(Document):
     label: str = ""
     memory_ids: tuple[str, ...] = ()
 
-    @classmethod
-    def _decode(cls, name: str, value: Any) -> Any:
-        return tuple(value) if name == "memory_ids" else value
-
-    def _encode(self, name: str, value: Any) -> Any:
-        return list(value) if name == "memory_ids" else value
+    _LISTS: ClassVar[frozenset[str]] = frozenset({"memory_ids"})
 
     def without(self, memory_id: str) -> KnowledgeEdge:
         """The edge no longer citing ``memory_id``."""
@@ -534,12 +506,7 @@ class DeletionReceipt(Document):
     up_to_sequence: int | None = None  # delete-all: the ledger sequence it was stable at
     conversation_id: str | None = None  # a conversation's cascade
 
-    @classmethod
-    def _decode(cls, name: str, value: Any) -> Any:
-        return tuple(value) if name == "memory_ids" else value
-
-    def _encode(self, name: str, value: Any) -> Any:
-        return list(value) if name == "memory_ids" else value
+    _LISTS: ClassVar[frozenset[str]] = frozenset({"memory_ids"})
 
     def expired(self, now: datetime) -> bool:
         return self.expire_at is not None and self.expire_at <= now
@@ -698,14 +665,7 @@ class AccountDeletion(Document):
     keyword_purged: int | None = None
     keyword_purge_error: KeywordPurgeError | None = None
 
-    @classmethod
-    def _decode(cls, name: str, value: Any) -> Any:
-        if name == "keyword_purge_error" and isinstance(value, Mapping):
-            return KeywordPurgeError.from_store(value)
-        return value
-
-    def _encode(self, name: str, value: Any) -> Any:
-        return value.to_store() if isinstance(value, Document) else value
+    _MAPS: ClassVar[Mapping[str, type[Document]]] = {"keyword_purge_error": KeywordPurgeError}
 
     @property
     def completed(self) -> bool:
