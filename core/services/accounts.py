@@ -62,7 +62,7 @@ def delete_account(ctx: Ports, uid: str) -> dict[str, Any]:
         leased = ctx.store.query("outbox_by_state", {"state": ["leased"]}, parent=paths.user(uid), limit=LEASE_SCAN)
         if any(OutboxEvent.from_store(doc.data).lease_live(ctx.now()) for doc in leased):
             raise LeaseHeld("projection work for this account is still running; retry shortly")
-        generation = int(AccountDeletion.from_store(ctx.store.get(fence)).generation or 0)
+        generation = ctx.store.read_fence(uid).generation
         try:
             if ctx.settings.keyword_purge == "drain":
                 _keyword_purge_by_drain(ctx, uid, generation)
